@@ -1,0 +1,4 @@
+from icectl.cli.main import run
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,127 @@
+"""Catalogs and their configuration.
+
+Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
+
+    catalog:
+      prod:
+        type: sql            # sql (default) | hadoop
+        uri: sqlite:////var/lib/iceberg/catalog.db
+        warehouse: s3://bucket/warehouse
+        s3.endpoint: http://127.0.0.1:9000
+
+It is read from ``$ICECTL_CONFIG``, else ``~/.icectl.yaml``, else ``~/.pyiceberg.yaml``. With no
+configuration at all, the local default is a SQLite catalog in ``./warehouse``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from icectl.catalog.base import Catalog, Identifier, ident_str, parse_identifier
+from icectl.errors import UsageError
+from icectl.io import FileIO, has_scheme
+
+DEFAULT_CATALOG = "default"
+LOCAL_WAREHOUSE = "warehouse"
+
+
+@dataclass
+class CatalogConfig:
+    name: str
+    properties: dict[str, str] = field(default_factory=dict)
+    source: str = "built-in local default"
+
+
+def config_file() -> str | None:
+    env = os.environ.get("ICECTL_CONFIG")
+    if env:
+        if not os.path.exists(env):
+            raise UsageError(f"ICECTL_CONFIG names {env}, which does not exist")
+        return env
+    for name in ("~/.icectl.yaml", "~/.pyiceberg.yaml"):
+        p = os.path.expanduser(name)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def load_config(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        raise UsageError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the configuration must be a mapping")
+    return data
+
+
+def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehouse: str | None = None,
+                           catalog_type: str | None = None) -> CatalogConfig:
+    path = config_file()
+    data = load_config(path)
+    catalogs = data.get("catalog") or {}
+    if not isinstance(catalogs, dict):
+        raise UsageError(f"{path}: 'catalog' must be a mapping of catalog names")
+    chosen = name or os.environ.get("ICECTL_CATALOG") or data.get("default-catalog")
+    if chosen is None:
+        chosen = DEFAULT_CATALOG if DEFAULT_CATALOG in catalogs else (next(iter(catalogs)) if catalogs else None)
+    if chosen is not None and chosen in catalogs:
+        props = {str(k): str(v) for k, v in (catalogs[chosen] or {}).items()}
+        cfg = CatalogConfig(chosen, props, path or "")
+    elif chosen is not None and catalogs and (uri is None and warehouse is None):
+        raise UsageError(f"catalog {chosen!r} is not configured in {path}",
+                         hint="configured catalogs: " + ", ".join(sorted(catalogs)))
+    else:
+        cfg = CatalogConfig(chosen or DEFAULT_CATALOG, {})
+    if uri:
+        cfg.properties["uri"] = uri
+    if warehouse:
+        cfg.properties["warehouse"] = warehouse
+    if catalog_type:
+        cfg.properties["type"] = catalog_type
+    if not cfg.properties.get("uri") and not cfg.properties.get("warehouse") and cfg.properties.get("type") != "hadoop":
+        wh = os.path.abspath(LOCAL_WAREHOUSE)
+        cfg.properties.setdefault("type", "sql")
+        cfg.properties["warehouse"] = wh
+        cfg.properties["uri"] = f"sqlite:///{os.path.join(wh, 'icectl_catalog.db')}"
+    return cfg
+
+
+def _abs_warehouse(wh: str | None) -> str | None:
+    if wh is None:
+        return None
+    return wh if has_scheme(wh) else os.path.abspath(os.path.expanduser(wh))
+
+
+def build_catalog(cfg: CatalogConfig) -> Catalog:
+    props = cfg.properties
+    io = FileIO({k: v for k, v in props.items()})
+    kind = props.get("type")
+    uri = props.get("uri")
+    if kind is None:
+        kind = "sql" if uri else "hadoop"
+    kind = kind.lower()
+    warehouse = _abs_warehouse(props.get("warehouse"))
+    if kind in ("hadoop", "filesystem", "file-system"):
+        if not warehouse:
+            raise UsageError(f"file-system catalog {cfg.name} needs a warehouse")
+        from icectl.catalog.hadoop import HadoopCatalog
+
+        return HadoopCatalog(cfg.name, warehouse, io)
+    if kind in ("sql", "jdbc"):
+        if not uri:
+            raise UsageError(f"SQL catalog {cfg.name} needs a uri (e.g. sqlite:///catalog.db)")
+        from icectl.catalog.sql import SqlCatalog
+
+        return SqlCatalog(cfg.name, uri, warehouse, io)
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql or hadoop")
+
+
+__all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",
+           "resolve_catalog_config"]

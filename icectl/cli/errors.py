@@ -1,0 +1,60 @@
+"""The one place errors become exit codes and one-line messages (JSON errors on stderr too)."""
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Any
+
+import click
+
+from icectl.cli.context import Env
+from icectl.errors import ExitCode, IcectlError
+
+
+def _emit(env: Env, kind: str, message: str, hint: str | None, code: int) -> None:
+    if env.json:
+        env.stderr.write(json.dumps({"error": {"type": kind, "message": message, "hint": hint,
+                                               "exit_code": int(code)}}) + "\n")
+    else:
+        env.stderr.write(f"icectl: error: {message}\n")
+        if hint:
+            env.stderr.write(f"hint: {hint}\n")
+    env.stderr.flush()
+
+
+def invoke(app: Any, args: list[str], env: Env) -> int:
+    import typer
+    import typer.main
+
+    command = typer.main.get_command(app)
+    try:
+        with command.make_context("icectl", list(args), obj=env) as ctx:
+            command.invoke(ctx)
+        return 0
+    except (click.exceptions.Exit, typer.Exit) as e:
+        return int(getattr(e, "exit_code", 0) or 0)
+    except click.exceptions.Abort:
+        env.stderr.write("icectl: aborted\n")
+        return int(ExitCode.REFUSED)
+    except click.ClickException as e:
+        # Usage errors: the option names and choices come from click; one line plus usage hint.
+        msg = e.format_message().splitlines()[0] if e.format_message() else str(e)
+        _emit(env, "UsageError", msg, "run with --help for usage", ExitCode.USAGE)
+        return int(ExitCode.USAGE)
+    except IcectlError as e:
+        if env.verbose:
+            traceback.print_exc(file=env.stderr)
+        _emit(env, type(e).__name__, e.message, e.hint, e.exit_code)
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        env.stderr.write("icectl: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug: still one line unless --verbose
+        if env.verbose:
+            traceback.print_exc(file=env.stderr)
+        first = str(e).splitlines()[0] if str(e) else ""
+        _emit(env, "InternalError", f"internal error: {type(e).__name__}: {first}",
+              None if env.verbose else "run with --verbose for the traceback", ExitCode.ERROR)
+        return int(ExitCode.ERROR)

@@ -1,0 +1,37 @@
+"""``icectl files``."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from icectl.cli.context import Env
+
+CONTENT_KINDS = ("data", "position-deletes", "equality-deletes", "deletion-vector")
+
+
+def files(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE, a table location, or a metadata.json path.")],
+    snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="List the files of this snapshot id.")] = None,
+    ref: Annotated[Optional[str], typer.Option("--ref", help="List the files of this branch or tag.")] = None,
+    content: Annotated[Optional[str], typer.Option("--content", help="Only files of this kind: data, position-deletes, "
+                                                   "equality-deletes, deletion-vector.")] = None,
+) -> None:
+    """List the live content files (data and deletes) of the current snapshot, a snapshot or a ref."""
+    from icectl.cli import render
+    from icectl.engine.inspect import list_files
+    from icectl.errors import UsageError
+
+    env: Env = ctx.obj
+    if content is not None and content not in CONTENT_KINDS:
+        raise UsageError(f"--content must be one of {', '.join(CONTENT_KINDS)}, not {content!r}")
+    rows = list_files(env.open_table(table), snapshot_id=snapshot, ref=ref, content=content)
+    if env.json:
+        render.emit_files_json(env, rows)
+    else:
+        render.render_files(env, rows)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("files")(files)

@@ -1,0 +1,90 @@
+"""One exception root for icectl; every error carries its exit code and an optional hint.
+
+The CLI maps these to one-line messages on stderr and the exit codes documented in the README.
+The engine, catalogs and IO raise them; nothing below the CLI prints.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1  # unexpected internal error
+    USAGE = 2  # bad option or argument (typer/click also use 2)
+    NOT_FOUND = 3  # table, namespace, snapshot, ref or file does not exist
+    INVALID_METADATA = 4  # malformed or truncated metadata, unsupported format version
+    CONFLICT = 5  # commit conflict / already exists / concurrent change
+    REFUSED = 6  # refused for safety (no terminal and no --yes, gc disabled, ...)
+    UNSUPPORTED = 7  # a valid request the target cannot do (e.g. v4 in a file-system catalog)
+    VALIDATION_FAILED = 8  # validate found errors
+    EXTERNAL = 9  # an external program (spark-submit, java) failed
+
+
+class IcectlError(Exception):
+    """Root of every error icectl raises on purpose."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(IcectlError):
+    """A bad option, argument or expression given by the user."""
+
+    exit_code = ExitCode.USAGE
+
+
+class NotFoundError(IcectlError):
+    """A table, namespace, snapshot, ref or file that does not exist."""
+
+    exit_code = ExitCode.NOT_FOUND
+
+
+class NoSuchTableError(NotFoundError):
+    """The catalog has no such table."""
+
+
+class NoSuchNamespaceError(NotFoundError):
+    """The catalog has no such namespace."""
+
+
+class InvalidMetadataError(IcectlError):
+    """A metadata file (JSON, Avro, Puffin) that is malformed, truncated or breaks the spec."""
+
+    exit_code = ExitCode.INVALID_METADATA
+
+
+class UnsupportedFormatVersionError(InvalidMetadataError):
+    """A format version this icectl cannot read."""
+
+
+class CommitConflictError(IcectlError):
+    """The table changed under a commit (compare-and-set failed) or already exists."""
+
+    exit_code = ExitCode.CONFLICT
+
+
+class AlreadyExistsError(CommitConflictError):
+    """A table or namespace that already exists."""
+
+
+class RefusedError(IcectlError):
+    """An operation refused for safety."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class UnsupportedError(IcectlError):
+    """A valid request that this catalog or format version cannot do."""
+
+    exit_code = ExitCode.UNSUPPORTED
+
+
+class ExternalCommandError(IcectlError):
+    """An external program (spark-submit, java) failed."""
+
+    exit_code = ExitCode.EXTERNAL

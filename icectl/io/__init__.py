@@ -1,0 +1,255 @@
+"""File access through fsspec, chosen by URL scheme (local, s3/s3a/s3n through s3fs, others as
+fsspec knows them). Storage properties use PyIceberg's names (``s3.endpoint``,
+``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``, ``s3.path-style-access``).
+
+Heavy imports (s3fs) happen only when a path with that scheme is first used.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
+S3_SCHEMES = ("s3", "s3a", "s3n")
+
+
+def scheme_of(path: str) -> str:
+    m = _SCHEME.match(path)
+    if not m or len(m.group(1)) == 1:  # a Windows drive letter is not a scheme
+        return "file"
+    return m.group(1).lower()
+
+
+def has_scheme(path: str) -> bool:
+    m = _SCHEME.match(path)
+    return bool(m) and len(m.group(1)) > 1
+
+
+def local_path(path: str) -> str:
+    """``file:/x``, ``file:///x`` and ``/x`` are the same local path ``/x``."""
+    if path.startswith("file://"):
+        return path[len("file://"):] or "/"
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return path
+
+
+def normalize_location(path: str) -> str:
+    """A path with scheme and authority normalised for comparison (s3a:// == s3://, file:/ == /)."""
+    s = scheme_of(path)
+    if s == "file":
+        return "file://" + posixpath.normpath(os.path.abspath(local_path(path)))
+    rest = path.split(":", 1)[1]
+    if s in S3_SCHEMES:
+        s = "s3"
+    return f"{s}:{rest}".rstrip("/")
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size: int
+    modified_ms: int | None = None
+
+
+@dataclass
+class FileIO:
+    """Reads, writes, lists and deletes files by path, whatever the storage."""
+
+    properties: dict[str, str] = field(default_factory=dict)
+    _filesystems: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- file systems -------------------------------------------------------------------------
+    def filesystem(self, path: str) -> Any:
+        scheme = scheme_of(path)
+        key = "s3" if scheme in S3_SCHEMES else scheme
+        fs = self._filesystems.get(key)
+        if fs is None:
+            fs = self._make_fs(key)
+            self._filesystems[key] = fs
+        return fs
+
+    def _make_fs(self, scheme: str) -> Any:
+        import fsspec
+
+        if scheme == "file":
+            return fsspec.filesystem("file", auto_mkdir=True)
+        if scheme == "s3":
+            try:
+                import s3fs  # noqa: F401
+            except ImportError:  # pragma: no cover - s3fs is a dependency
+                raise IcectlError("S3 paths need s3fs: pip install s3fs") from None
+            p = self.properties
+            client_kwargs: dict[str, Any] = {}
+            if p.get("s3.endpoint"):
+                client_kwargs["endpoint_url"] = p["s3.endpoint"]
+            if p.get("s3.region") or p.get("client.region"):
+                client_kwargs["region_name"] = p.get("s3.region") or p.get("client.region")
+            kwargs: dict[str, Any] = {"client_kwargs": client_kwargs}
+            if p.get("s3.access-key-id"):
+                kwargs["key"] = p["s3.access-key-id"]
+                kwargs["secret"] = p.get("s3.secret-access-key")
+            if p.get("s3.session-token"):
+                kwargs["token"] = p["s3.session-token"]
+            if p.get("s3.path-style-access", "").lower() == "true":
+                kwargs["config_kwargs"] = {"s3": {"addressing_style": "path"}}
+            import fsspec as _f
+            return _f.filesystem("s3", **kwargs)
+        try:
+            return fsspec.filesystem(scheme)
+        except (ImportError, ValueError) as e:
+            raise IcectlError(f"no file system for scheme {scheme!r}: {e}") from None
+
+    def _fs_path(self, path: str) -> str:
+        s = scheme_of(path)
+        if s == "file":
+            return local_path(path)
+        if s in S3_SCHEMES:
+            return path.split("://", 1)[1]
+        return path
+
+    # -- operations ---------------------------------------------------------------------------
+    def read(self, path: str) -> bytes:
+        try:
+            with self.filesystem(path).open(self._fs_path(path), "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {path}") from None
+        except IsADirectoryError:
+            raise NotFoundError(f"is a directory, not a file: {path}") from None
+        except PermissionError:
+            raise IcectlError(f"permission denied: {path}") from None
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        try:
+            with self.filesystem(path).open(self._fs_path(path), "rb") as f:
+                f.seek(offset)
+                return f.read(length)
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {path}") from None
+
+    def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
+        fs = self.filesystem(path)
+        p = self._fs_path(path)
+        if not overwrite and fs.exists(p):
+            raise IcectlError(f"refusing to overwrite existing file: {path}")
+        if scheme_of(path) == "file":
+            # Write beside, then rename: a reader never sees a half-written metadata file.
+            os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+            tmp = f"{p}.{uuid.uuid4().hex}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, p)
+            return
+        with fs.open(p, "wb") as f:
+            f.write(data)
+
+    def exists(self, path: str) -> bool:
+        return bool(self.filesystem(path).exists(self._fs_path(path)))
+
+    def size(self, path: str) -> int:
+        try:
+            return int(self.filesystem(path).size(self._fs_path(path)))
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {path}") from None
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self.filesystem(path).isdir(self._fs_path(path)))
+
+    def delete(self, path: str) -> None:
+        fs = self.filesystem(path)
+        try:
+            fs.rm(self._fs_path(path))
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {path}") from None
+
+    def rename_no_replace(self, src: str, dst: str) -> bool:
+        """Atomically rename ``src`` to ``dst`` unless ``dst`` exists; return whether it moved.
+
+        On local disk this is ``link`` + ``unlink`` (atomic and refuses an existing target), the
+        same guarantee HadoopCatalog gets from HDFS rename. Object stores have no atomic rename:
+        the file-system catalog there is only as safe as its writers are few.
+        """
+        if scheme_of(src) == "file":
+            s, d = local_path(src), local_path(dst)
+            try:
+                os.link(s, d)
+            except FileExistsError:
+                return False
+            os.unlink(s)
+            return True
+        fs = self.filesystem(src)
+        if fs.exists(self._fs_path(dst)):
+            return False
+        fs.mv(self._fs_path(src), self._fs_path(dst))
+        return True
+
+    def list_files(self, prefix: str) -> Iterator[FileInfo]:
+        """Every file under ``prefix`` (recursively), with size and modification time."""
+        fs = self.filesystem(prefix)
+        root = self._fs_path(prefix)
+        scheme = scheme_of(prefix)
+        try:
+            found = fs.find(root, detail=True)
+        except FileNotFoundError:
+            return
+        for p, info in found.items():
+            if info.get("type") == "directory":
+                continue
+            yield FileInfo(self._qualify(scheme, prefix, p), int(info.get("size") or 0), _mtime_ms(info))
+
+    def _qualify(self, scheme: str, prefix: str, fs_path: str) -> str:
+        if scheme == "file":
+            return fs_path if not prefix.startswith("file:") else "file:" + fs_path
+        original = prefix.split("://", 1)[0]
+        return f"{original}://{fs_path}"
+
+
+def _mtime_ms(info: dict[str, Any]) -> int | None:
+    m = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    if m is None:
+        return None
+    if hasattr(m, "timestamp"):
+        return int(m.timestamp() * 1000)
+    return int(float(m) * 1000)
+
+
+def join(location: str, *parts: str) -> str:
+    out = location.rstrip("/")
+    for p in parts:
+        out = out + "/" + p.strip("/")
+    return out
+
+
+# -- v4 relative paths -------------------------------------------------------------------------
+
+def resolve_path(location: str | None, path: str, format_version: int) -> str:
+    """The absolute path of a stored path (v4 walk-through: "Relative paths").
+
+    A path with a URI scheme (or an absolute local path) is used as is. In v4, any other path is
+    relative to the table location; one that would escape the location is an error.
+    """
+    if format_version < 4 or has_scheme(path) or path.startswith("/"):
+        return path
+    if not location:
+        raise InvalidMetadataError(f"relative path {path!r} but the table has no location")
+    norm = posixpath.normpath(path)
+    if norm.startswith("..") or norm == "." or posixpath.isabs(norm):
+        raise InvalidMetadataError(f"relative path {path!r} escapes the table location {location}")
+    return location.rstrip("/") + "/" + norm
+
+
+def relativize_path(location: str | None, path: str, format_version: int) -> str:
+    """How a v4 writer stores a path: relative when under the table location, else absolute."""
+    if format_version < 4 or not location:
+        return path
+    base = location.rstrip("/") + "/"
+    if path.startswith(base):
+        return path[len(base):]
+    return path
