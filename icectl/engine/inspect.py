@@ -288,7 +288,7 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
                 rt = tr.result_type(src) if src is not None else None
             except Exception:
                 tr, rt = None, None
-            info.append((f.name, tr, rt))
+            info.append((f.name, tr, rt, src))
         spec_info[spec.spec_id] = info
     rows = []
     for e in table.live_entries(snap, with_stats=False):
@@ -297,8 +297,8 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
             continue
         info = spec_info.get(df.spec_id, [])
         part, part_json = {}, {}
-        for (name, tr, rt), v in zip(info, df.partition):
-            part[name] = _human_partition(tr, rt, v)
+        for (name, tr, rt, src), v in zip(info, df.partition):
+            part[name] = _human_partition(tr, src, v)
             part_json[name] = _json_partition(rt, v)
         rows.append(FileRow(
             content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
@@ -312,11 +312,11 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
     return rows
 
 
-def _human_partition(tr: Any, rt: Any, v: Any) -> Any:
+def _human_partition(tr: Any, source: Any, v: Any) -> Any:
     if v is None:
         return None
     try:
-        return tr.human(v) if tr is not None else str(v)
+        return tr.human(v, source) if tr is not None else str(v)
     except Exception:
         return str(v)
 

@@ -449,6 +449,8 @@ def test_deletion_vectors_checks_blob_properties() -> None:
         deletion_vectors(footer_with({"cardinality": "1"}), source="d.puffin")
     with pytest.raises(InvalidMetadataError, match="non-negative integer 'cardinality', got '-1'"):
         deletion_vectors(footer_with({"referenced-data-file": "f", "cardinality": "-1"}))
+    with pytest.raises(InvalidMetadataError, match="non-negative integer 'cardinality'"):
+        deletion_vectors(footer_with({"referenced-data-file": "f", "cardinality": "\u00b2"}))
     with pytest.raises(InvalidMetadataError, match=r"is compressed \(zstd\)"):
         deletion_vectors(footer_with({"referenced-data-file": "f", "cardinality": "1"}, "zstd"))
     assert deletion_vectors(footer_with({"referenced-data-file": "f", "cardinality": "1"})) == [
