@@ -41,7 +41,7 @@ def tmp_warehouse(tmp_path: pathlib.Path) -> pathlib.Path:
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        path = pathlib.Path(str(item.fspath)).resolve()
+        path = pathlib.Path(item.path).resolve()
         if INTEROP_DIR in path.parents:
             names = {m.name for m in item.iter_markers()}
             for marker in ("interop", "spark"):

@@ -56,6 +56,8 @@ def load_config(path: str | None) -> dict[str, Any]:
             data = yaml.safe_load(f) or {}
     except yaml.YAMLError as e:
         raise UsageError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+    except (OSError, UnicodeDecodeError) as e:  # a folder, no permission, not text
+        raise UsageError(f"{path}: cannot read the configuration: {getattr(e, 'strerror', None) or e}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: the configuration must be a mapping")
     return data
@@ -72,11 +74,20 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
     if chosen is None:
         chosen = DEFAULT_CATALOG if DEFAULT_CATALOG in catalogs else (next(iter(catalogs)) if catalogs else None)
     if chosen is not None and chosen in catalogs:
-        props = {str(k): str(v) for k, v in (catalogs[chosen] or {}).items()}
+        entry = catalogs[chosen] or {}
+        if not isinstance(entry, dict):
+            raise UsageError(f"{path}: catalog {chosen!r} must be a mapping of properties")
+        props = {str(k): str(v) for k, v in entry.items()}
         cfg = CatalogConfig(chosen, props, path or "")
-    elif chosen is not None and catalogs and (uri is None and warehouse is None):
+    elif chosen is not None and (catalogs or chosen != DEFAULT_CATALOG) and uri is None and warehouse is None:
+        # A catalog asked for by name must exist: never fall back to the local default silently.
+        if path is None:
+            raise UsageError(f"catalog {chosen!r} is not configured: no configuration file "
+                             "(ICECTL_CONFIG, ~/.icectl.yaml or ~/.pyiceberg.yaml)",
+                             hint="add it under 'catalog:' in ~/.icectl.yaml, or pass --uri/--warehouse")
         raise UsageError(f"catalog {chosen!r} is not configured in {path}",
-                         hint="configured catalogs: " + ", ".join(sorted(catalogs)))
+                         hint=("configured catalogs: " + ", ".join(sorted(map(str, catalogs))))
+                         if catalogs else "the file configures no catalogs")
     else:
         cfg = CatalogConfig(chosen or DEFAULT_CATALOG, {})
     if uri:

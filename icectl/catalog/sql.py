@@ -114,11 +114,27 @@ class SqlCatalog(Catalog):
         return row[0]
 
     def create_table(self, ident: Identifier, *, table_location: str, metadata: bytes, format_version: int) -> str:
+        if self._exists(ident):
+            raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}")
         self.create_namespace(ident[:-1])
         location = new_metadata_location(table_location, None)
         self.io.write(location, metadata)
-        self._insert(ident, location)
+        try:
+            self._insert(ident, location)
+        except AlreadyExistsError:
+            # Lost a race with another create: the file we wrote sits in the other table's
+            # metadata folder, where a reader by location could take it for the table's metadata.
+            try:
+                self.io.delete(location)
+            except IcectlError:
+                pass
+            raise
         return location
+
+    def _exists(self, ident: Identifier) -> bool:
+        row = self._exec("SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                         "AND table_name = ?", (self.name, ".".join(ident[:-1]), ident[-1])).fetchone()
+        return row is not None
 
     def _insert(self, ident: Identifier, location: str) -> None:
         cols = "catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location"

@@ -6,7 +6,6 @@ column was promoted.
 
 Python representation of a value, by type:
 
-========================  =========================================================
 boolean                   ``bool``
 int, long                 ``int``
 float, double             ``float`` (a ``float`` value is always exactly a float32)
@@ -23,7 +22,6 @@ geometry, geography       bounds: ``tuple`` of 2 to 4 floats (x, y[, z[, m]]);
 struct (JSON only)        ``dict`` of field id -> value
 list (JSON only)          ``list``
 map (JSON only)           ``dict``; a list of ``(key, value)`` pairs when keys are unhashable
-========================  =========================================================
 
 Dates and timestamps are computed on the proleptic Gregorian calendar without ``datetime``,
 so every value of the underlying int/long converts, including years before 1 and after 9999.
@@ -92,17 +90,9 @@ def days_from_civil(year: int, month: int, day: int) -> int:
     return era * 146_097 + doe - 719_468
 
 
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
 def _iso_year(y: int) -> str:
     # ISO-8601 / java.time: four digits, a sign when negative or longer than four digits.
-    if y < 0:
-        return f"-{-y:04d}"
-    return f"+{y}" if y > 9999 else f"{y:04d}"
+    return f"-{-y:04d}" if y < 0 else f"+{y}" if y > 9999 else f"{y:04d}"
 
 
 def days_to_iso(days: int) -> str:
@@ -119,10 +109,11 @@ _TS_RE = re.compile(_DATE + r"[Tt]" + _TIME + r"([Zz]|[+-]\d{2}:\d{2}(?::\d{2})?
 
 
 def _date_parts(y: str, mo: str, d: str, text: str) -> int:
-    year, month, day = int(y), int(mo), int(d)
-    if not 1 <= month <= 12 or not 1 <= day <= _days_in_month(year, month):
+    ymd = (int(y), int(mo), int(d))
+    days = days_from_civil(*ymd)
+    if not 1 <= ymd[1] <= 12 or civil_from_days(days) != ymd:  # e.g. 2017-02-29 or day 32
         raise _bad(f"invalid date {text!r}")
-    return days_from_civil(year, month, day)
+    return days
 
 
 def _time_nanos(h: str, mi: str, s: str | None, frac: str | None, text: str) -> int:
@@ -144,9 +135,7 @@ def iso_to_days(text: str) -> int:
 def _fraction(nanos: int, digits: int, trim: bool) -> str:
     """The fraction of a second for ``nanos`` (0..999_999_999), ``digits`` wide or trimmed."""
     if trim:
-        if nanos == 0:
-            return ""
-        return "." + f"{nanos:09d}".rstrip("0")
+        return "." + f"{nanos:09d}".rstrip("0") if nanos else ""
     return "." + f"{nanos:09d}"[:digits]
 
 
@@ -253,6 +242,12 @@ def decimal_min_bytes(n: int) -> bytes:
     return n.to_bytes(length, "big", signed=True)
 
 
+def _expect(t: PrimitiveType, value: Any, cls: type | tuple[type, ...], what: str) -> Any:
+    if not isinstance(value, cls):
+        raise _bad(f"invalid {t} value {value!r}: expected {what}")
+    return value
+
+
 def _check_int(t: PrimitiveType, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _bad(f"invalid {t} value {value!r}: expected an integer")
@@ -269,9 +264,7 @@ def _check_decimal(t: PrimitiveType, value: Any) -> int:
 
 
 def _check_bytes(t: PrimitiveType, value: Any) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise _bad(f"invalid {t} value {value!r}: expected bytes")
-    value = bytes(value)
+    value = bytes(_expect(t, value, (bytes, bytearray, memoryview), "bytes"))
     if t.base == "fixed" and len(value) != t.length:
         raise _bad(f"invalid {t} value: {len(value)} bytes, expected {t.length}")
     return value
@@ -302,9 +295,7 @@ def to_bytes(t: PrimitiveType | str, value: Any) -> bytes:
     t = _prim(t)
     base = t.base
     if base == "boolean":
-        if not isinstance(value, bool):
-            raise _bad(f"invalid boolean value {value!r}")
-        return b"\x01" if value else b"\x00"
+        return b"\x01" if _expect(t, value, bool, "true or false") else b"\x00"
     if base in _INT_LIKE:
         return struct.pack("<i", _check_int(t, value, INT_MIN, INT_MAX))
     if base in _LONG_LIKE:
@@ -317,16 +308,12 @@ def to_bytes(t: PrimitiveType | str, value: Any) -> bytes:
     if base == "double":
         return struct.pack("<d", _check_float(t, value))
     if base == "string":
-        if not isinstance(value, str):
-            raise _bad(f"invalid string value {value!r}")
         try:
-            return value.encode("utf-8")
+            return _expect(t, value, str, "a str").encode("utf-8")
         except UnicodeEncodeError as e:
             raise _bad(f"string value cannot be encoded as UTF-8: {e}") from None
     if base == "uuid":
-        if not isinstance(value, uuid.UUID):
-            raise _bad(f"invalid uuid value {value!r}: expected uuid.UUID")
-        return value.bytes
+        return _expect(t, value, uuid.UUID, "a uuid.UUID").bytes
     if base in ("fixed", "binary"):
         return _check_bytes(t, value)
     if base == "decimal":
@@ -352,9 +339,7 @@ def from_bytes(t: PrimitiveType | str, data: bytes) -> Any:
     (a truncated bound).
     """
     t = _prim(t)
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise _bad(f"invalid {t} value {data!r}: expected bytes")
-    data = bytes(data)
+    data = bytes(_expect(t, data, (bytes, bytearray, memoryview), "bytes"))
     base, n = t.base, len(data)
 
     def need(*lengths: int) -> None:
@@ -369,8 +354,7 @@ def from_bytes(t: PrimitiveType | str, data: bytes) -> Any:
         need(4)
         return struct.unpack("<i", data)[0]
     if base in _LONG_LIKE:
-        promotable = base in ("long", "timestamp", "timestamp_ns")
-        need(4, 8) if promotable else need(8)
+        need(*((4, 8) if base in ("long", "timestamp", "timestamp_ns") else (8,)))
         if n == 8:
             return struct.unpack("<q", data)[0]
         small = struct.unpack("<i", data)[0]
@@ -435,9 +419,7 @@ def to_json(t: IcebergType | str, value: Any) -> Any:
         raise _bad(f"cannot serialize a value of type {t}")
     base = t.base
     if base == "boolean":
-        if not isinstance(value, bool):
-            raise _bad(f"invalid boolean value {value!r}")
-        return value
+        return _expect(t, value, bool, "true or false")
     if base in ("int", "long"):
         return _check_int(t, value, *((INT_MIN, INT_MAX) if base == "int" else (LONG_MIN, LONG_MAX)))
     if base in ("float", "double"):
@@ -456,13 +438,9 @@ def to_json(t: IcebergType | str, value: Any) -> Any:
         v = _check_int(t, value, LONG_MIN, LONG_MAX)
         return _timestamp_to_iso(v, nanos=base.endswith("_ns"), tz="tz" in base, trim=False)
     if base == "string":
-        if not isinstance(value, str):
-            raise _bad(f"invalid string value {value!r}")
-        return value
+        return _expect(t, value, str, "a str")
     if base == "uuid":
-        if not isinstance(value, uuid.UUID):
-            raise _bad(f"invalid uuid value {value!r}: expected uuid.UUID")
-        return str(value)
+        return str(_expect(t, value, uuid.UUID, "a uuid.UUID"))
     if base in ("fixed", "binary"):
         return _check_bytes(t, value).hex()
     if base in ("geometry", "geography"):
@@ -503,9 +481,7 @@ def from_json(t: IcebergType | str, obj: Any) -> Any:
         raise _bad(f"cannot read a value of type {t}")
     base = t.base
     if base == "boolean":
-        if not isinstance(obj, bool):
-            raise _bad(f"invalid boolean value {obj!r}")
-        return obj
+        return _expect(t, obj, bool, "a JSON boolean")
     if base in ("int", "long"):
         return _check_int(t, obj, *((INT_MIN, INT_MAX) if base == "int" else (LONG_MIN, LONG_MAX)))
     if base in ("float", "double"):
@@ -516,8 +492,7 @@ def from_json(t: IcebergType | str, obj: Any) -> Any:
     if base == "decimal":
         return _decimal_from_json(t, obj)
     if base in ("date", "time") or base.startswith("timestamp"):
-        if not isinstance(obj, str):
-            raise _bad(f"invalid {t} value {obj!r}: expected an ISO-8601 string")
+        _expect(t, obj, str, "an ISO-8601 string")
         if base == "date":
             return iso_to_days(obj)
         if base == "time":
@@ -527,25 +502,19 @@ def from_json(t: IcebergType | str, obj: Any) -> Any:
             return _time_nanos(*m.groups(), obj) // 1000
         return _iso_to_timestamp(obj, nanos=base.endswith("_ns"), tz="tz" in base, type_name=str(t))
     if base == "string":
-        if not isinstance(obj, str):
-            raise _bad(f"invalid string value {obj!r}")
-        return obj
+        return _expect(t, obj, str, "a JSON string")
     if base == "uuid":
         if not isinstance(obj, str) or not re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", obj):
             raise _bad(f"invalid uuid value {obj!r}: expected 8-4-4-4-12 hex digits")
         return uuid.UUID(obj)
     if base in ("fixed", "binary"):
-        if not isinstance(obj, str):
-            raise _bad(f"invalid {t} value {obj!r}: expected a hex string")
         try:
-            data = bytes.fromhex(obj)
+            data = bytes.fromhex(_expect(t, obj, str, "a hex string"))
         except ValueError:
             raise _bad(f"invalid {t} value {obj!r}: not a hexadecimal string") from None
         return _check_bytes(t, data)
     if base in ("geometry", "geography"):
-        if not isinstance(obj, str):
-            raise _bad(f"invalid {t} value {obj!r}: expected a WKT string")
-        return obj
+        return _expect(t, obj, str, "a WKT string")
     raise _bad(f"type {t} has no JSON single-value serialization (only null): got {obj!r}")
 
 

@@ -91,7 +91,11 @@ class FileIO:
                 client_kwargs["endpoint_url"] = p["s3.endpoint"]
             if p.get("s3.region") or p.get("client.region"):
                 client_kwargs["region_name"] = p.get("s3.region") or p.get("client.region")
-            kwargs: dict[str, Any] = {"client_kwargs": client_kwargs}
+            # No listings cache: s3fs would otherwise answer exists/info/open from a directory
+            # listing it made earlier, so a file another process wrote or overwrote since (the
+            # next vN.metadata.json, version-hint.text, a commit being retried) would look
+            # missing, or be read with a stale size and ETag (s3fs FileExpired).
+            kwargs: dict[str, Any] = {"client_kwargs": client_kwargs, "use_listings_cache": False}
             if p.get("s3.access-key-id"):
                 kwargs["key"] = p["s3.access-key-id"]
                 kwargs["secret"] = p.get("s3.secret-access-key")

@@ -10,7 +10,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from icectl.engine.conversions import (
     INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, MICROS_PER_DAY, civil_from_days, days_from_civil,
@@ -440,6 +440,7 @@ def test_human_never_raises() -> None:
 
 @pytest.mark.interop
 @pytest.mark.parametrize("type_name", [t for t in BINARY_TYPES if not t.startswith(("geo", "timestamp_ns", "timestamptz_ns"))])
+@settings(deadline=None)  # the first example imports PyIceberg
 @given(data=st.data())
 def test_bytes_match_pyiceberg(type_name: str, data: st.DataObject) -> None:
     conversions = pytest.importorskip("pyiceberg.conversions")

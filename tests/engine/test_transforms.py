@@ -9,7 +9,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from icectl.engine.conversions import (
     INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, MICROS_PER_DAY, decimal_from_unscaled, from_json,
@@ -390,6 +390,7 @@ def _py_type(type_name: str):
 
 @pytest.mark.interop
 @pytest.mark.parametrize("type_name", list(_BUCKET_VALUES))
+@settings(deadline=None)  # the first example imports PyIceberg
 @given(data=st.data(), n=st.integers(1, 1024))
 def test_bucket_matches_pyiceberg(type_name: str, data: st.DataObject, n: int) -> None:
     transforms = pytest.importorskip("pyiceberg.transforms")
@@ -400,6 +401,7 @@ def test_bucket_matches_pyiceberg(type_name: str, data: st.DataObject, n: int) -
 
 @pytest.mark.interop
 @pytest.mark.parametrize("type_name", ["int", "long", "decimal(9, 2)", "string", "binary"])
+@settings(deadline=None)  # the first example imports PyIceberg
 @given(data=st.data(), w=st.integers(1, 100))
 def test_truncate_matches_pyiceberg(type_name: str, data: st.DataObject, w: int) -> None:
     transforms = pytest.importorskip("pyiceberg.transforms")
@@ -417,6 +419,7 @@ _DATETIME_RANGE = {
 
 @pytest.mark.interop
 @pytest.mark.parametrize("type_name", list(_DATETIME_RANGE))
+@settings(deadline=None)  # the first example imports PyIceberg
 @given(data=st.data())
 def test_time_transforms_match_pyiceberg(type_name: str, data: st.DataObject) -> None:
     transforms = pytest.importorskip("pyiceberg.transforms")

@@ -10,8 +10,10 @@ in `DEFAULT_NAMES`; the session fixtures build them in catalog `hc` (Hadoop cata
   build_v1_table(spark, "hc.db.v1_table")
       format-version 1, PARTITIONED BY (days(ts), bucket(4, id)); columns
         id int, big bigint, name string (NULL when id % 5 = 0), score double, ratio float,
-        price decimal(10,2), d date, ts timestamp (= Iceberg timestamptz),
-        ts_ntz timestamp_ntz (= Iceberg timestamp), flag boolean, payload binary;
+        price decimal(10,2) (id * 1.25), d date (2024-01-01 + id days),
+        ts timestamp (= Iceberg timestamptz; 2024-03-01T00:00Z + 2h * id),
+        ts_ntz timestamp_ntz (= Iceberg timestamp), flag boolean, payload binary (NULL when
+        id % 7 = 0); partition fields `ts_day` (day) and `id_bucket` (bucket[4]);
       snapshots: append ids 1..20, append ids 21..40, append ids 41..50, then a dynamic
       partition overwrite (`overwritePartitions()`, operation "overwrite") of the rows of
       day 2024-03-01 (ids 1..11, names 'over-<id>'); 4 snapshots, no delete files.
@@ -37,7 +39,8 @@ in `DEFAULT_NAMES`; the session fixtures build them in catalog `hc` (Hadoop cata
       equality delete file (content 2, spec 0, category 'a'). Main has 88 rows, b1 53, t1 48.
   build_v3_table(spark, "hc.db.v3_table")
       format-version 3, merge-on-read deletes/updates, PARTITIONED BY (region); columns
-      id bigint, region string ('eu' when id is even, else 'us'), qty int, ts timestamp;
+      id bigint, region string ('eu' when id is even, else 'us'), qty int (id * 10),
+      ts timestamp (2024-06-01T00:00Z + id minutes);
         appends ids 1..30, 31..60, 61..80; DELETE WHERE id % 6 = 0 (deletion vectors: Puffin
         delete files, content 1, file_format PUFFIN); UPDATE SET qty = qty + 100 WHERE id % 10 = 1
         (DVs merged with the previous ones, plus new data files). Row lineage: the metadata json
@@ -48,7 +51,22 @@ in `DEFAULT_NAMES`; the session fixtures build them in catalog `hc` (Hadoop cata
         UPDATE SET data = 'updated' WHERE id = 30 (a position delete plus a new data file).
 
 `read_expected(spark, name) -> JavaTable` reads everything back from Spark (metadata tables and a
-full scan). `build_java_table(spark, kind, name)` builds kind in `BUILDERS` then reads it back.
+full scan); use it again after changing a table. `build_java_table(spark, kind, name)` builds kind
+("v1", "v2", "v3", "v2_unpartitioned"; see `BUILDERS`) then reads it back.
+
+JavaTable (frozen dataclass; the field comments below say exactly where each value comes from):
+  name, identifier ("db.t"), location, metadata_location, format_version, current_snapshot_id,
+  columns, properties,
+  snapshots: tuple[SnapshotInfo(snapshot_id, parent_id, operation, committed_at (aware UTC),
+             committed_at_ms, manifest_list, summary)], ordered by commit time;
+  refs: tuple[RefInfo(name, type "BRANCH"/"TAG", snapshot_id, max_reference_age_in_ms,
+        min_snapshots_to_keep, max_snapshot_age_in_ms)], sorted by name, "main" included;
+  data_files / delete_files: tuple[FileInfo(file_path, content, file_format, spec_id, partition,
+        record_count, file_size_in_bytes, equality_ids, referenced_data_file, content_offset,
+        content_size_in_bytes, first_row_id)] of main's current snapshot, sorted by path;
+  row_count, rows (sorted tuples), ref_rows {ref name: sorted rows} for refs other than main,
+  lineage_rows (v3: (id, _row_id, _last_updated_sequence_number)) or None;
+  helpers .ref(name), .snapshot(id), .snapshot_ids, .files, .metadata_json().
 
 Value conventions in `JavaTable` (what a comparison with icectl must convert to):
   * Spark `timestamp` (Iceberg timestamptz) values are timezone-aware `datetime` in UTC, read
@@ -155,10 +173,11 @@ class JavaTable:
     refs: tuple[RefInfo, ...]  # `refs` metadata table, sorted by name ("main" included)
     data_files: tuple[FileInfo, ...]  # live data files of main (content 0), sorted by path
     delete_files: tuple[FileInfo, ...]  # live delete files of main (content 1, 2), sorted by path
-    row_count: int  # SELECT count(*) on main
+    row_count: int  # rows on main (= len(rows))
     rows: tuple[tuple, ...]  # SELECT * on main, sorted
     ref_rows: dict[str, tuple[tuple, ...]] = field(default_factory=dict)  # SELECT * ... VERSION AS OF ref, refs other than main
-    lineage_rows: tuple[tuple[Any, int, int], ...] | None = None  # v3: (id, _row_id, _last_updated_sequence_number), sorted by id
+    # v3+ only: (first column, i.e. id, _row_id, _last_updated_sequence_number) of each live row on main, sorted
+    lineage_rows: tuple[tuple[Any, int, int], ...] | None = None
 
     @property
     def snapshot_ids(self) -> list[int]:
@@ -235,6 +254,12 @@ def read_rows(spark, query_or_table: str, order_by_first: bool = False) -> tuple
     return cols, tuple(rows)
 
 
+_FILE_COLUMNS = (
+    "content", "file_path", "file_format", "spec_id", "partition", "record_count", "file_size_in_bytes",
+    "equality_ids", "referenced_data_file", "content_offset", "content_size_in_bytes", "first_row_id",
+)
+
+
 def _file_info(r) -> FileInfo:
     partition = r.asDict().get("partition")  # no such column on an unpartitioned table
     return FileInfo(
@@ -289,12 +314,13 @@ def read_expected(spark, name: str) -> JavaTable:
         )
         for r in spark.sql(f"SELECT * FROM {name}.refs ORDER BY name").collect()
     )
-    files = [_file_info(r) for r in spark.sql(f"SELECT * FROM {name}.files").collect()]
+    files_df = spark.table(f"{name}.files")
+    wanted = [c for c in _FILE_COLUMNS if c in files_df.columns]  # no `partition` when unpartitioned
+    files = [_file_info(r) for r in files_df.select(*wanted).collect()]
     data_files = tuple(sorted((f for f in files if f.content == 0), key=lambda f: f.file_path))
     delete_files = tuple(sorted((f for f in files if f.content != 0), key=lambda f: (f.file_path, f.content_offset or 0)))
 
     columns, rows = read_rows(spark, name)
-    row_count = spark.sql(f"SELECT count(*) AS n FROM {name}").collect()[0]["n"]
     ref_rows = {}
     for ref in refs:
         if ref.name != "main":
@@ -305,7 +331,9 @@ def read_expected(spark, name: str) -> JavaTable:
     if fmt >= 3:
         lineage = tuple(
             (r[0], r[1], r[2])
-            for r in spark.sql(f"SELECT id, _row_id, _last_updated_sequence_number FROM {name} ORDER BY id").collect()
+            for r in spark.sql(
+                f"SELECT `{columns[0]}`, _row_id, _last_updated_sequence_number FROM {name} ORDER BY 1, 2"
+            ).collect()
         )
     location = jt.location()
     if location.startswith("file:"):
@@ -326,7 +354,7 @@ def read_expected(spark, name: str) -> JavaTable:
         refs=refs,
         data_files=data_files,
         delete_files=delete_files,
-        row_count=int(row_count),
+        row_count=len(rows),
         rows=rows,
         ref_rows=ref_rows,
         lineage_rows=lineage,

@@ -1,0 +1,377 @@
+"""The SQL catalog: JdbcCatalog's table layout, compare-and-set commits, retries, listing, errors
+through the CLI, and interoperability with PyIceberg's SqlCatalog."""
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import threading
+
+import pytest
+
+from icectl.catalog.sql import SqlCatalog, sqlite_path
+from icectl.cli.context import Env
+from icectl.cli.main import run
+from icectl.engine.manifest import DataFile
+from icectl.engine.operations import create_table
+from icectl.engine.snapshot_writer import SnapshotChange, append_files, build_snapshot
+from icectl.engine.table import commit_with_retry, load_table
+from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchNamespaceError, NoSuchTableError
+from icectl.io import FileIO
+
+SCHEMA = "id:long!, name:string"
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def write_parquet(path, ids: list[int], names: list[str | None]) -> DataFile:
+    """A Parquet data file with Iceberg field ids (id=1, name=2), and its DataFile."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        pa.field("id", pa.int64(), nullable=False, metadata={"PARQUET:field_id": "1"}),
+        pa.field("name", pa.string(), nullable=True, metadata={"PARQUET:field_id": "2"}),
+    ])
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": ids, "name": names}, schema=schema), buf)
+    data = buf.getvalue()
+    FileIO().write(str(path), data)
+    return DataFile(file_path=str(path), file_format="PARQUET", partition=(), record_count=len(ids),
+                    file_size_in_bytes=len(data))
+
+
+def cli(args: list[str]) -> tuple[int, str, str]:
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = run(args, env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+
+def metadata_files(table_dir) -> list[str]:
+    return sorted(p.name for p in (table_dir / "metadata").glob("*.metadata.json"))
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "catalog.db"
+
+
+@pytest.fixture
+def wh(tmp_path):
+    return tmp_path / "warehouse"
+
+
+@pytest.fixture
+def catalog(db, wh):
+    return SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+
+
+@pytest.fixture
+def cli_flags(db, wh, tmp_path, monkeypatch):
+    """Global options naming the same catalog as the ``catalog`` fixture (no config file)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return ["--catalog", "cat", "--uri", f"sqlite:///{db}", "--warehouse", str(wh)]
+
+
+# -- layout ------------------------------------------------------------------------------------
+
+def test_table_layout_is_jdbc_catalogs(catalog, db):
+    con = sqlite3.connect(db)
+    cols = [(r[1], r[5]) for r in con.execute("PRAGMA table_info(iceberg_tables)")]  # (name, pk position)
+    assert [c for c, _ in cols] == ["catalog_name", "table_namespace", "table_name", "metadata_location",
+                                    "previous_metadata_location", "iceberg_type"]
+    assert [c for c, pk in sorted(cols, key=lambda x: x[1]) if pk] == ["catalog_name", "table_namespace", "table_name"]
+    cols = [(r[1], r[5]) for r in con.execute("PRAGMA table_info(iceberg_namespace_properties)")]
+    assert [c for c, _ in cols] == ["catalog_name", "namespace", "property_key", "property_value"]
+    assert [c for c, pk in sorted(cols, key=lambda x: x[1]) if pk] == ["catalog_name", "namespace", "property_key"]
+
+
+def test_rows_written_by_create_and_commit(catalog, db, wh, tmp_path):
+    t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT * FROM iceberg_tables").fetchall()
+    assert rows == [("cat", "db", "t", t.metadata_location, None, "TABLE")]
+    assert t.metadata_location.startswith(str(wh / "db" / "t" / "metadata" / "00000-"))
+    assert con.execute("SELECT * FROM iceberg_namespace_properties").fetchall() == [("cat", "db", "exists", "true")]
+
+    t2 = append_files(t, [write_parquet(tmp_path / "d1.parquet", [1, 2], ["a", "b"])])
+    assert t2.metadata_location.startswith(str(wh / "db" / "t" / "metadata" / "00001-"))
+    rows = con.execute("SELECT metadata_location, previous_metadata_location FROM iceberg_tables").fetchall()
+    assert rows == [(t2.metadata_location, t.metadata_location)]
+
+
+def test_existing_database_without_iceberg_type_column(db, wh):
+    """A catalog created by an older JdbcCatalog (schema v0, no iceberg_type) still works."""
+    con = sqlite3.connect(db)
+    con.execute("""CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
+        table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,
+        metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000),
+        PRIMARY KEY (catalog_name, table_namespace, table_name))""")
+    con.commit()
+    con.close()
+    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    t = create_table(cat, ("db", "t"), schema_text=SCHEMA)
+    assert load_table(cat, ("db", "t")).metadata_location == t.metadata_location
+    assert cat.list_tables(None) == [("db", "t")]
+
+
+def test_views_are_not_tables(catalog, db):
+    create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO iceberg_tables VALUES ('cat', 'db', 'v', '/x/v.metadata.json', NULL, 'VIEW')")
+    con.commit()
+    assert catalog.list_tables(("db",)) == [("db", "t")]
+    with pytest.raises(NoSuchTableError):
+        catalog.load_metadata_location(("db", "v"))
+
+
+@pytest.mark.parametrize("uri,path", [
+    ("sqlite:///rel/catalog.db", "rel/catalog.db"),
+    ("sqlite:////abs/catalog.db", "/abs/catalog.db"),
+    ("jdbc:sqlite:/abs/catalog.db", "/abs/catalog.db"),
+    ("jdbc:sqlite:file:/abs/catalog.db", "/abs/catalog.db"),
+    ("sqlite:///:memory:", ":memory:"),
+    ("/plain/catalog.db", "/plain/catalog.db"),
+])
+def test_sqlite_uri_forms(uri, path):
+    assert sqlite_path(uri) == path
+
+
+def test_jdbc_sqlite_uri_opens_the_same_database(db, wh):
+    a = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    t = create_table(a, ("db", "t"), schema_text=SCHEMA)
+    b = SqlCatalog("cat", f"jdbc:sqlite:{db}", str(wh), FileIO())
+    assert b.load_metadata_location(("db", "t")) == t.metadata_location
+
+
+# -- commits -----------------------------------------------------------------------------------
+
+def test_compare_and_set_conflict_leaves_no_orphan_metadata(catalog, db, wh, tmp_path):
+    create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    first = load_table(catalog, ("db", "t"))
+    second = load_table(catalog, ("db", "t"))
+    assert first.metadata_location == second.metadata_location
+
+    won = append_files(first, [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
+    with pytest.raises(CommitConflictError) as ei:
+        append_files(second, [write_parquet(tmp_path / "b.parquet", [2], ["b"])])
+    assert ei.value.exit_code == 5
+    # Only the two committed metadata files exist; the pointer is the winner's.
+    assert metadata_files(wh / "db" / "t") == sorted(
+        [first.metadata_location.rsplit("/", 1)[-1], won.metadata_location.rsplit("/", 1)[-1]])
+    assert catalog.load_metadata_location(("db", "t")) == won.metadata_location
+    current = load_table(catalog, ("db", "t"))
+    assert [f.file_path for _, f in current.live_files(current.metadata.current_snapshot)] == [
+        str(tmp_path / "a.parquet")]
+
+
+def test_commit_against_a_foreign_catalog_connection_conflicts(db, wh, tmp_path):
+    """Two catalogs on the same database file (two processes) see each other's commits."""
+    a = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    b = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    create_table(a, ("db", "t"), schema_text=SCHEMA)
+    ta, tb = load_table(a, ("db", "t")), load_table(b, ("db", "t"))
+    append_files(tb, [write_parquet(tmp_path / "b.parquet", [2], ["b"])])
+    with pytest.raises(CommitConflictError):
+        append_files(ta, [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
+    assert len(metadata_files(wh / "db" / "t")) == 2
+
+
+def test_commit_with_retry_succeeds_after_a_conflict(catalog, tmp_path):
+    create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    stale = load_table(catalog, ("db", "t"))
+    other = append_files(load_table(catalog, ("db", "t")), [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
+    mine = write_parquet(tmp_path / "b.parquet", [2, 3], ["b", "c"])
+
+    seen: list[str] = []
+
+    def build(t):
+        seen.append(t.metadata_location)
+        return build_snapshot(t, SnapshotChange("append", added=[mine]))
+
+    result = commit_with_retry(stale, build)
+    assert seen == [stale.metadata_location, other.metadata_location]  # rebuilt on the refreshed table
+    assert result.metadata.current_snapshot.parent_snapshot_id == other.metadata.current_snapshot_id
+    assert result.metadata.last_sequence_number == 2
+    current = load_table(catalog, ("db", "t"))
+    assert current.metadata_location == result.metadata_location
+    live = sorted(f.file_path for _, f in current.live_files(current.metadata.current_snapshot))
+    assert live == [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    assert len(current.metadata.metadata_log) == 2
+
+
+def test_commit_with_retry_gives_up(catalog, tmp_path):
+    create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    stale = load_table(catalog, ("db", "t"))
+    append_files(load_table(catalog, ("db", "t")), [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
+    f = write_parquet(tmp_path / "b.parquet", [2], ["b"])
+    with pytest.raises(CommitConflictError):
+        commit_with_retry(stale, lambda t: build_snapshot(t, SnapshotChange("append", added=[f])), retries=0)
+
+
+def test_concurrent_writers_all_land_with_retry(db, wh, tmp_path):
+    """Writers on separate connections racing on one table: every append lands exactly once."""
+    create_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t"), schema_text=SCHEMA)
+    n = 4
+    files = [write_parquet(tmp_path / f"f{i}.parquet", [i], [str(i)]) for i in range(n)]
+    tables = [load_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t")) for _ in range(n)]
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            barrier.wait()
+            commit_with_retry(tables[i], lambda t: build_snapshot(t, SnapshotChange("append", added=[files[i]])),
+                              retries=n)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    current = load_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t"))
+    assert len(current.metadata.snapshots) == n
+    assert sorted(f.file_path for _, f in current.live_files(current.metadata.current_snapshot)) == sorted(
+        f.file_path for f in files)
+    assert len(metadata_files(wh / "db" / "t")) == n + 1  # losers' metadata files were removed
+
+
+# -- listing -----------------------------------------------------------------------------------
+
+def test_list_namespaces_and_tables(catalog, db, wh):
+    for ident in [("db", "b"), ("db", "a"), ("other", "c"), ("a", "b", "deep")]:
+        create_table(catalog, ident, schema_text=SCHEMA)
+    catalog.create_namespace(("empty",))
+    assert catalog.list_namespaces() == [("a", "b"), ("db",), ("empty",), ("other",)]
+    assert catalog.list_tables(None) == [("a", "b", "deep"), ("db", "a"), ("db", "b"), ("other", "c")]
+    assert catalog.list_tables(("db",)) == [("db", "a"), ("db", "b")]
+    assert catalog.list_tables(("a", "b")) == [("a", "b", "deep")]
+    assert catalog.list_tables(("empty",)) == []
+    with pytest.raises(NoSuchNamespaceError):
+        catalog.list_tables(("missing",))
+    assert load_table(catalog, ("a", "b", "deep")).location == str(wh / "a" / "b" / "deep")
+    # Another catalog name in the same database sees nothing of these.
+    other = SqlCatalog("other", f"sqlite:///{db}", str(wh), FileIO())
+    assert other.list_tables(None) == []
+    assert other.list_namespaces() == []
+    with pytest.raises(NoSuchTableError):
+        other.load_metadata_location(("db", "a"))
+
+
+def test_list_through_the_cli(catalog, cli_flags):
+    create_table(catalog, ("db", "a"), schema_text=SCHEMA)
+    create_table(catalog, ("ns", "b"), schema_text=SCHEMA)
+    code, out, err = cli(cli_flags + ["list", "--output", "json"])
+    assert code == 0, err
+    assert json.loads(out) == {"catalog": "cat", "namespaces": ["db", "ns"], "tables": ["db.a", "ns.b"]}
+    code, out, err = cli(cli_flags + ["list", "db", "--output", "json"])
+    assert code == 0, err
+    assert json.loads(out)["tables"] == ["db.a"]
+    code, out, err = cli(cli_flags + ["list", "nope"])
+    assert code == 3, err
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+def test_duplicate_create_is_already_exists(catalog, wh):
+    t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    with pytest.raises(AlreadyExistsError):
+        create_table(catalog, ("db", "t"), schema_text="x:int")
+    # The existing table is untouched and no stray metadata file was left in its folder.
+    assert catalog.load_metadata_location(("db", "t")) == t.metadata_location
+    assert metadata_files(wh / "db" / "t") == [t.metadata_location.rsplit("/", 1)[-1]]
+
+
+def test_duplicate_create_through_the_cli_exits_5(cli_flags, wh):
+    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA])
+    assert code == 0, err
+    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA])
+    assert code == 5
+    lines = [line for line in err.splitlines() if line.startswith("icectl: error:")]
+    assert len(lines) == 1 and "db.t" in lines[0] and "already exists" in lines[0]
+    assert len(metadata_files(wh / "db" / "t")) == 1
+    # By location, the table is still the one created first.
+    code, out, err = cli(["describe", str(wh / "db" / "t"), "--output", "json"])
+    assert code == 0, err
+    code2, out2, _ = cli(cli_flags + ["describe", "db.t", "--output", "json"])
+    assert json.loads(out)["table_uuid"] == json.loads(out2)["table_uuid"]
+
+
+@pytest.mark.parametrize("command", [["describe"], ["snapshots"], ["files"]])
+def test_table_not_found_exits_3(cli_flags, command):
+    code, out, err = cli(cli_flags + command + ["db.missing"])
+    assert code == 3
+    assert "db.missing" in err and "does not exist" in err
+    code, out, err = cli(cli_flags + command + ["db.missing", "--output", "json"])
+    assert code == 3
+    assert json.loads(err.strip())["error"]["type"] == "NoSuchTableError"
+
+
+def test_invalid_table_name_is_a_usage_error(cli_flags):
+    code, out, err = cli(cli_flags + ["describe", "justaname"])
+    assert code == 2
+
+
+# -- PyIceberg ---------------------------------------------------------------------------------
+
+@pytest.mark.interop
+@pytest.mark.parametrize("format_version", [1, 2])
+def test_pyiceberg_reads_a_table_icectl_created(cli_flags, db, wh, tmp_path, format_version):
+    pytest.importorskip("sqlalchemy")
+    sql = pytest.importorskip("pyiceberg.catalog.sql")
+
+    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA, "--format-version", str(format_version)])
+    assert code == 0, err
+    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    t = load_table(cat, ("db", "t"))
+    t = append_files(t, [write_parquet(wh / "db" / "t" / "data" / "a.parquet", [1, 2], ["a", None])])
+    t = append_files(t, [write_parquet(wh / "db" / "t" / "data" / "b.parquet", [3], ["c"])])
+
+    py = sql.SqlCatalog("cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    assert ("db",) in py.list_namespaces()
+    assert py.list_tables("db") == [("db", "t")]
+    pt = py.load_table("db.t")
+    assert pt.metadata_location == t.metadata_location
+    assert pt.format_version == format_version
+    assert pt.metadata.current_snapshot_id == t.metadata.current_snapshot_id
+    assert len(pt.metadata.snapshots) == 2
+    rows = pt.scan().to_arrow().sort_by("id").to_pylist()
+    assert rows == [{"id": 1, "name": "a"}, {"id": 2, "name": None}, {"id": 3, "name": "c"}]
+    # A different catalog name does not see it.
+    other = sql.SqlCatalog("not-cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    assert other.list_namespaces() == []
+
+
+@pytest.mark.interop
+def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, db, wh):
+    pytest.importorskip("sqlalchemy")
+    sql = pytest.importorskip("pyiceberg.catalog.sql")
+    import pyarrow as pa
+
+    py = sql.SqlCatalog("cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    py.create_namespace("db")
+    arrow = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": pa.array(["a", "b", None])})
+    pt = py.create_table("db.t", schema=arrow.schema)
+    pt.append(arrow)
+    pt = py.load_table("db.t")
+
+    code, out, err = cli(cli_flags + ["describe", "db.t", "--output", "json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["metadata_location"] == pt.metadata_location
+    assert d["totals"]["records"] == 3
+    code, out, err = cli(cli_flags + ["files", "db.t", "--output", "json"])
+    assert code == 0, err
+    assert sum(f["record_count"] for f in json.loads(out)) == 3
+
+    # And icectl can commit to it; PyIceberg then sees both appends.
+    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    t = load_table(cat, ("db", "t"))
+    append_files(t, [write_parquet(wh / "db" / "t" / "data" / "icectl.parquet", [4], ["d"])])
+    assert py.load_table("db.t").scan().to_arrow().num_rows == 4
