@@ -5,8 +5,6 @@ import json
 import traceback
 from typing import Any
 
-import click
-
 from icectl.cli.context import Env
 from icectl.errors import ExitCode, IcectlError
 
@@ -22,23 +20,43 @@ def _emit(env: Env, kind: str, message: str, hint: str | None, code: int) -> Non
     env.stderr.flush()
 
 
-def invoke(app: Any, args: list[str], env: Env) -> int:
+def _click_classes() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """(exit, abort, usage-error) classes of every click the running typer may raise from:
+    typer >= 0.20 vendors click as ``typer._click``; older typer uses click itself."""
     import typer
+
+    exits: list[type] = [typer.Exit]
+    aborts: list[type] = [typer.Abort]
+    usage: list[type] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            mod = __import__(name, fromlist=["x"])
+        except ImportError:
+            continue
+        exits += [getattr(mod, "Exit")] if hasattr(mod, "Exit") else []
+        aborts += [getattr(mod, "Abort")] if hasattr(mod, "Abort") else []
+        usage += [getattr(mod, "ClickException")] if hasattr(mod, "ClickException") else []
+    return tuple(exits), tuple(aborts), tuple(usage)
+
+
+def invoke(app: Any, args: list[str], env: Env) -> int:
     import typer.main
 
+    exits, aborts, usage = _click_classes()
     command = typer.main.get_command(app)
     try:
         with command.make_context("icectl", list(args), obj=env) as ctx:
             command.invoke(ctx)
         return 0
-    except (click.exceptions.Exit, typer.Exit) as e:
+    except exits as e:
         return int(getattr(e, "exit_code", 0) or 0)
-    except click.exceptions.Abort:
+    except aborts:
         env.stderr.write("icectl: aborted\n")
         return int(ExitCode.REFUSED)
-    except click.ClickException as e:
+    except usage as e:
         # Usage errors: the option names and choices come from click; one line plus usage hint.
-        msg = e.format_message().splitlines()[0] if e.format_message() else str(e)
+        text = e.format_message() if hasattr(e, "format_message") else str(e)
+        msg = text.splitlines()[0] if text else type(e).__name__
         _emit(env, "UsageError", msg, "run with --help for usage", ExitCode.USAGE)
         return int(ExitCode.USAGE)
     except IcectlError as e:

@@ -104,7 +104,6 @@ class CommandSpec:
     options: list[OptionSpec] = field(default_factory=list)
     arguments: list[ArgumentSpec] = field(default_factory=list)
     subcommands: list["CommandSpec"] = field(default_factory=list)
-    is_group: bool = False
 
     @property
     def key(self) -> str:
@@ -220,7 +219,7 @@ def _option_metavar(param: Any, names: Sequence[str]) -> str:
     return base.upper().replace("-", "_")
 
 
-def _param_spec(param: Any, ctx: Any, help_option: Any) -> OptionSpec | ArgumentSpec | None:
+def _param_spec(param: Any, help_option: Any) -> OptionSpec | ArgumentSpec | None:
     if getattr(param, "hidden", False):
         return None
     kind, choices = param_completion(param)
@@ -249,19 +248,19 @@ def _subcommands(cmd: Any) -> dict[str, Any]:
 
 
 def _build(cmd: Any, name: str, path: tuple[str, ...], parent_ctx: Any) -> CommandSpec:
-    ctx = cmd.context_class(cmd, info_name=name, parent=parent_ctx, **(getattr(cmd, "context_settings", None) or {}))
+    settings = getattr(cmd, "context_settings", None) or {}  # e.g. help_option_names, as make_context does
+    ctx = cmd.context_class(cmd, info_name=name, parent=parent_ctx, **settings)
     help_option = cmd.get_help_option(ctx)
     help_text = clean_help(getattr(cmd, "help", None))
     short = clean_help(getattr(cmd, "short_help", None)) or first_sentence(help_text)
     spec = CommandSpec(name=name, path=path, help=help_text, short_help=short)
     for param in cmd.get_params(ctx):
-        p = _param_spec(param, ctx, help_option)
+        p = _param_spec(param, help_option)
         if isinstance(p, OptionSpec):
             spec.options.append(p)
         elif isinstance(p, ArgumentSpec):
             spec.arguments.append(p)
     subs = _subcommands(cmd)
-    spec.is_group = bool(subs) or hasattr(cmd, "commands")
     for sub_name in sorted(subs):
         sub = subs[sub_name]
         if getattr(sub, "hidden", False):
@@ -271,20 +270,18 @@ def _build(cmd: Any, name: str, path: tuple[str, ...], parent_ctx: Any) -> Comma
 
 
 def build_tree(app: Any = None) -> Tree:
-    """Walk the typer app (default: ``icectl.cli.main.app``) into a :class:`Tree`."""
+    """Walk the typer app (default: ``icectl.cli.main.app``) into a :class:`Tree`.
+
+    Global options are the root options that ``icectl.cli.main.run`` also accepts after the command
+    (its ``GLOBAL_VALUE_OPTIONS`` and ``GLOBAL_FLAGS``).
+    """
     import typer.main
 
     from icectl import __version__
+    from icectl.cli import main as main_mod
 
-    main_mod = None
-    if app is None:
-        from icectl.cli import main as main_mod
-
-        app = main_mod.app
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(main_mod.app if app is None else app)
     root = _build(group, PROG, (), None)
-    if main_mod is None:
-        import icectl.cli.main as main_mod
     names = frozenset(getattr(main_mod, "GLOBAL_VALUE_OPTIONS", set()) | getattr(main_mod, "GLOBAL_FLAGS", set()))
     return Tree(root=root, version=__version__, global_names=names)
 
@@ -497,7 +494,7 @@ def gen_zsh(tree: Tree) -> str:
         if c.subcommands:
             specs += [_sq(": :" + fn + "_commands"), _sq("*:: :->args")]
         else:
-            for i, a in enumerate(c.arguments):
+            for a in c.arguments:
                 action = _zsh_action(a.value_kind, a.choices)
                 msg = _zsh_desc(a.name)
                 if a.variadic:
@@ -569,7 +566,8 @@ def gen_fish(tree: Tree) -> str:
     ]
     for c in cmds:
         if c.subcommands:
-            out += [f"        case {_fq(c.key)}", "            printf '%s\\n' " + " ".join(_fq(s.name) for s in c.subcommands)]
+            names = " ".join(_fq(s.name) for s in c.subcommands)
+            out += [f"        case {_fq(c.key)}", "            printf '%s\\n' " + names]
     out += ["    end", "end", "", "function __icectl_value_options", "    switch \"$argv[1]\""]
     for c in cmds:
         vals = _names(_opts_at(tree, c), lambda o: o.takes_value)
@@ -771,7 +769,8 @@ def gen_man(tree: Tree) -> str:
                 extra = "" if a.required else " (optional)"
                 if a.choices:
                     extra += " (one of: " + ", ".join(a.choices) + ")"
-                out += [".TP", _ital(a.metavar) + ("..." if a.variadic else ""), roff(" ".join((a.help + extra).split()))]
+                out += [".TP", _ital(a.metavar) + ("..." if a.variadic else ""),
+                        roff(" ".join((a.help + extra).split()))]
             out.append(".RE")
         opts = [o for o in c.options if not o.is_help]
         if opts:

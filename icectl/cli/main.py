@@ -52,9 +52,10 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import describe, files, snapshots, tables
+    from icectl.cli import describe, expire, files, snapshots, tables
 
     tables.register(app)
+    expire.register(app)
     describe.register(app)
     snapshots.register(app)
     files.register(app)

@@ -128,13 +128,39 @@ class ManifestFile:
 # ---------------------------------------------------------------------------------------------
 # Reading
 
-def _avro_reader(data: bytes, source: str):
+def _avro_reader(data: bytes, source: str, *, prune: frozenset[str] = frozenset()):
+    """An Avro reader; with ``prune``, a reader schema that skips those data_file fields, so
+    fastavro decodes less (the metric maps are most of a manifest's bytes)."""
     import fastavro
 
     try:
-        return fastavro.reader(io.BytesIO(data))
+        reader = fastavro.reader(io.BytesIO(data))
+        if prune:
+            pruned = _pruned_schema(reader.writer_schema, prune)
+            if pruned is not None:
+                reader = fastavro.reader(io.BytesIO(data), reader_schema=pruned)
+        return reader
     except Exception as e:  # fastavro raises ValueError, EOFError, SchemaParseException...
         raise InvalidMetadataError(f"{source}: not a valid Avro file ({e.__class__.__name__}: {e})") from None
+
+
+STATS_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts",
+                          "distinct_counts", "lower_bounds", "upper_bounds", "content_stats", "key_metadata",
+                          "split_offsets"})
+
+
+def _pruned_schema(writer_schema: Any, prune: frozenset[str]) -> Any:
+    import copy
+
+    schema = copy.deepcopy(writer_schema)
+    if not isinstance(schema, dict):
+        return None
+    for f in schema.get("fields", []):
+        if f.get("name") == "data_file" and isinstance(f.get("type"), dict):
+            df = f["type"]
+            df["fields"] = [x for x in df["fields"] if x.get("name") not in prune]
+            return schema
+    return None
 
 
 def _records(reader, source: str) -> Iterator[dict[str, Any]]:
@@ -221,7 +247,7 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
       null ``first_row_id`` ("First Row ID Inheritance").
     """
     source = source or manifest.manifest_path
-    reader = _avro_reader(data, source)
+    reader = _avro_reader(data, source, prune=frozenset() if with_stats else STATS_FIELDS)
     header = _header(reader)
     spec_id = manifest.partition_spec_id
     next_row_id = manifest.first_row_id

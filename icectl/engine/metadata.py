@@ -440,6 +440,8 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
     refs = {str(k): ref_from_json(v) for k, v in (obj.get("refs") or {}).items()}
     if version >= 4 and obj.get("location") is None:
         location = None
+    elif obj.get("location") is None:  # absent or null: required before v4
+        raise InvalidMetadataError(f"format version {version} requires a 'location'")
     else:
         location = str(obj["location"])
 

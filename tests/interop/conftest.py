@@ -82,9 +82,10 @@ def spark(oracle_warehouse, jdbc_warehouse, jdbc_catalog_db):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     oracle = java_tables.oracle_module()
+    jdbc_uri = f"jdbc:sqlite:{jdbc_catalog_db}"
     session = oracle.session(
         str(oracle_warehouse),
-        jdbc_uri=f"jdbc:sqlite:{jdbc_catalog_db}",
+        jdbc_uri=jdbc_uri,
         extra_conf={
             "spark.sql.session.timeZone": "UTC",
             "spark.driver.host": "127.0.0.1",
@@ -94,6 +95,8 @@ def spark(oracle_warehouse, jdbc_warehouse, jdbc_catalog_db):
             "spark.sql.catalog.jc.warehouse": str(jdbc_warehouse),
         },
     )
+    # A test elsewhere (e.g. tests/engine) may have launched the JVM with other jars first.
+    java_tables.ensure_jdbc_driver(session, jdbc_uri)
     yield session
     session.stop()
 

@@ -117,6 +117,28 @@ def java_table(spark, name: str):
     return oracle_module().java_table(spark, name)
 
 
+def ensure_jdbc_driver(spark, jdbc_uri: str) -> None:
+    """Makes the JDBC driver for `jdbc_uri` loadable by Iceberg's JdbcCatalog in this JVM.
+
+    spark.jars only reaches the driver's class path when the JVM is launched. When another test
+    started (and stopped) an oracle session without `jdbc_uri` earlier in the same pytest process,
+    the JVM is reused and a later session's extra jars are not on the driver's class path ("No
+    suitable driver found for jdbc:sqlite:..."). This adds the Debian driver jar to the class
+    loader that loaded Iceberg and registers the driver; it is a no-op when it is already there.
+    """
+    kind = jdbc_uri.split(":")[1]
+    driver_class = {"sqlite": "org.sqlite.JDBC", "postgresql": "org.postgresql.Driver"}[kind]
+    jar = oracle_module().JDBC_DRIVERS[kind]
+    jvm = spark._jvm
+    context = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    loader = context.loadClass("org.apache.iceberg.jdbc.JdbcCatalog").getClassLoader()
+    try:
+        loader.loadClass(driver_class)
+    except Exception:  # py4j.protocol.Py4JJavaError: ClassNotFoundException
+        loader.addURL(jvm.java.io.File(jar).toURI().toURL())  # org.apache.spark.util.MutableURLClassLoader
+    jvm.java.lang.Class.forName(driver_class, True, loader)  # static init registers it with DriverManager
+
+
 # --------------------------------------------------------------------------- expected answers
 
 
@@ -532,6 +554,7 @@ __all__ = [
     "build_v2_table",
     "build_v2_unpartitioned_table",
     "build_v3_table",
+    "ensure_jdbc_driver",
     "java_table",
     "micros_to_utc",
     "oracle_dir",

@@ -28,6 +28,13 @@ def test_oracle_is_iceberg_java_1_10_2(spark):
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
 
 
+@pytest.mark.parametrize("fixture", ALL_TABLES)
+def test_tables_are_in_the_session_warehouse(request, fixture, oracle_warehouse):
+    # fails if another test's SparkSession (other warehouse) was still active when `spark` started
+    t: JavaTable = request.getfixturevalue(fixture)
+    assert t.location == os.path.join(str(oracle_warehouse), *t.identifier.split("."))
+
+
 # --------------------------------------------------------------------------- every table
 
 
