@@ -52,10 +52,11 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import describe, expire, files, snapshots, tables
+    from icectl.cli import describe, expire, files, refs, snapshots, tables
 
     tables.register(app)
     expire.register(app)
+    refs.register(app)
     describe.register(app)
     snapshots.register(app)
     files.register(app)

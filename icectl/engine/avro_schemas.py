@@ -95,10 +95,32 @@ def _named_fixed(names: dict[str, int], name: str, size: int, extra: dict[str, A
     return {"type": "fixed", "name": name, "size": size, **extra}
 
 
+def _valid_avro_char(c: str, first: bool) -> bool:
+    return c == "_" or ("a" <= c.lower() <= "z") or (not first and "0" <= c <= "9")
+
+
+def make_compatible_name(name: str) -> str:
+    """An Avro-legal field name, as Iceberg Java's ``AvroSchemaUtil.makeCompatibleName`` makes
+    one: a leading digit becomes ``_<digit>``, any other illegal character ``_x<HEX>`` (so the
+    partition field ``s.a`` of a nested column is written as ``s_x2Ea``)."""
+    if name and all(_valid_avro_char(c, i == 0) for i, c in enumerate(name)):
+        return name
+    out = []
+    for i, c in enumerate(name):
+        if _valid_avro_char(c, i == 0):
+            out.append(c)
+        elif "0" <= c <= "9":
+            out.append("_" + c)
+        else:
+            out.append("_x" + format(ord(c), "X"))
+    return "".join(out)
+
+
 def partition_record(partition_fields: list[tuple[int, str, IcebergType]]) -> dict[str, Any]:
+    """The partition struct (field 102); names made Avro-legal (values are read by position)."""
     names: dict[str, int] = {}
     return {"type": "record", "name": "r102", "fields": [
-        _opt(avro_type(t, names), fid, name) for fid, name, t in partition_fields]}
+        _opt(avro_type(t, names), fid, make_compatible_name(name)) for fid, name, t in partition_fields]}
 
 
 def data_file_schema(format_version: int, partition: dict[str, Any],

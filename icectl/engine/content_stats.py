@@ -69,7 +69,9 @@ def avro_schema(schema: Schema) -> dict[str, Any]:
         fields.append(_opt("boolean", b + 7, "tight_bounds"))
         fields.append(_opt("long", b + 8, "column_size_in_bytes"))
         columns.append(_opt({"type": "record", "name": f"f{fid}", "fields": fields}, b, f"f{fid}"))
-    return {"type": "record", "name": "content_stats", "fields": columns}
+    # A namespace of its own: the fixed types it defines (decimal_9_2, uuid_fixed...) would
+    # otherwise redefine those of the partition struct in the same manifest schema.
+    return {"type": "record", "name": "content_stats", "namespace": "content_stats", "fields": columns}
 
 
 def _opt(t: Any, field_id: int, name: str) -> dict[str, Any]:
@@ -109,6 +111,8 @@ def _avro_value(t: PrimitiveType, v: Any) -> Any:
         import decimal
 
         return decimal.Decimal(v).scaleb(-t.scale)
+    if t.base == "uuid" and not isinstance(v, (bytes, bytearray)):
+        return v.bytes  # a uuid is an Avro fixed[16]; fastavro writes it from bytes only
     return v
 
 

@@ -247,6 +247,10 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
       null ``first_row_id`` ("First Row ID Inheritance").
     """
     source = source or manifest.manifest_path
+    if manifest.manifest_length and len(data) < manifest.manifest_length:
+        # Cut at a block boundary, a truncated manifest would otherwise read as valid and short.
+        raise InvalidMetadataError(f"{source}: truncated: {len(data)} bytes, but the manifest list records "
+                                   f"manifest_length {manifest.manifest_length}")
     reader = _avro_reader(data, source, prune=frozenset() if with_stats else STATS_FIELDS)
     header = _header(reader)
     spec_id = manifest.partition_spec_id
@@ -340,6 +344,10 @@ def to_internal(t: PrimitiveType | None, v: Any) -> Any:
     """Undo fastavro's logical-type conversion: dates to days, times and timestamps to micros."""
     if v is None:
         return None
+    if t is not None and t.base == "uuid" and isinstance(v, (bytes, bytearray)) and len(v) == 16:
+        import uuid as _uuid
+
+        return _uuid.UUID(bytes=bytes(v))  # fastavro gives a fixed[16] uuid as bytes
     if isinstance(v, _dt.datetime):
         delta = v - (_EPOCH_TZ if v.tzinfo else _EPOCH)
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
@@ -396,7 +404,10 @@ def _partition_out(t: PrimitiveType, v: Any) -> Any:
     if t.base == "uuid":
         import uuid as _uuid
 
-        return v if isinstance(v, _uuid.UUID) else _uuid.UUID(bytes=bytes(v)) if isinstance(v, bytes) else _uuid.UUID(str(v))
+        # A uuid is an Avro fixed[16] (logicalType uuid): fastavro writes it from bytes only.
+        if isinstance(v, (bytes, bytearray)):
+            return bytes(v)
+        return (v if isinstance(v, _uuid.UUID) else _uuid.UUID(str(v))).bytes
     return v
 
 
@@ -424,7 +435,8 @@ def write_manifest(entries: list[ManifestEntry], *, format_version: int, spec: P
         path = path_writer(df.file_path) if path_writer else df.file_path
         d: dict[str, Any] = {
             "content": int(df.content), "file_path": path, "file_format": df.file_format.upper(),
-            "partition": {name: _partition_out(t, v) for (fid, name, t), v in zip(pfields, df.partition)},
+            "partition": {avro_schemas.make_compatible_name(name): _partition_out(t, v)
+                          for (fid, name, t), v in zip(pfields, df.partition)},
             "record_count": df.record_count, "file_size_in_bytes": df.file_size_in_bytes,
             "block_size_in_bytes": 67108864,
             "column_sizes": _map_out(df.column_sizes), "value_counts": _map_out(df.value_counts),

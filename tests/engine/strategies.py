@@ -579,3 +579,39 @@ def manifest_files(draw, format_version: int, *, location: str = "s3://bucket/wh
         first_row_id=draw(st.none() | st.integers(0, 10**12)) if v >= 3 and content == ManifestContent.DATA
         else None,
     )
+
+
+# -- v4 content_stats --------------------------------------------------------------------------------
+
+@st.composite
+def stats_maps(draw, schema: Schema) -> dict[str, dict[int, Any]]:
+    """The v3 metric maps (plus tight_bounds) for the columns content_stats covers, with bounds
+    as Appendix D bytes of values of each column's type; the shape ``content_stats.to_maps``
+    returns."""
+    from icectl.engine.content_stats import stats_columns
+    from icectl.engine.conversions import to_bytes
+
+    maps: dict[str, dict[int, Any]] = {k: {} for k in ("value_counts", "null_value_counts", "nan_value_counts",
+                                                       "column_sizes", "lower_bounds", "upper_bounds",
+                                                       "tight_bounds")}
+    count = st.integers(0, LONG_MAX)
+    for fid, t in stats_columns(schema):
+        for key in ("value_counts", "null_value_counts", "column_sizes"):
+            if draw(st.booleans()):
+                maps[key][fid] = draw(count)
+        if t.base in ("float", "double") and draw(st.booleans()):
+            maps["nan_value_counts"][fid] = draw(count)
+        if has_values(t):
+            for key in ("lower_bounds", "upper_bounds"):
+                if draw(st.booleans()):
+                    maps[key][fid] = to_bytes(t, draw(values(t)))
+        if draw(st.booleans()):
+            maps["tight_bounds"][fid] = draw(st.booleans())
+    return maps
+
+
+def content_stats_structs(schema: Schema) -> st.SearchStrategy[dict[str, Any] | None]:
+    """A ``content_stats`` record (as a writer passes it to write_manifest) for a schema."""
+    from icectl.engine.content_stats import from_maps
+
+    return stats_maps(schema).map(lambda m: from_maps(schema, **m))

@@ -1,0 +1,271 @@
+"""``icectl rollback``, ``cherry-pick``, ``refs``, ``branch ...`` and ``tag ...``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from icectl.cli.context import Env
+
+branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
+tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
+
+TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
+MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
+                                                  "this at expiry (7d, 36h, ms).")]
+MaxSnapAge = Annotated[Optional[str], typer.Option("--max-snapshot-age", help="Branch: expire its snapshots older "
+                                                   "than this (7d, 36h, ms).")]
+MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help="Branch: always keep this many of "
+                                                "its newest snapshots.", min=1)]
+
+
+@dataclass
+class RefChange:
+    table: str
+    action: str
+    dry_run: bool
+    metadata_location: str | None
+    refs_before: dict[str, int]
+    refs_after: dict[str, int]
+    current_snapshot_id: int | None
+    impact: Any = None
+
+
+def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
+           impact: Callable[[Any, Any], Any] | None = None) -> None:
+    """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
+    from icectl.cli.confirm import confirm
+    from icectl.engine.table import commit_with_retry
+
+    t = env.open_table(table_name)
+    new = build(t)
+    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
+    after = {n: r.snapshot_id for n, r in new.all_refs.items()}
+    imp = impact(t, new) if impact else None
+    change = RefChange(t.name, action, dry_run, None, before, after, new.current_snapshot_id, imp)
+    if dry_run:
+        _render(env, change)
+        return
+    if not env.json:
+        _render(env, change, planned=True)
+    confirm(env, f"{action}?", yes=yes)
+    committed = commit_with_retry(t, build)
+    change.metadata_location = committed.metadata_location
+    change.refs_after = {n: r.snapshot_id for n, r in committed.metadata.all_refs.items()}
+    change.current_snapshot_id = committed.metadata.current_snapshot_id
+    _render(env, change)
+
+
+def _render(env: Env, ch: RefChange, planned: bool = False) -> None:
+    from icectl.cli.output import emit_json, to_jsonable
+
+    if env.json:
+        emit_json(env, to_jsonable(ch))
+        return
+    c = env.console()
+    if ch.metadata_location and not planned:
+        c.print(f"committed {ch.metadata_location}")  # the plan was shown before asking
+        return
+    c.print(f"{ch.table}: {ch.action}{' (dry run: nothing committed)' if ch.dry_run else ''}")
+    names = sorted(set(ch.refs_before) | set(ch.refs_after))
+    for n in names:
+        b, a = ch.refs_before.get(n), ch.refs_after.get(n)
+        if b != a:
+            c.print(f"  {n}: {b if b is not None else '(none)'} -> {a if a is not None else '(dropped)'}")
+    if ch.impact is not None:
+        i = ch.impact
+        c.print(f"  snapshots leaving {i.branch}'s history: {len(i.leaving_history)}"
+                + (f" ({', '.join(map(str, i.leaving_history[:10]))}{'...' if len(i.leaving_history) > 10 else ''})"
+                   if i.leaving_history else ""))
+        if i.joining_history:
+            c.print(f"  snapshots joining its history: {len(i.joining_history)}")
+        c.print(f"  data files: +{i.data_files_added} / -{i.data_files_removed}; records: +{i.records_added} / "
+                f"-{i.records_removed}")
+
+
+def rollback(
+    ctx: typer.Context,
+    table: TableArg,
+    to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="Roll back to this ancestor of the branch head.")] = None,
+    to_timestamp: Annotated[Optional[str], typer.Option("--to-timestamp", help="Roll back to the latest ancestor "
+                                                        "committed before this time (ISO, epoch ms, or an age: 2h).")] = None,
+    set_current: Annotated[Optional[int], typer.Option("--set-current", help="Point the branch at any snapshot "
+                                                       "(as set_current_snapshot).")] = None,
+    branch: Annotated[str, typer.Option("--branch", help="Branch to move.")] = "main",
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
+    from icectl.engine import refs
+    from icectl.engine.inspect import parse_time_ms
+    from icectl.errors import UsageError
+
+    env: Env = ctx.obj
+    given = [x for x in (to_snapshot, to_timestamp, set_current) if x is not None]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --to-snapshot, --to-timestamp, --set-current")
+    if to_snapshot is not None:
+        build, action = (lambda t: refs.rollback_to_snapshot(t.metadata, to_snapshot, branch=branch),
+                         f"roll back {branch} to snapshot {to_snapshot}")
+    elif set_current is not None:
+        build, action = (lambda t: refs.set_current_snapshot(t.metadata, set_current, branch=branch),
+                         f"set {branch} to snapshot {set_current}")
+    else:
+        ts = parse_time_ms(to_timestamp)  # type: ignore[arg-type]
+        build, action = (lambda t: refs.rollback_to_timestamp(t.metadata, ts, branch=branch),
+                         f"roll back {branch} to its state before {to_timestamp}")
+
+    def impact(t: Any, new: Any) -> Any:
+        return refs.ref_impact(t, branch, new.all_refs[branch].snapshot_id)
+
+    _apply(env, table, action, build, yes=yes, dry_run=dry_run, impact=impact)
+
+
+def cherry_pick(
+    ctx: typer.Context,
+    table: TableArg,
+    snapshot: Annotated[int, typer.Argument(help="Snapshot id to apply (an append or dynamic overwrite, e.g. a "
+                                            "staged WAP snapshot).")],
+    branch: Annotated[str, typer.Option("--branch", help="Branch to apply it to.")] = "main",
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
+    from icectl.engine import refs
+
+    env: Env = ctx.obj
+    if dry_run:
+        # Planning a cherry-pick writes manifests; a dry run only validates and shows the impact.
+        t = env.open_table(table)
+        _validate_pick(t, snapshot, branch)
+        _render(env, RefChange(t.name, f"cherry-pick snapshot {snapshot} onto {branch}", True, None,
+                               {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}, {}, t.metadata.current_snapshot_id))
+        return
+    _apply(env, table, f"cherry-pick snapshot {snapshot} onto {branch}",
+           lambda t: refs.cherry_pick(t, snapshot, branch=branch), yes=yes, dry_run=False)
+
+
+def _validate_pick(t: Any, snapshot: int, branch: str) -> None:
+    from icectl.engine import refs
+
+    md = t.metadata
+    s = md.snapshot_by_id(snapshot)
+    if s is None:
+        from icectl.errors import NotFoundError
+
+        raise NotFoundError(f"snapshot {snapshot} does not exist")
+    head = md.all_refs.get(branch)
+    if head is not None and refs.is_ancestor(md, head.snapshot_id, snapshot):
+        from icectl.errors import UsageError
+
+        raise UsageError(f"cannot cherry-pick snapshot {snapshot}: already an ancestor of {branch}")
+
+
+def list_refs(ctx: typer.Context, table: TableArg) -> None:
+    """List branches and tags with their retention."""
+    from icectl.cli.output import emit_json
+    from icectl.cli.render import ref_json, render_refs
+    from icectl.engine.inspect import ref_rows
+
+    env: Env = ctx.obj
+    t = env.open_table(table)
+    if env.json:
+        emit_json(env, [ref_json(n, r) for n, r in ref_rows(t.metadata)])
+    else:
+        render_refs(env, t.metadata)
+
+
+def _dur(text: str | None) -> int | None:
+    from icectl.engine.refs import parse_duration_ms
+
+    return parse_duration_ms(text)
+
+
+@branch_app.command("create")
+def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
+                  snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
+                  max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
+                  yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Create a branch at a snapshot."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"create branch {name}", lambda t: refs.create_ref(
+        t.metadata, name, ref_type="branch", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age),
+        max_snapshot_age_ms=_dur(max_snapshot_age), min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
+
+
+@branch_app.command("drop")
+def branch_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
+                yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Drop a branch (never main). Its snapshots then expire under the table's rules."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"drop branch {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="branch"),
+           yes=yes, dry_run=dry_run)
+
+
+@branch_app.command("rename")
+def branch_rename(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch to rename.")],
+                  new_name: Annotated[str, typer.Argument(help="New name.")],
+                  yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Rename a branch (never main)."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"rename branch {name} to {new_name}", lambda t: refs.rename_branch(t.metadata, name, new_name),
+           yes=yes, dry_run=dry_run)
+
+
+@branch_app.command("fast-forward")
+def branch_fast_forward(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch to move.")],
+                        to: Annotated[str, typer.Option("--to", help="Branch or tag whose head to move to.")],
+                        yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Move a branch to the head of another ref that descends from it."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"fast-forward {name} to {to}", lambda t: refs.fast_forward(t.metadata, name, to),
+           yes=yes, dry_run=dry_run,
+           impact=lambda t, new: refs.ref_impact(t, name, new.all_refs[name].snapshot_id))
+
+
+@branch_app.command("retain")
+def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
+                  max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
+                  yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Change a branch's retention."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"set retention of branch {name}", lambda t: refs.set_retention(
+        t.metadata, name, max_ref_age_ms=_dur(max_ref_age), max_snapshot_age_ms=_dur(max_snapshot_age),
+        min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
+
+
+@tag_app.command("create")
+def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
+               snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
+               max_ref_age: MaxRefAge = None, yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Create a tag at a snapshot; expiry keeps it until its max ref age."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"create tag {name}", lambda t: refs.create_ref(
+        t.metadata, name, ref_type="tag", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age)), yes=yes, dry_run=dry_run)
+
+
+@tag_app.command("drop")
+def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
+             yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Drop a tag."""
+    from icectl.engine import refs
+
+    _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
+           yes=yes, dry_run=dry_run)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rollback")(rollback)
+    app.command("cherry-pick")(cherry_pick)
+    app.command("refs")(list_refs)
+    app.add_typer(branch_app, name="branch")
+    app.add_typer(tag_app, name="tag")
