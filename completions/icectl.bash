@@ -8,9 +8,51 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='create describe files list snapshots'
+            subcmds='branch cherry-pick create describe expire files list refs remove-orphans rollback snapshots tag'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'branch')
+            subcmds='create drop fast-forward rename retain'
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'branch create')
+            subcmds=''
+            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --snapshot --uri --warehouse -c -o'
+            numopts='--min-snapshots-to-keep --snapshot'
+            ;;
+        'branch drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'branch fast-forward')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --to --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'branch rename')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'branch retain')
+            subcmds=''
+            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --warehouse -c -o'
+            numopts='--min-snapshots-to-keep'
+            ;;
+        'cherry-pick')
+            subcmds=''
+            opts='--branch --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--branch --catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'create')
@@ -25,6 +67,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'expire')
+            subcmds=''
+            opts='--catalog --clean-expired-metadata --dry-run --explain --help --no-delete-files --older-than --output --retain-last --snapshot-id --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --older-than --output --retain-last --snapshot-id --uri --warehouse -c -o'
+            numopts='--retain-last --snapshot-id'
+            ;;
         'files')
             subcmds=''
             opts='--catalog --content --help --output --ref --snapshot --uri --verbose --warehouse -c -h -o -v'
@@ -37,11 +85,47 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'refs')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'remove-orphans')
+            subcmds=''
+            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'rollback')
+            subcmds=''
+            opts='--branch --catalog --dry-run --help --output --set-current --to-snapshot --to-timestamp --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--branch --catalog --output --set-current --to-snapshot --to-timestamp --uri --warehouse -c -o'
+            numopts='--set-current --to-snapshot'
+            ;;
         'snapshots')
             subcmds=''
             opts='--catalog --help --limit --output --ref --since --tree --uri --verbose --warehouse -c -h -n -o -v'
             valopts='--catalog --limit --output --ref --since --uri --warehouse -c -n -o'
             numopts='--limit -n'
+            ;;
+        'tag')
+            subcmds='create drop'
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'tag create')
+            subcmds=''
+            opts='--catalog --dry-run --help --max-ref-age --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --max-ref-age --output --snapshot --uri --warehouse -c -o'
+            numopts='--snapshot'
+            ;;
+        'tag drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
             ;;
         *)
             subcmds='' opts='' valopts='' numopts=''
@@ -52,16 +136,45 @@ __icectl_spec() {
 # Prints the choices of option $2 of command path $1 (empty if it has none).
 __icectl_choices() {
     case "$1|$2" in
+        'branch create|--output') echo 'json table' ;;
+        'branch create|-o') echo 'json table' ;;
+        'branch drop|--output') echo 'json table' ;;
+        'branch drop|-o') echo 'json table' ;;
+        'branch fast-forward|--output') echo 'json table' ;;
+        'branch fast-forward|-o') echo 'json table' ;;
+        'branch rename|--output') echo 'json table' ;;
+        'branch rename|-o') echo 'json table' ;;
+        'branch retain|--output') echo 'json table' ;;
+        'branch retain|-o') echo 'json table' ;;
+        'branch|--output') echo 'json table' ;;
+        'branch|-o') echo 'json table' ;;
+        'cherry-pick|--output') echo 'json table' ;;
+        'cherry-pick|-o') echo 'json table' ;;
         'create|--output') echo 'json table' ;;
         'create|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
+        'expire|--output') echo 'json table' ;;
+        'expire|-o') echo 'json table' ;;
         'files|--output') echo 'json table' ;;
         'files|-o') echo 'json table' ;;
         'list|--output') echo 'json table' ;;
         'list|-o') echo 'json table' ;;
+        'refs|--output') echo 'json table' ;;
+        'refs|-o') echo 'json table' ;;
+        'remove-orphans|--output') echo 'json table' ;;
+        'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
+        'remove-orphans|-o') echo 'json table' ;;
+        'rollback|--output') echo 'json table' ;;
+        'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;
         'snapshots|-o') echo 'json table' ;;
+        'tag create|--output') echo 'json table' ;;
+        'tag create|-o') echo 'json table' ;;
+        'tag drop|--output') echo 'json table' ;;
+        'tag drop|-o') echo 'json table' ;;
+        'tag|--output') echo 'json table' ;;
+        'tag|-o') echo 'json table' ;;
         '|--output') echo 'json table' ;;
         '|-o') echo 'json table' ;;
     esac

@@ -6,7 +6,11 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'create' 'describe' 'files' 'list' 'snapshots'
+            printf '%s\n' 'branch' 'cherry-pick' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rollback' 'snapshots' 'tag'
+        case 'branch'
+            printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
+        case 'tag'
+            printf '%s\n' 'create' 'drop'
     end
 end
 
@@ -14,16 +18,44 @@ function __icectl_value_options
     switch "$argv[1]"
         case ''
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'branch'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'branch create'
+            printf '%s\n' -- '--catalog' '--max-ref-age' '--max-snapshot-age' '--min-snapshots-to-keep' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
+        case 'branch drop'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'branch fast-forward'
+            printf '%s\n' -- '--catalog' '--output' '--to' '--uri' '--warehouse' '-c' '-o'
+        case 'branch rename'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'branch retain'
+            printf '%s\n' -- '--catalog' '--max-ref-age' '--max-snapshot-age' '--min-snapshots-to-keep' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'cherry-pick'
+            printf '%s\n' -- '--branch' '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'create'
             printf '%s\n' -- '--catalog' '--format-version' '--location' '--output' '--partition-by' '--property' '--schema' '--sort-by' '--uri' '--warehouse' '-P' '-c' '-o' '-p' '-s'
         case 'describe'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'expire'
+            printf '%s\n' -- '--catalog' '--older-than' '--output' '--retain-last' '--snapshot-id' '--uri' '--warehouse' '-c' '-o'
         case 'files'
             printf '%s\n' -- '--catalog' '--content' '--output' '--ref' '--snapshot' '--uri' '--warehouse' '-c' '-o'
         case 'list'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'refs'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'remove-orphans'
+            printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
+        case 'rollback'
+            printf '%s\n' -- '--branch' '--catalog' '--output' '--set-current' '--to-snapshot' '--to-timestamp' '--uri' '--warehouse' '-c' '-o'
         case 'snapshots'
             printf '%s\n' -- '--catalog' '--limit' '--output' '--ref' '--since' '--uri' '--warehouse' '-c' '-n' '-o'
+        case 'tag'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'tag create'
+            printf '%s\n' -- '--catalog' '--max-ref-age' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
+        case 'tag drop'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
     end
 end
 
@@ -70,15 +102,69 @@ complete -c icectl -l verbose -s v -d 'Show tracebacks and debug detail on error
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
 
 # icectl
+complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
+complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
+complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
+complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
+complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
+complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
 complete -c icectl -n '__icectl_at' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at' -l install-completion -d 'Install completion for the current shell'
 complete -c icectl -n '__icectl_at' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation'
 complete -c icectl -n '__icectl_at' -l version -d 'Print the icectl version and exit'
+
+# icectl branch
+complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot'
+complete -c icectl -n '__icectl_at branch' -f -a 'drop' -d 'Drop a branch (never main)'
+complete -c icectl -n '__icectl_at branch' -f -a 'fast-forward' -d 'Move a branch to the head of another ref that descends from it'
+complete -c icectl -n '__icectl_at branch' -f -a 'rename' -d 'Rename a branch (never main)'
+complete -c icectl -n '__icectl_at branch' -f -a 'retain' -d 'Change a branch\'s retention'
+complete -c icectl -n '__icectl_at branch' -l help -s h -d 'Show this message and exit'
+
+# icectl branch create
+complete -c icectl -n '__icectl_at branch create' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at branch create' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at branch create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch create' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch create' -l min-snapshots-to-keep -x -d 'Branch: always keep this many of its newest snapshots'
+complete -c icectl -n '__icectl_at branch create' -l snapshot -x -d 'Snapshot id (default: current)'
+complete -c icectl -n '__icectl_at branch create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl branch drop
+complete -c icectl -n '__icectl_at branch drop' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at branch drop' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at branch drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl branch fast-forward
+complete -c icectl -n '__icectl_at branch fast-forward' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at branch fast-forward' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at branch fast-forward' -l to -r -d 'Branch or tag whose head to move to'
+complete -c icectl -n '__icectl_at branch fast-forward' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl branch rename
+complete -c icectl -n '__icectl_at branch rename' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at branch rename' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at branch rename' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl branch retain
+complete -c icectl -n '__icectl_at branch retain' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at branch retain' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at branch retain' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch retain' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch retain' -l min-snapshots-to-keep -x -d 'Branch: always keep this many of its newest snapshots'
+complete -c icectl -n '__icectl_at branch retain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl cherry-pick
+complete -c icectl -n '__icectl_at cherry-pick' -l branch -r -d 'Branch to apply it to'
+complete -c icectl -n '__icectl_at cherry-pick' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at cherry-pick' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at cherry-pick' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl create
 complete -c icectl -n '__icectl_at create' -l format-version -x -d 'Format version 1 to 4'
@@ -92,6 +178,17 @@ complete -c icectl -n '__icectl_at create' -l sort-by -r -d 'Sort order, e.g. \'
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'
 
+# icectl expire
+complete -c icectl -n '__icectl_at expire' -l clean-expired-metadata -d 'Also remove schemas and partition specs no retained snapshot uses'
+complete -c icectl -n '__icectl_at expire' -l dry-run -d 'Show what would be expired and deleted; change nothing'
+complete -c icectl -n '__icectl_at expire' -l explain -d 'Say, for each retained snapshot, the rule that keeps it'
+complete -c icectl -n '__icectl_at expire' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at expire' -l no-delete-files -d 'Change the metadata only; delete no files'
+complete -c icectl -n '__icectl_at expire' -l older-than -r -d 'Expire snapshots older than this: an age (7d, 36h) or a timestamp. Default: the table\'s history.expire.max-snapshot-age-ms (5 days)'
+complete -c icectl -n '__icectl_at expire' -l retain-last -x -d 'Keep at least this many ancestors of each branch (default: the table\'s history.expire.min-snapshots-to-keep, 1)'
+complete -c icectl -n '__icectl_at expire' -l snapshot-id -x -d 'Expire this snapshot (repeatable); an error if a ref still points at it'
+complete -c icectl -n '__icectl_at expire' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl files
 complete -c icectl -n '__icectl_at files' -l content -r -d 'Only files of this kind: data, position-deletes, equality-deletes, deletion-vector'
 complete -c icectl -n '__icectl_at files' -l help -s h -d 'Show this message and exit'
@@ -101,9 +198,47 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 # icectl list
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
 
+# icectl refs
+complete -c icectl -n '__icectl_at refs' -l help -s h -d 'Show this message and exit'
+
+# icectl remove-orphans
+complete -c icectl -n '__icectl_at remove-orphans' -l dry-run -d 'List the orphans; delete nothing'
+complete -c icectl -n '__icectl_at remove-orphans' -l force -d 'Allow --older-than under 3 days (a running writer\'s new files are orphans until it commits)'
+complete -c icectl -n '__icectl_at remove-orphans' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only under this folder of the table'
+complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force'
+complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
+complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl rollback
+complete -c icectl -n '__icectl_at rollback' -l branch -r -d 'Branch to move'
+complete -c icectl -n '__icectl_at rollback' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at rollback' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at rollback' -l set-current -x -d 'Point the branch at any snapshot (as set_current_snapshot)'
+complete -c icectl -n '__icectl_at rollback' -l to-snapshot -x -d 'Roll back to this ancestor of the branch head'
+complete -c icectl -n '__icectl_at rollback' -l to-timestamp -r -d 'Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age: 2h)'
+complete -c icectl -n '__icectl_at rollback' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl snapshots
 complete -c icectl -n '__icectl_at snapshots' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at snapshots' -l limit -s n -x -d 'At most this many snapshots, newest first'
 complete -c icectl -n '__icectl_at snapshots' -l ref -r -d 'Only the history of this branch or tag'
 complete -c icectl -n '__icectl_at snapshots' -l since -r -d 'Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)'
 complete -c icectl -n '__icectl_at snapshots' -l tree -d 'Draw snapshots as a tree of parents, with branches and tags'
+
+# icectl tag
+complete -c icectl -n '__icectl_at tag' -f -a 'create' -d 'Create a tag at a snapshot; expiry keeps it until its max ref age'
+complete -c icectl -n '__icectl_at tag' -f -a 'drop' -d 'Drop a tag'
+complete -c icectl -n '__icectl_at tag' -l help -s h -d 'Show this message and exit'
+
+# icectl tag create
+complete -c icectl -n '__icectl_at tag create' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at tag create' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at tag create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at tag create' -l snapshot -x -d 'Snapshot id (default: current)'
+complete -c icectl -n '__icectl_at tag create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl tag drop
+complete -c icectl -n '__icectl_at tag drop' -l dry-run -d 'Show the change; commit nothing'
+complete -c icectl -n '__icectl_at tag drop' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at tag drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'

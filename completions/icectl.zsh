@@ -22,11 +22,18 @@ _icectl() {
         args)
             curcontext="${curcontext%:*:*}:icectl-$words[1]:"
             case $words[1] in
+                branch) _icectl__branch && ret=0 ;;
+                cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
+                expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
+                refs) _icectl__refs && ret=0 ;;
+                remove-orphans) _icectl__remove_orphans && ret=0 ;;
+                rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
+                tag) _icectl__tag && ret=0 ;;
             esac
             ;;
     esac
@@ -37,13 +44,161 @@ _icectl() {
 _icectl_commands() {
     local -a commands
     commands=(
+        'branch:Create, drop, rename and fast-forward branches'
+        'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'create:Create a table'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+        'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'list:List namespaces and tables in the catalog'
+        'refs:List branches and tags with their retention'
+        'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
+        'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
+        'tag:Create and drop tags'
     )
     _describe -t commands 'icectl command' commands
+}
+
+(( $+functions[_icectl__branch] )) ||
+_icectl__branch() {
+    local curcontext="$curcontext" state line ret=1
+    typeset -A opt_args
+    _arguments -s -S -C \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ': :_icectl__branch_commands' \
+        '*:: :->args' && ret=0
+    case $state in
+        args)
+            curcontext="${curcontext%:*:*}:icectl-$words[1]:"
+            case $words[1] in
+                create) _icectl__branch__create && ret=0 ;;
+                drop) _icectl__branch__drop && ret=0 ;;
+                fast-forward) _icectl__branch__fast_forward && ret=0 ;;
+                rename) _icectl__branch__rename && ret=0 ;;
+                retain) _icectl__branch__retain && ret=0 ;;
+            esac
+            ;;
+    esac
+    return ret
+}
+
+(( $+functions[_icectl__branch_commands] )) ||
+_icectl__branch_commands() {
+    local -a commands
+    commands=(
+        'create:Create a branch at a snapshot'
+        'drop:Drop a branch (never main)'
+        'fast-forward:Move a branch to the head of another ref that descends from it'
+        'rename:Rename a branch (never main)'
+        'retain:Change a branch'\''s retention'
+    )
+    _describe -t commands 'icectl branch command' commands
+}
+
+(( $+functions[_icectl__branch__create] )) ||
+_icectl__branch__create() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this (7d, 36h, ms)]:max_snapshot_age:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
+}
+
+(( $+functions[_icectl__branch__drop] )) ||
+_icectl__branch__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
+}
+
+(( $+functions[_icectl__branch__fast_forward] )) ||
+_icectl__branch__fast_forward() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--to=[Branch or tag whose head to move to]:to:_files' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
+}
+
+(( $+functions[_icectl__branch__rename] )) ||
+_icectl__branch__rename() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files' \
+        ':new_name:_files'
+}
+
+(( $+functions[_icectl__branch__retain] )) ||
+_icectl__branch__retain() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this (7d, 36h, ms)]:max_snapshot_age:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
+}
+
+(( $+functions[_icectl__cherry_pick] )) ||
+_icectl__cherry_pick() {
+    _arguments -s -S \
+        '--branch=[Branch to apply it to]:branch:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':snapshot: '
 }
 
 (( $+functions[_icectl__create] )) ||
@@ -76,6 +231,26 @@ _icectl__describe() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__expire] )) ||
+_icectl__expire() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--clean-expired-metadata[Also remove schemas and partition specs no retained snapshot uses]' \
+        '--dry-run[Show what would be expired and deleted; change nothing]' \
+        '--explain[Say, for each retained snapshot, the rule that keeps it]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--no-delete-files[Change the metadata only; delete no files]' \
+        '--older-than=[Expire snapshots older than this\: an age (7d, 36h) or a timestamp. Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:older_than:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
+        '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__files] )) ||
 _icectl__files() {
     _arguments -s -S \
@@ -103,6 +278,54 @@ _icectl__list() {
         '::namespace:_files'
 }
 
+(( $+functions[_icectl__refs] )) ||
+_icectl__refs() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__remove_orphans] )) ||
+_icectl__remove_orphans() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[List the orphans; delete nothing]' \
+        '--force[Allow --older-than under 3 days (a running writer'\''s new files are orphans until it commits)]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--location=[List only under this folder of the table]:location:_files' \
+        '--older-than=[Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force]:older_than:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__rollback] )) ||
+_icectl__rollback() {
+    _arguments -s -S \
+        '--branch=[Branch to move]:branch:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:set_current: ' \
+        '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
+        '--to-timestamp=[Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age\: 2h)]:to_timestamp:_files' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__snapshots] )) ||
 _icectl__snapshots() {
     _arguments -s -S \
@@ -117,6 +340,73 @@ _icectl__snapshots() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
+}
+
+(( $+functions[_icectl__tag] )) ||
+_icectl__tag() {
+    local curcontext="$curcontext" state line ret=1
+    typeset -A opt_args
+    _arguments -s -S -C \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ': :_icectl__tag_commands' \
+        '*:: :->args' && ret=0
+    case $state in
+        args)
+            curcontext="${curcontext%:*:*}:icectl-$words[1]:"
+            case $words[1] in
+                create) _icectl__tag__create && ret=0 ;;
+                drop) _icectl__tag__drop && ret=0 ;;
+            esac
+            ;;
+    esac
+    return ret
+}
+
+(( $+functions[_icectl__tag_commands] )) ||
+_icectl__tag_commands() {
+    local -a commands
+    commands=(
+        'create:Create a tag at a snapshot; expiry keeps it until its max ref age'
+        'drop:Drop a tag'
+    )
+    _describe -t commands 'icectl tag command' commands
+}
+
+(( $+functions[_icectl__tag__create] )) ||
+_icectl__tag__create() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
+}
+
+(( $+functions[_icectl__tag__drop] )) ||
+_icectl__tag__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':name:_files'
 }
 
 if [[ "$funcstack[1]" == "_icectl" ]]; then

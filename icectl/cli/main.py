@@ -52,11 +52,12 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import describe, expire, files, refs, snapshots, tables
+    from icectl.cli import describe, expire, files, orphans, refs, snapshots, tables
 
     tables.register(app)
     expire.register(app)
     refs.register(app)
+    orphans.register(app)
     describe.register(app)
     snapshots.register(app)
     files.register(app)

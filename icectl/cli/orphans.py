@@ -1,0 +1,86 @@
+"""``icectl remove-orphans``."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from icectl.cli.context import Env
+
+
+def remove_orphans(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")],
+    older_than: Annotated[str, typer.Option("--older-than", help="Only files last modified before this (an age such "
+                                            "as 3d, or a timestamp). Under 3 days needs --force.")] = "3d",
+    force: Annotated[bool, typer.Option("--force", help="Allow --older-than under 3 days (a running writer's new "
+                                        "files are orphans until it commits).")] = False,
+    location: Annotated[Optional[str], typer.Option("--location", help="List only under this folder of the table.")] = None,
+    prefix_mismatch: Annotated[str, typer.Option("--prefix-mismatch", help="A listed file that matches a reachable one "
+                                                 "only after ignoring scheme/authority: error, ignore or delete.",
+                                                 metavar="error|ignore|delete")] = "error",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the orphans; delete nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+) -> None:
+    """Find and delete files under the table location that no snapshot or metadata file reaches."""
+    import time
+
+    from icectl.cli.confirm import confirm, progress_deleter
+    from icectl.engine.expire import FileToDelete
+    from icectl.engine.inspect import parse_time_ms
+    from icectl.engine.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
+    from icectl.errors import RefusedError
+
+    env: Env = ctx.obj
+    cutoff = parse_time_ms(older_than)
+    now = int(time.time() * 1000)
+    if cutoff > now - DEFAULT_OLDER_THAN_MS and not force:
+        raise RefusedError(f"--older-than {older_than} is under 3 days: files a running writer has not committed yet "
+                           f"would look like orphans", hint="add --force if no writer can be running")
+    t = env.open_table(table)
+    plan = plan_orphans(t, older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
+    if dry_run or not plan.orphans:
+        _render(env, plan, None, dry_run=True)
+        return
+    if not env.json:
+        _render(env, plan, None, dry_run=True)
+    confirm(env, f"Delete {len(plan.orphans)} orphan files?", yes=yes)
+    # Re-check right before deleting: a commit since planning may have made a file reachable.
+    fresh = plan_orphans(t.refresh(), older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch,
+                         now_ms=now)
+    still = {f.path for f in fresh.orphans}
+    files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in still]
+    deleted, failed = progress_deleter(env, t.io, len(files))(files)
+    _render(env, plan, (deleted, failed), dry_run=False)
+
+
+def _render(env: Env, plan: Any, result: Any, *, dry_run: bool) -> None:
+    from icectl.cli.output import emit_json, fmt_bytes
+
+    deleted, failed = result if result is not None else ([], [])
+    if env.json:
+        emit_json(env, {
+            "table": plan.table, "location": plan.location, "dry_run": dry_run, "older_than_ms": plan.older_than_ms,
+            "listed_files": plan.listed, "too_new": plan.too_new,
+            "orphan_files": [f.path for f in plan.orphans],
+            "orphan_bytes": sum(f.size for f in plan.orphans),
+            "deleted_files": [f.path for f in deleted],
+            "failed_deletes": [{"path": p, "error": e} for p, e in failed],
+            "prefix_mismatches": [{"listed": a, "reachable": b} for a, b in plan.prefix_mismatches],
+        })
+        return
+    c = env.console()
+    if result is None:
+        c.print(f"{plan.table}: listed {plan.listed} files under {plan.location}; {len(plan.orphans)} orphans "
+                f"({fmt_bytes(sum(f.size for f in plan.orphans))}) older than the cutoff, {plan.too_new} newer files "
+                f"left alone")
+        for f in plan.orphans:
+            c.print(f"  {f.path}  {fmt_bytes(f.size)}")
+    else:
+        c.print(f"deleted {len(deleted)} orphan files ({fmt_bytes(sum(f.size or 0 for f in deleted))})")
+        for path, err in failed:
+            env.stderr.write(f"icectl: warning: could not delete {path}: {err}\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("remove-orphans")(remove_orphans)
