@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"icectl files listed {n_icectl} files, the generator wrote {info['live_data_files']}")
 
     rows = []
+    floor = measure("python -c pass (interpreter start)", py + ["-c", "pass"], env, a.runs, a.warmup)
 
     def pair(name, ice_cmd, pyi_cmd, target, kind, capture_pyi=False):
         ice = measure(f"icectl {name}", ice_cmd, env, a.runs, a.warmup)
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         n_pyi = int(pyi_files["stdout"].split()[-1])
         if n_pyi != info["live_data_files"]:
             raise SystemExit(f"PyIceberg inspect.files() returned {n_pyi} rows, expected {info['live_data_files']}")
-    extra = []
+    extra = [floor]
     if have_pyiceberg and not a.no_extra:
         if pyiceberg_cli:
             extra.append(measure("pyiceberg describe (its CLI)", pyiceberg_cli + ["--catalog", cat, "describe", ident],
@@ -275,7 +276,8 @@ def render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load) ->
         lines.append(f"| {ice_names[r['name']]}{pyi_label} | {fmt(ice)} | {fmt(pyi)} | "
                      f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | {target} | {'yes' if met else '**no**'} |")
     if extra:
-        lines += ["", "Reference (PyIceberg only):", "", "| command | seconds |", "| --- | ---: |"]
+        lines += ["", "Reference (the interpreter's start-up floor, and PyIceberg alone):", "",
+                  "| command | seconds |", "| --- | ---: |"]
         for e in extra:
             lines.append(f"| {e['label']} | {fmt(e['median'])} |")
     if profile_text:

@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick create describe expire files list refs remove-orphans rollback snapshots tag'
+            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rollback snapshots tag'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -54,6 +54,12 @@ __icectl_spec() {
             opts='--branch --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--branch --catalog --output --uri --warehouse -c -o'
             numopts=''
+            ;;
+        'compact')
+            subcmds=''
+            opts='--branch --catalog --delete-file-threshold --dry-run --help --master --max-commits --max-file-group-size --min-input-files --output --partial-progress --rewrite-all --sort-by --strategy --target-file-size --template --uri --verbose --warehouse --where --yes -c -h -o -v -y'
+            valopts='--branch --catalog --delete-file-threshold --master --max-commits --max-file-group-size --min-input-files --output --sort-by --strategy --target-file-size --template --uri --warehouse --where -c -o'
+            numopts='--delete-file-threshold --max-commits --min-input-files'
             ;;
         'create')
             subcmds=''
@@ -150,6 +156,9 @@ __icectl_choices() {
         'branch|-o') echo 'json table' ;;
         'cherry-pick|--output') echo 'json table' ;;
         'cherry-pick|-o') echo 'json table' ;;
+        'compact|--output') echo 'json table' ;;
+        'compact|--strategy') echo 'binpack sort' ;;
+        'compact|-o') echo 'json table' ;;
         'create|--output') echo 'json table' ;;
         'create|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rollback' 'snapshots' 'tag'
+            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rollback' 'snapshots' 'tag'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -32,6 +32,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--max-ref-age' '--max-snapshot-age' '--min-snapshots-to-keep' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'cherry-pick'
             printf '%s\n' -- '--branch' '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'compact'
+            printf '%s\n' -- '--branch' '--catalog' '--delete-file-threshold' '--master' '--max-commits' '--max-file-group-size' '--min-input-files' '--output' '--sort-by' '--strategy' '--target-file-size' '--template' '--uri' '--warehouse' '--where' '-c' '-o'
         case 'create'
             printf '%s\n' -- '--catalog' '--format-version' '--location' '--output' '--partition-by' '--property' '--schema' '--sort-by' '--uri' '--warehouse' '-P' '-c' '-o' '-p' '-s'
         case 'describe'
@@ -104,6 +106,7 @@ complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a fil
 # icectl
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
+complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
@@ -165,6 +168,24 @@ complete -c icectl -n '__icectl_at cherry-pick' -l branch -r -d 'Branch to apply
 complete -c icectl -n '__icectl_at cherry-pick' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at cherry-pick' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at cherry-pick' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl compact
+complete -c icectl -n '__icectl_at compact' -l branch -r -d 'Branch to compact'
+complete -c icectl -n '__icectl_at compact' -l delete-file-threshold -x -d 'Rewrite any file with at least this many delete files'
+complete -c icectl -n '__icectl_at compact' -l dry-run -d 'Print the plan and the spark-submit command; run nothing'
+complete -c icectl -n '__icectl_at compact' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at compact' -l master -r -d 'Spark master, e.g. yarn or k8s://...; overrides the template'
+complete -c icectl -n '__icectl_at compact' -l max-commits -x -d 'With --partial-progress: at most this many commits'
+complete -c icectl -n '__icectl_at compact' -l max-file-group-size -r -d 'Largest group of input bytes rewritten together (default 100GB)'
+complete -c icectl -n '__icectl_at compact' -l min-input-files -x -d 'Rewrite a group with at least this many files'
+complete -c icectl -n '__icectl_at compact' -l partial-progress -d 'Commit groups in several commits, so one conflict does not undo all the work'
+complete -c icectl -n '__icectl_at compact' -l rewrite-all -d 'Rewrite every file, whatever its size'
+complete -c icectl -n '__icectl_at compact' -l sort-by -r -d 'Sort order for --strategy sort, e.g. \'id desc\''
+complete -c icectl -n '__icectl_at compact' -l strategy -x -a 'binpack sort' -d 'binpack, or sort (by the table\'s sort order or --sort-by)'
+complete -c icectl -n '__icectl_at compact' -l target-file-size -r -d 'Target output file size (e.g. 128MB); default: write.target-file-size-bytes (512 MB)'
+complete -c icectl -n '__icectl_at compact' -l template -r -d 'spark-submit job template (YAML); default: local[*] with the installed pyspark'
+complete -c icectl -n '__icectl_at compact' -l where -r -d 'Only partitions that may match, e.g. "ts >= \'2026-01-01\' and region = \'eu\'" (partition source columns)'
+complete -c icectl -n '__icectl_at compact' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl create
 complete -c icectl -n '__icectl_at create' -l format-version -x -d 'Format version 1 to 4'

@@ -24,6 +24,7 @@ _icectl() {
             case $words[1] in
                 branch) _icectl__branch && ret=0 ;;
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
+                compact) _icectl__compact && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
@@ -46,6 +47,7 @@ _icectl_commands() {
     commands=(
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
+        'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
         'create:Create a table'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
@@ -199,6 +201,33 @@ _icectl__cherry_pick() {
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':snapshot: '
+}
+
+(( $+functions[_icectl__compact] )) ||
+_icectl__compact() {
+    _arguments -s -S \
+        '--branch=[Branch to compact]:branch:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--delete-file-threshold=[Rewrite any file with at least this many delete files]:delete_file_threshold: ' \
+        '--dry-run[Print the plan and the spark-submit command; run nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
+        '--max-commits=[With --partial-progress\: at most this many commits]:max_commits: ' \
+        '--max-file-group-size=[Largest group of input bytes rewritten together (default 100GB)]:max_file_group_size:_files' \
+        '--min-input-files=[Rewrite a group with at least this many files]:min_input_files: ' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--partial-progress[Commit groups in several commits, so one conflict does not undo all the work]' \
+        '--rewrite-all[Rewrite every file, whatever its size]' \
+        '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:sort_by:_files' \
+        '--strategy=[binpack, or sort (by the table'\''s sort order or --sort-by)]:binpack|sort:(binpack sort)' \
+        '--target-file-size=[Target output file size (e.g. 128MB); default\: write.target-file-size-bytes (512 MB)]:target_file_size:_files' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
 }
 
 (( $+functions[_icectl__create] )) ||

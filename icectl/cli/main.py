@@ -52,12 +52,13 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import describe, expire, files, orphans, refs, snapshots, tables
+    from icectl.cli import compact, describe, expire, files, orphans, refs, snapshots, tables
 
     tables.register(app)
     expire.register(app)
     refs.register(app)
     orphans.register(app)
+    compact.register(app)
     describe.register(app)
     snapshots.register(app)
     files.register(app)

@@ -111,7 +111,7 @@ def _kv_table(title: str, rows: list[tuple[str, Any]]) -> Any:
 
     t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
     t.add_column(style="bold")
-    t.add_column()
+    t.add_column(overflow="fold")  # long locations wrap; never cut to "…"
     for k, v in rows:
         t.add_row(k, "" if v is None else str(v))
     return t
@@ -291,7 +291,9 @@ def render_files(env: Env, rows: list[FileRow]) -> None:
         return
     t = Table()
     for col in ("content", "path", "partition", "records", "size", "data seq", "file seq"):
-        t.add_column(col, justify="right" if col in ("records", "size", "data seq", "file seq") else "left")
+        # A path is the fact this table is for: fold it when it is too long, never cut it to "…".
+        t.add_column(col, justify="right" if col in ("records", "size", "data seq", "file seq") else "left",
+                     overflow="fold" if col == "path" else "ellipsis")
     for r in rows:
         part = ", ".join(f"{k}={v}" for k, v in r.partition.items())
         t.add_row(r.content, r.file_path, part, num(r.record_count), fmt_bytes(r.file_size_in_bytes),

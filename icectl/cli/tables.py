@@ -37,10 +37,13 @@ def create(
 ) -> None:
     """Create a table."""
     from icectl.catalog import parse_identifier
-    from icectl.engine.operations import create_table
+    from icectl.engine.operations import check_create_arguments, create_table
 
     env: Env = ctx.obj
     ident = parse_identifier(table)
+    # Arguments first: a bad create must not leave a new catalog database behind.
+    check_create_arguments(schema_text=schema, partition_by=partition_by, sort_by=sort_by, properties=prop or [],
+                           format_version=format_version)
     t = create_table(env.get_catalog(), ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
                      properties=prop or [], format_version=format_version, location=location)
     md = t.metadata

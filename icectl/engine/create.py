@@ -92,7 +92,9 @@ def _parse_type(text: str) -> _Draft:
                "real": "float", "timestamp_tz": "timestamptz", "timestamp_ltz": "timestamptz", "bytes": "binary"}
     try:
         return _Draft("primitive", prim=primitive(aliases.get(low, t)))
-    except InvalidMetadataError:
+    except InvalidMetadataError as e:
+        if not e.message.startswith("unknown type"):  # e.g. decimal(39,2): say what is wrong with it
+            raise UsageError(e.message) from None
         raise UsageError(f"unknown type {t!r}", hint="types: boolean int long float double decimal(P,S) date time "
                          "timestamp timestamptz timestamp_ns timestamptz_ns string uuid fixed[L] binary "
                          "unknown variant geometry geography struct<...> list<...> map<...>") from None

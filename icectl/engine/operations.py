@@ -16,6 +16,18 @@ from icectl.errors import UsageError
 from icectl.io import has_scheme
 
 
+def check_create_arguments(*, schema_text: str, partition_by: str | None = None, sort_by: str | None = None,
+                           properties: list[str] | dict[str, str] | None = None, format_version: int = 2) -> None:
+    """Raise what :func:`create_table` would raise for bad arguments, without a catalog, so a
+    create that fails on its arguments opens (and so creates) no catalog database or folder."""
+    schema = load_schema_argument(schema_text)
+    spec = parse_partition_spec(partition_by, schema)
+    order = parse_sort_order(sort_by, schema)
+    props = properties if isinstance(properties, dict) else parse_properties(properties)
+    new_table_metadata(schema=schema, spec=spec, sort_order=order, location="unchecked://location",
+                       properties=props, format_version=format_version)
+
+
 def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
                  sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
                  format_version: int = 2, location: str | None = None) -> Table:

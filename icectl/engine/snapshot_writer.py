@@ -42,6 +42,9 @@ class SnapshotChange:
     added: list[DataFile] = field(default_factory=list)
     removed: list[tuple[ManifestEntry, DataFile]] = field(default_factory=list)
     extra_summary: dict[str, str] = field(default_factory=dict)
+    # A rewrite keeps the starting snapshot's data sequence number for the files it adds, so
+    # deletes committed meanwhile still apply to them (Java's useStartingSequenceNumber).
+    added_data_sequence_number: int | None = None
 
 
 def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> list[FieldSummary]:
@@ -187,7 +190,7 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
             ManifestEntry(EntryStatus.ADDED, snapshot_id, seq if v >= 2 else None, seq if v >= 2 else None, f))
     for (spec_id, content), entries in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         for e in entries:  # inherited on read (spec: "Sequence Number Inheritance")
-            e.sequence_number = None
+            e.sequence_number = change.added_data_sequence_number if v >= 2 else None
             e.file_sequence_number = None
         manifests.append(_write_manifest(table, entries, spec_id, content, snapshot_id, sequence_number))
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
@@ -249,6 +252,13 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
 def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRANCH,
                  timestamp_ms: int | None = None) -> Table:
     """Commit a fast append of ``files`` (data files, or delete files for a row delta)."""
-    op = "append" if all(f.content == FileContent.DATA for f in files) else "overwrite"
+    # As Iceberg Java's AppendFiles / RowDelta name them: only delete files added is "delete"
+    # (spec "Snapshots": "... and/or delete files were added to delete rows").
+    if all(f.content == FileContent.DATA for f in files):
+        op = "append"
+    elif all(f.content != FileContent.DATA for f in files):
+        op = "delete"
+    else:
+        op = "overwrite"
     md = build_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch, timestamp_ms=timestamp_ms)
     return table.commit(md)

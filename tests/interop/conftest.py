@@ -23,7 +23,11 @@ table is built the first time a test asks for it):
       The oracle session: catalogs `hc` and `jc`, Iceberg SQL extensions (CALL hc.system.*),
       spark.sql.session.timeZone=UTC, catalog caching disabled (cache-enabled=false) so that Spark
       re-reads metadata and sees commits made by icectl. `java_tables.java_table(spark, name)`
-      gives the org.apache.iceberg.Table through py4j.
+      gives the org.apache.iceberg.Table through py4j. It works even when another test module
+      launched the JVM first with an oracle session of its own (stopped since): the SQLite JDBC
+      driver is then added at run time by java_tables.ensure_jdbc_driver(). A SparkSession of
+      another module that is still ACTIVE would be reused by getOrCreate() with its own catalogs;
+      test_tables_are_in_the_session_warehouse catches that.
   v1_table, v2_table, v3_table, v2_unpartitioned_table -> java_tables.JavaTable
       hc.db.v1_table, hc.db.v2_table, hc.db.v3_table, hc.db.v2_unpartitioned, written as described
       in java_tables' docstring, with the expected answers Spark gives (snapshots, refs, live data

@@ -249,7 +249,7 @@ def micros_to_utc(us: int | None) -> _dt.datetime | None:
     return None if us is None else _EPOCH + _dt.timedelta(microseconds=us)
 
 
-def read_rows(spark, query_or_table: str, order_by_first: bool = False) -> tuple[tuple[str, ...], tuple[tuple, ...]]:
+def read_rows(spark, query_or_table: str) -> tuple[tuple[str, ...], tuple[tuple, ...]]:
     """(columns, sorted rows) of a table name or a SELECT, timestamps (tz) as aware UTC datetimes."""
     from pyspark.sql.types import TimestampType
 

@@ -1,0 +1,153 @@
+"""``icectl compact``: plan in the engine, rewrite in a Spark job, commit a replace snapshot."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from icectl.cli.context import Env
+
+
+def parse_size(text: str | None) -> int | None:
+    import re
+
+    from icectl.errors import UsageError
+
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|kib|mb|mib|gb|gib|tb|tib)?\s*", text.lower())
+    if not m:
+        raise UsageError(f"invalid size {text!r}: use bytes or e.g. 128MB, 1GiB")
+    mult = {None: 1, "b": 1, "kb": 1024, "kib": 1024, "mb": 1024 ** 2, "mib": 1024 ** 2, "gb": 1024 ** 3,
+            "gib": 1024 ** 3, "tb": 1024 ** 4, "tib": 1024 ** 4}[m.group(2)]
+    return int(float(m.group(1)) * mult)
+
+
+def compact(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to compact.")],
+    target_file_size: Annotated[Optional[str], typer.Option("--target-file-size", help="Target output file size (e.g. "
+                                "128MB); default: write.target-file-size-bytes (512 MB).")] = None,
+    min_input_files: Annotated[int, typer.Option("--min-input-files", help="Rewrite a group with at least this many "
+                                                 "files.", min=1)] = 5,
+    delete_file_threshold: Annotated[Optional[int], typer.Option("--delete-file-threshold", help="Rewrite any file with "
+                                     "at least this many delete files.", min=0)] = None,
+    rewrite_all: Annotated[bool, typer.Option("--rewrite-all", help="Rewrite every file, whatever its size.")] = False,
+    max_file_group_size: Annotated[Optional[str], typer.Option("--max-file-group-size", help="Largest group of input "
+                                   "bytes rewritten together (default 100GB).")] = None,
+    where: Annotated[Optional[str], typer.Option("--where", help="Only partitions that may match, e.g. \"ts >= "
+                     "'2026-01-01' and region = 'eu'\" (partition source columns).")] = None,
+    strategy: Annotated[str, typer.Option("--strategy", help="binpack, or sort (by the table's sort order or --sort-by).",
+                                          metavar="binpack|sort")] = "binpack",
+    sort_by: Annotated[Optional[str], typer.Option("--sort-by", help="Sort order for --strategy sort, e.g. 'id desc'.")] = None,
+    branch: Annotated[str, typer.Option("--branch", help="Branch to compact.")] = "main",
+    partial_progress: Annotated[bool, typer.Option("--partial-progress", help="Commit groups in several commits, so "
+                                                   "one conflict does not undo all the work.")] = False,
+    max_commits: Annotated[int, typer.Option("--max-commits", help="With --partial-progress: at most this many commits.",
+                                             min=1)] = 10,
+    template: Annotated[Optional[str], typer.Option("--template", help="spark-submit job template (YAML); default: "
+                                                    "local[*] with the installed pyspark.")] = None,
+    master: Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
+                                                  "the template.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the spark-submit command; run nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+) -> None:
+    """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
+    from icectl.cli.confirm import confirm
+    from icectl.engine.compaction import CompactOptions, plan_compaction
+    from icectl.engine.compaction_job import JobSettings, prepare, run_compaction
+
+    env: Env = ctx.obj
+    t = env.open_table(table)
+    opts = CompactOptions(target_file_size=parse_size(target_file_size), min_input_files=min_input_files,
+                          rewrite_all=rewrite_all, where=where, strategy=strategy, sort_by=sort_by, branch=branch,
+                          **({"delete_file_threshold": delete_file_threshold} if delete_file_threshold is not None else {}),
+                          **({"max_file_group_size": parse_size(max_file_group_size)} if max_file_group_size else {}))
+    plan = plan_compaction(t, opts)
+    settings = JobSettings(template_path=template or _catalog_template(env), master=master,
+                           partial_progress=partial_progress, max_commits=max_commits)
+    if dry_run:
+        _, argv, work, _ = prepare(t, plan, settings)
+        _render_plan(env, plan, argv)
+        return
+    if not plan.groups:
+        _render_plan(env, plan, None)
+        return
+    if not env.json:
+        _render_plan(env, plan, None)
+    confirm(env, f"Rewrite {plan.input_files} files in {len(plan.groups)} groups?", yes=yes)
+    result = run_compaction(t, plan, settings, progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
+    _render_result(env, result)
+
+
+def _catalog_template(env: Env) -> str | None:
+    try:
+        from icectl.catalog import resolve_catalog_config
+
+        return resolve_catalog_config(env.catalog, uri=env.uri, warehouse=env.warehouse).properties.get("spark.template")
+    except Exception:
+        return None
+
+
+def plan_json(plan: Any, argv: list[str] | None) -> dict[str, Any]:
+    return {
+        "table": plan.table, "branch": plan.branch, "starting_snapshot_id": plan.starting_snapshot_id,
+        "target_file_size": plan.target_file_size, "min_file_size": plan.min_file_size,
+        "max_file_size": plan.max_file_size, "live_data_files": plan.total_files,
+        "input_files": plan.input_files, "input_bytes": plan.input_bytes,
+        "groups": [{"group_id": g.group_id, "partition": g.partition_display, "files": len(g.tasks),
+                    "bytes": g.input_bytes, "records": g.input_records, "delete_files": g.delete_files,
+                    "expected_output_files": g.expected_outputs} for g in plan.groups],
+        "spark_submit": argv,
+    }
+
+
+def _render_plan(env: Env, plan: Any, argv: list[str] | None) -> None:
+    from icectl.cli.output import emit_json, fmt_bytes
+
+    if env.json:
+        emit_json(env, plan_json(plan, argv))
+        return
+    from rich.table import Table
+
+    c = env.console()
+    c.print(f"{plan.table} ({plan.branch}): {plan.input_files} of {plan.total_files} live data files in "
+            f"{len(plan.groups)} groups, {fmt_bytes(plan.input_bytes)}; target {fmt_bytes(plan.target_file_size)}")
+    if plan.groups:
+        tb = Table()
+        for col in ("group", "partition", "files", "bytes", "records", "delete files", "expected outputs"):
+            tb.add_column(col, justify="left" if col == "partition" else "right")
+        for g in plan.groups:
+            tb.add_row(str(g.group_id), g.partition_display, str(len(g.tasks)), fmt_bytes(g.input_bytes),
+                       f"{g.input_records:,}", str(g.delete_files), str(g.expected_outputs))
+        c.print(tb)
+    else:
+        c.print("nothing to compact")
+    if argv is not None:
+        import shlex
+
+        c.print("spark-submit command:")
+        c.print(" ".join(shlex.quote(a) for a in argv), markup=False)
+
+
+def _render_result(env: Env, r: Any) -> None:
+    from icectl.cli.output import emit_json, fmt_bytes
+
+    d = {"table": r.plan.table, "committed": r.committed, "rewritten_data_files": r.rewritten_data_files,
+         "added_data_files": r.added_data_files, "removed_delete_files": r.removed_delete_files,
+         "rewritten_bytes": r.rewritten_bytes, "added_bytes": r.added_bytes,
+         "failed_groups": [{"group_id": g, "error": e} for g, e in r.failed_groups], "log_file": r.log_file}
+    if env.json:
+        emit_json(env, d)
+        return
+    c = env.console()
+    c.print(f"rewrote {r.rewritten_data_files} data files ({fmt_bytes(r.rewritten_bytes)}) into {r.added_data_files} "
+            f"({fmt_bytes(r.added_bytes)}); removed {r.removed_delete_files} delete files")
+    for g, e in r.failed_groups:
+        env.stderr.write(f"icectl: warning: group {g} not committed: {e}\n")
+    for m in r.committed:
+        c.print(f"committed {m}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compact")(compact)

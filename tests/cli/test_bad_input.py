@@ -1,0 +1,306 @@
+"""Bad input gives one line on stderr (``icectl: error: ...``, at most one ``hint:`` line), the
+documented exit code (icectl.errors.ExitCode), no traceback, nothing on stdout, and nothing
+written; with ``--output json`` the error is one JSON object on stderr."""
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+from icectl.errors import ExitCode
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    """A workspace: a SQL catalog under tmp_path with table db.t (v2, one snapshot)."""
+    from icectl.cli.context import Env
+    from icectl.cli.main import run
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    class Workspace:
+        root = tmp_path
+        uri = f"sqlite:///{tmp_path}/catalog.db"
+        warehouse = str(tmp_path / "warehouse")
+
+        def run(self, *args: str, catalog: bool = True) -> tuple[int, str, str]:
+            env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+            argv = (["--uri", self.uri, "--warehouse", self.warehouse] if catalog else []) + list(args)
+            code = run(argv, env)
+            return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+        def listing(self) -> dict[str, tuple[int, int]]:
+            out = {}
+            for d, _, files in os.walk(self.root):
+                for f in files:
+                    p = os.path.join(d, f)
+                    st = os.stat(p)
+                    out[os.path.relpath(p, self.root)] = (st.st_size, st.st_mtime_ns)
+            return out
+
+    w = Workspace()
+    code, _, err = w.run("create", "db.t", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by",
+                         "day(ts)")
+    assert code == 0, err
+    from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
+    from icectl.engine.manifest import DataFile
+    from icectl.engine.snapshot_writer import append_files
+    from icectl.engine.table import load_table
+
+    table = load_table(build_catalog(resolve_catalog_config(None, uri=w.uri, warehouse=w.warehouse)),
+                       parse_identifier("db.t"))
+    w.table = append_files(table, [DataFile(f"{table.location}/data/a.parquet", "parquet", (19000,), 3, 100)])
+    return w
+
+
+def assert_one_error(code: int, out: str, err: str, expected: ExitCode, *, contains: str | None = None) -> str:
+    assert code == int(expected), (code, err)
+    assert out == "", out
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert err.endswith("\n")
+    assert 1 <= len(lines) <= 2, err
+    assert lines[0].startswith("icectl: error: "), err
+    assert len(lines[0]) > len("icectl: error: ")
+    if len(lines) == 2:
+        assert lines[1].startswith("hint: "), err
+    if contains is not None:
+        assert contains in lines[0], err
+    return lines[0]
+
+
+def check(ws, args, expected: ExitCode, *, contains: str | None = None, catalog: bool = True) -> str:
+    before = ws.listing()
+    code, out, err = ws.run(*args, catalog=catalog)
+    line = assert_one_error(code, out, err, expected, contains=contains)
+    assert ws.listing() == before, "a failed command must not write anything"
+    return line
+
+
+def _write(path, text: str | bytes) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(text.encode() if isinstance(text, str) else text)
+    return str(path)
+
+
+# -- malformed or unsupported metadata -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["{not json", "", "[]", '{"format-version": 2}', '{"format-version": 2,'])
+def test_malformed_metadata_json(ws, text):
+    path = _write(ws.root / "bad" / "metadata" / "00000-x.metadata.json", text)
+    for command in ("describe", "snapshots", "files"):
+        check(ws, [command, path], ExitCode.INVALID_METADATA, contains=path)
+
+
+def _metadata_doc(ws) -> dict:
+    with open(ws.table.metadata_location) as f:
+        return json.load(f)
+
+
+def test_format_version_5(ws):
+    doc = _metadata_doc(ws)
+    doc["format-version"] = 5
+    path = _write(ws.root / "future" / "metadata" / "v1.metadata.json", json.dumps(doc))
+    line = check(ws, ["describe", path], ExitCode.INVALID_METADATA, contains="format-version 5")
+    assert path in line
+    # The hint says what to do.
+    code, _, err = ws.run("describe", path)
+    assert err.splitlines()[1].startswith("hint: ")
+
+
+def test_truncated_manifest_list(ws):
+    snap = ws.table.metadata.current_snapshot
+    path = snap.manifest_list
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) - 40])
+    for args in (["files", "db.t"], ["describe", "db.t"], ["files", ws.table.metadata_location]):
+        check(ws, args, ExitCode.INVALID_METADATA, contains=path)
+
+
+def test_truncated_manifest(ws):
+    [m] = ws.table.manifests(ws.table.metadata.current_snapshot)
+    with open(m.manifest_path, "rb") as f:
+        data = f.read()
+    with open(m.manifest_path, "wb") as f:
+        f.write(data[:-25])
+    check(ws, ["files", "db.t"], ExitCode.INVALID_METADATA, contains=m.manifest_path)
+
+
+def test_missing_manifest_list(ws):
+    os.remove(ws.table.metadata.current_snapshot.manifest_list)
+    check(ws, ["files", "db.t"], ExitCode.NOT_FOUND, contains=ws.table.metadata.current_snapshot.manifest_list)
+
+
+def test_missing_metadata_file(ws):
+    path = str(ws.root / "nowhere" / "metadata" / "00001-x.metadata.json")
+    check(ws, ["describe", path], ExitCode.NOT_FOUND, contains=path)
+    check(ws, ["files", str(ws.root / "nowhere")], ExitCode.NOT_FOUND)
+
+
+def test_catalog_points_at_a_missing_metadata_file(ws):
+    os.remove(ws.table.metadata_location)
+    check(ws, ["describe", "db.t"], ExitCode.NOT_FOUND, contains=ws.table.metadata_location)
+
+
+# -- tables, snapshots, refs that do not exist -----------------------------------------------------------
+
+@pytest.mark.parametrize("args,contains", [
+    (["describe", "db.nope"], "db.nope"),
+    (["files", "db.nope"], "db.nope"),
+    (["snapshots", "db.nope"], "db.nope"),
+    (["describe", "other.t"], "other.t"),
+    (["snapshots", "db.t", "--ref", "nope"], "nope"),
+    (["files", "db.t", "--ref", "nope"], "nope"),
+    (["files", "db.t", "--snapshot", "12345"], "12345"),
+    (["list", "nons"], "nons"),
+])
+def test_not_found(ws, args, contains):
+    check(ws, args, ExitCode.NOT_FOUND, contains=contains)
+
+
+# -- bad arguments -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("schema", ["id:lng", "id long", "", "   ", "a:int, a:long", "m:map<string>", "s:struct<a:int",
+                                    "l:list<>", "x:decimal(39,2)", "1bad:int", "a:int,,b:int", "a:", "@/no/such.json",
+                                    "/no/such/schema.json"])
+def test_bad_schema(ws, schema):
+    check(ws, ["create", "db.new", "--schema", schema], ExitCode.USAGE)
+
+
+def test_bad_schema_json_file(ws):
+    path = _write(ws.root / "schema.json", "{\"type\": \"struct\", \"fields\": [{\"id\": 1}]}")
+    check(ws, ["create", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
+    path = _write(ws.root / "broken.json", "{")
+    check(ws, ["create", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
+
+
+@pytest.mark.parametrize("expr", ["bucket(id)", "bucket(0, id)", "bucket(x, id)", "foo(id)", "day(id)", "hour(name)",
+                                  "truncate(ts)", "day(ts", "id,", "year(ts), year(ts)", "void()"])
+def test_bad_partition_expression(ws, expr):
+    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp, name:string", "--partition-by", expr],
+          ExitCode.USAGE)
+
+
+@pytest.mark.parametrize("expr", ["nope", "day(nope)", "bucket(16, nope)", "ID2"])
+def test_unknown_column_in_partition_by(ws, expr):
+    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp", "--partition-by", expr], ExitCode.USAGE,
+          contains="not in the schema")
+
+
+@pytest.mark.parametrize("expr", ["id sideways", "nope desc", ",", "id desc,", "day(id)", "foo(id) asc"])
+def test_bad_sort_expression(ws, expr):
+    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp", "--sort-by", expr], ExitCode.USAGE)
+
+
+def test_nested_column_cannot_be_partitioned(ws):
+    check(ws, ["create", "db.new", "--schema", "s:struct<a:int>", "--partition-by", "s"], ExitCode.USAGE)
+
+
+@pytest.mark.parametrize("args", [
+    ["--output", "xml", "describe", "db.t"],
+    ["describe", "db.t", "-o", "yaml"],
+    ["--output=csv", "list"],
+])
+def test_bad_output_value(ws, args):
+    line = check(ws, args, ExitCode.USAGE)
+    assert "output" in line.lower()
+
+
+@pytest.mark.parametrize("args", [
+    ["create", "db.new", "--schema", "id:long", "--format-version", "5"],
+    ["create", "db.new", "--schema", "id:long", "--format-version", "0"],
+    ["create", "db.new", "--schema", "id:long", "--format-version", "two"],
+    ["create", "db.new"],  # no --schema
+    ["create", "nonamespace", "--schema", "id:long"],
+    ["create", "db.new", "--schema", "id:long", "--property", "novalue"],
+    ["create", "db.new", "--schema", "id:long", "--property", "=v"],
+    ["create", "db.new", "--schema", "v:variant", "--format-version", "2"],
+    ["files", "db.t", "--content", "bogus"],
+    ["files", "db.t", "--snapshot", "notanumber"],
+    ["files", "db.t", "--snapshot", "1", "--ref", "main"],
+    ["snapshots", "db.t", "--limit", "-1"],
+    ["snapshots", "db.t", "--since", "last tuesday"],
+    ["describe"],
+    ["describe", "db.t", "extra"],
+    ["nosuchcommand"],
+    ["describe", "db.t", "--nosuchoption"],
+])
+def test_usage_errors(ws, args):
+    check(ws, args, ExitCode.USAGE)
+
+
+def test_table_already_exists(ws):
+    check(ws, ["create", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, contains="db.t")
+
+
+def test_v4_in_a_file_system_catalog(ws, tmp_path):
+    fs_warehouse = tmp_path / "fswh"
+    fs_warehouse.mkdir()
+    check(ws, ["--warehouse", str(fs_warehouse), "create", "db.v4", "--schema", "id:long", "--format-version", "4"],
+          ExitCode.UNSUPPORTED, catalog=False)
+
+
+def test_bad_create_in_an_empty_folder_writes_nothing(tmp_path, monkeypatch):
+    """No catalog database, no folders: a create that fails on its arguments leaves none behind."""
+    from icectl.cli.context import Env
+    from icectl.cli.main import run
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    for args in (["create", "db.t", "--schema", "id:lng"], ["create", "db.t", "--schema", "id:long", "-p", "day(id)"],
+                 ["create", "db.t", "--schema", "id:long", "--sort-by", "nope"]):
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+        code = run(["--uri", f"sqlite:///{tmp_path}/cat/catalog.db", "--warehouse", str(tmp_path / "wh"), *args], env)
+        assert_one_error(code, env.stdout.getvalue(), env.stderr.getvalue(), ExitCode.USAGE)
+        assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
+
+
+# -- JSON errors ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,expected,kind", [
+    (["-o", "json", "describe", "db.nope"], ExitCode.NOT_FOUND, "NoSuchTableError"),
+    (["describe", "db.nope", "--output", "json"], ExitCode.NOT_FOUND, "NoSuchTableError"),
+    (["-o", "json", "create", "db.new", "--schema", "id:lng"], ExitCode.USAGE, "UsageError"),
+    (["-o", "json", "files", "db.t", "--content", "bogus"], ExitCode.USAGE, "UsageError"),
+    (["-o", "json", "create", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, "AlreadyExistsError"),
+])
+def test_json_errors_go_to_stderr(ws, args, expected, kind):
+    before = ws.listing()
+    code, out, err = ws.run(*args)
+    assert code == int(expected)
+    assert out == ""
+    assert err.endswith("\n") and len(err.splitlines()) == 1
+    obj = json.loads(err)
+    assert set(obj) == {"error"}
+    assert set(obj["error"]) == {"type", "message", "hint", "exit_code"}
+    assert obj["error"]["exit_code"] == int(expected)
+    assert obj["error"]["type"] == kind
+    assert obj["error"]["message"] and not obj["error"]["message"].startswith("icectl:")
+    assert ws.listing() == before
+
+
+def test_json_error_for_invalid_metadata(ws):
+    doc = _metadata_doc(ws)
+    doc["format-version"] = 5
+    path = _write(ws.root / "future" / "metadata" / "v1.metadata.json", json.dumps(doc))
+    code, out, err = ws.run("-o", "json", "describe", path)
+    assert code == int(ExitCode.INVALID_METADATA) and out == ""
+    obj = json.loads(err)["error"]
+    assert obj["type"] == "UnsupportedFormatVersionError" and "5" in obj["message"] and obj["hint"]
+
+
+def test_json_usage_error_from_click(ws):
+    code, out, err = ws.run("-o", "json", "files", "db.t", "--snapshot", "x")
+    assert code == int(ExitCode.USAGE) and out == ""
+    obj = json.loads(err)["error"]
+    assert obj["exit_code"] == int(ExitCode.USAGE) and "--snapshot" in obj["message"]
