@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rollback snapshots tag'
+            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rewrite-deletes rollback snapshots tag'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -103,6 +103,12 @@ __icectl_spec() {
             valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
             numopts=''
             ;;
+        'rewrite-deletes')
+            subcmds=''
+            opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--branch --catalog --master --output --template --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rollback')
             subcmds=''
             opts='--branch --catalog --dry-run --help --output --set-current --to-snapshot --to-timestamp --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -174,6 +180,8 @@ __icectl_choices() {
         'remove-orphans|--output') echo 'json table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json table' ;;
+        'rewrite-deletes|--output') echo 'json table' ;;
+        'rewrite-deletes|-o') echo 'json table' ;;
         'rollback|--output') echo 'json table' ;;
         'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rollback' 'snapshots' 'tag'
+            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -48,6 +48,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'remove-orphans'
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
+        case 'rewrite-deletes'
+            printf '%s\n' -- '--branch' '--catalog' '--master' '--output' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'rollback'
             printf '%s\n' -- '--branch' '--catalog' '--output' '--set-current' '--to-snapshot' '--to-timestamp' '--uri' '--warehouse' '-c' '-o'
         case 'snapshots'
@@ -114,6 +116,7 @@ complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content file
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
+complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
 complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
@@ -230,6 +233,15 @@ complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only 
 complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force'
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl rewrite-deletes
+complete -c icectl -n '__icectl_at rewrite-deletes' -l apply-equality-deletes -d 'Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l branch -r -d 'Branch to rewrite'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l dry-run -d 'Show what would change; commit nothing'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l master -r -d 'Spark master for --apply-equality-deletes'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l template -r -d 'spark-submit job template for --apply-equality-deletes'
+complete -c icectl -n '__icectl_at rewrite-deletes' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rollback
 complete -c icectl -n '__icectl_at rollback' -l branch -r -d 'Branch to move'

@@ -32,6 +32,7 @@ _icectl() {
                 list) _icectl__list && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
+                rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
@@ -55,6 +56,7 @@ _icectl_commands() {
         'list:List namespaces and tables in the catalog'
         'refs:List branches and tags with their retention'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
+        'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
@@ -330,6 +332,24 @@ _icectl__remove_orphans() {
         '--older-than=[Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force]:older_than:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__rewrite_deletes] )) ||
+_icectl__rewrite_deletes() {
+    _arguments -s -S \
+        '--apply-equality-deletes[Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed]' \
+        '--branch=[Branch to rewrite]:branch:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show what would change; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--master=[Spark master for --apply-equality-deletes]:master:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
         '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

@@ -52,13 +52,14 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import compact, describe, expire, files, orphans, refs, snapshots, tables
+    from icectl.cli import compact, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
 
     tables.register(app)
     expire.register(app)
     refs.register(app)
     orphans.register(app)
     compact.register(app)
+    rewrite_deletes.register(app)
     describe.register(app)
     snapshots.register(app)
     files.register(app)

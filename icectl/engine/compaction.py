@@ -48,6 +48,7 @@ class CompactOptions:
     strategy: str = "binpack"
     sort_by: str | None = None
     branch: str = MAIN_BRANCH
+    only_equality_deleted: bool = False  # rewrite-deletes --apply-equality-deletes
 
 
 @dataclass
@@ -150,6 +151,9 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     predicate = compile_where(table, opts.where) if opts.where else None
     if predicate is not None:
         tasks = [t for t in tasks if predicate(t.file)]
+    if opts.only_equality_deleted:
+        tasks = [t for t in tasks if any(d.file.content == FileContent.EQUALITY_DELETES for d in t.deletes)]
+        opts = CompactOptions(**{**opts.__dict__, "rewrite_all": True})
     by_partition: dict[tuple, list[FileScanTask]] = {}
     for t in tasks:
         # Files of older specs are grouped together (as Java's groupByPartition does).

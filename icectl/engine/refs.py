@@ -39,7 +39,12 @@ def _snapshot(md: TableMetadata, snapshot_id: int) -> Snapshot:
 
 def set_branch_snapshot(md: TableMetadata, branch: str, snapshot_id: int, *, now_ms: int | None = None) -> TableMetadata:
     """Point a branch at a snapshot, keeping its retention; moving ``main`` also moves
-    ``current-snapshot-id`` and appends to the snapshot log (as TableMetadata.Builder does)."""
+    ``current-snapshot-id`` and appends to the snapshot log (as TableMetadata.Builder does).
+    A branch already at the snapshot is a no-op (no duplicate snapshot-log entry), as in Java."""
+    current = md.all_refs.get(branch)
+    if current is not None and current.is_branch and current.snapshot_id == snapshot_id and (
+            branch != MAIN_BRANCH or md.current_snapshot_id == snapshot_id):
+        return md
     now = max(now_ms or _now(), md.last_updated_ms)
     refs = dict(md.refs)
     old = refs.get(branch)

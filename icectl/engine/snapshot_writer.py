@@ -45,6 +45,7 @@ class SnapshotChange:
     # A rewrite keeps the starting snapshot's data sequence number for the files it adds, so
     # deletes committed meanwhile still apply to them (Java's useStartingSequenceNumber).
     added_data_sequence_number: int | None = None
+    added_sequence_numbers: dict[str, int] = field(default_factory=dict)  # per added path, overrides the above
 
 
 def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> list[FieldSummary]:
@@ -179,7 +180,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
     ts = timestamp_ms or int(time.time() * 1000)
     ts = max(ts, md.last_updated_ms)
 
-    removed_paths = {f.file_path for _, f in change.removed}
+    # Deletion vectors share Puffin files: an entry is its path and its blob offset.
+    removed_paths = {(f.file_path, f.content_offset) for _, f in change.removed}
     manifests: list[ManifestFile] = []
     # New manifests first (as Iceberg Java orders them), one per spec and content.
     groups: dict[tuple[int, ManifestContent], list[ManifestEntry]] = {}
@@ -190,7 +192,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
             ManifestEntry(EntryStatus.ADDED, snapshot_id, seq if v >= 2 else None, seq if v >= 2 else None, f))
     for (spec_id, content), entries in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         for e in entries:  # inherited on read (spec: "Sequence Number Inheritance")
-            e.sequence_number = change.added_data_sequence_number if v >= 2 else None
+            e.sequence_number = change.added_sequence_numbers.get(
+                e.data_file.file_path, change.added_data_sequence_number) if v >= 2 else None
             e.file_sequence_number = None
         manifests.append(_write_manifest(table, entries, spec_id, content, snapshot_id, sequence_number))
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
@@ -200,12 +203,12 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
                 manifests.append(m)
                 continue
             entries = table.read_entries(m, live_only=True)
-            if not any(e.data_file.file_path in removed_paths for e in entries):
+            if not any((e.data_file.file_path, e.data_file.content_offset) in removed_paths for e in entries):
                 manifests.append(m)
                 continue
             rewritten = []
             for e in entries:
-                if e.data_file.file_path in removed_paths:
+                if (e.data_file.file_path, e.data_file.content_offset) in removed_paths:
                     rewritten.append(ManifestEntry(EntryStatus.DELETED, snapshot_id, e.sequence_number,
                                                    e.file_sequence_number, e.data_file))
                 else:

@@ -175,6 +175,10 @@ def test_bad_schema(ws, schema):
     check(ws, ["create", "db.new", "--schema", schema], ExitCode.USAGE)
 
 
+def test_bad_decimal_says_why(ws):
+    check(ws, ["create", "db.new", "--schema", "x:decimal(39,2)"], ExitCode.USAGE, contains="precision")
+
+
 def test_bad_schema_json_file(ws):
     path = _write(ws.root / "schema.json", "{\"type\": \"struct\", \"fields\": [{\"id\": 1}]}")
     check(ws, ["create", "db.new", "--schema", path], ExitCode.USAGE, contains=path)

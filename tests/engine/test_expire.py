@@ -9,7 +9,6 @@ timestamps, and compare directory listings before and after.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import pathlib
@@ -42,6 +41,7 @@ from icectl.engine.operations import create_table
 from icectl.engine.partitioning import UNPARTITIONED, PartitionSpec
 from icectl.engine.snapshot_writer import SnapshotChange, append_files, build_snapshot
 from icectl.engine.table import Table
+from icectl.engine.types import Schema
 from icectl.errors import NotFoundError, RefusedError, UsageError
 from icectl.io import FileIO
 
@@ -217,6 +217,10 @@ def test_non_ancestor_snapshots_kept_only_while_younger_than_cutoff():
     ids, _, reasons = compute_retention(md, ExpireOptions(now_ms=NOW))
     assert ids == {4, 5, 6, 8}  # 8 is young though its parent 7 is not
     assert reasons[6][0].startswith("not in any branch's history, but younger than the cutoff")
+    # Exactly at the cutoff is kept, as for ancestors (timestamp >= cutoff).
+    md = make_md(CHAIN + [snap(6, NOW - 5 * DAY, 4)], current=5, refs={"main": branch(5)})
+    assert retained_ids(md) == {4, 5, 6}
+    assert retained_ids(md, older_than_ms=NOW - 5 * DAY + 1) == {4, 5}
     # A snapshot in some retained branch's history that is not kept by that branch is not "unreferenced".
     md = make_md(CHAIN + [snap(9, NOW - DAY, 2)], refs={"main": branch(5), "b": branch(9, min_snapshots_to_keep=1)})
     assert 3 not in retained_ids(md)
@@ -248,9 +252,8 @@ def test_explicit_unknown_snapshot_id_is_not_found():
 
 def test_clean_expired_metadata_drops_unused_schemas_and_specs_but_never_current():
     s0 = SCHEMA
-    s1 = parse_compact_schema("id:long!, name:string, x:int").__class__(
-        parse_compact_schema("id:long!, name:string, x:int").fields, 1)
-    s2 = s1.__class__(parse_compact_schema("id:long!, name:string, x:int, y:int").fields, 2)
+    s1 = Schema(parse_compact_schema("id:long!, name:string, x:int").fields, 1)
+    s2 = Schema(parse_compact_schema("id:long!, name:string, x:int, y:int").fields, 2)
     p0 = UNPARTITIONED
     p1 = PartitionSpec(1, parse_partition_spec("id", s0).fields)
     p2 = PartitionSpec(2, parse_partition_spec("bucket(4, id)", s0).fields)
@@ -664,8 +667,7 @@ def test_clean_expired_metadata_keeps_specs_still_used_by_retained_manifests(tmp
     t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", format_version=2)
     t = append_files(t, [data_file(t, "a", [1])], timestamp_ms=T0)
     md = t.metadata
-    s1 = parse_compact_schema("id:long!, name:string, x:int")
-    s1 = s1.__class__(s1.fields, 1)
+    s1 = Schema(parse_compact_schema("id:long!, name:string, x:int").fields, 1)
     spec1 = PartitionSpec(1, parse_partition_spec("id", md.schema).fields)
     t = t.commit(md.replace(schemas=md.schemas + (s1,), current_schema_id=1, last_column_id=3,
                             partition_specs=md.partition_specs + (spec1,), default_spec_id=1,
@@ -711,4 +713,3 @@ def test_expired_metadata_json_roundtrips(tmp_path):
     assert [s["snapshot-id"] for s in doc["snapshots"]] == [h.s3, h.s4]
     assert [e["snapshot-id"] for e in doc["snapshot-log"]] == [h.s3, h.s4]
     assert doc["refs"] == {"main": {"snapshot-id": h.s4, "type": "branch"}}
-    assert io  # keep the import used for readers of this module

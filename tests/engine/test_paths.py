@@ -226,3 +226,31 @@ def test_v4_table_moves_by_changing_its_location(cli, tmp_path):
     code, out, err = cli("files", moved_metadata, "-o", "json")
     assert code == 0, err
     assert [r["file_path"] for r in json.loads(out)] == [f"{new}/data/a.parquet"]
+
+
+@pytest.mark.parametrize("by", [
+    "location",
+    pytest.param("metadata-file", marks=pytest.mark.xfail(strict=True, reason=(
+        "PathCatalog.default_table_location returns the metadata file itself, so a v4 table without "
+        "'location' opened by its metadata file resolves relative paths under '<file>.metadata.json/' "
+        "(icectl/catalog/path.py, reported); the read then fails with NotADirectoryError as an internal "
+        "error (icectl/io FileIO.read, reported)"))),
+])
+def test_v4_without_location_opened_by_path(cli, tmp_path, by):
+    """v4: "location ... becomes optional - the catalog can supply it"; opened by path, the
+    table's folder is the location."""
+    from icectl.engine.manifest import DataFile
+    from icectl.engine.snapshot_writer import append_files
+
+    assert cli("create", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
+    table = _load(cli, "db.t")
+    table = append_files(table, [DataFile(f"{table.location}/data/a.parquet", "parquet", (), 3, 30)])
+    with open(table.metadata_location) as f:
+        doc = json.load(f)
+    del doc["location"]
+    path = os.path.join(table.location, "metadata", "99999-noloc.metadata.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    code, out, err = cli("files", path if by == "metadata-file" else table.location, "-o", "json")
+    assert code == 0, err
+    assert [r["file_path"] for r in json.loads(out)] == [f"{table.location}/data/a.parquet"]
