@@ -136,11 +136,11 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     if opts.strategy not in ("binpack", "sort"):
         raise UsageError("--strategy must be binpack or sort")
     ref = md.all_refs.get(opts.branch)
-    if ref is None:
+    if ref is None and opts.branch != MAIN_BRANCH:  # main of an empty table: nothing to compact
         raise NotFoundError(f"branch {opts.branch!r} does not exist in {table.name}")
-    if not ref.is_branch:
+    if ref is not None and not ref.is_branch:
         raise UsageError(f"{opts.branch!r} is a tag; compaction commits to a branch")
-    snap = md.snapshot_by_id(ref.snapshot_id)
+    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     target, lo, hi = _sizes(md, opts)
     write_max = int(target + (hi - target) * 0.5)
     plan = CompactionPlan(table.name, opts.branch, snap.snapshot_id if snap else None,
