@@ -76,34 +76,41 @@ def script(name: str) -> list[str]:
     return []
 
 
-def run_once(cmd: list[str], env: dict[str, str], stdout) -> tuple[float, int, bytes]:
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
-    el = time.perf_counter() - t0
-    return el, p.returncode, p.stderr
+def run_once(cmd: list[str], env: dict[str, str], stdout) -> tuple[float, float, int, bytes]:
+    """(wall seconds, CPU seconds of the child: user + system, exit code, stderr)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        el = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return el, ru.ru_utime + ru.ru_stime, p.returncode, err.read()
 
 
 def measure(label: str, cmd: list[str], env: dict[str, str], runs: int, warmup: int,
             capture: bool = False) -> dict:
-    times = []
+    times, cpus = [], []
     out = None
     for i in range(warmup + runs):
         if capture:
             with tempfile.TemporaryFile() as fh:
-                el, rc, err = run_once(cmd, env, fh)
+                el, cpu, rc, err = run_once(cmd, env, fh)
                 fh.seek(0)
                 out = fh.read()
         else:
             with open(os.devnull, "wb") as devnull:
-                el, rc, err = run_once(cmd, env, devnull)
+                el, cpu, rc, err = run_once(cmd, env, devnull)
         if rc != 0:
             raise SystemExit(f"{label}: {' '.join(cmd)} failed with exit code {rc}:\n{err.decode(errors='replace')}")
         if i >= warmup:
             times.append(el)
+            cpus.append(cpu)
     med = statistics.median(times)
-    print(f"  {label:<34} median {med:7.3f} s  runs {', '.join(f'{x:.3f}' for x in times)}", file=sys.stderr,
-          flush=True)
-    return {"label": label, "cmd": cmd, "median": med, "runs": times, "stdout": out}
+    cpu_med = statistics.median(cpus)
+    print(f"  {label:<36} median {med:7.3f} s (CPU {cpu_med:7.3f} s)  runs {', '.join(f'{x:.3f}' for x in times)}",
+          file=sys.stderr, flush=True)
+    return {"label": label, "cmd": cmd, "median": med, "cpu": cpu_med, "runs": times, "cpus": cpus, "stdout": out}
 
 
 def versions() -> dict[str, str]:
@@ -151,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     load_before = os.getloadavg()
     # Correctness first (untimed): both read every live file.
     with tempfile.TemporaryFile() as fh:
-        el, rc, err = run_once(icectl + ["-c", cat, "-o", "json", "files", ident], env, fh)
+        el, cpu, rc, err = run_once(icectl + ["-c", cat, "-o", "json", "files", ident], env, fh)
         if rc != 0:
             raise SystemExit(f"icectl files failed: {err.decode(errors='replace')}")
         fh.seek(0)
@@ -251,10 +258,12 @@ def render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load) ->
         f"- generator: {info['generate_seconds']:.1f} s wall ({info['files_written']:,} files, "
         f"{info['bytes_written'] / 1e6:.0f} MB written) on {info['generated_at']}",
         f"- timing: wall clock of the whole command as a subprocess, median of {a.runs} runs after {a.warmup} "
-        f"warm-up; icectl files output (JSON, {n_icectl:,} files) to /dev/null",
+        f"warm-up; CPU = the child's user + system time (median), less sensitive to other load than wall "
+        f"clock, but it adds up threads; icectl files output (JSON, {n_icectl:,} files) to /dev/null",
         "",
-        "| command | icectl (s) | PyIceberg (s) | PyIceberg / icectl | target | met |",
-        "| --- | ---: | ---: | ---: | --- | --- |",
+        "| command | icectl wall (s) | PyIceberg wall (s) | PyIceberg / icectl | target | met | icectl CPU (s) "
+        "| PyIceberg CPU (s) | CPU ratio |",
+        "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     pyi_names = {"--help": "`pyiceberg --help`" if pyiceberg_cli else "",
                  "describe": "load_table + metadata + current_snapshot()",
@@ -273,13 +282,17 @@ def render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load) ->
             target = f">= {r['target']:g}x faster than PyIceberg"
             met = ratio is not None and ratio >= r["target"]
         pyi_label = f" vs {pyi_names[r['name']]}" if r["pyiceberg"] else ""
+        ice_cpu = r["icectl"]["cpu"]
+        pyi_cpu = r["pyiceberg"]["cpu"] if r["pyiceberg"] else None
+        cpu_ratio = f"{pyi_cpu / ice_cpu:.2f}x" if pyi_cpu is not None and ice_cpu > 0 else "n/a"
         lines.append(f"| {ice_names[r['name']]}{pyi_label} | {fmt(ice)} | {fmt(pyi)} | "
-                     f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | {target} | {'yes' if met else '**no**'} |")
+                     f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | {target} | {'yes' if met else '**no**'} | "
+                     f"{fmt(ice_cpu)} | {fmt(pyi_cpu)} | {cpu_ratio} |")
     if extra:
         lines += ["", "Reference (the interpreter's start-up floor, and PyIceberg alone):", "",
-                  "| command | seconds |", "| --- | ---: |"]
+                  "| command | wall (s) | CPU (s) |", "| --- | ---: | ---: |"]
         for e in extra:
-            lines.append(f"| {e['label']} | {fmt(e['median'])} |")
+            lines.append(f"| {e['label']} | {fmt(e['median'])} | {fmt(e['cpu'])} |")
     if profile_text:
         lines += ["", "cProfile of `icectl -o json files` (top 20 by own time):", "", "```",
                   profile_text.strip(), "```"]

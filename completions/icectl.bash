@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rewrite-deletes rollback snapshots tag'
+            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rewrite-deletes rollback snapshots tag validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -139,6 +139,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'validate')
+            subcmds=''
+            opts='--all-snapshots --catalog --deep --help --no-bounds --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         *)
             subcmds='' opts='' valopts='' numopts=''
             ;;
@@ -192,6 +198,8 @@ __icectl_choices() {
         'tag drop|-o') echo 'json table' ;;
         'tag|--output') echo 'json table' ;;
         'tag|-o') echo 'json table' ;;
+        'validate|--output') echo 'json table' ;;
+        'validate|-o') echo 'json table' ;;
         '|--output') echo 'json table' ;;
         '|-o') echo 'json table' ;;
     esac

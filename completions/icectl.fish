@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag'
+            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -59,6 +59,8 @@ function __icectl_value_options
         case 'tag create'
             printf '%s\n' -- '--catalog' '--max-ref-age' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
         case 'tag drop'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'validate'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
     end
 end
@@ -120,6 +122,7 @@ complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position d
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
 complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
+complete -c icectl -n '__icectl_at' -f -a 'validate' -d 'Check every layer of a table against the rules of its format version; exit 8 on errors'
 complete -c icectl -n '__icectl_at' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at' -l install-completion -d 'Install completion for the current shell'
 complete -c icectl -n '__icectl_at' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation'
@@ -275,3 +278,9 @@ complete -c icectl -n '__icectl_at tag create' -l yes -s y -d 'Do not ask for co
 complete -c icectl -n '__icectl_at tag drop' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at tag drop' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at tag drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl validate
+complete -c icectl -n '__icectl_at validate' -l all-snapshots -d 'Check every snapshot, not only the heads of the branches and tags and the current snapshot'
+complete -c icectl -n '__icectl_at validate' -l deep -d 'Also check the files: existence and sizes, Parquet row counts, Puffin footers and deletion vector CRCs and cardinalities, summary totals'
+complete -c icectl -n '__icectl_at validate' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at validate' -l no-bounds -d 'Skip the lower/upper bound checks (faster)'

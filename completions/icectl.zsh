@@ -36,6 +36,7 @@ _icectl() {
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
+                validate) _icectl__validate && ret=0 ;;
             esac
             ;;
     esac
@@ -60,6 +61,7 @@ _icectl_commands() {
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
+        'validate:Check every layer of a table against the rules of its format version; exit 8 on errors'
     )
     _describe -t commands 'icectl command' commands
 }
@@ -456,6 +458,21 @@ _icectl__tag__drop() {
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
+}
+
+(( $+functions[_icectl__validate] )) ||
+_icectl__validate() {
+    _arguments -s -S \
+        '--all-snapshots[Check every snapshot, not only the heads of the branches and tags and the current snapshot]' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--deep[Also check the files\: existence and sizes, Parquet row counts, Puffin footers and deletion vector CRCs and cardinalities, summary totals]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--no-bounds[Skip the lower/upper bound checks (faster)]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ':table:_files'
 }
 
 if [[ "$funcstack[1]" == "_icectl" ]]; then

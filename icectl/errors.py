@@ -88,3 +88,9 @@ class ExternalCommandError(IcectlError):
     """An external program (spark-submit, java) failed."""
 
     exit_code = ExitCode.EXTERNAL
+
+
+class ValidationFailedError(IcectlError):
+    """``validate`` found errors (the report itself went to stdout)."""
+
+    exit_code = ExitCode.VALIDATION_FAILED

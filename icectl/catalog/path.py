@@ -62,7 +62,12 @@ class PathCatalog(Catalog):
         return best.path
 
     def default_table_location(self, ident: Identifier) -> str:
-        return self.target
+        """The table folder: for a metadata file, the folder above its ``metadata/`` folder."""
+        t = self.target
+        if _METADATA.match(t):
+            folder = t.rsplit("/", 1)[0]
+            return folder[: -len("/metadata")] if folder.endswith("/metadata") else folder
+        return t
 
     def create_table(self, ident, *, table_location, metadata, format_version):  # type: ignore[override]
         raise UnsupportedError("a table opened by path is read-only: use a catalog to change it")

@@ -51,19 +51,34 @@ class SqlCatalog(Catalog):
         self.warehouse = warehouse.rstrip("/") if warehouse else None
         self.io = io
         self._lock = threading.Lock()
+        self._conn: Any = None
+        self._param = "?"
+        self._sqlite: str | None = None
+        self._has_type_column = True
         if uri.startswith(("postgresql", "jdbc:postgresql", "postgres")):
             self._conn, self._param = _postgres_connect(uri), "%s"
+            self._init_schema()
         else:
-            path = sqlite_path(uri)
-            if path != ":memory:":
-                if not create and not os.path.exists(path):
-                    raise NoSuchTableError(f"SQL catalog database {path} does not exist")
-                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            # isolation_level=None: we issue our own statements; each runs in its own transaction.
-            self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-            self._param = "?"
-        self._has_type_column = True
+            self._sqlite = sqlite_path(uri)
+            if not create and self._sqlite != ":memory:" and not os.path.exists(self._sqlite):
+                raise NoSuchTableError(f"SQL catalog database {self._sqlite} does not exist")
+            if self._sqlite == ":memory:" or os.path.exists(self._sqlite):
+                self._ready(write=True)
+
+    def _ready(self, *, write: bool) -> bool:
+        """Connect on first use. A SQLite file that does not exist yet is created only by a write,
+        so reading a missing table in an empty folder leaves nothing behind."""
+        if self._conn is not None:
+            return True
+        path = self._sqlite or ":memory:"
+        if path != ":memory:" and not os.path.exists(path):
+            if not write:
+                return False
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        # isolation_level=None: we issue our own statements; each runs in its own transaction.
+        self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self._init_schema()
+        return True
 
     def _init_schema(self) -> None:
         cur = self._conn.cursor()
@@ -105,6 +120,8 @@ class SqlCatalog(Catalog):
         return join(self.warehouse, *ident)
 
     def load_metadata_location(self, ident: Identifier) -> str:
+        if not self._ready(write=False):
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
         row = self._exec(
             "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
             "AND table_name = ?" + self._type_filter(),
@@ -114,6 +131,7 @@ class SqlCatalog(Catalog):
         return row[0]
 
     def create_table(self, ident: Identifier, *, table_location: str, metadata: bytes, format_version: int) -> str:
+        self._ready(write=True)
         if self._exists(ident):
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}")
         self.create_namespace(ident[:-1])
@@ -151,6 +169,7 @@ class SqlCatalog(Catalog):
             raise
 
     def register_table(self, ident: Identifier, metadata_location: str) -> None:
+        self._ready(write=True)
         self.create_namespace(ident[:-1])
         self._insert(ident, metadata_location)
 
@@ -172,6 +191,8 @@ class SqlCatalog(Catalog):
         return location
 
     def drop_table(self, ident: Identifier) -> None:
+        if not self._ready(write=False):
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
         cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
                          (self.name, ".".join(ident[:-1]), ident[-1]))
         if cur.rowcount != 1:
@@ -179,6 +200,7 @@ class SqlCatalog(Catalog):
 
     # -- namespaces ---------------------------------------------------------------------------
     def create_namespace(self, namespace: Identifier) -> None:
+        self._ready(write=True)
         ns = ".".join(namespace)
         if not ns:
             raise UsageError("a table needs a namespace")
@@ -193,6 +215,8 @@ class SqlCatalog(Catalog):
                     raise
 
     def list_namespaces(self) -> list[Identifier]:
+        if not self._ready(write=False):
+            return []
         names = {r[0] for r in self._exec("SELECT DISTINCT namespace FROM iceberg_namespace_properties "
                                           "WHERE catalog_name = ?", (self.name,)).fetchall()}
         names |= {r[0] for r in self._exec("SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name = ?",
@@ -200,6 +224,10 @@ class SqlCatalog(Catalog):
         return sorted(tuple(n.split(".")) for n in names if n)
 
     def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
+        if not self._ready(write=False):
+            if namespace is not None:
+                raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
+            return []
         if namespace is None:
             rows = self._exec("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ?"
                               + self._type_filter(), (self.name,)).fetchall()

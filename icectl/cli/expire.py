@@ -44,7 +44,7 @@ def expire(
                            "other tables)", hint="use --no-delete-files to expire metadata only")
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
-        _render(env, plan, None, dry_run=True, explain=explain)
+        _render(env, plan, None, dry_run=dry_run, explain=explain, final=True)
         return
     if not env.json:
         _render(env, plan, None, dry_run=True, explain=explain)
@@ -75,11 +75,11 @@ def expiry_json(plan: Any, result: Any, *, dry_run: bool, explain: bool) -> dict
     return d
 
 
-def _render(env: Env, plan: Any, result: Any, *, dry_run: bool, explain: bool) -> None:
+def _render(env: Env, plan: Any, result: Any, *, dry_run: bool, explain: bool, final: bool = False) -> None:
     from icectl.cli.output import emit_json, fmt_bytes
 
     if env.json:
-        if result is not None or dry_run:
+        if result is not None or dry_run or final:
             emit_json(env, expiry_json(plan, result, dry_run=dry_run, explain=explain))
         return
     from rich.table import Table

@@ -53,6 +53,7 @@ def main(
 
 def _register() -> None:
     from icectl.cli import compact, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
+    from icectl.cli import validate
 
     tables.register(app)
     expire.register(app)
@@ -63,6 +64,7 @@ def _register() -> None:
     describe.register(app)
     snapshots.register(app)
     files.register(app)
+    validate.register(app)
 
 
 _register()

@@ -40,7 +40,7 @@ def remove_orphans(
     t = env.open_table(table)
     plan = plan_orphans(t, older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
     if dry_run or not plan.orphans:
-        _render(env, plan, None, dry_run=True)
+        _render(env, plan, None, dry_run=dry_run)
         return
     if not env.json:
         _render(env, plan, None, dry_run=True)

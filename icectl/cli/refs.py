@@ -46,6 +46,10 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     after = {n: r.snapshot_id for n, r in new.all_refs.items()}
     imp = impact(t, new) if impact else None
     change = RefChange(t.name, action, dry_run, None, before, after, new.current_snapshot_id, imp)
+    if new is t.metadata:  # already so (e.g. set to its own head): nothing to commit, as in Java
+        change.action += ": nothing to change"
+        _render(env, change)
+        return
     if dry_run:
         _render(env, change)
         return
@@ -74,7 +78,8 @@ def _render(env: Env, ch: RefChange, planned: bool = False) -> None:
     for n in names:
         b, a = ch.refs_before.get(n), ch.refs_after.get(n)
         if b != a:
-            c.print(f"  {n}: {b if b is not None else '(none)'} -> {a if a is not None else '(dropped)'}")
+            to = a if a is not None else "(a new snapshot)" if n in ch.refs_after else "(dropped)"
+            c.print(f"  {n}: {b if b is not None else '(none)'} -> {to}")
     if ch.impact is not None:
         i = ch.impact
         c.print(f"  snapshots leaving {i.branch}'s history: {len(i.leaving_history)}"
@@ -134,34 +139,33 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
+    from icectl.cli.confirm import confirm
     from icectl.engine import refs
+    from icectl.engine.table import commit_with_retry
 
     env: Env = ctx.obj
+    t = env.open_table(table)
+    action = f"cherry-pick snapshot {snapshot} onto {branch}"
+    # Plan with every check but without writing: a new snapshot's manifests are written only by
+    # the commit, so a dry run or a refusal leaves no files behind (and --yes writes them once).
+    preview = refs.cherry_pick(t, snapshot, branch=branch, validate_only=True)
+    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
+    after: dict[str, Any] = dict(before)
+    after[branch] = preview.all_refs[branch].snapshot_id if preview is not None else None
+    current = preview.current_snapshot_id if preview is not None else (
+        None if branch == "main" else t.metadata.current_snapshot_id)
+    change = RefChange(t.name, action, dry_run, None, before, after, current)
     if dry_run:
-        # Planning a cherry-pick writes manifests; a dry run only validates and shows the impact.
-        t = env.open_table(table)
-        _validate_pick(t, snapshot, branch)
-        _render(env, RefChange(t.name, f"cherry-pick snapshot {snapshot} onto {branch}", True, None,
-                               {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}, {}, t.metadata.current_snapshot_id))
+        _render(env, change)
         return
-    _apply(env, table, f"cherry-pick snapshot {snapshot} onto {branch}",
-           lambda t: refs.cherry_pick(t, snapshot, branch=branch), yes=yes, dry_run=False)
-
-
-def _validate_pick(t: Any, snapshot: int, branch: str) -> None:
-    from icectl.engine import refs
-
-    md = t.metadata
-    s = md.snapshot_by_id(snapshot)
-    if s is None:
-        from icectl.errors import NotFoundError
-
-        raise NotFoundError(f"snapshot {snapshot} does not exist")
-    head = md.all_refs.get(branch)
-    if head is not None and refs.is_ancestor(md, head.snapshot_id, snapshot):
-        from icectl.errors import UsageError
-
-        raise UsageError(f"cannot cherry-pick snapshot {snapshot}: already an ancestor of {branch}")
+    if not env.json:
+        _render(env, change, planned=True)
+    confirm(env, f"{action}?", yes=yes)
+    committed = commit_with_retry(t, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch))
+    change.metadata_location = committed.metadata_location
+    change.refs_after = {n: r.snapshot_id for n, r in committed.metadata.all_refs.items()}
+    change.current_snapshot_id = committed.metadata.current_snapshot_id
+    _render(env, change)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:

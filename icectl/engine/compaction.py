@@ -24,7 +24,7 @@ from typing import Any
 
 from icectl.engine.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
 from icectl.engine.metadata import MAIN_BRANCH, TableMetadata
-from icectl.engine.scan import FileScanTask, delete_applies, plan_files
+from icectl.engine.scan import FileScanTask, delete_applies, plan_files, referenced_data_file
 from icectl.engine.table import Table
 from icectl.errors import CommitConflictError, NotFoundError, UsageError
 from icectl.io import join
@@ -126,8 +126,7 @@ def _too_many_deletes(t: FileScanTask, opts: CompactOptions) -> bool:
 def _too_high_delete_ratio(t: FileScanTask, opts: CompactOptions) -> bool:
     if not t.deletes or not t.file.record_count:
         return False
-    scoped = sum(d.file.record_count for d in t.deletes
-                 if d.file.referenced_data_file is not None and d.file.content == FileContent.POSITION_DELETES)
+    scoped = sum(d.file.record_count for d in t.deletes if referenced_data_file(d.file) is not None)
     return min(scoped, t.file.record_count) / t.file.record_count >= opts.delete_ratio_threshold
 
 
@@ -226,7 +225,7 @@ def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
 
 # -- --where on partition source columns ----------------------------------------------------------
 
-_CMP = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|!=|=|==|<|>)\s*(.+?)\s*$")
+_CMP = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|!=|==|=|<|>)\s*(.+?)\s*$")
 
 
 def compile_where(table: Table, text: str):
@@ -399,6 +398,9 @@ def output_data_files(table: Table, group: FileGroup, files: list[dict[str, Any]
     md = table.metadata
     first = group.tasks[0].file
     spec_id, partition = (first.spec_id, first.partition)
+    if group.partition_key == ("older-specs",):
+        # rewritten into the current spec; an unpartitioned one has no partition values to report
+        spec_id, partition = md.default_spec_id, ()
     out = []
     for f in files:
         if f.get("partition") is not None:

@@ -70,9 +70,14 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
     try:
         try:
             submit.run_command(argv, template, log_file=result.log_file)
-        finally:
+        except ExternalCommandError:
             report = _read_result(result_file)
             written = [f["path"] for f in report.get("files", [])]
+            if report.get("error"):  # the job's own reason says more than spark-submit's exit code
+                raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})") from None
+            raise
+        report = _read_result(result_file)
+        written = [f["path"] for f in report.get("files", [])]
         if report.get("error"):
             raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})")
         by_group: dict[int, list[dict[str, Any]]] = {}

@@ -151,37 +151,45 @@ PUBLISHED_WAP_ID = "published-wap-id"
 WAP_ID = "wap.id"
 
 
-def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
+                validate_only: bool = False) -> TableMetadata | None:
     """Apply a snapshot's changes to a branch as Iceberg Java's CherryPickOperation does: a
     snapshot whose parent is the branch head is fast-forwarded; an append is re-applied as a new
     append; a dynamic overwrite (``replace-partitions=true``) replaces the partitions it wrote.
     The new snapshot's summary names ``source-snapshot-id``; a snapshot already picked (or already
-    in the branch's history, or whose WAP id was already published) is refused."""
+    in the branch's history, or whose WAP id was already published) is refused.
+
+    With ``validate_only``, every check runs but nothing is written: a fast-forward still returns
+    its metadata, a pick that needs a new snapshot returns None."""
     from icectl.engine.snapshot_writer import SnapshotChange, build_snapshot
 
     md = table.metadata
     snap = _snapshot(md, snapshot_id)
     head = md.all_refs.get(branch)
     head_id = head.snapshot_id if head else None
+    op = snap.operation
+    # Boolean.parseBoolean, as PropertyUtil.propertyAsBoolean: case-insensitive "true".
+    dynamic = op == "overwrite" and snap.summary.get("replace-partitions", "").lower() == "true"
+    ancestors = md.ancestors_of(head_id) if head_id is not None else []
+    wap_id = snap.summary.get(WAP_ID)
+    if wap_id and (op == "append" or dynamic):
+        # WapUtil.validateWapPublish runs for appends and dynamic overwrites before Java decides
+        # on a fast-forward; an ancestor publishes a WAP id by carrying it as wap.id (a
+        # fast-forwarded staged snapshot) or as published-wap-id (a re-applied one).
+        for a in ancestors:
+            if wap_id in (a.summary.get(WAP_ID), a.summary.get(PUBLISHED_WAP_ID)):
+                raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: WAP id {wap_id} was already published "
+                                 f"by snapshot {a.snapshot_id}")
     if snap.parent_snapshot_id == head_id:
         return set_branch_snapshot(md, branch, snapshot_id)  # a fast-forward, whatever the operation
-    op = snap.operation
-    dynamic = op == "overwrite" and snap.summary.get("replace-partitions") == "true"
     if op != "append" and not dynamic:
         raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: not append, dynamic overwrite, or "
                          f"fast-forward (its operation is {op})")
-    ancestors = md.ancestors_of(head_id) if head_id is not None else []
     if any(a.snapshot_id == snapshot_id for a in ancestors):
         raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: already an ancestor of {branch}")
     for a in ancestors:
         if a.summary.get(SOURCE_SNAPSHOT_ID) == str(snapshot_id):
             raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: already picked to create ancestor {a.snapshot_id}")
-    wap_id = snap.summary.get(WAP_ID)
-    if wap_id:
-        for a in ancestors:
-            if a.summary.get(PUBLISHED_WAP_ID) == wap_id:
-                raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: WAP id {wap_id} was already published "
-                                 f"by snapshot {a.snapshot_id}")
     if dynamic and snap.parent_snapshot_id is not None and (
             head_id is None or not is_ancestor(md, head_id, snap.parent_snapshot_id)):
         raise CommitConflictError(f"cannot cherry-pick overwrite snapshot {snapshot_id}: it is not based on an "
@@ -208,6 +216,8 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) ->
                     raise CommitConflictError(f"cannot cherry-pick snapshot {snapshot_id}: {e.data_file.file_path} "
                                               f"was added to a partition it replaces")
         removed = [(live[p], live[p].data_file) for p in sorted(gone)]
+    if validate_only:
+        return None
     extra = {SOURCE_SNAPSHOT_ID: str(snapshot_id)}
     if wap_id:
         extra[PUBLISHED_WAP_ID] = wap_id

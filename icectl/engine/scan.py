@@ -16,6 +16,26 @@ from icectl.engine.manifest import DataFile, FileContent, ManifestContent, Manif
 from icectl.engine.metadata import Snapshot
 from icectl.engine.table import Table
 
+DELETE_FILE_PATH_ID = 2147483546  # file_path of position delete files
+
+
+def referenced_data_file(f: DataFile) -> str | None:
+    """The one data file a position delete file or DV can apply to, or None (Iceberg Java's
+    ContentFileUtil.referencedDataFile): ``referenced_data_file``, else equal lower and upper
+    bounds on ``file_path`` (how Iceberg Java writes a file-scoped v2 position delete file)."""
+    if f.content != FileContent.POSITION_DELETES:
+        return None
+    if f.referenced_data_file:
+        return f.referenced_data_file
+    lo = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
+    hi = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
+    if lo is not None and lo == hi:
+        try:
+            return bytes(lo).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return None
+
 
 @dataclass
 class DeleteRef:
@@ -60,8 +80,11 @@ def plan_files(table: Table, snapshot: Snapshot | None) -> tuple[list[FileScanTa
         return [], []
     data: list[ManifestEntry] = []
     deletes: list[ManifestEntry] = []
-    for e in table.live_entries(snapshot, with_stats=False):
+    for e in table.live_entries(snapshot, with_stats=False, content=ManifestContent.DATA):
         (data if e.data_file.content == FileContent.DATA else deletes).append(e)
+    # Delete files with their bounds: a position delete file's file_path bounds may scope it
+    # to one data file.
+    deletes += list(table.live_entries(snapshot, with_stats=True, content=ManifestContent.DELETES))
     md = table.metadata
     unpartitioned_specs = {s.spec_id for s in md.partition_specs if s.is_unpartitioned}
     dvs: dict[str, list[ManifestEntry]] = {}
@@ -88,7 +111,7 @@ def plan_files(table: Table, snapshot: Snapshot | None) -> tuple[list[FileScanTa
             applied += [DeleteRef(d) for d in file_dvs]
         else:
             for d in pos_by_part.get(_partition_key(table, f), []):
-                ref = d.data_file.referenced_data_file
+                ref = referenced_data_file(d.data_file)
                 if (d.sequence_number or 0) >= seq and (ref is None or ref == f.file_path):
                     applied.append(DeleteRef(d))
         for d in eq_by_part.get(_partition_key(table, f), []) + eq_global:
@@ -103,8 +126,8 @@ def delete_applies(delete: ManifestEntry, data: ManifestEntry, *, unpartitioned_
     (without looking inside the files)."""
     d, f = delete.data_file, data.data_file
     dseq, fseq = delete.sequence_number or 0, data.sequence_number or 0
-    if d.is_deletion_vector or (d.content == FileContent.POSITION_DELETES and d.referenced_data_file):
-        return d.referenced_data_file == f.file_path and dseq >= fseq
+    if d.is_deletion_vector or referenced_data_file(d):
+        return referenced_data_file(d) == f.file_path and dseq >= fseq
     if d.content == FileContent.POSITION_DELETES:
         return (d.spec_id, d.partition) == (f.spec_id, f.partition) and dseq >= fseq
     if d.spec_id in unpartitioned_specs:
@@ -112,4 +135,4 @@ def delete_applies(delete: ManifestEntry, data: ManifestEntry, *, unpartitioned_
     return (d.spec_id, d.partition) == (f.spec_id, f.partition) and dseq > fseq
 
 
-__all__ = ["DeleteRef", "FileScanTask", "ManifestContent", "delete_applies", "plan_files"]
+__all__ = ["DeleteRef", "FileScanTask", "ManifestContent", "delete_applies", "plan_files", "referenced_data_file"]

@@ -4,8 +4,9 @@ every finding, never stopping at the first.
 Layers and where their checks live:
 
 - table metadata, raw JSON and parsed: :mod:`icectl.engine.validate_metadata`;
-- manifest lists and manifests (one lean pass over every entry), and the cross-manifest rules of a
-  snapshot (a live path listed twice, deletion vectors): :mod:`icectl.engine.validate_manifests`;
+- manifest lists and the cross-manifest rules of a snapshot (a live path listed twice, deletion
+  vectors): :mod:`icectl.engine.validate_snapshots`; manifests (one lean pass over every entry,
+  decoded by :mod:`icectl.engine.validate_avro`): :mod:`icectl.engine.validate_manifests`;
 - ``--deep``: the files themselves (existence and size, Parquet row counts, Puffin footers and
   deletion vectors, snapshot summary totals): :mod:`icectl.engine.validate_deep`.
 
@@ -280,7 +281,7 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
                             supports_v4=getattr(catalog, "supports_v4", True))
     if md is not None:
         from icectl.engine.table import Table
-        from icectl.engine.validate_manifests import check_snapshots
+        from icectl.engine.validate_snapshots import check_snapshots
 
         if md.location is None and md.format_version >= 4:
             try:

@@ -127,6 +127,8 @@ class FileIO:
             raise NotFoundError(f"file not found: {path}") from None
         except IsADirectoryError:
             raise NotFoundError(f"is a directory, not a file: {path}") from None
+        except NotADirectoryError:
+            raise NotFoundError(f"file not found (a parent is not a directory): {path}") from None
         except PermissionError:
             raise IcectlError(f"permission denied: {path}") from None
 
@@ -244,7 +246,7 @@ def resolve_path(location: str | None, path: str, format_version: int) -> str:
     if not location:
         raise InvalidMetadataError(f"relative path {path!r} but the table has no location")
     norm = posixpath.normpath(path)
-    if norm.startswith("..") or norm == "." or posixpath.isabs(norm):
+    if norm == ".." or norm.startswith("../") or norm == "." or posixpath.isabs(norm):
         raise InvalidMetadataError(f"relative path {path!r} escapes the table location {location}")
     return location.rstrip("/") + "/" + norm
 
@@ -255,5 +257,8 @@ def relativize_path(location: str | None, path: str, format_version: int) -> str
         return path
     base = location.rstrip("/") + "/"
     if path.startswith(base):
-        return path[len(base):]
+        rel = path[len(base):]
+        # A relative path whose first segment looks like a scheme (part:1/x) would read back as
+        # absolute: store such paths absolute.
+        return path if has_scheme(rel) else rel
     return path

@@ -31,13 +31,22 @@ def main(argv: list[str] | None = None) -> int:
     def run(task):
         from icectl.spark.rewrite import rewrite_task
 
-        return rewrite_task(task, plan_light)
+        # A failed task removes its own files and reports why; the files of the tasks that
+        # succeeded are still reported, so that icectl can remove them when the job failed.
+        try:
+            return rewrite_task(task, plan_light)
+        except Exception as e:
+            return [{"task_error": f"task {task['task_id']}: {type(e).__name__}: {e}"}]
 
     files = []
     error = None
     try:
         if tasks:
-            files = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
+            out = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
+            files = [f for f in out if "task_error" not in f]
+            errors = [f["task_error"] for f in out if "task_error" in f]
+            if errors:
+                error = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
     except Exception as e:  # report, then the caller removes what was written
         error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     finally:

@@ -55,14 +55,21 @@ def load_template(path: str | None = None, *, master: str | None = None) -> JobT
         base.update({k: v for k, v in data.items() if v is not None or k in ("spark_submit", "python")})
         data = base
     t = JobTemplate(**{k: v for k, v in data.items() if k in _KEYS})
-    t.conf = {str(k): str(v) for k, v in (t.conf or {}).items()}
-    t.extra_args = [str(a) for a in (t.extra_args or [])]
-    t.env = {str(k): str(v) for k, v in (t.env or {}).items()}
+    t.conf = {str(k): _str(v) for k, v in (t.conf or {}).items()}
+    t.extra_args = [_str(a) for a in (t.extra_args or [])]
+    t.env = {str(k): _str(v) for k, v in (t.env or {}).items()}
     if master:
         t.master = master
     if t.deploy_mode not in ("client", "cluster"):
         raise UsageError(f"{path}: deploy_mode must be client or cluster, not {t.deploy_mode!r}")
     return t
+
+
+def _str(v: Any) -> str:
+    """A YAML value as Spark reads it: booleans as true/false (YAML's `false` is Python False)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 def default_spark_submit() -> str | None:

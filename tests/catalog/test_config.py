@@ -171,6 +171,10 @@ def test_catalog_named_default_without_configuration_is_the_local_default(home, 
     code, out, err = cli(["--catalog", "default", "list", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["catalog"] == "default"
+    # Reading an empty local default writes nothing; the first create makes the database.
+    assert not (tmp_path / "work" / "warehouse" / "icectl_catalog.db").exists()
+    code, out, err = cli(["--catalog", "default", "create", "db.t", "--schema", "id:long"])
+    assert code == 0, err
     assert (tmp_path / "work" / "warehouse" / "icectl_catalog.db").is_file()
 
 

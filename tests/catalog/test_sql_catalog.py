@@ -79,6 +79,7 @@ def cli_flags(db, wh, tmp_path, monkeypatch):
 # -- layout ------------------------------------------------------------------------------------
 
 def test_table_layout_is_jdbc_catalogs(catalog, db):
+    catalog.create_namespace(("db",))  # the first write creates the database
     con = sqlite3.connect(db)
     cols = [(r[1], r[5]) for r in con.execute("PRAGMA table_info(iceberg_tables)")]  # (name, pk position)
     assert [c for c, _ in cols] == ["catalog_name", "table_namespace", "table_name", "metadata_location",

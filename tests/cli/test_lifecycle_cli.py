@@ -258,12 +258,13 @@ def test_expire_refuses_without_terminal_after_showing_the_plan(h):
 
 def test_expire_asks_on_a_terminal(h):
     before = listing(h.location)
+    expected = h.expected_expiry()
     r = h.cli("expire", "db.t", "--older-than", h.cutoff, stdin="n\n", tty=True)
     assert r.code == ExitCode.REFUSED and "[y/N]" in r.err and "not confirmed" in r.err
     assert listing(h.location) == before
     r = h.cli("expire", "db.t", "--older-than", h.cutoff, stdin="y\n", tty=True)
     assert r.code == 0, r.err
-    assert set(before) - set(listing(h.location)) == h.expected_expiry()
+    assert set(before) - set(listing(h.location)) == expected
 
 
 def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
@@ -275,10 +276,11 @@ def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
         return real(self, path)
 
     monkeypatch.setattr(FileIO, "delete", flaky)
+    expected = h.expected_expiry()
     d = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--yes").json
     assert [f["path"] for f in d["failed_deletes"]] == [h.a.file_path]
     assert set(d["failed_deletes"][0]) == {"path", "error"} and "Permission denied" in d["failed_deletes"][0]["error"]
-    assert {f["path"] for f in d["deleted_files"]} == h.expected_expiry() - {h.a.file_path}
+    assert {f["path"] for f in d["deleted_files"]} == expected - {h.a.file_path}
     assert d["counts"]["deleted_data_files_count"] == 0  # counts what was deleted
     assert os.path.exists(h.a.file_path)
 
@@ -421,26 +423,56 @@ def test_rollback_options(h):
     d = h.ok("-o", "json", "rollback", "db.t", "--to-timestamp", str(h.T0 + 2 * DAY), "--yes").json
     assert d["current_snapshot_id"] == h.s2
     d = h.ok("-o", "json", "rollback", "db.t", "--set-current", h.d1, "--yes").json
-    assert d["current_snapshot_id"] == h.d1 and d["impact"]["joining_history"] == [h.d1]
+    assert d["current_snapshot_id"] == h.d1 and d["impact"]["joining_history"] == [h.d1, h.s3]
     d = h.ok("-o", "json", "rollback", "db.t", "--set-current", h.s4, "--branch", "dev", "--yes").json
     assert d["refs_after"] == {"main": h.d1, "dev": h.s4}
     log = [e.snapshot_id for e in h.load().metadata.snapshot_log]
     assert log[-2:] == [h.s2, h.d1]  # moving dev added nothing
 
 
+def test_setting_a_branch_to_its_own_head_commits_nothing(h):
+    r = h.ok("rollback", "db.t", "--set-current", h.s4)  # no --yes needed: nothing would change
+    assert f"set main to snapshot {h.s4}: nothing to change" in r.out
+    d = h.ok("-o", "json", "rollback", "db.t", "--set-current", h.s4, "--yes").json
+    assert d["metadata_location"] is None and d["refs_after"] == d["refs_before"]
+    assert h.load().metadata_location == h.table.metadata_location
+
+
 def test_cherry_pick_cli(h):
+    before = listing(h.location)
     r = h.ok("cherry-pick", "db.t", h.d1, "--dry-run")
     assert f"cherry-pick snapshot {h.d1} onto main (dry run: nothing committed)" in r.out
+    assert f"main: {h.s4} -> (a new snapshot)" in r.out and "dev:" not in r.out
+    d = h.ok("-o", "json", "cherry-pick", "db.t", h.d1, "--dry-run").json
+    assert set(d) == REF_CHANGE_KEYS and d["refs_after"] == {"main": None, "dev": h.d1} and d["dry_run"] is True
     assert h.load().metadata_location == h.table.metadata_location
+    assert listing(h.location) == before  # planning a pick writes no manifests
     d = h.ok("-o", "json", "cherry-pick", "db.t", h.d1, "--yes").json
     new = d["current_snapshot_id"]
     assert new not in (h.s4, h.d1) and d["refs_after"]["main"] == new
     s = h.load().metadata.snapshot_by_id(new)
     assert s.parent_snapshot_id == h.s4 and s.summary["source-snapshot-id"] == str(h.d1)
-    r = h.cli("cherry-pick", "db.t", h.d1, "--yes")
-    assert r.code == ExitCode.USAGE and "already picked" in r.err
+    # Exactly one new manifest, one manifest list and one metadata file: nothing orphaned.
+    added = sorted(os.path.basename(p) for p in set(listing(h.location)) - set(before))
+    assert len(added) == 3 and added[0].endswith("-m0.avro") and added[1].startswith(f"snap-{new}-")
+    assert added[2].endswith(".metadata.json")
+    for extra in ("--yes", "--dry-run"):
+        r = h.cli("cherry-pick", "db.t", h.d1, extra)
+        assert r.code == ExitCode.USAGE and "already picked" in r.err
     r = h.cli("cherry-pick", "db.t", h.s2, "--dry-run")
     assert r.code == ExitCode.USAGE and "already an ancestor" in r.err
+    assert h.cli("cherry-pick", "db.t", 12345, "--dry-run").code == ExitCode.NOT_FOUND
+
+
+def test_cherry_pick_fast_forward_cli(h):
+    t = h.table.commit(refs.create_ref(h.table.metadata, "ff", ref_type="branch"))
+    t = append_files(t, [h.file("f", [5])], branch="ff", timestamp_ms=h.T0 + 4 * DAY)
+    f1 = t.metadata.refs["ff"].snapshot_id
+    r = h.ok("cherry-pick", "db.t", f1, "--dry-run")
+    assert f"main: {h.s4} -> {f1}" in r.out
+    d = h.ok("-o", "json", "cherry-pick", "db.t", f1, "--yes").json
+    assert d["current_snapshot_id"] == f1 and d["refs_after"]["main"] == f1
+    assert len(h.load().metadata.snapshots) == len(t.metadata.snapshots)
 
 
 def test_branch_and_tag_commands(h):
@@ -486,7 +518,7 @@ MUTATING = {
     "branch-create": lambda h: ["branch", "create", "db.t", "b1"],
     "branch-drop": lambda h: ["branch", "drop", "db.t", "dev"],
     "branch-rename": lambda h: ["branch", "rename", "db.t", "dev", "feature"],
-    "branch-fast-forward": lambda h: ["branch", "fast-forward", "db.t", "dev", "--to", "main"],
+    "branch-fast-forward": lambda h: ["branch", "fast-forward", "db.t", "old", "--to", "main"],
     "branch-retain": lambda h: ["branch", "retain", "db.t", "dev", "--min-snapshots-to-keep", "3"],
     "tag-create": lambda h: ["tag", "create", "db.t", "v1"],
     "tag-drop": lambda h: ["tag", "drop", "db.t", "v0"],
@@ -496,7 +528,8 @@ MUTATING = {
 @pytest.mark.parametrize("output", ["table", "json"])
 @pytest.mark.parametrize("name", sorted(MUTATING))
 def test_mutating_commands_refuse_without_yes_and_terminal(h, name, output):
-    t = h.table.commit(refs.create_ref(h.table.metadata, "v0", ref_type="tag", snapshot_id=h.s1))
+    md = refs.create_ref(h.table.metadata, "v0", ref_type="tag", snapshot_id=h.s1)
+    t = h.table.commit(refs.create_ref(md, "old", ref_type="branch", snapshot_id=h.s1))
     # An old orphan, so that remove-orphans has something to refuse to delete.
     old = time.time() - 10 * 86400
     for d, _, fs in os.walk(h.location):

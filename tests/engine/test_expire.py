@@ -364,7 +364,7 @@ def histories(draw):
     return make_md(snaps, refs=refs, props=props, current=refs["main"].snapshot_id), opts
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_retention_properties(case):
     md, opts = case

@@ -87,8 +87,6 @@ def test_relativize_then_resolve_is_identity(location, parts):
     assert resolve_path("s3://moved/db/t", stored, 4) == "s3://moved/db/t/" + "/".join(parts)
 
 
-@pytest.mark.xfail(strict=True, reason="relativize_path stores 'x:y.parquet', which resolve_path then takes for "
-                                       "a path with URI scheme 'x' (bug in icectl/io, reported)")
 def test_relative_path_that_looks_like_a_scheme():
     location = "s3://bucket/db/table"
     path = location + "/part:1/a.parquet"
@@ -230,11 +228,7 @@ def test_v4_table_moves_by_changing_its_location(cli, tmp_path):
 
 @pytest.mark.parametrize("by", [
     "location",
-    pytest.param("metadata-file", marks=pytest.mark.xfail(strict=True, reason=(
-        "PathCatalog.default_table_location returns the metadata file itself, so a v4 table without "
-        "'location' opened by its metadata file resolves relative paths under '<file>.metadata.json/' "
-        "(icectl/catalog/path.py, reported); the read then fails with NotADirectoryError as an internal "
-        "error (icectl/io FileIO.read, reported)"))),
+    "metadata-file",
 ])
 def test_v4_without_location_opened_by_path(cli, tmp_path, by):
     """v4: "location ... becomes optional - the catalog can supply it"; opened by path, the

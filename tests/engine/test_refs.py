@@ -377,3 +377,47 @@ def test_cherry_pick_onto_another_branch(repo):
     assert dev.parent_snapshot_id == repo.d1 and dev.summary[refs.SOURCE_SNAPSHOT_ID] == str(repo.s3)
     assert t.metadata.current_snapshot_id == repo.s3  # main is untouched
     assert live_names(t, dev.snapshot_id) == ["a", "b", "c", "e"]
+
+
+def _stage(repo: Repo, name: str, wap_id: str, parent_branch_at: int, ts: int) -> int:
+    """A staged WAP append on its own branch, created at ``parent_branch_at``."""
+    t = repo.commit(lambda t: refs.create_ref(t.metadata, name, ref_type="branch", snapshot_id=parent_branch_at))
+    t = t.commit(build_snapshot(t, SnapshotChange("append", added=[repo.file(t, name, [ts % 1000])],
+                                                  extra_summary={"wap.id": wap_id}), branch=name, timestamp_ms=ts))
+    repo.table = t
+    return t.metadata.refs[name].snapshot_id
+
+
+def test_wap_id_published_by_a_fast_forward_blocks_a_second_publish(repo):
+    """WapUtil.isWapIdPublished: an ancestor's own wap.id (a fast-forwarded staged snapshot)
+    counts as published, not only published-wap-id."""
+    w1 = _stage(repo, "stage1", "job-2", repo.s3, repo.T0 + 6 * HOUR)
+    t = repo.commit(lambda t: refs.cherry_pick(t, w1))
+    assert t.metadata.current_snapshot_id == w1  # fast-forward: w1 keeps wap.id, gains nothing
+    assert refs.PUBLISHED_WAP_ID not in t.metadata.current_snapshot.summary
+    w2 = _stage(repo, "stage2", "job-2", repo.s1, repo.T0 + 7 * HOUR)
+    with pytest.raises(UsageError, match="WAP id job-2 was already published"):
+        refs.cherry_pick(repo.table, w2)
+
+
+def test_wap_check_runs_before_a_fast_forward(repo):
+    """CherryPickOperation.cherrypick validates the WAP id of an append before it considers a
+    fast-forward."""
+    w1 = _stage(repo, "stage1", "job-3", repo.s1, repo.T0 + 6 * HOUR)
+    t = repo.commit(lambda t: refs.cherry_pick(t, w1))
+    assert t.metadata.current_snapshot.summary[refs.PUBLISHED_WAP_ID] == "job-3"
+    w2 = _stage(repo, "stage2", "job-3", t.metadata.current_snapshot_id, repo.T0 + 7 * HOUR)
+    with pytest.raises(UsageError, match="WAP id job-3 was already published"):
+        refs.cherry_pick(repo.table, w2)
+    # Without a WAP id the same shape is a plain fast-forward.
+    w3 = _stage(repo, "stage3", "job-4", repo.table.metadata.current_snapshot_id, repo.T0 + 8 * HOUR)
+    assert refs.cherry_pick(repo.table, w3).current_snapshot_id == w3
+
+
+def test_validate_only_writes_nothing(repo):
+    mdir = os.path.join(repo.table.location, "metadata")
+    before = sorted(os.listdir(mdir))
+    assert refs.cherry_pick(repo.table, repo.d1, validate_only=True) is None
+    assert sorted(os.listdir(mdir)) == before
+    with pytest.raises(UsageError, match="already an ancestor"):
+        refs.cherry_pick(repo.table, repo.s2, validate_only=True)

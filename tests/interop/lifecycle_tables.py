@@ -301,7 +301,18 @@ def reachable_paths(spark, name: str, location: str | None = None) -> set[str]:
 
 
 def missing_reachable(spark, name: str, location: str | None = None) -> list[str]:
-    return sorted(p for p in reachable_paths(spark, name, location) if not os.path.exists(p))
+    """Files the table reaches that do not exist. Manifest lists are checked first (Spark fails
+    to list the rest when one is gone); a Spark failure is reported as one "<...>" entry."""
+    lists = {norm(r[0]) for r in spark.sql(f"SELECT manifest_list FROM {name}.snapshots").collect()}
+    missing = sorted(p for p in lists if not os.path.exists(p))
+    if missing:
+        return missing
+    try:
+        paths = reachable_paths(spark, name, location)
+    except Exception as e:  # a manifest is gone
+        lines = [ln for ln in str(e).splitlines() if "Exception" in ln] or str(e).splitlines()
+        return [f"<Spark cannot list the table's files: {lines[0][:400]}>"]
+    return sorted(p for p in paths if not os.path.exists(p))
 
 
 def spark_refs(spark, name: str) -> dict[str, int]:

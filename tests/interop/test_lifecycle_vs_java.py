@@ -107,6 +107,19 @@ def _ref_retention(spark, t):
        .setMaxSnapshotAgeMs("b_long", 7 * L.DAY_MS).setMinSnapshotsToKeep("b_long", 1).commit())
 
 
+def _remove_delete_files(spark, t):
+    """No ref keeps old snapshots, and a RowDelta (Java API) removes every position and equality
+    delete file from main: once the old snapshots expire, the delete files are unreachable."""
+    spark.sql(f"ALTER TABLE {t.name} DROP TAG t_keep")
+    spark.sql(f"ALTER TABLE {t.name} DROP BRANCH b")
+    jt = L._jt(spark, t.name)
+    rd = jt.newRowDelta()
+    for label in ("s3", "s4"):
+        for f in jt.snapshot(t.snap[label]).addedDeleteFiles(jt.io()):
+            rd = rd.removeDeletes(f)
+    rd.commit()
+
+
 def _table_defaults(spark, t):
     """Retention from table properties only: every snapshot is past max-snapshot-age, branches
     keep 3, refs without their own max-ref-age expire (tag t_plain)."""
@@ -183,6 +196,11 @@ V2_CASES = [
          ice=lambda t: ["--older-than", str(t.ts["w3"] + 1), "--clean-expired-metadata"],
          java=lambda t: {"older_than_ms": t.ts["w3"] + 1, "clean_expired_metadata": True},
          expect=expect_expired("b1", "b2", "b3", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "w1", "w2", "w3", deleted_contains=(".stats", "metadata/partition-stats"))),
+    # position and equality delete files that no retained snapshot reaches are deleted
+    Case("v2-delete-files-removed", prepare=_remove_delete_files,
+         ice=lambda t: ["--older-than", str(t.ts["w3"] + 1)], java=lambda t: {"older_than_ms": t.ts["w3"] + 1},
+         expect=expect_expired("b1", "b2", "b3", "s1", "s10", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "w1",
+                               "w2", "w3", deleted_contains=("-deletes.parquet", "eq-deletes-"))),
     # the same without clean_expired_metadata: the schemas and specs stay
     Case("v2-keep-expired-metadata", prepare=_drop_refs_and_add_unused_spec,
          ice=lambda t: ["--older-than", str(t.ts["w3"] + 1)],
@@ -340,6 +358,23 @@ def test_expire_dry_run_reports_javas_result_and_changes_nothing(spark, lc_v2):
     explained = {e["snapshot_id"]: e["reasons"] for e in d["explain"]}
     assert t.labels(explained) == t.labels(java["state"]["snapshot_ids"])
     assert all(r and all(isinstance(x, str) and x for x in r) for r in explained.values()), explained
+
+
+def test_expire_removes_hadoop_checksum_sidecars_like_java(spark, lc_v2):
+    """Iceberg Java deletes through Hadoop's LocalFileSystem, which also removes each file's
+    hidden ".<name>.crc" checksum; icectl should not leave them behind (hidden files are never
+    orphans, so nothing would ever remove them)."""
+    out = run_expire_case(spark, lc_v2, V2_CASES[2])  # v2-older-than-mid
+    t = out["t"]
+
+    def stale_crc(tree):
+        return sorted(os.path.relpath(p, t.location) for p in tree
+                      if os.path.basename(p).startswith(".") and p.endswith(".crc")
+                      and os.path.join(os.path.dirname(p), os.path.basename(p)[1:-4]) not in tree)
+
+    assert out["ice"]["res"].code == 0
+    assert stale_crc(out["java"]["tree"]) == []
+    assert stale_crc(out["ice"]["tree"]) == [], "checksum files left behind by icectl"
 
 
 def test_expire_no_delete_files_commits_javas_metadata(spark, lc_v2):

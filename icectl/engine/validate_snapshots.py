@@ -1,0 +1,348 @@
+"""Manifest lists and the rules of one snapshot, for ``validate``: which snapshots to check, their
+manifest lists (spec: "Manifest Lists", "First Row ID Assignment"), the scan of each distinct
+manifest (:mod:`icectl.engine.validate_manifests`, in worker processes for large tables) and the
+rules across a snapshot's manifests ("Scan Planning": a live file once; "Deletion Vectors": one per
+data file, for a live data file).
+"""
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+from icectl.engine.metadata import Snapshot
+from icectl.engine.validate import Checked, Collector, Finding, ValidateOptions
+from icectl.engine.validate_manifests import (
+    REQUIRED_LIST_V2,
+    SCHEME,
+    ManifestRef,
+    ManifestScan,
+    ScanContext,
+    scan_manifest,
+)
+from icectl.errors import IcectlError, NotFoundError
+
+def scan_context(table: Any, options: ValidateOptions) -> ScanContext:
+    from icectl.engine.manifest import partition_fields
+
+    md = table.metadata
+    types: dict[int, str] = {}
+    from icectl.engine.types import PrimitiveType, walk_fields
+
+    for s in (*md.schemas, md.schema):  # the current schema last: its types win
+        for _, f in walk_fields(s.fields):
+            types[f.field_id] = str(f.field_type) if isinstance(f.field_type, PrimitiveType) else "nested"
+    specs = {}
+    for spec in md.partition_specs:
+        specs[spec.spec_id] = tuple((fid, name, str(t)) for fid, name, t in partition_fields(spec, md.find_type))
+    return ScanContext(md.format_version, md.location, md.next_row_id, specs, types,
+                       check_bounds=options.check_bounds, deep=options.deep)
+
+
+def selected_snapshots(md: Any, all_snapshots: bool) -> list[Snapshot]:
+    if all_snapshots:
+        return list(md.snapshots)
+    ids: list[int] = []
+    for ref in md.all_refs.values():
+        ids.append(ref.snapshot_id)
+    if md.current_snapshot_id is not None:
+        ids.append(md.current_snapshot_id)
+    out, seen = [], set()
+    for sid in ids:
+        s = md.snapshot_by_id(sid)
+        if s is not None and sid not in seen:
+            seen.add(sid)
+            out.append(s)
+    return sorted(out, key=lambda s: (s.sequence_number, s.timestamp_ms))
+
+
+def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef] | None:
+    """The manifest-list entries of a snapshot, with the manifest list's own rules checked."""
+    from icectl.engine.validate_metadata import check_path
+
+    md = table.metadata
+    fv = md.format_version
+    sid = snap.snapshot_id
+    if snap.manifest_list is None:
+        return _inline_refs(table, snap, out)
+    path = check_path(md, snap.manifest_list, out, snapshot_id=sid)
+    if path is None:
+        return None
+    try:
+        data = table.io.read(path)
+    except NotFoundError:
+        out.add("MANIFEST_LIST_UNREADABLE", "manifest list not found", file=path, snapshot_id=sid)
+        return None
+    except IcectlError as e:
+        out.add("MANIFEST_LIST_UNREADABLE", e.message, file=path, snapshot_id=sid)
+        return None
+    try:
+        import fastavro
+
+        reader = fastavro.reader(io.BytesIO(data))
+        names = {f["name"] for f in reader.writer_schema.get("fields", [])}
+        records = list(reader)
+    except Exception as e:  # fastavro raises many kinds for corrupt or truncated input
+        out.add("MANIFEST_LIST_UNREADABLE", f"not a valid Avro file ({type(e).__name__}: {e})", file=path,
+                snapshot_id=sid)
+        return None
+    need = ["manifest_path", "manifest_length", "partition_spec_id"]
+    if fv >= 2 and snap.sequence_number > 0:
+        need += list(REQUIRED_LIST_V2)
+    missing = [n for n in need if n not in names]
+    if missing:
+        out.add("MANIFEST_LIST_UNREADABLE", f"the manifest list lacks required fields {', '.join(missing)}", file=path,
+                snapshot_id=sid)
+        if any(n in missing for n in ("manifest_path", "manifest_length", "partition_spec_id")):
+            return None
+    refs: list[ManifestRef] = []
+    seen: set[str] = set()
+    for i, r in enumerate(records):
+        where = {"file": path, "snapshot_id": sid, "entry": i}
+        mpath = check_path(md, r["manifest_path"], out, **where)
+        usable = mpath is not None
+        mpath = mpath or str(r["manifest_path"])
+        if mpath in seen:
+            out.add("MANIFEST_LIST_DUPLICATE", f"manifest {mpath} is listed twice", manifest=mpath, **where)
+            continue
+        seen.add(mpath)
+        parts = r.get("partitions")
+        ref = ManifestRef(
+            path=mpath, length=r.get("manifest_length"), spec_id=r["partition_spec_id"],
+            content=r.get("content") or 0, sequence_number=r.get("sequence_number") or 0,
+            min_sequence_number=r.get("min_sequence_number") or 0, added_snapshot_id=r.get("added_snapshot_id"),
+            added_files=_first(r, "added_files_count", "added_data_files_count"),
+            existing_files=_first(r, "existing_files_count", "existing_data_files_count"),
+            deleted_files=_first(r, "deleted_files_count", "deleted_data_files_count"),
+            added_rows=r.get("added_rows_count"), existing_rows=r.get("existing_rows_count"),
+            deleted_rows=r.get("deleted_rows_count"),
+            partitions=None if parts is None else tuple(
+                (bool(p.get("contains_null")), p.get("contains_nan"), p.get("lower_bound"), p.get("upper_bound"))
+                for p in parts),
+            first_row_id=r.get("first_row_id"), usable_path=usable)
+        _check_ref(table, snap, ref, out, where)
+        refs.append(ref)
+    _check_lineage_refs(md, snap, refs, out, path)
+    return refs
+
+
+def _first(r: dict[str, Any], *names: str) -> Any:
+    for n in names:
+        if n in r:
+            return r[n]
+    return None
+
+
+def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef]:
+    """v1 snapshots may list manifests inline: no list entry, so counts and sequence numbers are unknown."""
+    from icectl.engine.manifest import read_manifest_header
+    from icectl.engine.validate_metadata import check_path
+
+    refs = []
+    for p in snap.manifests or ():
+        path = check_path(table.metadata, p, out, snapshot_id=snap.snapshot_id)
+        if path is None:
+            continue
+        spec_id = 0
+        try:
+            header = read_manifest_header(table.io.read(path), source=path)
+            spec_id = header.partition_spec_id or 0
+        except IcectlError:
+            pass  # the scan reports it
+        refs.append(ManifestRef(path=path, length=None, spec_id=spec_id, added_snapshot_id=snap.snapshot_id))
+    return refs
+
+
+def _check_ref(table: Any, snap: Snapshot, ref: ManifestRef, out: Collector, where: dict[str, Any]) -> None:
+    md = table.metadata
+    fv = md.format_version
+    w = {**where, "manifest": ref.path}
+    if ref.spec_id not in md.specs_by_id:
+        out.add("MANIFEST_SPEC_UNKNOWN", f"partition_spec_id {ref.spec_id} is not a spec of the table", **w)
+    if ref.content not in (0, 1):
+        out.add("MANIFEST_CONTENT_MISMATCH", f"content {ref.content} (0 data, 1 deletes)", **w)
+    elif ref.content == 1 and fv == 1:
+        out.add("DELETE_FILE_IN_V1", "a delete manifest in a format version 1 table", **w)
+    if fv >= 2 and snap.sequence_number > 0:
+        if ref.sequence_number > snap.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"sequence_number {ref.sequence_number} is above the snapshot's "
+                    f"{snap.sequence_number}", **w)
+        elif ref.added_snapshot_id == snap.snapshot_id and ref.sequence_number != snap.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"a manifest added by this snapshot has sequence_number "
+                    f"{ref.sequence_number}, the snapshot's is {snap.sequence_number}", **w)
+        if ref.min_sequence_number > ref.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"min_sequence_number {ref.min_sequence_number} is above sequence_number "
+                    f"{ref.sequence_number}", **w)
+
+
+def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: Collector, path: str) -> None:
+    fv = md.format_version
+    sid = snap.snapshot_id
+    if fv < 3:
+        for i, r in enumerate(refs):
+            if r.first_row_id is not None:
+                out.add("LINEAGE_BEFORE_V3", f"first_row_id {r.first_row_id} in a format version {fv} table",
+                        file=path, snapshot_id=sid, manifest=r.path, entry=i)
+        return
+    for i, r in enumerate(refs):
+        if r.content == 1 and r.first_row_id is not None:
+            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=path,
+                    snapshot_id=sid, manifest=r.path, entry=i)
+    if snap.first_row_id is None or snap.added_rows is None:
+        return
+    first, end = snap.first_row_id, snap.first_row_id + snap.added_rows
+    assigned = []
+    for i, r in enumerate(refs):
+        if r.content != 0:
+            continue
+        if r.first_row_id is None:
+            out.add("LINEAGE_MANIFEST", "a data manifest without first_row_id in a snapshot with row lineage",
+                    file=path, snapshot_id=sid, manifest=r.path, entry=i)
+        elif r.first_row_id >= first:
+            n = (r.added_rows or 0) + (r.existing_rows or 0)
+            assigned.append((r.first_row_id, r.first_row_id + n, i, r.path))
+    total = 0
+    prev_end = first
+    for start, stop, i, mpath in sorted(assigned):
+        total += stop - start
+        if stop > end:
+            out.add("LINEAGE_MANIFEST", f"row ids {start} to {stop - 1} are outside the snapshot's {first} to {end - 1}",
+                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+        elif start < prev_end and stop > start:
+            out.add("LINEAGE_MANIFEST", f"row ids from {start} overlap the manifest before it (to {prev_end - 1})",
+                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+        prev_end = max(prev_end, stop)
+    if total != snap.added_rows:
+        out.add("LINEAGE_ADDED_ROWS", f"added-rows is {snap.added_rows}, the manifests assigned row ids in this "
+                f"snapshot hold {total} rows", file=path, snapshot_id=sid)
+
+
+def _workers(options: ValidateOptions, total_bytes: int, n: int) -> int:
+    if options.workers is not None:
+        return max(1, options.workers)
+    cpus = os.cpu_count() or 1
+    if cpus < 2 or n < 2 or total_bytes < 32 * 1024 * 1024:
+        return 1
+    return min(cpus, n)
+
+
+def _scan_one(args: tuple[ManifestRef, ScanContext, dict[str, str]]) -> ManifestScan:
+    ref, ctx, props = args
+    from icectl.io import FileIO
+
+    key = tuple(sorted(props.items()))
+    fio = _WORKER_IO.get(key)
+    if fio is None:
+        fio = _WORKER_IO[key] = FileIO(dict(props))
+    return scan_manifest(_read_or_none(fio, ref.path), ref, ctx)
+
+
+_WORKER_IO: dict[tuple, Any] = {}
+
+
+def _read_or_none(fio: Any, path: str) -> bytes | None:
+    try:
+        return fio.read(path)
+    except NotFoundError:
+        return None
+
+
+def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, options: ValidateOptions) -> dict[ManifestRef, ManifestScan]:
+    """Scan each distinct manifest once, in worker processes when there is much to read."""
+    total = sum(r.length or 0 for r in refs)
+    workers = _workers(options, total, len(refs))
+    results: dict[ManifestRef, ManifestScan] = {}
+    local = not any(SCHEME.match(r.path) and not r.path.startswith("file:") for r in refs)
+    if workers > 1 and local:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        props = dict(table.io.properties)
+        order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            for ref, scan in zip(order, pool.map(_scan_one, [(r, ctx, props) for r in order])):
+                results[ref] = scan
+        return results
+    from icectl.engine.table import _map_ordered
+
+    def one(ref: ManifestRef) -> ManifestScan:
+        return scan_manifest(_read_or_none(table.io, ref.path), ref, ctx)
+
+    for ref, scan in zip(refs, _map_ordered(one, refs) if len(refs) > 1 and not local else map(one, refs)):
+        results[ref] = scan
+    return results
+
+
+def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checked: Checked) -> None:
+    """Manifest lists, manifests and snapshot-level rules of the selected snapshots (and --deep)."""
+    md = table.metadata
+    snaps = selected_snapshots(md, options.all_snapshots)
+    ctx = scan_context(table, options)
+    per_snapshot: list[tuple[Snapshot, list[ManifestRef]]] = []
+    for snap in snaps:
+        refs = read_manifest_refs(table, snap, out)
+        checked.snapshots += 1
+        if refs is None:
+            continue
+        checked.manifest_lists += 1 if snap.manifest_list is not None else 0
+        per_snapshot.append((snap, refs))
+    distinct = list(dict.fromkeys(r for _, refs in per_snapshot for r in refs if r.usable_path))
+    scans = scan_manifests(table, distinct, ctx, options)
+    checked.manifests = len(scans)
+    checked.entries = sum(s.entries for s in scans.values())
+    for snap, refs in per_snapshot:
+        usable = [r for r in refs if r.usable_path]
+        for r in usable:
+            out.extend([_with_snapshot(f, snap.snapshot_id) for f in scans[r].findings])
+        complete = len(usable) == len(refs) and all(scans[r].readable for r in usable)
+        check_snapshot_files(snap, [scans[r] for r in usable], out, complete=complete)
+    if options.deep:
+        from icectl.engine.validate_deep import check_deep
+
+        check_deep(table, per_snapshot, scans, out, checked)
+
+
+def _with_snapshot(f: Finding, sid: int) -> Finding:
+    if f.snapshot_id is not None:
+        return f
+    from dataclasses import replace
+
+    return replace(f, snapshot_id=sid)
+
+
+def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True) -> None:
+    """Rules across the manifests of one snapshot: each live file once, deletion vectors. When a
+    manifest could not be read (``complete`` False), "not a live data file" cannot be told."""
+    sid = snap.snapshot_id
+    seen: dict[Any, tuple[str, int]] = {}
+    data_paths: set[str] = set()
+    dvs: dict[str, tuple[str, int]] = {}
+    for scan in scans:
+        for f in scan.live:
+            if f.content == 0:
+                data_paths.add(f.path)
+    for scan in scans:
+        for f in scan.live:
+            key = (f.path, f.content_offset if f.is_dv else None, f.is_dv)
+            if f.is_dv:
+                # Several DVs share one Puffin file: a DV is its (file, blob) pair. Without --deep the
+                # offset is not read; the referenced data file then tells DVs apart.
+                key = (f.path, f.content_offset, f.referenced_data_file)
+            prev = seen.get(key)
+            if prev is not None:
+                out.add("DUPLICATE_LIVE_FILE", f"{f.path} is live in {prev[0]} (entry {prev[1]}) and again here",
+                        snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)
+            else:
+                seen[key] = (scan.path, f.entry)
+            if f.is_dv and f.referenced_data_file is not None:
+                first = dvs.get(f.referenced_data_file)
+                if first is not None and prev is None:
+                    out.add("DV_DUPLICATE", f"a second deletion vector for {f.referenced_data_file} (the first is in "
+                            f"{first[0]}, entry {first[1]})", snapshot_id=sid, manifest=scan.path, entry=f.entry,
+                            file=f.path)
+                dvs.setdefault(f.referenced_data_file, (scan.path, f.entry))
+            if complete and f.content != 0 and f.referenced_data_file is not None \
+                    and f.referenced_data_file not in data_paths:
+                code = "DV_REFERENCED_FILE_NOT_LIVE" if f.is_dv else "REFERENCED_FILE_NOT_LIVE"
+                out.add(code, f"references {f.referenced_data_file}, which is not a live data file of the snapshot",
+                        snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)

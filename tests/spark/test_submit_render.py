@@ -1,0 +1,224 @@
+"""The spark-submit command icectl renders from a job template (no Spark runs here): exact
+argument lists for the default template, a YARN cluster template, a --master override; template
+errors; the icectl zip shipped with --py-files; prepare() as compact runs it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import pytest
+
+from icectl.errors import ExternalCommandError, UsageError
+from icectl.spark import submit
+
+JOB = "/opt/icectl/spark/job.py"
+PLAN = "/work/plan.json"
+RESULT = "/work/result.json"
+TAIL = [JOB, "--plan", PLAN, "--result", RESULT]
+DEFAULT_CONF = ["--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.sql.shuffle.partitions=8",
+                "--conf", "spark.ui.enabled=false"]
+
+
+def render(t, py_files=(), spark_submit="/usr/lib/spark/bin/spark-submit", table="db.events", command="compact"):
+    return submit.render_command(t, job_file=JOB, plan_file=PLAN, result_file=RESULT, py_files=list(py_files),
+                                 command=command, table=table, spark_submit=spark_submit)
+
+
+def write(tmp_path, text: str, name: str = "template.yaml") -> str:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return str(p)
+
+
+def test_default_template():
+    t = submit.load_template()
+    assert render(t) == [
+        "/usr/lib/spark/bin/spark-submit", "--master", "local[*]", "--deploy-mode", "client",
+        "--name", "icectl-compact-db.events", "--driver-memory", "1g", *DEFAULT_CONF, *TAIL]
+    # without an installed pyspark's spark-submit: the one on PATH
+    assert render(t, spark_submit=None)[0] == "spark-submit"
+    assert t.timeout_seconds == 86400 and t.env == {} and t.python is None
+
+
+def test_yarn_cluster_template(tmp_path):
+    path = write(tmp_path, """\
+        spark_submit: /opt/spark/bin/spark-submit
+        master: yarn
+        deploy_mode: cluster
+        name: "nightly {command} of {table}"
+        driver_memory: 4g
+        executor_memory: 8g
+        executor_cores: 4
+        num_executors: 20
+        python: /opt/venv/bin/python
+        conf:
+          spark.yarn.queue: etl
+          spark.dynamicAllocation.enabled: false
+          spark.executor.memoryOverhead: 2048
+        extra_args: ["--packages", "org.apache.hadoop:hadoop-aws:3.3.4", "--verbose"]
+        env:
+          HADOOP_CONF_DIR: /etc/hadoop/conf
+        timeout_seconds: 3600
+        """)
+    t = submit.load_template(path)
+    assert render(t, py_files=["/work/icectl.zip"]) == [
+        "/opt/spark/bin/spark-submit", "--master", "yarn", "--deploy-mode", "cluster",
+        "--name", "nightly compact of db.events", "--driver-memory", "4g", "--executor-memory", "8g",
+        "--executor-cores", "4", "--num-executors", "20",
+        "--conf", "spark.dynamicAllocation.enabled=false", "--conf", "spark.executor.memoryOverhead=2048",
+        "--conf", "spark.yarn.queue=etl",
+        "--py-files", "/work/icectl.zip",
+        "--packages", "org.apache.hadoop:hadoop-aws:3.3.4", "--verbose", *TAIL]
+    assert t.env == {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}
+    assert t.python == "/opt/venv/bin/python" and t.timeout_seconds == 3600
+
+
+def test_partial_template_keeps_defaults(tmp_path):
+    """A template names only what it changes; `conf` replaces the default conf as a whole."""
+    t = submit.load_template(write(tmp_path, "master: spark://head:7077\nexecutor_memory: 2g\n"))
+    assert render(t) == [
+        "/usr/lib/spark/bin/spark-submit", "--master", "spark://head:7077", "--deploy-mode", "client",
+        "--name", "icectl-compact-db.events", "--driver-memory", "1g", "--executor-memory", "2g",
+        *DEFAULT_CONF, *TAIL]
+    t = submit.load_template(write(tmp_path, "conf: {spark.executor.instances: 3}\n", "conf.yaml"))
+    assert render(t)[7:] == ["--driver-memory", "1g", "--conf", "spark.executor.instances=3", *TAIL]
+    # an empty file is the default template
+    t = submit.load_template(write(tmp_path, "", "empty.yaml"))
+    assert render(t) == render(submit.load_template())
+
+
+def test_master_override(tmp_path):
+    t = submit.load_template(master="k8s://https://kube.example:6443")
+    assert render(t)[:5] == ["/usr/lib/spark/bin/spark-submit", "--master", "k8s://https://kube.example:6443",
+                             "--deploy-mode", "client"]
+    t = submit.load_template(write(tmp_path, "master: yarn\ndeploy_mode: cluster\n"), master="k8s://https://k:443")
+    assert render(t, py_files=["/w/icectl.zip", "/w/extra.zip"]) == [
+        "/usr/lib/spark/bin/spark-submit", "--master", "k8s://https://k:443", "--deploy-mode", "cluster",
+        "--name", "icectl-compact-db.events", "--driver-memory", "1g", *DEFAULT_CONF,
+        "--py-files", "/w/icectl.zip,/w/extra.zip", *TAIL]
+
+
+def test_arguments_are_never_shell_split(tmp_path):
+    t = submit.load_template(write(tmp_path, "conf: {spark.driver.extraJavaOptions: '-Da=1 -Db=$(rm -rf /)'}\n"))
+    argv = render(t, table="db.`weird name`; true")
+    assert "--conf" in argv and "spark.driver.extraJavaOptions=-Da=1 -Db=$(rm -rf /)" in argv
+    assert argv[argv.index("--name") + 1] == "icectl-compact-db.`weird name`; true"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("masterr: yarn\n", "unknown template keys: masterr"),
+    ("master: yarn\nqueue: etl\nspark_home: /x\n", "unknown template keys: queue, spark_home"),
+    ("deploy_mode: both\n", "deploy_mode must be client or cluster"),
+    ("- master\n- yarn\n", "must be a mapping"),
+    ("master: [yarn\n", "invalid YAML"),
+])
+def test_bad_templates(tmp_path, text, message):
+    with pytest.raises(UsageError, match=message):
+        submit.load_template(write(tmp_path, text))
+
+
+def test_missing_template(tmp_path):
+    with pytest.raises(UsageError, match="job template not found"):
+        submit.load_template(str(tmp_path / "nope.yaml"))
+
+
+def test_package_zip(tmp_path):
+    out = submit.package_zip(str(tmp_path))
+    assert out == str(tmp_path / "icectl.zip")
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+    for needed in ("icectl/__init__.py", "icectl/errors.py", "icectl/io/__init__.py", "icectl/spark/__init__.py",
+                   "icectl/spark/rewrite.py", "icectl/spark/job.py", "icectl/spark/default-template.yaml",
+                   "icectl/engine/types.py", "icectl/engine/conversions.py", "icectl/engine/puffin.py",
+                   "icectl/engine/transforms.py", "icectl/engine/manifest.py"):
+        assert needed in names, needed
+    assert not [n for n in names if n.startswith("icectl/cli/")]  # the CLI stays home
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert all(n.startswith("icectl/") and n.endswith((".py", ".yaml")) for n in names)
+    # icectl/catalog is not the CLI: kept
+    assert "icectl/catalog/__init__.py" in names
+
+
+def test_executors_can_run_rewrite_from_the_zip(tmp_path):
+    """A Python that imports icectl from the zip alone (as an executor with --py-files does)
+    can import the job and the data plane, and never needs icectl.cli."""
+    out = submit.package_zip(str(tmp_path))
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {out!r})
+        sys.modules.pop("icectl", None)
+        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.engine.puffin, icectl.engine.transforms
+        assert icectl.__file__.startswith({out!r}), icectl.__file__
+        assert not [m for m in sys.modules if m.startswith("icectl.cli")], sorted(sys.modules)
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def _table(tmp_path):
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.operations import create_table
+    from icectl.io import FileIO
+
+    return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")
+
+
+def test_prepare_local_and_cluster(tmp_path):
+    """compact's prepare(): plan file written, local masters need no zip, others get one."""
+    import json
+
+    from icectl.engine.compaction import CompactOptions, plan_compaction
+    from icectl.engine.compaction_job import JobSettings, prepare
+
+    t = _table(tmp_path)
+    plan = plan_compaction(t, CompactOptions())
+    work = tmp_path / "work"
+    _, argv, wd, result_file = prepare(t, plan, JobSettings(work_dir=str(work)))
+    job = os.path.join(os.path.dirname(submit.__file__), "job.py")
+    assert argv[1:] == ["--master", "local[*]", "--deploy-mode", "client", "--name", "icectl-compact-db.t",
+                        "--driver-memory", "1g", *DEFAULT_CONF,
+                        job, "--plan", str(work / "plan.json"), "--result", str(work / "result.json")]
+    assert wd == str(work) and result_file == str(work / "result.json")
+    assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
+    work2 = tmp_path / "work2"
+    _, argv, _, _ = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
+    assert argv[argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and (work2 / "icectl.zip").exists()
+    assert argv[2] == "yarn"
+
+
+def test_run_command_errors(tmp_path):
+    """A missing spark-submit or a failing one: ExternalCommandError (exit code 9) with the log."""
+    t = submit.load_template()
+    log = str(tmp_path / "log")
+    with pytest.raises(ExternalCommandError, match="spark-submit not found: /no/such/spark-submit") as e:
+        submit.run_command(["/no/such/spark-submit", "--version"], t, log_file=log)
+    assert e.value.exit_code == 9 and "pyspark" in (e.value.hint or "")
+    script = tmp_path / "fake-submit"
+    script.write_text("#!/bin/sh\necho 'starting'\necho 'java.lang.IllegalStateException: boom' >&2\nexit 7\n")
+    script.chmod(0o755)
+    with pytest.raises(ExternalCommandError, match=r"exit code 7: java.lang.IllegalStateException: boom") as e:
+        submit.run_command([str(script)], t, log_file=log)
+    assert "(log: " + log in e.value.message
+    assert open(log).read() == "starting\njava.lang.IllegalStateException: boom\n"
+    slow = tmp_path / "slow-submit"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    t.timeout_seconds = 1
+    with pytest.raises(ExternalCommandError, match="timed out after 1 s"):
+        submit.run_command([str(slow)], t, log_file=log)
+
+
+def test_run_command_environment(tmp_path):
+    t = submit.load_template()
+    t.env = {"ICECTL_TEST_VAR": "from-template"}
+    t.python = "/opt/py/bin/python3"
+    script = tmp_path / "env-submit"
+    script.write_text("#!/bin/sh\necho \"$ICECTL_TEST_VAR $PYSPARK_PYTHON $*\"\n")
+    script.chmod(0o755)
+    log = tmp_path / "log"
+    submit.run_command([str(script), "a b", "c"], t, log_file=str(log))
+    assert log.read_text() == "from-template /opt/py/bin/python3 a b c\n"
