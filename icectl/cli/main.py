@@ -54,6 +54,7 @@ def main(
 def _register() -> None:
     from icectl.cli import compact, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
     from icectl.cli import validate
+    from icectl.cli import upgrade
 
     tables.register(app)
     expire.register(app)
@@ -65,6 +66,7 @@ def _register() -> None:
     snapshots.register(app)
     files.register(app)
     validate.register(app)
+    upgrade.register(app)
 
 
 _register()

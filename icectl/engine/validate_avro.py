@@ -116,7 +116,7 @@ class _Gen:
                     v = self.tmp()
                     self.read(ind, f["type"], v, skip)
                     names.append(v)
-                self.emit(ind, f"{var} = None" if skip else f"{var} = ({', '.join(names)},)")
+                self.emit(ind, f"{var} = None" if skip else f"{var} = {_tuple(names)}")
             elif kind == "array":
                 self._array(ind, t["items"], var, skip)
             elif kind == "map":
@@ -225,6 +225,10 @@ class _Gen:
         self.emit(ind, f"{var} = None" if skip else f"{var} = {d}")
 
 
+def _tuple(names: list[str]) -> str:
+    return f"({', '.join(names)},)" if names else "()"
+
+
 Decoder = Callable[[bytes, int, int], tuple[list[tuple], int]]
 _DECODERS: dict[tuple[str, frozenset[str]], Decoder] = {}
 
@@ -251,7 +255,7 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset()) -> Decoder:
         v = g.tmp()
         _field(g, 2, f, v, skip)
         names.append(v)
-    g.emit(2, f"out.append(({', '.join(names)},))")
+    g.emit(2, f"out.append({_tuple(names)})")
     g.emit(1, "return out, p")
     ns: dict[str, Any] = {"_slow": _slow_varint, "_rl": _read_long, "_run": _varint_run,
                           "_f": struct.Struct("<f").unpack_from, "_d": struct.Struct("<d").unpack_from}
@@ -273,7 +277,7 @@ def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str])
             v = g.tmp()
             _field(g, ind, sub, v, skip)
             names.append(v)
-        g.emit(ind, f"{var} = ({', '.join(names)},)")
+        g.emit(ind, f"{var} = {_tuple(names)}")
         return
     g.read(ind, t, var)
 
