@@ -199,6 +199,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
     if parent is not None:
         for m in table.manifests(parent):
+            if m.added_files_count == 0 and m.existing_files_count == 0:
+                continue  # only DELETED entries of an earlier snapshot: dropped, as Iceberg Java does
             if not removed_paths:
                 manifests.append(m)
                 continue
