@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create describe expire files list refs remove-orphans rewrite-deletes rollback snapshots tag validate'
+            subcmds='branch cherry-pick compact create describe expire files list refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -97,6 +97,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'register')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'remove-orphans')
             subcmds=''
             opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -138,6 +144,12 @@ __icectl_spec() {
             opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
+            ;;
+        'upgrade-format')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --to --uri --warehouse -c -o'
+            numopts='--to'
             ;;
         'validate')
             subcmds=''
@@ -183,6 +195,8 @@ __icectl_choices() {
         'list|-o') echo 'json table' ;;
         'refs|--output') echo 'json table' ;;
         'refs|-o') echo 'json table' ;;
+        'register|--output') echo 'json table' ;;
+        'register|-o') echo 'json table' ;;
         'remove-orphans|--output') echo 'json table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json table' ;;
@@ -198,6 +212,8 @@ __icectl_choices() {
         'tag drop|-o') echo 'json table' ;;
         'tag|--output') echo 'json table' ;;
         'tag|-o') echo 'json table' ;;
+        'upgrade-format|--output') echo 'json table' ;;
+        'upgrade-format|-o') echo 'json table' ;;
         'validate|--output') echo 'json table' ;;
         'validate|-o') echo 'json table' ;;
         '|--output') echo 'json table' ;;

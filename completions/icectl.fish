@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'validate'
+            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -46,6 +46,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'refs'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'register'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'remove-orphans'
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
@@ -60,6 +62,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--max-ref-age' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
         case 'tag drop'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'upgrade-format'
+            printf '%s\n' -- '--catalog' '--output' '--to' '--uri' '--warehouse' '-c' '-o'
         case 'validate'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
     end
@@ -117,11 +121,13 @@ complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and 
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
+complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
 complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
+complete -c icectl -n '__icectl_at' -f -a 'upgrade-format' -d 'Upgrade a table\'s format version (metadata only), after a pre-flight report'
 complete -c icectl -n '__icectl_at' -f -a 'validate' -d 'Check every layer of a table against the rules of its format version; exit 8 on errors'
 complete -c icectl -n '__icectl_at' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at' -l install-completion -d 'Install completion for the current shell'
@@ -228,6 +234,11 @@ complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and 
 # icectl refs
 complete -c icectl -n '__icectl_at refs' -l help -s h -d 'Show this message and exit'
 
+# icectl register
+complete -c icectl -n '__icectl_at register' -l dry-run -d 'Check the metadata file and the name; register nothing'
+complete -c icectl -n '__icectl_at register' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at register' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl remove-orphans
 complete -c icectl -n '__icectl_at remove-orphans' -l dry-run -d 'List the orphans; delete nothing'
 complete -c icectl -n '__icectl_at remove-orphans' -l force -d 'Allow --older-than under 3 days (a running writer\'s new files are orphans until it commits)'
@@ -278,6 +289,12 @@ complete -c icectl -n '__icectl_at tag create' -l yes -s y -d 'Do not ask for co
 complete -c icectl -n '__icectl_at tag drop' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at tag drop' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at tag drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl upgrade-format
+complete -c icectl -n '__icectl_at upgrade-format' -l dry-run -d 'Print the pre-flight report; change nothing'
+complete -c icectl -n '__icectl_at upgrade-format' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at upgrade-format' -l to -x -d 'Target format version: 2, 3 or 4 (stepwise, never down)'
+complete -c icectl -n '__icectl_at upgrade-format' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl validate
 complete -c icectl -n '__icectl_at validate' -l all-snapshots -d 'Check every snapshot, not only the heads of the branches and tags and the current snapshot'

@@ -31,11 +31,13 @@ _icectl() {
                 files) _icectl__files && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
+                register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
+                upgrade-format) _icectl__upgrade_format && ret=0 ;;
                 validate) _icectl__validate && ret=0 ;;
             esac
             ;;
@@ -56,11 +58,13 @@ _icectl_commands() {
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'list:List namespaces and tables in the catalog'
         'refs:List branches and tags with their retention'
+        'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
+        'upgrade-format:Upgrade a table'\''s format version (metadata only), after a pre-flight report'
         'validate:Check every layer of a table against the rules of its format version; exit 8 on errors'
     )
     _describe -t commands 'icectl command' commands
@@ -323,6 +327,21 @@ _icectl__refs() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__register] )) ||
+_icectl__register() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Check the metadata file and the name; register nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':metadata_file:_files'
+}
+
 (( $+functions[_icectl__remove_orphans] )) ||
 _icectl__remove_orphans() {
     _arguments -s -S \
@@ -458,6 +477,21 @@ _icectl__tag__drop() {
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
+}
+
+(( $+functions[_icectl__upgrade_format] )) ||
+_icectl__upgrade_format() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Print the pre-flight report; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:to: ' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
 }
 
 (( $+functions[_icectl__validate] )) ||

@@ -2,8 +2,7 @@
 DeleteOrphanFilesSparkAction finds them.
 
 Reachable: every content file, manifest and manifest list of every snapshot of the current
-metadata; the current metadata file and every metadata file in the metadata log (recursively,
-through older metadata files' logs); statistics and partition-statistics files; and
+metadata; the current metadata file and every metadata file in its metadata log; statistics and partition-statistics files; and
 ``version-hint.text``. Hidden files and folders (a name starting with ``.`` or ``_``, except a
 partition folder such as ``_key=value``) are never listed, as Java's hidden-path filter does.
 
@@ -18,8 +17,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from icectl.engine.reachability import reachable_files
-from icectl.engine.table import Table, read_metadata_file
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, UsageError
+from icectl.engine.table import Table
+from icectl.errors import IcectlError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 60 * 60 * 1000
@@ -64,20 +63,11 @@ def _hidden(rel_parts: list[str], partition_names: set[str]) -> bool:
 
 
 def reachable_metadata_files(table: Table) -> set[str]:
-    """The current metadata file and every one its metadata log names, recursively."""
-    out: set[str] = set()
-    todo = [table.metadata_location]
-    while todo:
-        path = todo.pop()
-        if path in out:
-            continue
-        out.add(path)
-        try:
-            md = table.metadata if path == table.metadata_location else read_metadata_file(table.io, path)
-        except (NotFoundError, InvalidMetadataError):
-            continue  # a log entry whose file is gone reaches nothing more
-        for e in md.metadata_log:
-            todo.append(table.resolve(e.metadata_file))
+    """The current metadata file and the files its metadata log names (not recursively: an old
+    file that fell off the log is an orphan, as Iceberg Java's remove_orphan_files counts it)."""
+    out = {table.metadata_location}
+    for e in table.metadata.metadata_log:
+        out.add(table.resolve(e.metadata_file))
     return out
 
 

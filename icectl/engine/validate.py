@@ -6,7 +6,8 @@ Layers and where their checks live:
 - table metadata, raw JSON and parsed: :mod:`icectl.engine.validate_metadata`;
 - manifest lists and the cross-manifest rules of a snapshot (a live path listed twice, deletion
   vectors): :mod:`icectl.engine.validate_snapshots`; manifests (one lean pass over every entry,
-  decoded by :mod:`icectl.engine.validate_avro`): :mod:`icectl.engine.validate_manifests`;
+  decoded by :mod:`icectl.engine.validate_avro`, bounds a column at a time in
+  :mod:`icectl.engine.validate_bounds`): :mod:`icectl.engine.validate_manifests`;
 - ``--deep``: the files themselves (existence and size, Parquet row counts, Puffin footers and
   deletion vectors, snapshot summary totals): :mod:`icectl.engine.validate_deep`.
 

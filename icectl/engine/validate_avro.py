@@ -201,17 +201,33 @@ class _Gen:
         k = self._only_varints(items) if skip else None
         if skip and k is not None:
             self._blocks(ind, count)
-            self.emit(ind + 1, f"p = _run({count} * {k}).match(b, p).end()")
+            self.emit(ind + 1, f"p = (_runs.get({count} * {k}) or _run({count} * {k})).match(b, p).end()")
             self.emit(ind, f"{var} = None")
             return
         lst, it = self.tmp(), self.tmp()
         self.emit(ind, f"{lst} = []")
         self._blocks(ind, count)
         self.emit(ind + 1, f"for _ in range({count}):")
+        if not skip and self._is_key_bytes(items):
+            # The metric maps' (int key, bytes value) pairs: small keys and short values take one
+            # byte each for their varints, so read those inline (zigzag of n >= 0 is 2n).
+            k, n = self.tmp(), self.tmp()
+            self.emit(ind + 2, f"{k} = b[p]; {n} = b[p + 1]")
+            self.emit(ind + 2, f"if {k} < 128 and {n} < 128 and not {n} & 1:")
+            self.emit(ind + 3, f"{n} >>= 1; p += 2")
+            self.emit(ind + 3, f"{lst}.append((({k} >> 1) ^ -({k} & 1), b[p:p + {n}])); p += {n}")
+            self.emit(ind + 3, "continue")
         self.read(ind + 2, items, it, skip)
         if not skip:
             self.emit(ind + 2, f"{lst}.append({it})")
         self.emit(ind, f"{var} = None" if skip else f"{var} = {lst}")
+
+    def _is_key_bytes(self, t: Any) -> bool:
+        t = self.resolve(t)
+        if not (isinstance(t, dict) and t.get("type") == "record" and len(t["fields"]) == 2):
+            return False
+        a, b = (self.resolve(f["type"]) for f in t["fields"])
+        return a in ("int", "long") and b == "bytes"
 
     def _map(self, ind: int, values: Any, var: str, skip: bool) -> None:
         count, d, key, val = self.tmp(), self.tmp(), self.tmp(), self.tmp()
@@ -257,7 +273,7 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset()) -> Decoder:
         names.append(v)
     g.emit(2, f"out.append({_tuple(names)})")
     g.emit(1, "return out, p")
-    ns: dict[str, Any] = {"_slow": _slow_varint, "_rl": _read_long, "_run": _varint_run,
+    ns: dict[str, Any] = {"_slow": _slow_varint, "_rl": _read_long, "_run": _varint_run, "_runs": _RUNS,
                           "_f": struct.Struct("<f").unpack_from, "_d": struct.Struct("<d").unpack_from}
     exec(compile("\n".join(g.lines), "<avro decoder>", "exec"), ns)  # noqa: S102 - generated from a schema
     fn = ns["decode"]

@@ -9,12 +9,12 @@ paths, row lineage) and returns the few facts the snapshot-level rules need: its
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.engine.validate import Finding, Severity
+from icectl.engine.validate_bounds import check_bounds_columns, show
 from icectl.errors import IcectlError, InvalidMetadataError
 
 SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "distinct_counts",
@@ -22,11 +22,6 @@ SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "n
                          "sort_columns"})
 BOUND_FIELDS = frozenset({"lower_bounds", "upper_bounds"})
 FORMATS = ("parquet", "avro", "orc", "puffin")
-# Reserved metadata columns that delete and data files may carry bounds for ("Reserved Field IDs").
-# _row_id and _last_updated_sequence_number: 2147483540/2147483539 in the spec Iceberg Java 1.10
-# implements, 2147483543/2147483542 in the first row-lineage change (shared/seeds).
-RESERVED_TYPES = {2147483546: "string", 2147483545: "long", 2147483646: "string", 2147483645: "long",
-                  2147483540: "long", 2147483539: "long", 2147483543: "long", 2147483542: "long"}
 MAX_PER_CODE = 20  # findings of one code per manifest; the rest are counted in one more finding
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+:")
 REQUIRED_LIST_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id", "added_files_count",
@@ -112,80 +107,6 @@ class _Out:
                 self.findings.append(Finding(code, f"... and {n - MAX_PER_CODE} more {code} findings in this manifest",
                                              manifest=self.manifest))
         return self.findings
-
-
-# -- bounds ------------------------------------------------------------------------------------------
-
-def _bound_kind(type_name: str) -> str | None:
-    t = type_name
-    base = t.split("(")[0].split("[")[0]
-    if base in ("int", "date"):
-        return "i4"
-    if base == "long":
-        return "i8p"  # 4 bytes: written as an int before int -> long
-    if base in ("timestamp", "timestamp_ns"):
-        return "tsp"  # 4 bytes: written as a date before date -> timestamp
-    if base in ("time", "timestamptz", "timestamptz_ns"):
-        return "i8"
-    if base == "float":
-        return "f4"
-    if base == "double":
-        return "f8p"
-    if base == "boolean":
-        return "b1"
-    if base == "string":
-        return "str"
-    if base == "binary":
-        return "bin"
-    if base == "fixed":
-        return "fix" + t[t.index("[") + 1:t.index("]")]
-    if base == "uuid":
-        return "uuid"
-    if base == "decimal":
-        return "dec"
-    if base in ("geometry", "geography"):
-        return "geo"
-    return None  # variant, unknown, nested: no bounds to check
-
-
-def _bound_value(kind: str, v: bytes) -> tuple[Any, str | None]:
-    """(comparable value or None, error) of one serialized bound (Appendix D)."""
-    n = len(v)
-    if kind == "i4":
-        return (int.from_bytes(v, "little", signed=True), None) if n == 4 else (None, f"{n} bytes, expected 4")
-    if kind in ("i8p", "tsp", "i8"):
-        if n == 8:
-            return int.from_bytes(v, "little", signed=True), None
-        if n == 4 and kind != "i8":
-            x = int.from_bytes(v, "little", signed=True)
-            return (x * 86_400_000_000 if kind == "tsp" else x), None
-        return None, f"{n} bytes, expected 8"
-    if kind in ("f4", "f8p"):
-        if n == 4 or (n == 8 and kind == "f8p"):
-            import struct
-
-            x = struct.unpack("<f" if n == 4 else "<d", v)[0]
-            return (None, "NaN is not a valid bound") if math.isnan(x) else (x, None)
-        return None, f"{n} bytes, expected {'4' if kind == 'f4' else '8'}"
-    if kind == "b1":
-        return (v, None) if n == 1 else (None, f"{n} bytes, expected 1")
-    if kind == "str":
-        try:
-            v.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "not UTF-8"
-        return v, None  # UTF-8 bytes order as code points
-    if kind == "bin":
-        return v, None
-    if kind.startswith("fix"):
-        return (v, None) if n <= int(kind[3:]) else (None, f"{n} bytes, expected at most {kind[3:]}")
-    if kind == "uuid":
-        return (None, None) if n == 16 else (None, f"{n} bytes, expected 16")
-    if kind == "dec":
-        return (int.from_bytes(v, "big", signed=True), None) if n else (None, "empty bytes")
-    if kind == "geo":
-        return (None, None) if n in (16, 24, 32) else (None, f"{n} bytes, expected 16, 24 or 32")
-    return None, None
 
 
 def _header_types(header_schema: str | None, fallback: dict[int, str]) -> dict[int, str]:
@@ -309,8 +230,9 @@ def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv:
     i_off, i_csize = get("content_offset"), get("content_size_in_bytes")
     fv, m_seq, m_snap, m_content = ctx.format_version, ref.sequence_number, ref.added_snapshot_id, ref.content
     check_bounds = ctx.check_bounds and i_lo is not None
-    kinds: dict[int, str | None] = {}
-    unknown_bound_fields: set[int] = set()
+    bound_rows: list[int] = []
+    bound_lo: list[Any] = []
+    bound_hi: list[Any] = []
     counts, rows = [0, 0, 0], [0, 0, 0]
     min_live_seq = None
     nfields = len(spec) if spec is not None else 0
@@ -390,7 +312,9 @@ def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv:
         if check_bounds:
             lo, hi = df[i_lo], df[i_hi] if i_hi is not None else None
             if lo or hi:
-                _check_bounds(lo, hi, types, kinds, unknown_bound_fields, out, n)
+                bound_rows.append(n)
+                bound_lo.append(lo)
+                bound_hi.append(hi)
         if status != 2:
             if seq is not None and (min_live_seq is None or seq < min_live_seq):
                 min_live_seq = seq
@@ -409,8 +333,8 @@ def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv:
         _check_counts(ref, counts, rows, min_live_seq, out)
     if spec is not None:
         _check_partition_summary(ref, spec, part_vals, out)
-    for fid in sorted(unknown_bound_fields):
-        out.add("BOUND_UNKNOWN_FIELD", f"bounds for field id {fid}, which is in no schema of the table")
+    if bound_rows:
+        check_bounds_columns(bound_rows, bound_lo, bound_hi, types, out)
 
 
 def _path(path: str, relative_ok: bool, ctx: ScanContext, out: _Out, n: int, what: str) -> str | None:
@@ -468,43 +392,6 @@ def _delete_rules(df: tuple, content: int, is_dv: bool, status: int, fmt: str, m
     elif status == 1 and mfv >= 3:
         out.add("V3_NEW_POSITION_DELETE_FILE", "a v3 manifest adds a position delete file; v3 writers add deletion "
                 "vectors", n)
-
-
-def _check_bounds(lo: list | None, hi: list | None, types: dict[int, str], kinds: dict[int, str | None],
-                  unknown: set[int], out: _Out, n: int) -> None:
-    lows: dict[int, Any] = {}
-    for which, pairs in (("lower", lo), ("upper", hi)):
-        for k, v in pairs or ():
-            kind = kinds.get(k, "?")
-            if kind == "?":
-                t = types.get(k) or RESERVED_TYPES.get(k)
-                kind = kinds[k] = _bound_kind(t) if t is not None else "unknown"
-            if kind is None:
-                continue
-            if kind == "unknown":
-                unknown.add(k)
-                continue
-            value, err = _bound_value(kind, v)
-            if err is not None:
-                out.add("BOUND_TYPE", f"{which} bound of field {k} ({types.get(k) or RESERVED_TYPES.get(k)}): {err}", n)
-                continue
-            if value is None:
-                continue
-            if which == "lower":
-                lows[k] = value
-            else:
-                low = lows.get(k)
-                if low is not None and low > value:
-                    out.add("BOUND_ORDER", f"field {k}: lower bound {_show(low)} is above upper bound {_show(value)}", n)
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, bytes):
-        try:
-            return repr(v.decode())
-        except UnicodeDecodeError:
-            return "0x" + v.hex()
-    return repr(v)
 
 
 def _check_counts(ref: ManifestRef, counts: list[int], rows: list[int], min_live_seq: int | None, out: _Out) -> None:
@@ -575,7 +462,7 @@ def _check_partition_summary(ref: ManifestRef, spec: Any, values: list[list[Any]
         try:
             lo, hi = min(keys), max(keys)
             if lb > lo or ub < hi:
-                out.add("PARTITION_SUMMARY", f"partition field {name!r}: summary [{_show(lb)}, {_show(ub)}] does not "
-                        f"bound the live values [{_show(lo)}, {_show(hi)}]")
+                out.add("PARTITION_SUMMARY", f"partition field {name!r}: summary [{show(lb)}, {show(ub)}] does not "
+                        f"bound the live values [{show(lo)}, {show(hi)}]")
         except TypeError:
             out.add("PARTITION_SUMMARY", f"partition field {name!r}: values are not all {t}")

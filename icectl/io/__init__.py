@@ -174,6 +174,15 @@ class FileIO:
             fs.rm(self._fs_path(path))
         except FileNotFoundError:
             raise NotFoundError(f"file not found: {path}") from None
+        if scheme_of(path) == "file":
+            # Hadoop's local file system writes a ".<name>.crc" checksum beside each file it
+            # writes and deletes it with the file; do the same, or it is left hidden forever.
+            p = local_path(path)
+            crc = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.crc")
+            try:
+                os.unlink(crc)
+            except OSError:
+                pass
 
     def rename_no_replace(self, src: str, dst: str) -> bool:
         """Atomically rename ``src`` to ``dst`` unless ``dst`` exists; return whether it moved.

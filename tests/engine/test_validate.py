@@ -101,7 +101,7 @@ def test_findings_say_where(tmp_path):
 
 
 def test_floods_are_capped_per_manifest(tmp_path):
-    from validate_corpus.cases import newest_data_manifest, rewrite_manifest
+    from validate_corpus.helpers import newest_data_manifest, rewrite_manifest
 
     base = tables.build(tmp_path, 2, deletes=False)
     t = base.table
@@ -355,3 +355,12 @@ def test_codes_are_stable_names():
     for code, (sev, rule, meaning) in CODES.items():
         assert code.isupper() and " " not in code
         assert isinstance(sev, Severity) and rule and meaning
+
+
+@pytest.mark.parametrize("name", ["bound-order", "duplicate-live-file", "second-deletion-vector", "manifest-garbage"])
+def test_worker_processes_find_the_same(name, tmp_path):
+    base = build_case(CASES[name], tmp_path)
+    one = validate_table(base.catalog, tables.IDENT, ValidateOptions(workers=1, all_snapshots=True))
+    two = validate_table(base.catalog, tables.IDENT, ValidateOptions(workers=2, all_snapshots=True))
+    assert [(f.code, f.message, f.where) for f in one.findings] == [(f.code, f.message, f.where) for f in two.findings]
+    assert one.checked == two.checked

@@ -87,14 +87,6 @@ def icectl(*args: str, expect: int | None = 0) -> Result:
     return res
 
 
-def has_command(*words: str) -> bool:
-    """True when `icectl <words> --help` exits 0 (the command exists)."""
-    try:
-        return icectl(*words, "--help", expect=None).code == 0
-    except Exception:
-        return False
-
-
 # --------------------------------------------------------------------------- time
 
 

@@ -270,6 +270,7 @@ def run_expire_case(spark, built: Built, case: Case, *extra: str) -> dict:
 def check_same_as_java(out: dict) -> None:
     t, before, ice, java = out["t"], out["before"], out["ice"], out["java"]
     res = ice["res"]
+    assert (java["error"] is not None) == out["case"].java_fails, f"Iceberg Java's premise changed: {java['error']}"
     if java["error"] is not None:
         assert res.code != 0, f"Iceberg Java refused ({java['error'].splitlines()[0][:200]}), icectl did not:\n{res.stdout}"
         assert ice["tree"] == out["before_tree"], "icectl failed but changed files: " + str(

@@ -34,7 +34,8 @@ def test_java_tables_validate_clean_deep(request, oracle_warehouse, fixture):
     assert report["ok"] is True
     assert report["format_version"] == jt.format_version
     assert report["checked"]["snapshots"] == len(jt.snapshots)
-    assert report["checked"]["files"] >= len(jt.data_files) + len(jt.delete_files)
+    # Several deletion vectors may share one Puffin file: files are distinct paths.
+    assert report["checked"]["files"] >= len(jt.data_files) + len({f.file_path for f in jt.delete_files})
 
 
 def test_java_table_by_metadata_path_and_default_scope(v2_table):

@@ -528,3 +528,73 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     after = sorted(p for p in (tmp_path / "wh").rglob("*") if p.is_file())
     assert after == before  # the files of the group that succeeded are gone too
     assert t.refresh().metadata_location == t.metadata_location
+
+
+def _two_partition_table(tmp_path):
+    """db.t partitioned by name, three files in partition x: a and b small, k much larger."""
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.operations import create_table
+    from icectl.engine.snapshot_writer import append_files
+    from icectl.io import FileIO
+
+    cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
+    t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", partition_by="name")
+    loc = t.location
+    files = [_data_file(t, f"{loc}/data/name=x/{n}.parquet", ids, partition=("x",), names=["x"] * len(ids))
+             for n, ids in (("a", [1, 2]), ("b", [3, 4]), ("k", list(range(5, 2000))))]
+    return append_files(t, files), files
+
+
+def _java_style_position_deletes(table, data_file, positions):
+    """A v2 position delete file as Iceberg Java writes it for one data file: no
+    referenced_data_file, equal lower and upper bounds on file_path."""
+    from icectl.engine.manifest import DataFile, FileContent
+
+    path = data_file.file_path.rsplit("/", 1)[0] + f"/pd-{os.path.basename(data_file.file_path)}"
+    position_delete_file(path, [(data_file.file_path, p) for p in positions])
+    bound = data_file.file_path.encode()
+    return DataFile(path, "parquet", data_file.partition, len(positions), os.path.getsize(path),
+                    content=FileContent.POSITION_DELETES, spec_id=data_file.spec_id,
+                    lower_bounds={2147483546: bound}, upper_bounds={2147483546: bound})
+
+
+def test_concurrent_commits_during_the_job(tmp_path, fake_template):
+    """Planned from one state; while the "job" runs other writers commit. An append and a
+    position delete file scoped to a file that is not rewritten do not conflict (the commit
+    retries on the new state); a delete on a rewritten file does, and nothing is left behind."""
+    from icectl.engine.compaction import CompactOptions, plan_compaction
+    from icectl.engine.compaction_job import JobSettings, run_compaction
+    from icectl.engine.snapshot_writer import append_files
+    from icectl.engine.table import load_table
+    from icectl.errors import CommitConflictError
+
+    t, (a, b, k) = _two_partition_table(tmp_path)
+    # only a and b are candidates: k is padded into the size range
+    sizes = {f.file_path: f.file_size_in_bytes for f in (a, b, k)}
+    target = int(sizes[k.file_path] / 0.8)
+    plan = plan_compaction(t, CompactOptions(target_file_size=target, min_input_files=2))
+    assert [sorted(os.path.basename(x.file.file_path) for x in g.tasks) for g in plan.groups] == [["a.parquet", "b.parquet"]]
+
+    other = load_table(t.catalog, t.identifier)
+    other = append_files(other, [_data_file(other, f"{other.location}/data/name=x/n.parquet", [9], partition=("x",),
+                                            names=["x"])])
+    other = append_files(other, [_java_style_position_deletes(other, k, [0])])
+    res = run_compaction(t, plan, JobSettings(template_path=fake_template, work_dir=str(tmp_path / "w1")))
+    assert len(res.committed) == 1
+    t2 = t.refresh()
+    from icectl.engine.scan import plan_files
+
+    tasks, deletes = plan_files(t2, t2.metadata.current_snapshot)
+    names = sorted(os.path.basename(x.file.file_path) for x in tasks)
+    assert "k.parquet" in names and "n.parquet" in names and "a.parquet" not in names
+    assert [os.path.basename(d.data_file.file_path) for d in deletes] == ["pd-k.parquet"]  # still needed by k
+
+    # now a delete on a file being rewritten: conflict, nothing committed, job files removed
+    t3, (a3, b3, k3) = _two_partition_table(tmp_path / "second")
+    plan = plan_compaction(t3, CompactOptions(target_file_size=target, min_input_files=2))
+    other = append_files(load_table(t3.catalog, t3.identifier), [_java_style_position_deletes(t3, b3, [1])])
+    with pytest.raises(CommitConflictError) as e:
+        run_compaction(t3, plan, JobSettings(template_path=fake_template, work_dir=str(tmp_path / "w2")))
+    assert "b.parquet" in e.value.message and e.value.exit_code == 5
+    assert load_table(t3.catalog, t3.identifier).metadata_location == other.metadata_location
+    assert not list((tmp_path / "second").rglob("*-icectl-compact.parquet"))
