@@ -65,3 +65,31 @@ def fmt_duration_ms(ms: int | None) -> str:
 
 def num(n: int | None) -> str:
     return "" if n is None else f"{n:,}"
+
+
+RICH_ROW_LIMIT = 300
+
+
+def use_plain(env: Env, rows: int) -> bool:
+    """Rich tables for a person at a terminal; plain columns for pipes and for long listings
+    (drawing thousands of rows with rich takes seconds)."""
+    return not env.is_terminal() or rows > RICH_ROW_LIMIT
+
+
+def plain_table(env: Env, headers: list[str], rows: list[list[str]], right: set[str] = frozenset()) -> None:
+    """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, cell in enumerate(r):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+    out = env.stdout
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if h in right else c.ljust(w)
+                         for c, w, h in zip(cells, widths, headers)).rstrip()
+
+    out.write(line(headers) + "\n")
+    out.write("\n".join(line(r) for r in rows))
+    if rows:
+        out.write("\n")

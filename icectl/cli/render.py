@@ -209,24 +209,33 @@ def snapshot_json(r: SnapshotRow) -> dict[str, Any]:
     return d
 
 
+SNAPSHOT_COLUMNS = ["snapshot", "parent", "committed at", "operation", "seq", "schema", "+files", "-files",
+                    "+deletes", "-deletes", "+records", "-records", "refs", "main"]
+
+
 def render_snapshots(env: Env, rows: list[SnapshotRow]) -> None:
+    from icectl.cli.output import plain_table, use_plain
+
+    if not rows:
+        env.console().print("no snapshots")
+        return
+    cells = [[str(r.snapshot_id), "" if r.parent_snapshot_id is None else str(r.parent_snapshot_id),
+              fmt_ts(r.timestamp_ms), r.operation or "", str(r.sequence_number),
+              "" if r.schema_id is None else str(r.schema_id), num(r.added_data_files), num(r.removed_data_files),
+              num(r.added_delete_files), num(r.removed_delete_files), num(r.added_records), num(r.removed_records),
+              ", ".join(r.refs), "yes" if r.in_main else "no"] for r in rows]
+    right = {c for c in SNAPSHOT_COLUMNS if c.startswith(("+", "-", "seq", "schema"))}
+    if use_plain(env, len(rows)):
+        plain_table(env, SNAPSHOT_COLUMNS, cells, right)
+        return
     from rich.table import Table
 
     t = Table()
-    for col in ("snapshot", "parent", "committed at", "operation", "seq", "schema", "+files", "-files",
-                "+deletes", "-deletes", "+records", "-records", "refs", "main"):
-        t.add_column(col, justify="right" if col.startswith(("+", "-", "seq", "schema")) else "left")
-    for r in rows:
-        t.add_row(str(r.snapshot_id), "" if r.parent_snapshot_id is None else str(r.parent_snapshot_id),
-                  fmt_ts(r.timestamp_ms), r.operation or "", str(r.sequence_number),
-                  "" if r.schema_id is None else str(r.schema_id), num(r.added_data_files), num(r.removed_data_files),
-                  num(r.added_delete_files), num(r.removed_delete_files), num(r.added_records), num(r.removed_records),
-                  ", ".join(r.refs), "yes" if r.in_main else "no")
-    c = env.console()
-    if not rows:
-        c.print("no snapshots")
-        return
-    c.print(t)
+    for col in SNAPSHOT_COLUMNS:
+        t.add_column(col, justify="right" if col in right else "left")
+    for row in cells:
+        t.add_row(*row)
+    env.console().print(t)
 
 
 def tree_json(st: SnapshotTree) -> dict[str, Any]:
@@ -272,34 +281,49 @@ def render_tree(env: Env, st: SnapshotTree) -> None:
 # -- files -------------------------------------------------------------------------------------------
 
 def emit_files_json(env: Env, rows: list[FileRow]) -> None:
-    emit_json(env, [{
-        "content": r.content, "file_path": r.file_path, "file_format": r.file_format, "spec_id": r.spec_id,
-        "partition": r.partition_values, "record_count": r.record_count, "file_size_in_bytes": r.file_size_in_bytes,
-        "data_sequence_number": r.data_sequence_number, "file_sequence_number": r.file_sequence_number,
-        "snapshot_id": r.snapshot_id, "status": r.status, "first_row_id": r.first_row_id,
-        "referenced_data_file": r.referenced_data_file, "content_offset": r.content_offset,
-        "content_size_in_bytes": r.content_size_in_bytes, "equality_ids": r.equality_ids,
-    } for r in rows])
+    """One compact JSON object per line inside a list: the C encoder, so 200,000 files print fast."""
+    import json
+
+    out = env.stdout
+    out.write("[")
+    for i, r in enumerate(rows):
+        out.write(",\n" if i else "\n")
+        out.write(json.dumps({
+            "content": r.content, "file_path": r.file_path, "file_format": r.file_format, "spec_id": r.spec_id,
+            "partition": r.partition_values, "record_count": r.record_count,
+            "file_size_in_bytes": r.file_size_in_bytes, "data_sequence_number": r.data_sequence_number,
+            "file_sequence_number": r.file_sequence_number, "snapshot_id": r.snapshot_id, "status": r.status,
+            "first_row_id": r.first_row_id, "referenced_data_file": r.referenced_data_file,
+            "content_offset": r.content_offset, "content_size_in_bytes": r.content_size_in_bytes,
+            "equality_ids": r.equality_ids}, default=str))
+    out.write("\n]\n" if rows else "]\n")
+
+
+FILE_COLUMNS = ["content", "path", "partition", "records", "size", "data seq", "file seq"]
 
 
 def render_files(env: Env, rows: list[FileRow]) -> None:
-    from rich.table import Table
+    from icectl.cli.output import plain_table, use_plain
 
     c = env.console()
     if not rows:
         c.print("no live files")
         return
-    t = Table()
-    for col in ("content", "path", "partition", "records", "size", "data seq", "file seq"):
-        # A path is the fact this table is for: fold it when it is too long, never cut it to "…".
-        t.add_column(col, justify="right" if col in ("records", "size", "data seq", "file seq") else "left",
-                     overflow="fold" if col == "path" else "ellipsis")
-    for r in rows:
-        part = ", ".join(f"{k}={v}" for k, v in r.partition.items())
-        t.add_row(r.content, r.file_path, part, num(r.record_count), fmt_bytes(r.file_size_in_bytes),
-                  "" if r.data_sequence_number is None else str(r.data_sequence_number),
-                  "" if r.file_sequence_number is None else str(r.file_sequence_number))
-    c.print(t)
+    cells = [[r.content, r.file_path, ", ".join(f"{k}={v}" for k, v in r.partition.items()), num(r.record_count),
+              fmt_bytes(r.file_size_in_bytes), "" if r.data_sequence_number is None else str(r.data_sequence_number),
+              "" if r.file_sequence_number is None else str(r.file_sequence_number)] for r in rows]
+    right = {"records", "size", "data seq", "file seq"}
+    if use_plain(env, len(rows)):
+        plain_table(env, FILE_COLUMNS, cells, right)
+    else:
+        from rich.table import Table
+
+        t = Table()
+        for col in FILE_COLUMNS:
+            t.add_column(col, justify="right" if col in right else "left")
+        for row in cells:
+            t.add_row(*row)
+        c.print(t)
     total = sum(r.file_size_in_bytes for r in rows)
-    c.print(f"{len(rows):,} files, {sum(r.record_count for r in rows if r.content == 'data'):,} data records, "
-            f"{fmt_bytes(total)}")
+    env.stdout.write(f"{len(rows):,} files, {sum(r.record_count for r in rows if r.content == 'data'):,} data "
+                     f"records, {fmt_bytes(total)}\n")

@@ -291,15 +291,20 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
             info.append((f.name, tr, rt, src))
         spec_info[spec.spec_id] = info
     rows = []
+    # Tables have far fewer partitions than files: format each partition once.
+    formatted: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}
     for e in table.live_entries(snap, with_stats=False):
         df = e.data_file
         if content is not None and df.kind != content:
             continue
-        info = spec_info.get(df.spec_id, [])
-        part, part_json = {}, {}
-        for (name, tr, rt, src), v in zip(info, df.partition):
-            part[name] = _human_partition(tr, src, v)
-            part_json[name] = _json_partition(rt, v)
+        key = (df.spec_id, df.partition)
+        done = formatted.get(key)
+        if done is None:
+            info = spec_info.get(df.spec_id, [])
+            done = ({name: _human_partition(tr, src, v) for (name, tr, rt, src), v in zip(info, df.partition)},
+                    {name: _json_partition(rt, v) for (name, tr, rt, src), v in zip(info, df.partition)})
+            formatted[key] = done
+        part, part_json = done
         rows.append(FileRow(
             content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
             partition=part, partition_values=part_json, record_count=df.record_count,

@@ -70,6 +70,7 @@ class _Gen:
         self.lines: list[str] = []
         self.n = 0
         self.named = named
+        self.as_dict = False  # read an array of (key, value) records as a dict
 
     def tmp(self) -> str:
         self.n += 1
@@ -205,9 +206,21 @@ class _Gen:
             self.emit(ind, f"{var} = None")
             return
         lst, it = self.tmp(), self.tmp()
-        self.emit(ind, f"{lst} = []")
+        as_dict = self.as_dict and not skip and self._is_key_bytes(items)
+        self.emit(ind, f"{lst} = {{}}" if as_dict else f"{lst} = []")
         self._blocks(ind, count)
         self.emit(ind + 1, f"for _ in range({count}):")
+        if as_dict:
+            k, n, x = self.tmp(), self.tmp(), self.tmp()
+            self.emit(ind + 2, f"{k} = b[p]; {n} = b[p + 1]")
+            self.emit(ind + 2, f"if {k} < 128 and {n} < 128 and not {n} & 1:")
+            self.emit(ind + 3, f"{n} >>= 1; p += 2")
+            self.emit(ind + 3, f"{lst}[({k} >> 1) ^ -({k} & 1)] = b[p:p + {n}]; p += {n}")
+            self.emit(ind + 3, "continue")
+            self.read(ind + 2, items, x, skip)
+            self.emit(ind + 2, f"{lst}[{x}[0]] = {x}[1]")
+            self.emit(ind, f"{var} = {lst}")
+            return
         if not skip and self._is_key_bytes(items):
             # The metric maps' (int key, bytes value) pairs: small keys and short values take one
             # byte each for their varints, so read those inline (zigzag of n >= 0 is 2n).
@@ -246,19 +259,22 @@ def _tuple(names: list[str]) -> str:
 
 
 Decoder = Callable[[bytes, int, int], tuple[list[tuple], int]]
-_DECODERS: dict[tuple[str, frozenset[str]], Decoder] = {}
+_DECODERS: dict[tuple[str, frozenset[str], frozenset[str]], Decoder] = {}
 
 
-def compile_decoder(schema: Any, skip: frozenset[str] = frozenset()) -> Decoder:
+def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset()) -> Decoder:
     """A function ``decode(block, pos, count) -> (records, end)`` for a record schema.
 
-    Fields named in ``skip`` (at any depth) are read past and returned as None.
+    Fields named in ``skip`` (at any depth) are read past and returned as None. Fields named in
+    ``as_dict`` that are arrays of (int key, bytes value) records, as the metric maps are, are read
+    as a dict of key to value.
     """
-    key = (json.dumps(schema, sort_keys=True), skip)
+    key = (json.dumps(schema, sort_keys=True), skip, as_dict)
     fn = _DECODERS.get(key)
     if fn is not None:
         return fn
     g = _Gen({})
+    g.dict_fields = as_dict  # type: ignore[attr-defined]
     _register_names(schema, g.named)
     top = g.resolve(schema)
     if not isinstance(top, dict) or top.get("type") != "record":
@@ -285,6 +301,11 @@ def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str])
     t = g.resolve(f["type"])
     if f["name"] in skip:
         g.read(ind, t, var, skip=True)
+        return
+    if f["name"] in getattr(g, "dict_fields", ()):
+        g.as_dict = True
+        g.read(ind, t, var)
+        g.as_dict = False
         return
     # Recurse into records (and optional records) so nested fields can be skipped by name.
     if isinstance(t, dict) and t.get("type") == "record" and skip:
@@ -328,10 +349,10 @@ class AvroFile:
     start: int
     sync: bytes
 
-    def records(self, skip: frozenset[str] = frozenset()) -> Iterator[tuple]:
+    def records(self, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset()) -> Iterator[tuple]:
         """Every record as a tuple; InvalidMetadataError for corrupt or truncated data."""
         try:
-            decode = compile_decoder(self.schema, skip)
+            decode = compile_decoder(self.schema, skip, as_dict)
         except (ValueError, KeyError, TypeError, SyntaxError) as e:
             raise InvalidMetadataError(f"{self.source}: unsupported Avro schema: {e}") from None
         for count, block in self.blocks():

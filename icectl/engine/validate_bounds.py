@@ -95,8 +95,8 @@ def check_bounds_columns(rows: list[int], los: list[Any], his: list[Any], types:
     column's type (Appendix D) and not NaN, and a lower bound must not be above its upper bound.
     Whole columns are checked at once (lengths as a set, UTF-8 by one decode, order with numpy)
     and only a column that fails is checked value by value, to say which entries."""
-    dlos = [dict(x) if x else _EMPTY for x in los]
-    dhis = [dict(x) if x else _EMPTY for x in his]
+    dlos = [x if isinstance(x, dict) else dict(x or ()) for x in los]
+    dhis = [x if isinstance(x, dict) else dict(x or ()) for x in his]
     keys: set[int] = set()
     for d in dlos:
         keys.update(d)
@@ -115,7 +115,6 @@ def check_bounds_columns(rows: list[int], los: list[Any], his: list[Any], types:
         _check_column(k, t, kind, rows, lo, hi, out)
 
 
-_EMPTY: dict[int, bytes] = {}
 _LENGTHS = {"i4": {4}, "i8": {8}, "i8p": {4, 8}, "tsp": {4, 8}, "f4": {4}, "f8p": {4, 8}, "b1": {1}, "uuid": {16},
             "geo": {16, 24, 32}}
 _NUMPY = {("i4", 4): "<i4", ("i8", 8): "<i8", ("i8p", 8): "<i8", ("i8p", 4): "<i4", ("tsp", 8): "<i8",

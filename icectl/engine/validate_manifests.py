@@ -166,7 +166,7 @@ def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> Man
         if missing:
             raise InvalidMetadataError(f"wrong Avro schema: data_file has no {', '.join(missing)}")
         skip = SKIP_FIELDS if ctx.check_bounds else SKIP_FIELDS | BOUND_FIELDS
-        records = list(avro.records(skip))
+        records = _decode_all(avro, skip)
     except InvalidMetadataError as e:
         msg = e.message[len(ref.path) + 2:] if e.message.startswith(ref.path + ": ") else e.message
         out.add("MANIFEST_UNREADABLE", msg)
@@ -191,6 +191,20 @@ def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> Man
     _scan_entries(records, ref, ctx, mfv, spec, types, idx, (i_status, i_snap, i_seq, i_fseq, i_df), scan, out)
     scan.findings = out.close()
     return scan
+
+
+def _decode_all(avro: Any, skip: frozenset[str]) -> list[tuple]:
+    """Every entry (bounds as dicts). The cyclic garbage collector is paused meanwhile: decoding
+    makes millions of small tuples and no cycles, and collections would cost more than decoding."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return list(avro.records(skip, as_dict=BOUND_FIELDS))
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _header_checks(meta: dict[str, str], ref: ManifestRef, ctx: ScanContext, out: _Out) -> int:

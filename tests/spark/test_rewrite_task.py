@@ -598,3 +598,37 @@ def test_concurrent_commits_during_the_job(tmp_path, fake_template):
     assert "b.parquet" in e.value.message and e.value.exit_code == 5
     assert load_table(t3.catalog, t3.identifier).metadata_location == other.metadata_location
     assert not list((tmp_path / "second").rglob("*-icectl-compact.parquet"))
+
+
+def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
+    """--partial-progress: one commit per batch of groups; a batch that conflicts is reported
+    and its files removed, the others stay committed."""
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.compaction import CompactOptions, plan_compaction
+    from icectl.engine.compaction_job import JobSettings, run_compaction
+    from icectl.engine.operations import create_table
+    from icectl.engine.snapshot_writer import append_files
+    from icectl.engine.table import load_table
+    from icectl.io import FileIO
+
+    cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
+    t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", partition_by="name")
+    loc = t.location
+    files = {(n, i): _data_file(t, f"{loc}/data/name={n}/{n}{i}.parquet", [i], partition=(n,), names=[n])
+             for n in ("x", "y", "z") for i in range(2)}
+    t = append_files(t, list(files.values()))
+    plan = plan_compaction(t, CompactOptions(rewrite_all=True))
+    assert [g.partition_display for g in plan.groups] == ["name=x", "name=y", "name=z"]
+    append_files(load_table(cat, ("db", "t")), [_java_style_position_deletes(t, files[("y", 1)], [0])])
+    res = run_compaction(t, plan, JobSettings(template_path=fake_template, work_dir=str(tmp_path / "w"),
+                                              partial_progress=True, max_commits=3))
+    assert len(res.committed) == 2 and [g for g, _ in res.failed_groups] == [2]
+    assert "conflict" in res.failed_groups[0][1]
+    assert (res.rewritten_data_files, res.added_data_files) == (4, 2)
+    t2 = t.refresh()
+    live = sorted(os.path.relpath(f.file_path, loc) for _, f in t2.live_files(t2.metadata.current_snapshot))
+    assert [p for p in live if "icectl-compact" not in p] == ["data/name=y/pd-y1.parquet", "data/name=y/y0.parquet",
+                                                              "data/name=y/y1.parquet"]
+    assert len([p for p in live if "icectl-compact" in p]) == 2
+    on_disk = {os.path.relpath(str(p), loc) for p in (tmp_path / "wh").rglob("*-icectl-compact.parquet")}
+    assert on_disk == {p for p in live if "icectl-compact" in p}  # y's output was removed

@@ -61,6 +61,7 @@ def test_yarn_cluster_template(tmp_path):
         extra_args: ["--packages", "org.apache.hadoop:hadoop-aws:3.3.4", "--verbose"]
         env:
           HADOOP_CONF_DIR: /etc/hadoop/conf
+          SPARK_PRINT_LAUNCH_COMMAND: yes
         timeout_seconds: 3600
         """)
     t = submit.load_template(path)
@@ -72,7 +73,8 @@ def test_yarn_cluster_template(tmp_path):
         "--conf", "spark.yarn.queue=etl",
         "--py-files", "/work/icectl.zip",
         "--packages", "org.apache.hadoop:hadoop-aws:3.3.4", "--verbose", *TAIL]
-    assert t.env == {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}
+    # YAML booleans reach Spark as true/false, not Python's True/False
+    assert t.env == {"HADOOP_CONF_DIR": "/etc/hadoop/conf", "SPARK_PRINT_LAUNCH_COMMAND": "true"}
     assert t.python == "/opt/venv/bin/python" and t.timeout_seconds == 3600
 
 
