@@ -15,6 +15,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help: no rich import for --help (starts in half the time)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

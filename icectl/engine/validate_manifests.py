@@ -134,7 +134,22 @@ _HEADER_TYPES: dict[str, dict[int, str]] = {}
 # -- one manifest -------------------------------------------------------------------------------------
 
 def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
-    """Check one manifest against its manifest-list entry; never raises for bad input."""
+    """Check one manifest against its manifest-list entry; never raises for bad input.
+
+    The cyclic garbage collector is paused meanwhile: a scan makes millions of small tuples and
+    no cycles, and its collections would cost more than the decoding."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _scan_manifest(data, ref, ctx)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
     from icectl.engine.validate_avro import field_index, open_avro, record_type
 
     scan = ManifestScan(ref.path)
@@ -194,17 +209,7 @@ def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> Man
 
 
 def _decode_all(avro: Any, skip: frozenset[str]) -> list[tuple]:
-    """Every entry (bounds as dicts). The cyclic garbage collector is paused meanwhile: decoding
-    makes millions of small tuples and no cycles, and collections would cost more than decoding."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return list(avro.records(skip, as_dict=BOUND_FIELDS))
-    finally:
-        if enabled:
-            gc.enable()
+    return list(avro.records(skip, as_dict=BOUND_FIELDS))
 
 
 def _header_checks(meta: dict[str, str], ref: ManifestRef, ctx: ScanContext, out: _Out) -> int:
