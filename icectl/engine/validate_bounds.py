@@ -98,10 +98,7 @@ def check_bounds_columns(rows: list[int], los: list[Any], his: list[Any], types:
     dlos = [x if isinstance(x, dict) else dict(x or ()) for x in los]
     dhis = [x if isinstance(x, dict) else dict(x or ()) for x in his]
     keys: set[int] = set()
-    for d in dlos:
-        keys.update(d)
-    for d in dhis:
-        keys.update(d)
+    keys.update(*dlos, *dhis)
     for k in sorted(keys):
         t = types.get(k) or RESERVED_TYPES.get(k)
         if t is None:

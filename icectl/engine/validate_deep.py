@@ -37,7 +37,10 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], sc
             scan = scans.get(r)
             if scan is None:
                 continue  # a path that breaks the rules, reported already
-            for f in scan.live:
+            for path, entry, records, size, fmt in scan.data:
+                if path not in files:
+                    files[path] = _FileCheck(path, size, records, fmt, scan.path, entry, snap.snapshot_id)
+            for f in scan.deletes:
                 if f.is_dv:
                     dvs.setdefault(f.path, []).append((f, scan.path, snap.snapshot_id))
                 elif f.path not in files:
@@ -200,18 +203,17 @@ def _check_summary(snap: Any, scans: list[ManifestScan], out: Collector) -> None
     for scan in scans:
         if not scan.readable:
             return  # the manifest was reported; its totals are unknown
-        for f in scan.live:
-            if f.content == 0:
-                data_files += 1
-                records += f.record_count
-                size += f.file_size_in_bytes
+        for _, _, rc, fsize, _ in scan.data:
+            data_files += 1
+            records += rc
+            size += fsize
+        for f in scan.deletes:
+            delete_files += 1
+            size += f.content_size_in_bytes if f.is_dv and f.content_size_in_bytes else f.file_size_in_bytes
+            if f.content == 1:
+                pos += f.record_count
             else:
-                delete_files += 1
-                size += f.content_size_in_bytes if f.is_dv and f.content_size_in_bytes else f.file_size_in_bytes
-                if f.content == 1:
-                    pos += f.record_count
-                else:
-                    eq += f.record_count
+                eq += f.record_count
     actual = {"total-data-files": data_files, "total-delete-files": delete_files, "total-records": records,
               "total-files-size": size, "total-position-deletes": pos, "total-equality-deletes": eq}
     wrong = []

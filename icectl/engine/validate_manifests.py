@@ -64,6 +64,9 @@ class ScanContext:
 
 @dataclass
 class LiveFile:
+    """A live delete file (data files travel as plain tuples: there are many, and scans of worker
+    processes are pickled)."""
+
     path: str
     content: int
     is_dv: bool
@@ -82,7 +85,8 @@ class ManifestScan:
     readable: bool = True
     entries: int = 0
     findings: list[Finding] = field(default_factory=list)
-    live: list[LiveFile] = field(default_factory=list)
+    data: list[tuple[str, int, int, int, str]] = field(default_factory=list)  # path, entry, records, size, format
+    deletes: list[LiveFile] = field(default_factory=list)
 
 
 class _Out:
@@ -256,7 +260,7 @@ def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv:
     min_live_seq = None
     nfields = len(spec) if spec is not None else 0
     part_vals: list[list[Any]] = [[] for _ in range(nfields)]
-    live = scan.live
+    data_out, deletes_out = scan.data, scan.deletes
     relative_ok = fv >= 4
     for n, rec in enumerate(records):
         status = rec[i_status]
@@ -341,13 +345,15 @@ def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv:
                 pv = df[i_part]
                 for i in range(nfields):
                     part_vals[i].append(pv[i])
-            if abs_path is not None:
-                lf = LiveFile(abs_path, content, is_dv, refd, n)
+            if abs_path is None:
+                pass
+            elif content == 0:
+                data_out.append((abs_path, n, rc, size, fmt))
+            else:
+                lf = LiveFile(abs_path, content, is_dv, refd, n, fmt, rc, size)
                 if is_dv and i_off is not None and i_csize is not None:
                     lf.content_offset, lf.content_size_in_bytes = df[i_off], df[i_csize]
-                if ctx.deep:
-                    lf.file_format, lf.record_count, lf.file_size_in_bytes = fmt, rc, size
-                live.append(lf)
+                deletes_out.append(lf)
     if counts is not None:
         _check_counts(ref, counts, rows, min_live_seq, out)
     if spec is not None:

@@ -221,7 +221,7 @@ def _workers(options: ValidateOptions, total_bytes: int, n: int) -> int:
     if options.workers is not None:
         return max(1, options.workers)
     cpus = os.cpu_count() or 1
-    if cpus < 2 or n < 2 or total_bytes < 32 * 1024 * 1024:
+    if cpus < 2 or n < 2 or total_bytes < 8 * 1024 * 1024:
         return 1
     return min(cpus, n)
 
@@ -315,34 +315,30 @@ def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collect
     manifest could not be read (``complete`` False), "not a live data file" cannot be told."""
     sid = snap.snapshot_id
     seen: dict[Any, tuple[str, int]] = {}
-    data_paths: set[str] = set()
+    for scan in scans:
+        for path, entry, *_ in scan.data:
+            prev = seen.setdefault(path, (scan.path, entry))
+            if prev[1] != entry or prev[0] != scan.path:
+                out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
+                        snapshot_id=sid, manifest=scan.path, entry=entry, file=path)
+    data_paths = set(seen)
     dvs: dict[str, tuple[str, int]] = {}
     for scan in scans:
-        for f in scan.live:
-            if f.content == 0:
-                data_paths.add(f.path)
-    for scan in scans:
-        for f in scan.live:
-            key = (f.path, f.content_offset if f.is_dv else None, f.is_dv)
-            if f.is_dv:
-                # Several DVs share one Puffin file: a DV is its (file, blob) pair. Without --deep the
-                # offset is not read; the referenced data file then tells DVs apart.
-                key = (f.path, f.content_offset, f.referenced_data_file)
-            prev = seen.get(key)
-            if prev is not None:
+        for f in scan.deletes:
+            # Several DVs share one Puffin file: a DV is its (file, blob) pair.
+            key = (f.path, f.content_offset, f.referenced_data_file) if f.is_dv else f.path
+            prev = seen.setdefault(key, (scan.path, f.entry))
+            duplicate = prev[1] != f.entry or prev[0] != scan.path
+            if duplicate:
                 out.add("DUPLICATE_LIVE_FILE", f"{f.path} is live in {prev[0]} (entry {prev[1]}) and again here",
                         snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)
-            else:
-                seen[key] = (scan.path, f.entry)
             if f.is_dv and f.referenced_data_file is not None:
-                first = dvs.get(f.referenced_data_file)
-                if first is not None and prev is None:
+                first = dvs.setdefault(f.referenced_data_file, (scan.path, f.entry))
+                if first != (scan.path, f.entry) and not duplicate:
                     out.add("DV_DUPLICATE", f"a second deletion vector for {f.referenced_data_file} (the first is in "
                             f"{first[0]}, entry {first[1]})", snapshot_id=sid, manifest=scan.path, entry=f.entry,
                             file=f.path)
-                dvs.setdefault(f.referenced_data_file, (scan.path, f.entry))
-            if complete and f.content != 0 and f.referenced_data_file is not None \
-                    and f.referenced_data_file not in data_paths:
+            if complete and f.referenced_data_file is not None and f.referenced_data_file not in data_paths:
                 code = "DV_REFERENCED_FILE_NOT_LIVE" if f.is_dv else "REFERENCED_FILE_NOT_LIVE"
                 out.add(code, f"references {f.referenced_data_file}, which is not a live data file of the snapshot",
                         snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)

@@ -403,10 +403,15 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
 
             tables = [read_input(io, inp, schema, target, row_lineage) for inp in task["inputs"]]
             data = pa.concat_tables(tables) if tables else target.empty_table()
-            keys = [(s["column"], "ascending" if s["direction"] == "asc" else "descending") for s in plan["sort"]]
-            placement = "at_start" if plan["sort"][0]["null_order"] == "nulls-first" else "at_end"
             if data.num_rows:
-                data = data.take(pc.sort_indices(data, sort_keys=keys, null_placement=placement))
+                # Each field has its own null order: sort by "is null" first, then by the value.
+                keyed = data
+                keys = []
+                for i, s in enumerate(plan["sort"]):
+                    keyed = keyed.append_column(f"__null_{i}", pc.is_null(data.column(s["column"])))
+                    keys += [(f"__null_{i}", "descending" if s["null_order"] == "nulls-first" else "ascending"),
+                             (s["column"], "ascending" if s["direction"] == "asc" else "descending")]
+                data = data.take(pc.sort_indices(keyed, sort_keys=keys))
             write(data)
         else:
             for inp in task["inputs"]:

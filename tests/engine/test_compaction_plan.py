@@ -28,7 +28,6 @@ from icectl.engine.compaction import (
 )
 from icectl.engine.manifest import DataFile, FileContent
 from icectl.engine.operations import create_table
-from icectl.engine.partitioning import PartitionField, PartitionSpec
 from icectl.engine.snapshot_writer import append_files
 from icectl.engine.transforms import parse_transform
 from icectl.engine.types import primitive

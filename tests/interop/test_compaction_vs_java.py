@@ -28,9 +28,14 @@ pytestmark = [pytest.mark.interop, pytest.mark.spark]
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
+    import tempfile
+
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # the Spark job's work folders (plan, log)
+    monkeypatch.setattr(tempfile, "tempdir", None)
 
 
 def icectl(wh, *args) -> tuple[int, str, str]:

@@ -197,7 +197,7 @@ def test_spark_submit_missing_or_failing(tmp_path, spark_submit, message):
 def test_nothing_to_compact_runs_nothing(tmp_path):
     wh = tmp_path / "wh"
     cat = HadoopCatalog("hc", str(wh), FileIO())
-    t = create_table(cat, ("db", "t"), schema_text="id:long!, region:string, qty:int", partition_by="region")
+    create_table(cat, ("db", "t"), schema_text="id:long!, region:string, qty:int", partition_by="region")
     tpl = tmp_path / "tpl.yaml"
     tpl.write_text("spark_submit: /bin/false\n")
     code, out, err = icectl(wh, "-o", "json", "compact", "db.t", "--yes", "--template", str(tpl))

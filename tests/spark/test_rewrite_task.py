@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import io
 import json
-import math
 import os
 import sys
-import textwrap
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -363,6 +360,21 @@ def test_sort_strategy_sorts_the_task(tmp_path):
     out = rewrite_task(task(tmp_path / "out", [inp(a, 3), inp(b, 2)]), plan_for(SIMPLE, sort=sort))
     assert len(out) == 1 and out[0]["sorted"] is True
     assert pq.read_table(out[0]["path"]).column("id").to_pylist() == [1, 3, 9, 7, 5]
+
+
+def test_sort_null_order_per_field(tmp_path):
+    """Each sort field has its own null order (name nulls last, then qty nulls first)."""
+    schema = load_schema_argument("id:long!, name:string, qty:int")
+    fields = [fld("id", pa.int64(), 1, False), fld("name", pa.string(), 2), fld("qty", pa.int32(), 3)]
+    src = write_parquet(tmp_path / "a.parquet", pa.table(
+        [pa.array([1, 2, 3, 4, 5, 6]), pa.array(["b", None, "a", "a", None, "b"]),
+         pa.array([7, 8, None, 5, None, None], pa.int32())], schema=pa.schema(fields)))
+    sort = [{"column": "name", "transform": "identity", "direction": "asc", "null_order": "nulls-last"},
+            {"column": "qty", "transform": "identity", "direction": "desc", "null_order": "nulls-first"}]
+    out = rewrite_task(task(tmp_path / "out", [inp(src, 6)]), plan_for(schema, sort=sort))
+    t = pq.read_table(out[0]["path"])
+    assert list(zip(t.column("name").to_pylist(), t.column("qty").to_pylist())) == [
+        ("a", None), ("a", 5), ("b", None), ("b", 7), (None, None), (None, 8)]
 
 
 def test_failure_removes_what_the_task_wrote(tmp_path):

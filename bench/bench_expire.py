@@ -1,0 +1,555 @@
+#!/usr/bin/env python
+"""Time ``icectl expire`` against Iceberg Java's ``expire_snapshots`` on the large generated table.
+
+The table is gen_large_table.py's (2,000 append snapshots, 200,000 live data files, manifests
+merged as Iceberg Java's MergeAppend merges them), turned into a file-system (Hadoop) table that
+Iceberg Java's HadoopCatalog reads (``metadata/v<N>.metadata.json`` + ``version-hint.text``), with
+every file it references present: the generator writes all manifests and manifest lists, and this
+script creates an empty placeholder for each of the 200,000 data files (expiry only deletes files,
+so their content does not matter).
+
+The cut-off keeps the newest ``--keep`` (100) snapshots: a timestamp half-way between the 100th
+and the 101st newest (whole seconds). Both tools then run on the same copy of the table, restored
+from a pristine copy before each run (``cp -a``; metadata holds absolute paths, so the copy is
+restored at the same location rather than placed next to it):
+
+    icectl --warehouse WH -o json expire bench.large --older-than TS --yes
+    python java_call.py WH "CALL hc.system.expire_snapshots(table => 'bench.large', older_than => TIMESTAMP 'TS')"
+
+the second being a Python script that starts Iceberg Java 1.10.2 in local Spark (local[2]) with
+/work/shared/oracle/iceberg_java.py, runs the CALL, prints its result and stops (the JVM start is
+part of the command, as when a user runs it). Each is timed as a subprocess: wall clock, and CPU
+as the user + system time of the whole process tree (this script makes itself a child subreaper,
+so that a JVM outliving its Python parent is still reaped and counted). The files each run deleted
+are found by listing the table folder before and after (relative paths); the two sets must be
+equal.
+
+    python bench/bench_expire.py                  # generate (once, ~3 min), then time both
+    python bench/bench_expire.py --runs 3         # alternate icectl/Java 3 times, report medians
+    python bench/bench_expire.py --no-java        # icectl only
+    python bench/bench_expire.py --profile        # also py-spy record icectl (flame graph SVG)
+
+Results: stdout, ``bench/data/expire/results.json``, and bench/RESULTS.md between the
+``<!-- bench-expire:begin -->`` and ``<!-- bench-expire:end -->`` markers (the rest is kept).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ORACLE_DIR = os.environ.get("ICEBERG_ORACLE_DIR", "/work/shared/oracle")
+RESULTS_MD = os.path.join(HERE, "RESULTS.md")
+BEGIN, END = "<!-- bench-expire:begin -->", "<!-- bench-expire:end -->"
+NAMESPACE, TABLE = "bench", "large"
+
+# The Iceberg Java side, run as `python java_call.py WAREHOUSE SQL [SQL ...]`: a session of Iceberg
+# Java in local Spark (catalog `hc` over WAREHOUSE), each statement's rows printed as JSON, then
+# the JVM stopped and waited for (so that its CPU time is counted with this process's).
+JAVA_CALL = textwrap.dedent('''\
+    import json, os, sys, time
+    sys.path.insert(0, os.environ.get("ICEBERG_ORACLE_DIR", "/work/shared/oracle"))
+    from iceberg_java import session
+
+    t0 = time.perf_counter()
+    spark = session(sys.argv[1], extra_conf={"spark.sql.session.timeZone": "UTC",
+                                              "spark.driver.bindAddress": "127.0.0.1",
+                                              "spark.driver.host": "127.0.0.1"})
+    t1 = time.perf_counter()
+    out = {"session_seconds": round(t1 - t0, 3), "statements": []}
+    for sql in sys.argv[2:]:
+        s0 = time.perf_counter()
+        rows = [r.asDict() for r in spark.sql(sql).collect()]
+        out["statements"].append({"sql": sql, "rows": rows, "seconds": round(time.perf_counter() - s0, 3)})
+    from pyspark import SparkContext
+    gateway = SparkContext._gateway
+    spark.stop()
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:  # the JVM exits when its stdin closes; wait for it, so its CPU is ours
+        try:
+            gateway.shutdown()
+        except Exception:
+            pass
+        proc.stdin.close()
+        proc.wait()
+    out["total_seconds"] = round(time.perf_counter() - t0, 3)
+    print(json.dumps(out, default=str))
+    ''')
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing a whole command: wall clock and the CPU of its process tree
+
+_SUBREAPER = False
+
+
+def become_subreaper() -> bool:
+    """prctl(PR_SET_CHILD_SUBREAPER): orphaned descendants (a JVM outliving pyspark's Python) are
+    re-parented to us, so we reap them and their CPU time lands in RUSAGE_CHILDREN."""
+    global _SUBREAPER
+    if not _SUBREAPER and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SUBREAPER = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except OSError:
+            _SUBREAPER = False
+    return _SUBREAPER
+
+
+def _reap_all(timeout: float = 120.0) -> int:
+    """Wait for every remaining child (orphans re-parented to us); how many were reaped."""
+    n = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return n
+        if pid:
+            n += 1
+            continue
+        if time.monotonic() > deadline:
+            return n
+        time.sleep(0.05)
+
+
+def wait_for_quiet(max_load: float, max_wait: float) -> tuple[float, float]:
+    """Wait (up to max_wait s) for the 1-minute load average to drop below max_load."""
+    t0 = time.monotonic()
+    while os.getloadavg()[0] >= max_load and time.monotonic() - t0 < max_wait:
+        time.sleep(5)
+    return os.getloadavg()[0], time.monotonic() - t0
+
+
+def run_timed(argv: list[str], *, stdout_path: str, stderr_path: str, env: dict[str, str] | None = None,
+              cwd: str | None = None) -> dict:
+    """Run a whole command; wall seconds, CPU (user, system) of its process tree, load average."""
+    import resource
+
+    become_subreaper()
+    _reap_all(0)
+    load_before = os.getloadavg()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+        rc = p.wait()
+    wall = time.perf_counter() - t0
+    stragglers = _reap_all()
+    wall_all = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime
+    return {"argv": argv, "rc": rc, "wall": round(wall, 3), "wall_with_stragglers": round(wall_all, 3),
+            "user": round(user, 3), "sys": round(system, 3), "cpu": round(user + system, 3),
+            "max_rss_mb": round(r1.ru_maxrss / 1024, 1), "stragglers_reaped": stragglers,
+            "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def icectl_cmd() -> list[str]:
+    """The console script of this interpreter's environment (not a pyenv shim, ~50 ms more)."""
+    p = os.path.join(os.path.dirname(sys.executable), "icectl")
+    return [p] if os.path.exists(p) else [sys.executable, "-m", "icectl"]
+
+
+def write_java_call(folder: str) -> str:
+    path = os.path.join(folder, "java_call.py")
+    with open(path, "w") as fh:
+        fh.write(JAVA_CALL)
+    return path
+
+
+def java_env(driver_memory: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["ICEBERG_ORACLE_DIR"] = ORACLE_DIR
+    env.setdefault("ICEBERG_ORACLE_MASTER", "local[2]")
+    env["ICEBERG_ORACLE_DRIVER_MEMORY"] = driver_memory
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return env
+
+
+def walk(root: str) -> dict[str, int]:
+    """Relative path -> size of every file under root."""
+    out: dict[str, int] = {}
+    stack = [root]
+    n = len(root.rstrip("/")) + 1
+    while stack:
+        d = stack.pop()
+        with os.scandir(d) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    out[e.path[n:]] = e.stat(follow_symlinks=False).st_size
+    return out
+
+
+def restore(pristine: str, work: str) -> float:
+    t0 = time.perf_counter()
+    if os.path.exists(work):
+        shutil.rmtree(work)
+    subprocess.run(["cp", "-a", pristine, work], check=True)
+    return time.perf_counter() - t0
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in ("icectl", "fastavro", "pyarrow", "pyspark", "fsspec"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+        out["java"] = java.strip()
+    except (OSError, IndexError):
+        pass
+    return out
+
+
+def update_results(path: str, begin: str, end: str, block: str, title: str) -> None:
+    """Replace the text between the markers (or append a section with them); keep the rest."""
+    text = open(path).read() if os.path.exists(path) else ""
+    body = f"{begin}\n{block.rstrip()}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = head + body + tail
+    else:
+        text = text.rstrip() + f"\n\n{title}\n\n{body}\n"
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def fmt_load(x: list[float]) -> str:
+    return "/".join(f"{v:.1f}" for v in x)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+def table_dir(work: str) -> str:
+    return os.path.join(work, "warehouse", NAMESPACE, TABLE)
+
+
+def prepare(a: argparse.Namespace) -> dict:
+    """Generate the table (Hadoop layout, placeholders for data files) and its pristine copy."""
+    data = os.path.abspath(a.data)
+    work, pristine = os.path.join(data, "work"), os.path.join(data, "pristine")
+    info_path = os.path.join(data, "prepared.json")
+    want = {"snapshots": a.snapshots, "files_per_snapshot": a.files_per_snapshot, "keep": a.keep}
+    if not a.regen and os.path.exists(info_path) and os.path.isdir(pristine):
+        with open(info_path) as fh:
+            info = json.load(fh)
+        if all(info.get(k) == v for k, v in want.items()):
+            return info
+    for d in (work, pristine):
+        if os.path.exists(d):
+            shutil.rmtree(d)
+    os.makedirs(data, exist_ok=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_large_table.py"), "--out", work,
+                    "--snapshots", str(a.snapshots), "--files-per-snapshot", str(a.files_per_snapshot)], check=True)
+    gen_seconds = time.perf_counter() - t0
+    with open(os.path.join(work, "gen_info.json")) as fh:
+        gen = json.load(fh)
+    # The SQL catalog the generator registered the table in is not used here.
+    for name in ("catalog.db", "icectl.yaml", ".pyiceberg.yaml"):
+        p = os.path.join(work, name)
+        if os.path.exists(p):
+            os.remove(p)
+    shutil.move(os.path.join(work, "gen_info.json"), os.path.join(data, "gen_info.json"))
+    # Hadoop layout: metadata/v<N>.metadata.json and version-hint.text.
+    mdir = os.path.join(table_dir(work), "metadata")
+    version = a.snapshots
+    os.rename(gen["metadata_location"], os.path.join(mdir, f"v{version}.metadata.json"))
+    with open(os.path.join(mdir, "version-hint.text"), "w") as fh:
+        fh.write(str(version))
+
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.table import load_table
+    from icectl.io import FileIO
+
+    t1 = time.perf_counter()
+    table = load_table(HadoopCatalog("hc", os.path.join(work, "warehouse"), FileIO()), (NAMESPACE, TABLE))
+    md = table.metadata
+    # Every file that any snapshot references must exist: manifest lists and manifests are the
+    # generator's; data files (all still live: the table only ever appended) become placeholders.
+    manifest_lists = [s.manifest_list for s in md.snapshots]
+    manifests: set[str] = set()
+    for s in md.snapshots:
+        manifests.update(m.manifest_path for m in table.manifests(s))
+    missing = [p for p in manifest_lists + sorted(manifests) if not os.path.exists(p)]
+    if missing:
+        raise SystemExit(f"{len(missing)} manifests or manifest lists are missing, e.g. {missing[0]}")
+    data_files = [f.file_path for _, f in table.live_files(md.current_snapshot)]
+    dirs = {os.path.dirname(p) for p in data_files}
+    for d in dirs:
+        os.makedirs(d, exist_ok=True)
+    for p in data_files:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    placeholders_seconds = time.perf_counter() - t1
+
+    snaps = sorted(md.snapshots, key=lambda s: s.timestamp_ms)
+    if a.keep >= len(snaps):
+        raise SystemExit(f"--keep {a.keep} keeps every one of the {len(snaps)} snapshots")
+    newest_kept, oldest_expired = snaps[-a.keep].timestamp_ms, snaps[-a.keep - 1].timestamp_ms
+    cutoff_ms = (newest_kept + oldest_expired) // 2 // 1000 * 1000
+    assert oldest_expired < cutoff_ms <= newest_kept
+    cutoff = dt.datetime.fromtimestamp(cutoff_ms / 1000, tz=dt.timezone.utc)
+    t2 = time.perf_counter()
+    subprocess.run(["cp", "-a", work, pristine], check=True)
+    copy_seconds = time.perf_counter() - t2
+    files = walk(table_dir(work))
+    info = {
+        **want,
+        "data": data, "work": work, "pristine": pristine, "warehouse": os.path.join(work, "warehouse"),
+        "table_dir": table_dir(work), "metadata_version": version,
+        "snapshots_total": len(md.snapshots), "live_data_files": len(data_files),
+        "data_file_dirs": len(dirs), "manifest_lists": len(manifest_lists), "manifests_total": len(manifests),
+        "manifests_in_current_snapshot": len(table.manifests(md.current_snapshot)),
+        "files_in_table_dir": len(files), "bytes_in_table_dir": sum(files.values()),
+        "cutoff_ms": cutoff_ms, "cutoff_iso": cutoff.isoformat().replace("+00:00", "Z"),
+        "cutoff_sql": cutoff.strftime("%Y-%m-%d %H:%M:%S"),
+        "generator": {k: gen.get(k) for k in ("merges", "entries_rewritten_by_merges", "files_written",
+                                               "bytes_written", "generate_seconds", "metadata_json_bytes")},
+        "generate_seconds": round(gen_seconds, 1), "placeholders_seconds": round(placeholders_seconds, 1),
+        "copy_seconds": round(copy_seconds, 1),
+        "prepared_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    with open(info_path, "w") as fh:
+        json.dump(info, fh, indent=2)
+    return info
+
+
+# ---------------------------------------------------------------------------------------------
+# The runs
+
+def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
+    work, pristine, tdir = info["work"], info["pristine"], info["table_dir"]
+    logs = os.path.join(info["data"], "logs")
+    os.makedirs(logs, exist_ok=True)
+    restore_s = restore(pristine, work)
+    before = walk(tdir)
+    load, waited = wait_for_quiet(a.max_load, a.max_wait)
+    stem = os.path.join(logs, f"{tool}-{run_no}")
+    if tool == "icectl":
+        argv = icectl_cmd() + ["--warehouse", info["warehouse"], "-o", "json", "expire", f"{NAMESPACE}.{TABLE}",
+                               "--older-than", info["cutoff_iso"], "--yes"]
+        if a.profile and run_no == 1:
+            argv = ["py-spy", "record", "--subprocesses", "--rate", "100", "-o", stem + ".svg", "--"] + argv
+        env = dict(os.environ)
+    else:
+        sql = (f"CALL hc.system.expire_snapshots(table => '{NAMESPACE}.{TABLE}', "
+               f"older_than => TIMESTAMP '{info['cutoff_sql']}')")
+        argv = [sys.executable, write_java_call(info["data"]), info["warehouse"], sql]
+        env = java_env(a.java_driver_memory)
+    print(f"  {tool} run {run_no}: load {load:.2f} (waited {waited:.0f} s) ...", file=sys.stderr, flush=True)
+    r = run_timed(argv, stdout_path=stem + ".out", stderr_path=stem + ".err", env=env)
+    after = walk(tdir)
+    deleted = sorted(set(before) - set(after))
+    added = sorted(set(after) - set(before))
+    r.update({"tool": tool, "run": run_no, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited),
+              "deleted": deleted, "added": added, "files_before": len(before), "files_after": len(after)})
+    if r["rc"] != 0:
+        tail = open(stem + ".err", errors="replace").read()[-3000:]
+        raise SystemExit(f"{tool} failed (exit {r['rc']}):\n{tail}")
+    out = open(stem + ".out", errors="replace").read()
+    if tool == "icectl":
+        j = json.loads(out)
+        r["reported"] = {"expired_snapshots": len(j["expired_snapshot_ids"]),
+                         "retained_snapshots": len(j["retained_snapshot_ids"]),
+                         "deleted_files": len(j["deleted_files"]), "failed_deletes": len(j["failed_deletes"]),
+                         **j["counts"]}
+        r["metadata_location"] = j["metadata_location"]
+    else:
+        j = json.loads(out.strip().splitlines()[-1])
+        r["reported"] = j["statements"][0]["rows"][0]
+        r["java_session_seconds"] = j["session_seconds"]
+        r["java_call_seconds"] = j["statements"][0]["seconds"]
+    r["retained_snapshot_ids"] = retained_ids(info)
+    print(f"  {tool} run {run_no}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {len(deleted)} files deleted, "
+          f"load {fmt_load(r['load_before'])} -> {fmt_load(r['load_after'])}", file=sys.stderr, flush=True)
+    return r
+
+
+def retained_ids(info: dict) -> list[int]:
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.table import load_table
+    from icectl.io import FileIO
+
+    t = load_table(HadoopCatalog("hc", info["warehouse"], FileIO()), (NAMESPACE, TABLE))
+    return sorted(s.snapshot_id for s in t.metadata.snapshots)
+
+
+def kind_of(rel: str) -> str:
+    name = rel.rsplit("/", 1)[-1]
+    if rel.startswith("data/"):
+        return "data"
+    if name.startswith("snap-") and name.endswith(".avro"):
+        return "manifest-list"
+    if name.endswith(".avro"):
+        return "manifest"
+    if name.endswith(".metadata.json") or name == "version-hint.text":
+        return "metadata"
+    return "other"
+
+
+def by_kind(paths: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in paths:
+        k = kind_of(p)
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def summarize(runs: list[dict]) -> dict:
+    def med(tool: str, key: str) -> float | None:
+        xs = [r[key] for r in runs if r["tool"] == tool]
+        return round(statistics.median(xs), 3) if xs else None
+
+    sets = {}
+    for r in runs:
+        sets.setdefault(r["tool"], []).append(frozenset(r["deleted"]))
+    ice, java = sets.get("icectl", []), sets.get("java", [])
+    s = {"icectl_wall": med("icectl", "wall"), "icectl_cpu": med("icectl", "cpu"),
+         "icectl_user": med("icectl", "user"), "icectl_sys": med("icectl", "sys"),
+         "java_wall": med("java", "wall"), "java_cpu": med("java", "cpu"),
+         "java_user": med("java", "user"), "java_sys": med("java", "sys"),
+         "icectl_runs_consistent": len(set(ice)) <= 1, "java_runs_consistent": len(set(java)) <= 1}
+    if ice and java:
+        a, b = ice[0], java[0]
+        s["same_deleted_files"] = a == b
+        s["only_icectl_deleted"] = sorted(a - b)[:20]
+        s["only_java_deleted"] = sorted(b - a)[:20]
+        s["only_icectl_count"], s["only_java_count"] = len(a - b), len(b - a)
+        ri = [r["retained_snapshot_ids"] for r in runs if r["tool"] == "icectl"][0]
+        rj = [r["retained_snapshot_ids"] for r in runs if r["tool"] == "java"][0]
+        s["same_retained_snapshots"] = ri == rj
+        s["wall_ratio_java_over_icectl"] = round(s["java_wall"] / s["icectl_wall"], 2)
+        s["cpu_ratio_java_over_icectl"] = round(s["java_cpu"] / s["icectl_cpu"], 2)
+    for tool in ("icectl", "java"):
+        first = next((r for r in runs if r["tool"] == tool), None)
+        if first:
+            s[f"{tool}_deleted_by_kind"] = by_kind(first["deleted"])
+            s[f"{tool}_deleted_count"] = len(first["deleted"])
+            s[f"{tool}_added"] = first["added"]
+            s[f"{tool}_reported"] = first["reported"]
+    return s
+
+
+def render(info: dict, runs: list[dict], s: dict, a: argparse.Namespace, started: str) -> str:
+    lines = [f"## Expire: run of {started}", ""]
+    v = versions()
+    lines.append(f"- machine: {os.cpu_count()} cores (nproc), {platform.machine()}, Linux {platform.release()}, "
+                 f"Python {platform.python_version()}; " + ", ".join(f"{k} {x}" for k, x in v.items()))
+    lines.append(f"- table `{NAMESPACE}.{TABLE}` (file-system/Hadoop layout, format v2) from "
+                 f"`gen_large_table.py --snapshots {info['snapshots']} --files-per-snapshot "
+                 f"{info['files_per_snapshot']}`: {info['snapshots_total']:,} snapshots, "
+                 f"{info['live_data_files']:,} live data files (empty placeholders in {info['data_file_dirs']} "
+                 f"partition folders), {info['manifest_lists']:,} manifest lists, {info['manifests_total']:,} "
+                 f"manifests over all snapshots ({info['manifests_in_current_snapshot']} in the current one); "
+                 f"{info['files_in_table_dir']:,} files, {info['bytes_in_table_dir'] / 1e6:.0f} MB in the table folder")
+    lines.append(f"- cut-off `{info['cutoff_iso']}`: keeps the newest {info['keep']} snapshots (retain-last 1, "
+                 f"the default of both); each run starts from a fresh `cp -a` of the pristine table "
+                 f"({runs[0]['restore_seconds']:.0f} s, not timed)")
+    lines.append(f"- timing: the whole command as a subprocess, wall clock; CPU = user + system of the whole "
+                 f"process tree (JVM included); {a.runs} run(s) of each, alternating, median shown; before each "
+                 f"run the script waited up to {a.max_wait:.0f} s for a 1-minute load average below {a.max_load}")
+    lines.append("")
+    lines.append("| command | wall (s) | CPU user+sys (s) | load before (1/5/15) | load after | files deleted |")
+    lines.append("| --- | ---: | ---: | --- | --- | ---: |")
+    for r in runs:
+        name = "`icectl expire`" if r["tool"] == "icectl" else "Iceberg Java `expire_snapshots` (local[2], JVM start included)"
+        lines.append(f"| {name} (run {r['run']}) | {r['wall']:.2f} | {r['cpu']:.2f} ({r['user']:.1f}+{r['sys']:.1f}) "
+                     f"| {fmt_load(r['load_before'])} | {fmt_load(r['load_after'])} | {len(r['deleted']):,} |")
+    lines.append("")
+    if "wall_ratio_java_over_icectl" in s:
+        met = s["wall_ratio_java_over_icectl"] > 1 and s["same_deleted_files"]
+        lines.append(f"- **Java / icectl: {s['wall_ratio_java_over_icectl']:.2f}x wall, "
+                     f"{s['cpu_ratio_java_over_icectl']:.2f}x CPU** (medians: icectl {s['icectl_wall']:.2f} s wall, "
+                     f"{s['icectl_cpu']:.2f} s CPU; Java {s['java_wall']:.2f} s wall, {s['java_cpu']:.2f} s CPU). "
+                     f"Target (icectl faster, same deleted files): **{'met' if met else 'not met'}**")
+        lines.append(f"- deleted files (listing the table folder before and after): icectl "
+                     f"{s['icectl_deleted_count']:,} {s['icectl_deleted_by_kind']}, Java {s['java_deleted_count']:,} "
+                     f"{s['java_deleted_by_kind']}; **same set: {'yes' if s['same_deleted_files'] else 'NO'}**"
+                     + ("" if s["same_deleted_files"] else
+                        f" (only icectl: {s['only_icectl_count']}, only Java: {s['only_java_count']})")
+                     + f"; same retained snapshots: {'yes' if s['same_retained_snapshots'] else 'NO'}; "
+                     f"every run of a tool deleted the same set: icectl {s['icectl_runs_consistent']}, "
+                     f"Java {s['java_runs_consistent']}")
+        jr = s["java_reported"]
+        lines.append(f"- reported by the tools: icectl {s['icectl_reported']}; Java's procedure "
+                     + ", ".join(f"{k} {v}" for k, v in jr.items()))
+        jruns = [r for r in runs if r["tool"] == "java"]
+        lines.append(f"- Java's wall split (median): session start (JVM, Spark, Iceberg) "
+                     f"{statistics.median(r['java_session_seconds'] for r in jruns):.1f} s, the CALL "
+                     f"{statistics.median(r['java_call_seconds'] for r in jruns):.1f} s, the rest stop and "
+                     f"Python start")
+        lines.append(f"- files written: icectl {s['icectl_added']}, Java {s['java_added']}")
+    else:
+        lines.append(f"- icectl only: {s['icectl_wall']:.2f} s wall, {s['icectl_cpu']:.2f} s CPU, "
+                     f"{s['icectl_deleted_count']:,} files deleted {s['icectl_deleted_by_kind']}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=os.path.join(HERE, "data", "expire"), help="work folder (default bench/data/expire)")
+    p.add_argument("--snapshots", type=int, default=2000)
+    p.add_argument("--files-per-snapshot", type=int, default=100)
+    p.add_argument("--keep", type=int, default=100, help="snapshots the cut-off keeps (default 100)")
+    p.add_argument("--runs", type=int, default=1, help="runs of each tool, alternating (default 1)")
+    p.add_argument("--regen", action="store_true", help="generate the table again")
+    p.add_argument("--no-java", action="store_true", help="time icectl only")
+    p.add_argument("--java-first", action="store_true", help="run Java before icectl in each round")
+    p.add_argument("--java-driver-memory", default="4g", help="Spark driver memory for Java (default 4g)")
+    p.add_argument("--max-load", type=float, default=2.0, help="wait for a 1-min load average below this")
+    p.add_argument("--max-wait", type=float, default=600, help="seconds to wait for it at most (default 600)")
+    p.add_argument("--profile", action="store_true", help="py-spy record the first icectl run (SVG in logs/)")
+    p.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
+    p.add_argument("--results", default=RESULTS_MD)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    a = parse_args(argv)
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    become_subreaper()
+    info = prepare(a)
+    print(f"table: {info['snapshots_total']} snapshots, {info['live_data_files']} data files, "
+          f"{info['files_in_table_dir']} files; cut-off {info['cutoff_iso']}", file=sys.stderr)
+    order = ["java", "icectl"] if a.java_first else ["icectl", "java"]
+    if a.no_java:
+        order = ["icectl"]
+    runs = []
+    for i in range(1, a.runs + 1):
+        for tool in order:
+            runs.append(run_tool(tool, info, a, i))
+    s = summarize(runs)
+    block = render(info, runs, s, a, started)
+    print(block)
+    with open(os.path.join(info["data"], "results.json"), "w") as fh:
+        json.dump({"info": info, "summary": s, "runs": [{k: v for k, v in r.items() if k not in ("deleted",)}
+                                                          for r in runs]}, fh, indent=2, default=str)
+    if not a.no_write:
+        update_results(a.results, BEGIN, END, block, "# Expire benchmark: icectl vs Iceberg Java")
+    return s
+
+
+if __name__ == "__main__":
+    main()
