@@ -68,6 +68,10 @@ class CommitConflictError(IcectlError):
     exit_code = ExitCode.CONFLICT
 
 
+class ConflictingChangeError(CommitConflictError):
+    """A concurrent commit made this change invalid: re-reading and retrying cannot help."""
+
+
 class AlreadyExistsError(CommitConflictError):
     """A table or namespace that already exists."""
 

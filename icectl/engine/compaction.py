@@ -26,7 +26,7 @@ from icectl.engine.manifest import DataFile, EntryStatus, FileContent, ManifestE
 from icectl.engine.metadata import MAIN_BRANCH, TableMetadata
 from icectl.engine.scan import FileScanTask, delete_applies, plan_files, referenced_data_file
 from icectl.engine.table import Table
-from icectl.errors import CommitConflictError, NotFoundError, UsageError
+from icectl.errors import ConflictingChangeError, NotFoundError, UsageError
 from icectl.io import join
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
@@ -216,6 +216,11 @@ def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
         raise UsageError("--strategy sort needs a sort order: the table has none, give --sort-by")
     out = []
     for f in order.fields:
+        base = f.transform.split("[")[0]
+        if base not in ("identity", "year", "month", "day", "hour", "truncate"):
+            # Order-preserving transforms sort like their source column; bucket and void do not.
+            raise UsageError(f"cannot sort by {f.transform}: only identity and order-preserving transforms "
+                             f"(year, month, day, hour, truncate) are supported")
         name = md.schema.column_name(f.source_id)
         if name is None or "." in name:
             raise UsageError(f"sort field {f.source_id} is not a top-level column of the current schema")
@@ -438,7 +443,7 @@ def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
         for t in g.tasks:
             e = live.get(t.file.file_path)
             if e is None:
-                raise CommitConflictError(f"compaction conflict: {t.file.file_path} was removed by a commit while "
+                raise ConflictingChangeError(f"compaction conflict: {t.file.file_path} was removed by a commit while "
                                           f"the rewrite ran")
             replaced.append(e)
     replaced_paths = {e.data_file.file_path for e in replaced}
@@ -448,7 +453,7 @@ def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
             continue  # equality deletes keep applying: the new files keep the starting sequence number
         for e in replaced:
             if delete_applies(d, e, unpartitioned_specs=unpartitioned):
-                raise CommitConflictError(
+                raise ConflictingChangeError(
                     f"compaction conflict: a delete file committed while the rewrite ran ({d.data_file.file_path}) "
                     f"applies to {e.data_file.file_path}; nothing was committed",
                     hint="run compact again: it plans from the new state")

@@ -63,6 +63,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
     template, argv, work, result_file = prepare(table, plan, settings)
     result = CompactionResult(plan, argv, log_file=os.path.join(work, "spark-submit.log"))
     if not plan.groups:
+        _cleanup_work(work, settings, result)
         return result
     if progress:
         progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
@@ -104,11 +105,22 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
             result.removed_delete_files += int(s.get("removed-delete-files", 0))
             result.rewritten_bytes += sum(t.length for g in batch for t in g.tasks)
             result.added_bytes += sum(f.file_size_in_bytes for g in batch for f in outputs[g.group_id])
+        _cleanup_work(work, settings, result)
         return result
     except BaseException:
         if not result.committed:
             _remove(table, written)
         raise
+
+
+def _cleanup_work(work: str, settings: JobSettings, result: CompactionResult) -> None:
+    """A run that succeeded needs neither its plan nor its log; a failed run keeps them (the
+    error names the log)."""
+    if settings.work_dir is None and not os.environ.get("ICECTL_KEEP_WORK"):
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+        result.log_file = None
 
 
 def _read_result(path: str) -> dict[str, Any]:

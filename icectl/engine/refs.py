@@ -14,7 +14,7 @@ from typing import Callable
 from icectl.engine.manifest import EntryStatus, FileContent, ManifestContent
 from icectl.engine.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
 from icectl.engine.table import Table
-from icectl.errors import AlreadyExistsError, CommitConflictError, NotFoundError, UsageError
+from icectl.errors import AlreadyExistsError, ConflictingChangeError, NotFoundError, UsageError
 
 
 def _now() -> int:
@@ -192,7 +192,7 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
             raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: already picked to create ancestor {a.snapshot_id}")
     if dynamic and snap.parent_snapshot_id is not None and (
             head_id is None or not is_ancestor(md, head_id, snap.parent_snapshot_id)):
-        raise CommitConflictError(f"cannot cherry-pick overwrite snapshot {snapshot_id}: it is not based on an "
+        raise ConflictingChangeError(f"cannot cherry-pick overwrite snapshot {snapshot_id}: it is not based on an "
                                   f"ancestor of {branch}")
     entries = [e for m in table.manifests(snap) if m.content == ManifestContent.DATA
                for e in table.read_entries(m) if e.snapshot_id == snapshot_id]
@@ -205,7 +205,7 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
                 if e.data_file.content == FileContent.DATA}
         missing = sorted(gone - set(live))
         if missing:
-            raise CommitConflictError(f"cannot cherry-pick snapshot {snapshot_id}: {missing[0]} it replaces is no "
+            raise ConflictingChangeError(f"cannot cherry-pick snapshot {snapshot_id}: {missing[0]} it replaces is no "
                                       f"longer in {branch}")
         # Nothing may have been added to the replaced partitions since the picked snapshot's parent.
         since = [s.snapshot_id for s in ancestors]
@@ -213,7 +213,7 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
             newer = set(since[:since.index(snap.parent_snapshot_id)])
             for e in live.values():
                 if e.snapshot_id in newer and (e.data_file.spec_id, e.data_file.partition) in partitions:
-                    raise CommitConflictError(f"cannot cherry-pick snapshot {snapshot_id}: {e.data_file.file_path} "
+                    raise ConflictingChangeError(f"cannot cherry-pick snapshot {snapshot_id}: {e.data_file.file_path} "
                                               f"was added to a partition it replaces")
         removed = [(live[p], live[p].data_file) for p in sorted(gone)]
     if validate_only:

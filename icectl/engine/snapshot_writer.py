@@ -24,7 +24,7 @@ from icectl.engine.manifest import (
     write_manifest_list,
 )
 from icectl.engine.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
-from icectl.engine.table import Table
+from icectl.engine.table import Table, note_written
 from icectl.errors import UsageError
 from icectl.io import join
 
@@ -92,6 +92,7 @@ def _write_manifest(table: Table, entries: list[ManifestEntry], spec_id: int, co
                           content_stats_schema=stats_schema, path_writer=table.relativize if v >= 4 else None)
     path = join(md.location or "", "metadata", f"{uuid.uuid4()}-m0.avro")
     table.io.write(path, data)
+    note_written(path)
     added = [e for e in entries if e.status == EntryStatus.ADDED]
     existing = [e for e in entries if e.status == EntryStatus.EXISTING]
     deleted = [e for e in entries if e.status == EntryStatus.DELETED]
@@ -231,6 +232,7 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
         added_rows = cursor - first_row_id
         next_row_id = cursor
     list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
+    note_written(list_path)
     table.io.write(list_path, write_manifest_list(
         manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
         sequence_number=sequence_number, first_row_id=first_row_id,

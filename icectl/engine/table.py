@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -134,6 +135,8 @@ class Table:
                                        table_location=md.location or "", metadata=md.to_bytes(),
                                        format_version=md.format_version)
         committed = Table(self.identifier, md, location, self.catalog, self.io)
+        if _ATTEMPT.files is not None:
+            _ATTEMPT.files = []  # what a successful commit references must never be cleaned up
         committed.deleted_metadata_files = self._delete_removed_metadata_files(md)
         return committed
 
@@ -211,14 +214,39 @@ def commit_with_retry(table: Table, build: Callable[[Table], TableMetadata], *, 
     Retries within ``commit.retry.num-retries`` (default 4), as the spec's "Commit Conflict
     Resolution and Retry" describes; ``build`` must re-validate what it needs on each attempt.
     """
+    from icectl.errors import ConflictingChangeError
+
     attempts = retries if retries is not None else int(table.metadata.properties.get("commit.retry.num-retries", 4))
     current = table
     for attempt in range(attempts + 1):
+        _ATTEMPT.files = []
         try:
             return current.commit(build(current))
-        except CommitConflictError:
-            if attempt >= attempts:
+        except CommitConflictError as e:
+            # Manifests and manifest lists this attempt wrote are referenced by no committed
+            # metadata: remove them, as Iceberg Java cleans up after a failed attempt.
+            for path in _ATTEMPT.files:
+                try:
+                    current.io.delete(path)
+                except Exception:
+                    pass
+            if isinstance(e, ConflictingChangeError) or attempt >= attempts:
                 raise
             time.sleep(min(0.1 * 2 ** attempt, 2.0))
             current = current.refresh()
+        finally:
+            _ATTEMPT.files = None
     raise AssertionError("unreachable")
+
+
+class _AttemptFiles(threading.local):
+    files: list[str] | None = None
+
+
+_ATTEMPT = _AttemptFiles()
+
+
+def note_written(path: str) -> None:
+    """Record a metadata file written for the commit attempt in progress (if any)."""
+    if _ATTEMPT.files is not None:
+        _ATTEMPT.files.append(path)
