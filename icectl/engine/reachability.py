@@ -4,6 +4,8 @@ partition-statistics files. Shared by expire and remove-orphans.
 """
 from __future__ import annotations
 
+import io
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -73,6 +75,9 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
         to_read = [m for p, m in manifests.items() if not skip_manifests or p not in skip_manifests]
 
         def entries(m: ManifestFile):
+            fast = _fast_live_files(view, m)
+            if fast is not None:
+                return fast
             return [(e.data_file.file_path, content_kind(e.data_file.content, e.data_file.file_format),
                      e.data_file.file_size_in_bytes)
                     for e in view.read_entries(m, live_only=True, with_stats=False)]
@@ -87,3 +92,52 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
         if st.snapshot_id in ids:
             out.add(view.resolve(st.statistics_path), PARTITION_STATISTICS, st.file_size_in_bytes)
     return out
+
+
+_KIND_BY_CONTENT = {FileContent.DATA: DATA, FileContent.EQUALITY_DELETES: EQUALITY_DELETES}
+
+
+def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]] | None:
+    """(path, kind, size) of a manifest's live entries, as ``read_entries(live_only=True)`` gives
+    them, straight from polars' columns: no per-entry dicts or dataclasses, which cost ~3x the
+    Avro decoding itself (a 2,000-snapshot expiry reads ~1.2 M entries). None when polars is
+    missing, the table is v4 (paths to resolve), or anything looks off: then read_entries reads
+    the manifest, with its validation and error messages."""
+    if view.metadata.format_version >= 4 or os.environ.get("ICECTL_AVRO_READER") == "fastavro":
+        return None
+    try:
+        import polars as pl
+    except ImportError:
+        return None
+    data = view.io.read(m.manifest_path)
+    if m.manifest_length and len(data) < m.manifest_length:
+        return None  # truncated: read_entries says so
+    try:
+        df = pl.read_avro(io.BytesIO(data))
+        if "status" not in df.columns or "data_file" not in df.columns:
+            return None
+        names = {f.name for f in df.schema["data_file"].fields}
+        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
+            return None
+        f = pl.col("data_file").struct.field
+        cols = df.select(
+            pl.col("status").cast(pl.Int64).alias("status"),
+            f("file_path").cast(pl.String).alias("path"),
+            f("file_format").cast(pl.String).alias("format"),
+            f("file_size_in_bytes").cast(pl.Int64).alias("size"),
+            (f("content").cast(pl.Int64).fill_null(0) if "content" in names else pl.lit(0, pl.Int64)).alias("content"),
+        )
+        if cols.null_count().sum_horizontal().item() or not cols["status"].is_in([0, 1, 2]).all() \
+                or not cols["content"].is_in([0, 1, 2]).all():
+            return None  # read_entries rejects (or reads differently) what is null or out of range
+        live = cols.filter(pl.col("status") != 2)
+        out = []
+        for path, fmt, size, content in zip(live["path"].to_list(), live["format"].to_list(), live["size"].to_list(),
+                                            live["content"].to_list()):
+            kind = _KIND_BY_CONTENT.get(content)
+            if kind is None:
+                kind = DELETION_VECTOR if fmt.lower() == "puffin" else POSITION_DELETES
+            out.append((path, kind, size))
+        return out
+    except Exception:
+        return None

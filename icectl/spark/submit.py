@@ -129,7 +129,10 @@ def run_command(argv: list[str], t: JobTemplate, *, log_file: str) -> None:
     if t.master.startswith("local") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise ExternalCommandError("java not found: Spark needs a Java runtime (e.g. apt-get install openjdk-17-jre-headless)")
     env = dict(os.environ)
-    env.setdefault("PYSPARK_PYTHON", t.python or sys.executable)
+    if t.python:
+        env["PYSPARK_PYTHON"] = t.python  # the template's choice wins over the environment
+    else:
+        env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     env.update(t.env)
     with open(log_file, "wb") as log:
