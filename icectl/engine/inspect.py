@@ -293,28 +293,57 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
     rows = []
     # Tables have far fewer partitions than files: format each partition once.
     formatted: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def partition_of(spec_id: int, values: tuple) -> tuple[dict[str, Any], dict[str, Any]]:
+        key = (spec_id, values)
+        done = formatted.get(key)
+        if done is None:
+            from icectl.engine.manifest import to_internal
+
+            info = spec_info.get(spec_id, [])
+            values = tuple(to_internal(rt, v) for (_, _, rt, _), v in zip(info, values))
+            done = ({name: _human_partition(tr, src, v) for (name, tr, rt, src), v in zip(info, values)},
+                    {name: _json_partition(rt, v) for (name, tr, rt, src), v in zip(info, values)})
+            formatted[key] = done
+        return done
+
+    from icectl.engine.listing import ColumnarUnavailable, live_file_rows
+
+    try:
+        for (c, path, fmt, spec_id, values, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in \
+                live_file_rows(table, snap):
+            kind = "data" if c == 0 else "equality-deletes" if c == 2 else \
+                "deletion-vector" if fmt == "puffin" else "position-deletes"
+            if content is not None and kind != content:
+                continue
+            part, part_json = partition_of(spec_id, values)
+            rows.append(FileRow(
+                content=kind, file_path=path, file_format=fmt, spec_id=spec_id, partition=part,
+                partition_values=part_json, record_count=rc, file_size_in_bytes=size, data_sequence_number=seq,
+                file_sequence_number=fseq, snapshot_id=sid, status=_STATUS[st], first_row_id=frid,
+                referenced_data_file=ref, content_offset=off, content_size_in_bytes=clen,
+                equality_ids=list(eq) if eq is not None else None))
+        return rows
+    except ColumnarUnavailable:
+        rows = []
     for e in table.live_entries(snap, with_stats=False):
         df = e.data_file
         if content is not None and df.kind != content:
             continue
-        key = (df.spec_id, df.partition)
-        done = formatted.get(key)
-        if done is None:
-            info = spec_info.get(df.spec_id, [])
-            done = ({name: _human_partition(tr, src, v) for (name, tr, rt, src), v in zip(info, df.partition)},
-                    {name: _json_partition(rt, v) for (name, tr, rt, src), v in zip(info, df.partition)})
-            formatted[key] = done
-        part, part_json = done
+        part, part_json = partition_of(df.spec_id, df.partition)
         rows.append(FileRow(
             content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
             partition=part, partition_values=part_json, record_count=df.record_count,
             file_size_in_bytes=df.file_size_in_bytes, data_sequence_number=e.sequence_number,
-            file_sequence_number=e.file_sequence_number, snapshot_id=e.snapshot_id, status=e.status.name.lower(),
+            file_sequence_number=e.file_sequence_number, snapshot_id=e.snapshot_id, status=_STATUS[int(e.status)],
             first_row_id=df.first_row_id, referenced_data_file=df.referenced_data_file,
             content_offset=df.content_offset, content_size_in_bytes=df.content_size_in_bytes,
             equality_ids=df.equality_ids,
         ))
     return rows
+
+
+_STATUS = {0: "existing", 1: "added", 2: "deleted"}
 
 
 def _human_partition(tr: Any, source: Any, v: Any) -> Any:

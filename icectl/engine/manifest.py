@@ -72,11 +72,12 @@ class DataFile:
     @property
     def kind(self) -> str:
         """data, position-deletes, equality-deletes or deletion-vector."""
-        if self.content == FileContent.DATA:
+        c = int(self.content)  # plain ints: this runs once per file in listings
+        if c == 0:
             return "data"
-        if self.content == FileContent.EQUALITY_DELETES:
+        if c == 2:
             return "equality-deletes"
-        return "deletion-vector" if self.is_deletion_vector else "position-deletes"
+        return "deletion-vector" if self.file_format.lower() == "puffin" else "position-deletes"
 
 
 @dataclass
@@ -234,6 +235,10 @@ def _header(reader) -> ManifestHeader:
     )
 
 
+_STATUS = {s.value: s for s in EntryStatus}
+_CONTENT = {c.value: c for c in FileContent}
+
+
 def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[PrimitiveType] | None = None,
                   source: str | None = None, live_only: bool = False,
                   with_stats: bool = True) -> list[ManifestEntry]:
@@ -259,8 +264,8 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
     records = _fast_records(data, with_stats)
     for r in (records if records is not None else _records(reader, source)):
         try:
-            status = EntryStatus(r["status"])
-            if live_only and status == EntryStatus.DELETED:
+            status = _STATUS[r["status"]]
+            if live_only and status is EntryStatus.DELETED:
                 continue
             df = _data_file(r["data_file"], spec_id, partition_types, with_stats)
             snapshot_id = r.get("snapshot_id")
@@ -268,7 +273,7 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
                 snapshot_id = manifest.added_snapshot_id
             seq = r.get("sequence_number")
             fseq = r.get("file_sequence_number")
-            if status == EntryStatus.ADDED:
+            if status is EntryStatus.ADDED:
                 if seq is None:
                     seq = manifest.sequence_number
                 if fseq is None:
@@ -276,8 +281,8 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
             elif header.format_version == 1 or manifest.sequence_number == 0:
                 seq = 0 if seq is None else seq
                 fseq = 0 if fseq is None else fseq
-            if df.content == FileContent.DATA and df.first_row_id is None and next_row_id is not None \
-                    and status == EntryStatus.ADDED:
+            if df.content is FileContent.DATA and df.first_row_id is None and next_row_id is not None \
+                    and status is EntryStatus.ADDED:
                 df.first_row_id = next_row_id
                 next_row_id += df.record_count
             out.append(ManifestEntry(status, snapshot_id, seq, fseq, df))
@@ -307,12 +312,36 @@ def _fast_records(data: bytes, with_stats: bool) -> list[dict[str, Any]] | None:
         df = pl.read_avro(io.BytesIO(data))
         if "data_file" not in df.columns or "status" not in df.columns:
             return None
-        if not with_stats:
-            fields = [f.name for f in df.schema["data_file"].fields if f.name not in STATS_FIELDS]
-            df = df.with_columns(pl.struct([pl.col("data_file").struct.field(n) for n in fields]).alias("data_file"))
+        dtype = df.schema["data_file"]
+        fields = [f.name for f in dtype.fields if with_stats or f.name not in STATS_FIELDS]
+        exprs = []
+        for n in fields:
+            e = pl.col("data_file").struct.field(n)
+            if n == "partition":
+                e = _internal_partition(pl, e, next(f.dtype for f in dtype.fields if f.name == n))
+            exprs.append(e)
+        df = df.with_columns(pl.struct(exprs).alias("data_file"))
         return df.to_dicts()
     except Exception:
         return None
+
+
+def _internal_partition(pl: Any, expr: Any, dtype: Any) -> Any:
+    """Partition values converted in polars to Iceberg's internal form (days, micros), so the
+    per-row Python work is only building the tuple."""
+    parts = []
+    for f in getattr(dtype, "fields", []):
+        e = expr.struct.field(f.name)
+        if f.dtype == pl.Date:
+            e = e.cast(pl.Int32)
+        elif isinstance(f.dtype, pl.Datetime):
+            e = e.dt.epoch(f.dtype.time_unit if f.dtype.time_unit in ("us", "ns") else "us")
+        elif f.dtype == pl.Time:
+            e = e.cast(pl.Int64) // 1000
+        parts.append(e.alias(f.name))
+    if not parts:
+        return expr
+    return pl.struct(parts).alias("partition")
 
 
 def read_manifest_header(data: bytes, *, source: str = "manifest") -> ManifestHeader:
@@ -341,7 +370,7 @@ def _data_file(d: dict[str, Any], spec_id: int, partition_types: list[PrimitiveT
         partition=values,
         record_count=int(d["record_count"]),
         file_size_in_bytes=int(d["file_size_in_bytes"]),
-        content=FileContent(d.get("content") or 0),
+        content=_CONTENT[d.get("content") or 0],
         spec_id=spec_id,
         key_metadata=d.get("key_metadata"),
         split_offsets=d.get("split_offsets"),
