@@ -41,10 +41,10 @@ class Env:
         return Console(file=stream, width=width, no_color=not tty or "NO_COLOR" in os.environ,
                        highlight=False, soft_wrap=not tty, force_terminal=False if not tty else None)
 
-    def open_table(self, name: str) -> Any:
-        """A table by ``NS.TABLE`` in the configured catalog, or by path (read-only)."""
+    def locate_table(self, name: str) -> tuple[Any, tuple[str, ...]]:
+        """(catalog, identifier) of ``NS.TABLE`` in the configured catalog, or of a table
+        location or metadata file given as a path (a read-only path catalog)."""
         from icectl.catalog.path import PathCatalog, looks_like_path
-        from icectl.engine.table import load_table
 
         if looks_like_path(name):
             from icectl.catalog import resolve_catalog_config
@@ -52,15 +52,21 @@ class Env:
 
             props = {}
             if self.catalog or os.environ.get("ICECTL_CONFIG"):
-                try:
+                try:  # storage settings (s3.endpoint...) of the configured catalog, if any
                     props = resolve_catalog_config(self.catalog, uri=self.uri, warehouse=self.warehouse).properties
                 except Exception:
                     props = {}
             pc = PathCatalog(name, FileIO(props))
-            return load_table(pc, pc.identifier())
+            return pc, pc.identifier()
         from icectl.catalog import parse_identifier
 
-        return load_table(self.get_catalog(), parse_identifier(name))
+        return self.get_catalog(), parse_identifier(name)
+
+    def open_table(self, name: str) -> Any:
+        """A table by ``NS.TABLE`` in the configured catalog, or by path (read-only)."""
+        from icectl.engine.table import load_table
+
+        return load_table(*self.locate_table(name))
 
     def get_catalog(self) -> Any:
         cached = self.__dict__.get("_catalog")

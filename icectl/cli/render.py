@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from icectl.cli.context import Env
-from icectl.cli.output import emit_json, fmt_bytes, fmt_duration_ms, fmt_ts, iso_ts, num, to_jsonable
+from icectl.cli.output import fmt_bytes, fmt_duration_ms, fmt_ts, iso_ts, num, to_jsonable
 from icectl.engine.inspect import Description, FileRow, SnapshotRow, SnapshotTree, ref_rows
 from icectl.engine.metadata import SnapshotRef, TableMetadata
 from icectl.engine.types import IcebergType, ListType, MapType, NestedField, StructType

@@ -23,7 +23,6 @@ def rewrite_deletes(
 ) -> None:
     """Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes."""
     from icectl.cli.confirm import confirm
-    from icectl.cli.output import emit_json
     from icectl.engine.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
     from icectl.engine.table import commit_with_retry
 

@@ -1,7 +1,6 @@
 """``icectl validate``."""
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
@@ -23,7 +22,7 @@ def validate(
     from icectl.errors import ValidationFailedError
 
     env: Env = ctx.obj
-    catalog, ident = _catalog_and_identifier(env, table)
+    catalog, ident = env.locate_table(table)
     report = validate_table(catalog, ident, ValidateOptions(deep=deep, all_snapshots=all_snapshots,
                                                             check_bounds=not no_bounds))
     if env.json:
@@ -35,27 +34,6 @@ def validate(
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
                                hint="the codes are explained in the README's \"Validation codes\"")
-
-
-def _catalog_and_identifier(env: Env, name: str) -> tuple[Any, tuple[str, ...]]:
-    """As Env.open_table finds a table, without loading it (validate reads the metadata itself)."""
-    from icectl.catalog.path import PathCatalog, looks_like_path
-
-    if looks_like_path(name):
-        from icectl.catalog import resolve_catalog_config
-        from icectl.io import FileIO
-
-        props: dict[str, str] = {}
-        if env.catalog or os.environ.get("ICECTL_CONFIG"):
-            try:
-                props = resolve_catalog_config(env.catalog, uri=env.uri, warehouse=env.warehouse).properties
-            except Exception:
-                props = {}
-        pc = PathCatalog(name, FileIO(props))
-        return pc, pc.identifier()
-    from icectl.catalog import parse_identifier
-
-    return env.get_catalog(), parse_identifier(name)
 
 
 def report_json(report: Any) -> dict[str, Any]:

@@ -451,7 +451,6 @@ def _partition_out(t: PrimitiveType, v: Any) -> Any:
     if v is None:
         return None
     if t.base == "decimal":
-        from icectl.engine.avro_schemas import decimal_required_bytes
         import decimal
 
         # fastavro writes Decimal for a fixed decimal itself; an int is an unscaled value.
