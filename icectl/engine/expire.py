@@ -227,6 +227,17 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
 def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -> tuple[list[FileToDelete], list[str]]:
     """Files the snapshots removed between ``before`` and ``after`` reach, minus those any snapshot
     of ``after`` reaches (ExpireSnapshotsSparkAction's candidate set minus valid set)."""
+    # The CLI plans (to show what goes) and then applies on the same Table: when nothing changed
+    # in between (same table state, same snapshots and statistics kept), reuse the first answer
+    # rather than read every manifest again (the files are immutable; a conflict refreshes the
+    # table, which starts without this cache).
+    key = None
+    if before is table.metadata:
+        key = (tuple(s.snapshot_id for s in after.snapshots), after.location, after.statistics,
+               after.partition_statistics)
+        cached = table.__dict__.get("_files_to_delete")
+        if cached is not None and cached[0] is before and cached[1] == key:
+            return list(cached[2]), list(cached[3])
     kept_ids = {s.snapshot_id for s in after.snapshots}
     expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
     valid = reachable_files(table, after, after.snapshots)
@@ -245,6 +256,8 @@ def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -
     _fill_sizes(table, [f for f in out if f.size is None])
     order = {k: i for i, k in enumerate(KINDS)}
     out.sort(key=lambda f: (order.get(f.kind, 99), f.path))
+    if key is not None:
+        table.__dict__["_files_to_delete"] = (before, key, list(out), sorted(outside))
     return out, sorted(outside)
 
 

@@ -116,28 +116,28 @@ def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]]
         df = pl.read_avro(io.BytesIO(data))
         if "status" not in df.columns or "data_file" not in df.columns:
             return None
-        names = {f.name for f in df.schema["data_file"].fields}
-        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
+        status = df.get_column("status")
+        d = df.select("data_file").unnest("data_file")  # direct column access, no query per field
+        if not {"file_path", "file_format", "file_size_in_bytes"} <= set(d.columns):
             return None
-        f = pl.col("data_file").struct.field
-        cols = df.select(
-            pl.col("status").cast(pl.Int64).alias("status"),
-            f("file_path").cast(pl.String).alias("path"),
-            f("file_format").cast(pl.String).alias("format"),
-            f("file_size_in_bytes").cast(pl.Int64).alias("size"),
-            (f("content").cast(pl.Int64).fill_null(0) if "content" in names else pl.lit(0, pl.Int64)).alias("content"),
-        )
-        if cols.null_count().sum_horizontal().item() or not cols["status"].is_in([0, 1, 2]).all() \
-                or not cols["content"].is_in([0, 1, 2]).all():
-            return None  # read_entries rejects (or reads differently) what is null or out of range
-        live = cols.filter(pl.col("status") != 2)
+        cols = [status, d.get_column("file_path"), d.get_column("file_format"), d.get_column("file_size_in_bytes")]
+        content = d.get_column("content") if "content" in d.columns else None
+        if any(c.null_count() for c in cols):
+            return None  # read_entries rejects (or reads differently) what is null
+        contents = content.fill_null(0).to_list() if content is not None else [0] * len(status)
         out = []
-        for path, fmt, size, content in zip(live["path"].to_list(), live["format"].to_list(), live["size"].to_list(),
-                                            live["content"].to_list()):
-            kind = _KIND_BY_CONTENT.get(content)
+        for st, path, fmt, size, c in zip(status.to_list(), cols[1].to_list(), cols[2].to_list(), cols[3].to_list(),
+                                          contents):
+            if st == 2:
+                continue
+            kind = _KIND_BY_CONTENT.get(c)
             if kind is None:
-                kind = DELETION_VECTOR if fmt.lower() == "puffin" else POSITION_DELETES
-            out.append((path, kind, size))
+                if c != 1 or st not in (0, 1):
+                    return None  # out of range: read_entries says so
+                kind = DELETION_VECTOR if str(fmt).lower() == "puffin" else POSITION_DELETES
+            elif st not in (0, 1):
+                return None
+            out.append((path, kind, int(size)))
         return out
     except Exception:
         return None
