@@ -8,10 +8,19 @@ every file it references present: the generator writes all manifests and manifes
 script creates an empty placeholder for each of the 200,000 data files (expiry only deletes files,
 so their content does not matter).
 
-The cut-off keeps the newest ``--keep`` (100) snapshots: a timestamp half-way between the 100th
-and the 101st newest (whole seconds). Both tools then run on the same copy of the table, restored
-from a pristine copy before each run (``cp -a``; metadata holds absolute paths, so the copy is
-restored at the same location rather than placed next to it):
+Two scenarios (``--scenarios``):
+
+- ``appends``: the table as generated; the cut-off keeps the newest ``--keep`` (100) snapshots (a
+  timestamp half-way between the 100th and the 101st newest, whole seconds). The table only ever
+  appended, so every data file is still live: expiry deletes manifest lists and manifests only.
+- ``retention-delete``: the table after Iceberg Java's ``DELETE FROM hc.bench.large WHERE ts <
+  TIMESTAMP '2025-04-01 00:00:00'`` (whole day partitions, so a metadata-only delete of ~1/4 of
+  the data files, committed now); the cut-off is that DELETE's timestamp, so every append
+  snapshot expires and the deleted data files go too.
+
+Both tools run on the same copy of the table, restored from the scenario's pristine copy before
+each run (``cp -a``; metadata holds absolute paths, so the copy is restored at the same location
+rather than placed next to it):
 
     icectl --warehouse WH -o json expire bench.large --older-than TS --yes
     python java_call.py WH "CALL hc.system.expire_snapshots(table => 'bench.large', older_than => TIMESTAMP 'TS')"
@@ -24,7 +33,7 @@ so that a JVM outliving its Python parent is still reaped and counted). The file
 are found by listing the table folder before and after (relative paths); the two sets must be
 equal.
 
-    python bench/bench_expire.py                  # generate (once, ~3 min), then time both
+    python bench/bench_expire.py                  # generate (once, ~5 min), then time both scenarios
     python bench/bench_expire.py --runs 3         # alternate icectl/Java 3 times, report medians
     python bench/bench_expire.py --no-java        # icectl only
     python bench/bench_expire.py --profile        # also py-spy record icectl (flame graph SVG)
@@ -256,6 +265,9 @@ def prepare(a: argparse.Namespace) -> dict:
         with open(info_path) as fh:
             info = json.load(fh)
         if all(info.get(k) == v for k, v in want.items()):
+            info.setdefault("scenarios", {"appends": {
+                "pristine": pristine, "cutoff_iso": info["cutoff_iso"], "cutoff_sql": info["cutoff_sql"],
+                "what": f"the {info['snapshots_total']:,} append snapshots; the cut-off keeps the newest {a.keep}"}})
             return info
     for d in (work, pristine):
         if os.path.exists(d):
@@ -331,7 +343,52 @@ def prepare(a: argparse.Namespace) -> dict:
         "copy_seconds": round(copy_seconds, 1),
         "prepared_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    info["scenarios"] = {"appends": {
+        "pristine": pristine, "cutoff_iso": info["cutoff_iso"], "cutoff_sql": info["cutoff_sql"],
+        "what": f"the {len(md.snapshots):,} append snapshots; the cut-off keeps the newest {a.keep}"}}
     with open(info_path, "w") as fh:
+        json.dump(info, fh, indent=2)
+    return info
+
+
+def prepare_retention_delete(info: dict, a: argparse.Namespace) -> dict:
+    """A second pristine copy: the table after Iceberg Java's ``DELETE FROM ... WHERE ts < D``
+    (whole day partitions: a metadata-only delete that removes ~1/4 of the data files), expired
+    with the cut-off just before that delete, so expiry deletes data files too."""
+    if "retention-delete" in info.get("scenarios", {}) and not a.regen \
+            and os.path.isdir(info["scenarios"]["retention-delete"]["pristine"]):
+        return info
+    data, work = info["data"], info["work"]
+    pristine2 = os.path.join(data, "pristine-after-delete")
+    if os.path.exists(pristine2):
+        shutil.rmtree(pristine2)
+    restore(info["pristine"], work)
+    sql = f"DELETE FROM hc.{NAMESPACE}.{TABLE} WHERE ts < TIMESTAMP '{a.delete_before} 00:00:00'"
+    logs = os.path.join(data, "logs")
+    os.makedirs(logs, exist_ok=True)
+    r = run_timed([sys.executable, write_java_call(data), info["warehouse"], sql],
+                  stdout_path=os.path.join(logs, "java-delete.out"), stderr_path=os.path.join(logs, "java-delete.err"),
+                  env=java_env(a.java_driver_memory))
+    if r["rc"] != 0:
+        raise SystemExit(f"the Java DELETE failed: see {logs}/java-delete.err")
+    from icectl.catalog.hadoop import HadoopCatalog
+    from icectl.engine.table import load_table
+    from icectl.io import FileIO
+
+    t = load_table(HadoopCatalog("hc", info["warehouse"], FileIO()), (NAMESPACE, TABLE))
+    snap = t.metadata.current_snapshot
+    cutoff_ms = snap.timestamp_ms // 1000 * 1000  # whole seconds: older than the DELETE, after every append
+    cutoff = dt.datetime.fromtimestamp(cutoff_ms / 1000, tz=dt.timezone.utc)
+    subprocess.run(["cp", "-a", work, pristine2], check=True)
+    info["scenarios"]["retention-delete"] = {
+        "pristine": pristine2, "cutoff_iso": cutoff.isoformat().replace("+00:00", "Z"),
+        "cutoff_sql": cutoff.strftime("%Y-%m-%d %H:%M:%S"), "delete_sql": sql,
+        "delete_summary": {k: snap.summary.get(k) for k in ("operation", "deleted-data-files", "total-data-files")},
+        "delete_seconds": r["wall"],
+        "what": (f"after Iceberg Java's `{sql}` (metadata-only: {snap.summary.get('deleted-data-files')} data files "
+                 f"removed, {snap.summary.get('total-data-files')} left), every snapshot older than that DELETE "
+                 f"(all {len(t.metadata.snapshots) - 1:,} appends)")}
+    with open(os.path.join(data, "prepared.json"), "w") as fh:
         json.dump(info, fh, indent=2)
     return info
 
@@ -339,31 +396,32 @@ def prepare(a: argparse.Namespace) -> dict:
 # ---------------------------------------------------------------------------------------------
 # The runs
 
-def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
-    work, pristine, tdir = info["work"], info["pristine"], info["table_dir"]
+def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario: str) -> dict:
+    sc = info["scenarios"][scenario]
+    work, pristine, tdir = info["work"], sc["pristine"], info["table_dir"]
     logs = os.path.join(info["data"], "logs")
     os.makedirs(logs, exist_ok=True)
     restore_s = restore(pristine, work)
     before = walk(tdir)
     load, waited = wait_for_quiet(a.max_load, a.max_wait)
-    stem = os.path.join(logs, f"{tool}-{run_no}")
+    stem = os.path.join(logs, f"{scenario}-{tool}-{run_no}")
     if tool == "icectl":
         argv = icectl_cmd() + ["--warehouse", info["warehouse"], "-o", "json", "expire", f"{NAMESPACE}.{TABLE}",
-                               "--older-than", info["cutoff_iso"], "--yes"]
+                               "--older-than", sc["cutoff_iso"], "--yes"]
         if a.profile and run_no == 1:
             argv = ["py-spy", "record", "--subprocesses", "--rate", "100", "-o", stem + ".svg", "--"] + argv
         env = dict(os.environ)
     else:
         sql = (f"CALL hc.system.expire_snapshots(table => '{NAMESPACE}.{TABLE}', "
-               f"older_than => TIMESTAMP '{info['cutoff_sql']}')")
+               f"older_than => TIMESTAMP '{sc['cutoff_sql']}')")
         argv = [sys.executable, write_java_call(info["data"]), info["warehouse"], sql]
         env = java_env(a.java_driver_memory)
-    print(f"  {tool} run {run_no}: load {load:.2f} (waited {waited:.0f} s) ...", file=sys.stderr, flush=True)
+    print(f"  {scenario}: {tool} run {run_no}: load {load:.2f} (waited {waited:.0f} s) ...", file=sys.stderr, flush=True)
     r = run_timed(argv, stdout_path=stem + ".out", stderr_path=stem + ".err", env=env)
     after = walk(tdir)
     deleted = sorted(set(before) - set(after))
     added = sorted(set(after) - set(before))
-    r.update({"tool": tool, "run": run_no, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited),
+    r.update({"tool": tool, "run": run_no, "scenario": scenario, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited),
               "deleted": deleted, "added": added, "files_before": len(before), "files_after": len(after)})
     if r["rc"] != 0:
         tail = open(stem + ".err", errors="replace").read()[-3000:]
@@ -382,7 +440,7 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
         r["java_session_seconds"] = j["session_seconds"]
         r["java_call_seconds"] = j["statements"][0]["seconds"]
     r["retained_snapshot_ids"] = retained_ids(info)
-    print(f"  {tool} run {run_no}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {len(deleted)} files deleted, "
+    print(f"  {scenario}: {tool} run {run_no}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, {len(deleted)} files deleted, "
           f"load {fmt_load(r['load_before'])} -> {fmt_load(r['load_after'])}", file=sys.stderr, flush=True)
     return r
 
@@ -452,7 +510,7 @@ def summarize(runs: list[dict]) -> dict:
     return s
 
 
-def render(info: dict, runs: list[dict], s: dict, a: argparse.Namespace, started: str) -> str:
+def render(info: dict, results: dict[str, tuple[list[dict], dict]], a: argparse.Namespace, started: str) -> str:
     lines = [f"## Expire: run of {started}", ""]
     v = versions()
     lines.append(f"- machine: {os.cpu_count()} cores (nproc), {platform.machine()}, Linux {platform.release()}, "
@@ -464,46 +522,52 @@ def render(info: dict, runs: list[dict], s: dict, a: argparse.Namespace, started
                  f"partition folders), {info['manifest_lists']:,} manifest lists, {info['manifests_total']:,} "
                  f"manifests over all snapshots ({info['manifests_in_current_snapshot']} in the current one); "
                  f"{info['files_in_table_dir']:,} files, {info['bytes_in_table_dir'] / 1e6:.0f} MB in the table folder")
-    lines.append(f"- cut-off `{info['cutoff_iso']}`: keeps the newest {info['keep']} snapshots (retain-last 1, "
-                 f"the default of both); each run starts from a fresh `cp -a` of the pristine table "
-                 f"({runs[0]['restore_seconds']:.0f} s, not timed)")
+    lines.append("- each run starts from a fresh `cp -a` of the scenario's pristine table (not timed); retain-last 1 "
+                 "(both tools' default)")
     lines.append(f"- timing: the whole command as a subprocess, wall clock; CPU = user + system of the whole "
                  f"process tree (JVM included); {a.runs} run(s) of each, alternating, median shown; before each "
                  f"run the script waited up to {a.max_wait:.0f} s for a 1-minute load average below {a.max_load}")
-    lines.append("")
-    lines.append("| command | wall (s) | CPU user+sys (s) | load before (1/5/15) | load after | files deleted |")
-    lines.append("| --- | ---: | ---: | --- | --- | ---: |")
-    for r in runs:
-        name = "`icectl expire`" if r["tool"] == "icectl" else "Iceberg Java `expire_snapshots` (local[2], JVM start included)"
-        lines.append(f"| {name} (run {r['run']}) | {r['wall']:.2f} | {r['cpu']:.2f} ({r['user']:.1f}+{r['sys']:.1f}) "
-                     f"| {fmt_load(r['load_before'])} | {fmt_load(r['load_after'])} | {len(r['deleted']):,} |")
-    lines.append("")
-    if "wall_ratio_java_over_icectl" in s:
-        met = s["wall_ratio_java_over_icectl"] > 1 and s["same_deleted_files"]
-        lines.append(f"- **Java / icectl: {s['wall_ratio_java_over_icectl']:.2f}x wall, "
-                     f"{s['cpu_ratio_java_over_icectl']:.2f}x CPU** (medians: icectl {s['icectl_wall']:.2f} s wall, "
-                     f"{s['icectl_cpu']:.2f} s CPU; Java {s['java_wall']:.2f} s wall, {s['java_cpu']:.2f} s CPU). "
-                     f"Target (icectl faster, same deleted files): **{'met' if met else 'not met'}**")
-        lines.append(f"- deleted files (listing the table folder before and after): icectl "
-                     f"{s['icectl_deleted_count']:,} {s['icectl_deleted_by_kind']}, Java {s['java_deleted_count']:,} "
-                     f"{s['java_deleted_by_kind']}; **same set: {'yes' if s['same_deleted_files'] else 'NO'}**"
-                     + ("" if s["same_deleted_files"] else
-                        f" (only icectl: {s['only_icectl_count']}, only Java: {s['only_java_count']})")
-                     + f"; same retained snapshots: {'yes' if s['same_retained_snapshots'] else 'NO'}; "
-                     f"every run of a tool deleted the same set: icectl {s['icectl_runs_consistent']}, "
-                     f"Java {s['java_runs_consistent']}")
-        jr = s["java_reported"]
-        lines.append(f"- reported by the tools: icectl {s['icectl_reported']}; Java's procedure "
-                     + ", ".join(f"{k} {v}" for k, v in jr.items()))
-        jruns = [r for r in runs if r["tool"] == "java"]
-        lines.append(f"- Java's wall split (median): session start (JVM, Spark, Iceberg) "
-                     f"{statistics.median(r['java_session_seconds'] for r in jruns):.1f} s, the CALL "
-                     f"{statistics.median(r['java_call_seconds'] for r in jruns):.1f} s, the rest stop and "
-                     f"Python start")
-        lines.append(f"- files written: icectl {s['icectl_added']}, Java {s['java_added']}")
-    else:
-        lines.append(f"- icectl only: {s['icectl_wall']:.2f} s wall, {s['icectl_cpu']:.2f} s CPU, "
-                     f"{s['icectl_deleted_count']:,} files deleted {s['icectl_deleted_by_kind']}")
+    for scenario, (runs, s) in results.items():
+        sc = info["scenarios"][scenario]
+        lines += ["", f"### Scenario `{scenario}`: expire {sc['what']} (cut-off `{sc['cutoff_iso']}`)", ""]
+        lines.append("| command | wall (s) | CPU user+sys (s) | load before (1/5/15) | load after | files deleted |")
+        lines.append("| --- | ---: | ---: | --- | --- | ---: |")
+        for r in runs:
+            name = "`icectl expire`" if r["tool"] == "icectl" else \
+                "Iceberg Java `expire_snapshots` (local[2], JVM start included)"
+            lines.append(f"| {name} (run {r['run']}) | {r['wall']:.2f} | {r['cpu']:.2f} ({r['user']:.1f}+{r['sys']:.1f}) "
+                         f"| {fmt_load(r['load_before'])} | {fmt_load(r['load_after'])} | {len(r['deleted']):,} |")
+        lines.append("")
+        if "wall_ratio_java_over_icectl" in s:
+            met = s["wall_ratio_java_over_icectl"] > 1 and s["same_deleted_files"]
+            lines.append(f"- **Java / icectl: {s['wall_ratio_java_over_icectl']:.2f}x wall, "
+                         f"{s['cpu_ratio_java_over_icectl']:.2f}x CPU** (medians: icectl {s['icectl_wall']:.2f} s wall, "
+                         f"{s['icectl_cpu']:.2f} s CPU; Java {s['java_wall']:.2f} s wall, {s['java_cpu']:.2f} s CPU). "
+                         f"Target (icectl faster, same deleted files): **{'met' if met else 'not met'}**")
+            lines.append(f"- deleted files (listing the table folder before and after): icectl "
+                         f"{s['icectl_deleted_count']:,} {s['icectl_deleted_by_kind']}, Java {s['java_deleted_count']:,} "
+                         f"{s['java_deleted_by_kind']}; **same set: {'yes' if s['same_deleted_files'] else 'NO'}**"
+                         + ("" if s["same_deleted_files"] else
+                            f" (only icectl: {s['only_icectl_count']}, only Java: {s['only_java_count']})")
+                         + f"; same retained snapshots: {'yes' if s['same_retained_snapshots'] else 'NO'}; "
+                         f"every run of a tool deleted the same set: icectl {s['icectl_runs_consistent']}, "
+                         f"Java {s['java_runs_consistent']}")
+            ir = s["icectl_reported"]
+            lines.append(f"- reported: icectl expired {ir['expired_snapshots']}, retained {ir['retained_snapshots']}, "
+                         f"deleted {ir['deleted_files']} ({ir['failed_deletes']} failed); counts as Java's columns: "
+                         + ", ".join(f"{k.replace('deleted_', '').replace('_count', '')} {x}" for k, x in ir.items()
+                                     if k.startswith("deleted_") and k != "deleted_files")
+                         + "; Java's procedure: " + ", ".join(
+                             f"{k.replace('deleted_', '').replace('_count', '')} {x}" for k, x in s["java_reported"].items()))
+            jruns = [r for r in runs if r["tool"] == "java"]
+            lines.append(f"- Java's wall split (median): session start (JVM, Spark, Iceberg) "
+                         f"{statistics.median(r['java_session_seconds'] for r in jruns):.1f} s, the CALL "
+                         f"{statistics.median(r['java_call_seconds'] for r in jruns):.1f} s, the rest Python start "
+                         f"and JVM stop")
+            lines.append(f"- files written: icectl {s['icectl_added']}, Java {s['java_added']}")
+        else:
+            lines.append(f"- icectl only: {s['icectl_wall']:.2f} s wall, {s['icectl_cpu']:.2f} s CPU, "
+                         f"{s['icectl_deleted_count']:,} files deleted {s['icectl_deleted_by_kind']}")
     return "\n".join(lines) + "\n"
 
 
@@ -514,6 +578,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--files-per-snapshot", type=int, default=100)
     p.add_argument("--keep", type=int, default=100, help="snapshots the cut-off keeps (default 100)")
     p.add_argument("--runs", type=int, default=1, help="runs of each tool, alternating (default 1)")
+    p.add_argument("--scenarios", default="appends,retention-delete",
+                   help="appends (expire all but the newest --keep of the appends), retention-delete (expire "
+                        "everything before a Java DELETE of whole old partitions); default both")
+    p.add_argument("--delete-before", default="2025-04-01",
+                   help="retention-delete: Java deletes the rows with ts before this date (default 2025-04-01)")
     p.add_argument("--regen", action="store_true", help="generate the table again")
     p.add_argument("--no-java", action="store_true", help="time icectl only")
     p.add_argument("--java-first", action="store_true", help="run Java before icectl in each round")
@@ -531,24 +600,30 @@ def main(argv: list[str] | None = None) -> dict:
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     become_subreaper()
     info = prepare(a)
+    scenarios = a.scenarios.split(",")
+    if "retention-delete" in scenarios:
+        info = prepare_retention_delete(info, a)
     print(f"table: {info['snapshots_total']} snapshots, {info['live_data_files']} data files, "
-          f"{info['files_in_table_dir']} files; cut-off {info['cutoff_iso']}", file=sys.stderr)
+          f"{info['files_in_table_dir']} files", file=sys.stderr)
     order = ["java", "icectl"] if a.java_first else ["icectl", "java"]
     if a.no_java:
         order = ["icectl"]
-    runs = []
-    for i in range(1, a.runs + 1):
-        for tool in order:
-            runs.append(run_tool(tool, info, a, i))
-    s = summarize(runs)
-    block = render(info, runs, s, a, started)
+    results = {}
+    for scenario in scenarios:
+        runs = []
+        for i in range(1, a.runs + 1):
+            for tool in order:
+                runs.append(run_tool(tool, info, a, i, scenario))
+        results[scenario] = (runs, summarize(runs))
+    block = render(info, results, a, started)
     print(block)
     with open(os.path.join(info["data"], "results.json"), "w") as fh:
-        json.dump({"info": info, "summary": s, "runs": [{k: v for k, v in r.items() if k not in ("deleted",)}
-                                                          for r in runs]}, fh, indent=2, default=str)
+        json.dump({"info": info, "scenarios": {k: {"summary": s, "runs": [
+            {x: y for x, y in r.items() if x != "deleted"} for r in runs]} for k, (runs, s) in results.items()}},
+            fh, indent=2, default=str)
     if not a.no_write:
         update_results(a.results, BEGIN, END, block, "# Expire benchmark: icectl vs Iceberg Java")
-    return s
+    return {k: s for k, (_, s) in results.items()}
 
 
 if __name__ == "__main__":
