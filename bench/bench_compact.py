@@ -410,7 +410,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=os.path.join(HERE, "data", "compact"), help="work folder (default bench/data/compact)")
     p.add_argument("--files", type=int, default=1000)
-    p.add_argument("--rows-per-file", type=int, default=8000)
+    p.add_argument("--rows-per-file", type=int, default=10000)
     p.add_argument("--seed", type=int, default=20250101)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--tools", default="icectl,java,floor-1,floor-2", help="comma-separated, in this order per round")
