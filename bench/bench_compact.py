@@ -26,7 +26,7 @@ of the rows sorted by id.
 
     python bench/bench_compact.py                # generate (once, ~1 min), then time all three
     python bench/bench_compact.py --runs 3       # alternate 3 times, report medians
-    python bench/bench_compact.py --profile      # also py-spy record icectl's Spark job (SVG)
+    python bench/bench_compact.py --profile      # also an untimed py-spy run of icectl (SVG)
 
 Results: stdout, ``bench/data/compact/results.json``, and bench/RESULTS.md between the
 ``<!-- bench-compact:begin -->`` and ``<!-- bench-compact:end -->`` markers (the rest is kept).
@@ -249,7 +249,7 @@ def row_groups(wh: str) -> list[int]:
 # ---------------------------------------------------------------------------------------------
 # The runs
 
-def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
+def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, profile: bool = False) -> dict:
     work, pristine, wh = info["work"], info["pristine"], info["warehouse"]
     logs = os.path.join(info["data"], "logs")
     os.makedirs(logs, exist_ok=True)
@@ -263,8 +263,8 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
     if tool == "icectl":
         argv = icectl_cmd() + ["--warehouse", wh, "-o", "json", "compact", f"{NAMESPACE}.{TABLE}",
                                "--target-file-size", "128MB", "--yes"]
-        if a.profile and run_no == 1:
-            argv = ["py-spy", "record", "--subprocesses", "--rate", "50", "-o", stem + ".svg", "--"] + argv
+        if profile:
+            argv = ["py-spy", "record", "--subprocesses", "--rate", "50", "-o", stem + "-profile.svg", "--"] + argv
     elif tool == "java":
         sql = (f"CALL hc.system.rewrite_data_files(table => '{NAMESPACE}.{TABLE}', "
                f"options => map('target-file-size-bytes', '{TARGET}'))")
@@ -290,10 +290,13 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int) -> dict:
     load, waited = wait_for_quiet(a.max_load, a.max_wait)
     print(f"  {tool} run {run_no}: load {load:.2f} (waited {waited:.0f} s) ...", file=sys.stderr, flush=True)
     r = run_timed(argv, stdout_path=stem + ".out", stderr_path=stem + ".err", env=env)
-    r.update({"tool": tool, "run": run_no, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited)})
+    r.update({"profile_svg": stem + "-profile.svg" if profile else None, "tool": tool, "run": run_no,
+              "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited)})
     if r["rc"] != 0:
         tail = open(stem + ".err", errors="replace").read()[-3000:]
         raise SystemExit(f"{tool} failed (exit {r['rc']}):\n{tail}")
+    if profile:
+        return r  # py-spy writes to stdout too; the profile is the point
     out = open(stem + ".out", errors="replace").read()
     if tool.startswith("floor"):
         res = [json.loads(line) for line in out.strip().splitlines()]
@@ -418,7 +421,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--java-driver-memory", default="2g", help="Spark driver memory for Java (default 2g)")
     p.add_argument("--max-load", type=float, default=2.0)
     p.add_argument("--max-wait", type=float, default=600)
-    p.add_argument("--profile", action="store_true", help="py-spy record the first icectl run (SVG in logs/)")
+    p.add_argument("--profile", action="store_true", help="also an untimed icectl run under py-spy record (SVG in <data>/logs/)")
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--results", default=RESULTS_MD)
     return p.parse_args(argv)
@@ -435,6 +438,9 @@ def main(argv: list[str] | None = None) -> dict:
     for i in range(1, a.runs + 1):
         for tool in a.tools.split(","):
             runs.append(run_tool(tool, info, a, i))
+    if a.profile:  # one more icectl run under py-spy, not counted
+        r = run_tool("icectl", info, a, 0, profile=True)
+        print(f"  profile: {r['profile_svg']}", file=sys.stderr)
     s = summarize(runs)
     block = render(info, runs, s, a, started)
     print(block)

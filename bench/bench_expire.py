@@ -36,7 +36,7 @@ equal.
     python bench/bench_expire.py                  # generate (once, ~5 min), then time both scenarios
     python bench/bench_expire.py --runs 3         # alternate icectl/Java 3 times, report medians
     python bench/bench_expire.py --no-java        # icectl only
-    python bench/bench_expire.py --profile        # also py-spy record icectl (flame graph SVG)
+    python bench/bench_expire.py --profile        # also an untimed py-spy run of icectl (SVG)
 
 Results: stdout, ``bench/data/expire/results.json``, and bench/RESULTS.md between the
 ``<!-- bench-expire:begin -->`` and ``<!-- bench-expire:end -->`` markers (the rest is kept).
@@ -463,7 +463,8 @@ def prepare_retention_delete(info: dict, a: argparse.Namespace) -> dict:
 # ---------------------------------------------------------------------------------------------
 # The runs
 
-def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario: str) -> dict:
+def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario: str,
+             profile: bool = False) -> dict:
     sc = info["scenarios"][scenario]
     work, pristine, tdir = info["work"], sc["pristine"], info["table_dir"]
     logs = os.path.join(info["data"], "logs")
@@ -475,8 +476,8 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario
     if tool == "icectl":
         argv = icectl_cmd() + ["--warehouse", info["warehouse"], "-o", "json", "expire", f"{NAMESPACE}.{TABLE}",
                                "--older-than", sc["cutoff_iso"], "--yes"]
-        if a.profile and run_no == 1:
-            argv = ["py-spy", "record", "--subprocesses", "--rate", "100", "-o", stem + ".svg", "--"] + argv
+        if profile:
+            argv = ["py-spy", "record", "--subprocesses", "--rate", "100", "-o", stem + "-profile.svg", "--"] + argv
         env = dict(os.environ)
     else:
         sql = (f"CALL hc.system.expire_snapshots(table => '{NAMESPACE}.{TABLE}', "
@@ -488,11 +489,14 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario
     after = walk(tdir)
     deleted = sorted(set(before) - set(after))
     added = sorted(set(after) - set(before))
-    r.update({"tool": tool, "run": run_no, "scenario": scenario, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited),
+    r.update({"profile_svg": stem + "-profile.svg" if profile else None, "tool": tool, "run": run_no,
+              "scenario": scenario, "restore_seconds": round(restore_s, 1), "waited_for_load": round(waited),
               "deleted": deleted, "added": added, "files_before": len(before), "files_after": len(after)})
     if r["rc"] != 0:
         tail = open(stem + ".err", errors="replace").read()[-3000:]
         raise SystemExit(f"{tool} failed (exit {r['rc']}):\n{tail}")
+    if profile:
+        return r  # py-spy writes to stdout too; the profile is the point
     out = open(stem + ".out", errors="replace").read()
     if tool == "icectl":
         j = json.loads(out)
@@ -656,7 +660,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--java-driver-memory", default="4g", help="Spark driver memory for Java (default 4g)")
     p.add_argument("--max-load", type=float, default=2.0, help="wait for a 1-min load average below this")
     p.add_argument("--max-wait", type=float, default=600, help="seconds to wait for it at most (default 600)")
-    p.add_argument("--profile", action="store_true", help="py-spy record the first icectl run (SVG in logs/)")
+    p.add_argument("--profile", action="store_true", help="also an untimed icectl run under py-spy record (SVG in <data>/logs/)")
     p.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     p.add_argument("--results", default=RESULTS_MD)
     return p.parse_args(argv)
@@ -682,6 +686,9 @@ def main(argv: list[str] | None = None) -> dict:
             for tool in order:
                 runs.append(run_tool(tool, info, a, i, scenario))
         results[scenario] = (runs, summarize(runs))
+        if a.profile:  # one more icectl run under py-spy, not counted
+            r = run_tool("icectl", info, a, 0, scenario, profile=True)
+            print(f"  profile: {r['profile_svg']}", file=sys.stderr)
     block = render(info, results, a, started)
     print(block)
     with open(os.path.join(info["data"], "results.json"), "w") as fh:
