@@ -342,6 +342,7 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
         "schema": md.schema.to_json(), "target_file_size": plan.target_file_size, "row_lineage": row_lineage,
         "sort": plan.sort, "io_properties": io_properties, "groups": groups,
         "compression": md.properties.get("write.parquet.compression-codec", "zstd"),
+        "row_group_bytes": int(md.properties.get("write.parquet.row-group-size-bytes", 128 * 1024 * 1024)),
         "app_name": f"icectl-compact-{table.name}",
     }
 

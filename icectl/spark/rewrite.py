@@ -279,13 +279,20 @@ def column_metrics(table: Any, schema: Any) -> dict[str, dict[int, Any]]:
 # -- the task --------------------------------------------------------------------------------------
 
 class _RollingWriter:
-    """Parquet files of about ``target`` bytes each, written straight to storage."""
+    """Parquet files of about ``target`` bytes each, written straight to storage, with row
+    groups of up to ``row_group_bytes`` (Iceberg's write.parquet.row-group-size-bytes, 128 MB):
+    rows are buffered and written a row group at a time, not one row group per input file."""
 
-    def __init__(self, io: Any, out_dir: str, schema: Any, target: Any, target_size: int, compression: str):
+    def __init__(self, io: Any, out_dir: str, schema: Any, target: Any, target_size: int, compression: str,
+                 row_group_bytes: int = 128 * 1024 * 1024):
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
+        self.row_group_bytes = row_group_bytes
         self.files: list[dict[str, Any]] = []
         self._open = None
+        self._pending: list[Any] = []
+        self._pending_bytes = 0
+        self._written_arrow = 0  # Arrow bytes in the open file, to learn the compression ratio
 
     def _start(self) -> None:
         import pyarrow.parquet as pq
@@ -295,21 +302,46 @@ class _RollingWriter:
         sink = fs.open(self.io._fs_path(path), "wb")
         writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
         self._open = (path, sink, writer, [])
+        self._written_arrow = 0
+
+    def _flush_at(self) -> int:
+        """Arrow bytes to buffer before the next row group: a full row group, or what still fits
+        in the file at the compression ratio seen so far."""
+        if self._open is None or not self._written_arrow:
+            return min(self.row_group_bytes, self.target_size)
+        written = self._open[1].tell()
+        ratio = max(written / self._written_arrow, 0.01)
+        room = max(self.target_size - written, 0) / ratio
+        return int(max(1 << 20, min(self.row_group_bytes, room)))
 
     def write(self, table: Any) -> None:
         for batch in table.to_batches(max_chunksize=65536):
-            if self._open is None:
-                self._start()
-            path, sink, writer, parts = self._open
-            import pyarrow as pa
+            self._pending.append(batch)
+            self._pending_bytes += batch.nbytes
+            if self._pending_bytes >= self._flush_at():
+                self._flush()
 
-            t = pa.Table.from_batches([batch], schema=self.target)
-            writer.write_table(t)
-            parts.append(t)
-            if sink.tell() >= self.target_size:
-                self.close()
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if not self._pending:
+            return
+        if self._open is None:
+            self._start()
+        path, sink, writer, parts = self._open
+        t = pa.Table.from_batches(self._pending, schema=self.target)
+        writer.write_table(t, row_group_size=max(t.num_rows, 1))
+        parts.append(t)
+        self._written_arrow += self._pending_bytes
+        self._pending, self._pending_bytes = [], 0
+        if sink.tell() >= self.target_size * 0.95:
+            self._finish()
 
     def close(self) -> None:
+        self._flush()
+        self._finish()
+
+    def _finish(self) -> None:
         if self._open is None:
             return
         import pyarrow as pa
@@ -393,7 +425,8 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
             w = writers.get(key)
             if w is None:
                 out_dir = task["output_dir"] if key is None else task["output_dir"].rstrip("/") + "/" + path_of(key)
-                w = writers[key] = _RollingWriter(io, out_dir, schema, target, size, codec)
+                w = writers[key] = _RollingWriter(io, out_dir, schema, target, size, codec,
+                                                  int(plan.get("row_group_bytes") or 128 * 1024 * 1024))
             w.write(part)
 
     try:
