@@ -11,6 +11,8 @@ readers must tolerate it (required from v3), but it cannot be applied.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 import re
 import struct
@@ -113,28 +115,28 @@ def bucket_hash(t: PrimitiveType | str, value: Any) -> int:
 # Transforms
 
 
-class Transform:
+class Transform(ABC):
     """A partition (or sort) transform; ``str()`` gives its JSON string form."""
 
     preserves_order: bool = False
 
-    def __str__(self) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def __str__(self) -> str: ...
 
     def to_json(self) -> str:
         return str(self)
 
+    @abstractmethod
     def can_transform(self, source: PrimitiveType | str) -> bool:
         """Whether ``source`` is one of the spec's "Source types" for this transform."""
-        raise NotImplementedError
 
+    @abstractmethod
     def result_type(self, source: PrimitiveType | str) -> PrimitiveType:
         """The spec's "Result type" for a source type (raise if the source is not allowed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def apply(self, source: PrimitiveType | str, value: Any) -> Any:
         """The partition value for a source value (``None`` stays ``None``)."""
-        raise NotImplementedError
 
     def human(self, value: Any, source: PrimitiveType | str | None = None) -> str:
         """A partition value as Iceberg Java's ``toHumanString`` shows it (bytes as ``0x`` hex)."""
