@@ -308,12 +308,12 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
         return done
 
     from icectl.engine.listing import ColumnarUnavailable, live_file_rows
+    from icectl.engine.reachability import content_kind
 
     try:
         for (c, path, fmt, spec_id, values, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in \
                 live_file_rows(table, snap):
-            kind = "data" if c == 0 else "equality-deletes" if c == 2 else \
-                "deletion-vector" if fmt == "puffin" else "position-deletes"
+            kind = content_kind(c, fmt)
             if content is not None and kind != content:
                 continue
             part, part_json = partition_of(spec_id, values)

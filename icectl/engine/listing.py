@@ -24,7 +24,10 @@ class ColumnarUnavailable(Exception):
     """polars is missing or could not read a manifest: use the entry-by-entry reader."""
 
 
-def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
+def manifest_frame(table: Table, m: ManifestFile) -> Any:
+    """A manifest decoded by polars into a DataFrame (columns ``status``, ``data_file``, ...).
+    Raises ColumnarUnavailable when polars is missing or not wanted, or the file is truncated or
+    not a manifest: the entry-by-entry reader then reads it, with its checks and messages."""
     import os
 
     if os.environ.get("ICECTL_AVRO_READER") == "fastavro":
@@ -33,17 +36,24 @@ def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
         import polars as pl
     except ImportError:
         raise ColumnarUnavailable("polars is not installed") from None
-    from icectl.engine.manifest import _internal_partition
-
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
-        raise ColumnarUnavailable("truncated")  # the entry reader reports it properly
+        raise ColumnarUnavailable("truncated")
     try:
         df = pl.read_avro(io.BytesIO(data))
     except Exception as e:
         raise ColumnarUnavailable(str(e)) from None
     if "data_file" not in df.columns or "status" not in df.columns:
         raise ColumnarUnavailable("not a manifest")
+    return df
+
+
+def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
+    import polars as pl
+
+    from icectl.engine.manifest import _internal_partition
+
+    df = manifest_frame(table, m)
     dtype = df.schema["data_file"]
     names = {f.name: f.dtype for f in dtype.fields}
 

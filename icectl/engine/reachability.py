@@ -4,8 +4,6 @@ partition-statistics files. Shared by expire and remove-orphans.
 """
 from __future__ import annotations
 
-import io
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -103,19 +101,15 @@ def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]]
     Avro decoding itself (a 2,000-snapshot expiry reads ~1.2 M entries). None when polars is
     missing, the table is v4 (paths to resolve), or anything looks off: then read_entries reads
     the manifest, with its validation and error messages."""
-    if view.metadata.format_version >= 4 or os.environ.get("ICECTL_AVRO_READER") == "fastavro":
+    from icectl.engine.listing import ColumnarUnavailable, manifest_frame
+
+    if view.metadata.format_version >= 4:
         return None
     try:
-        import polars as pl
-    except ImportError:
+        df = manifest_frame(view, m)
+    except ColumnarUnavailable:
         return None
-    data = view.io.read(m.manifest_path)
-    if m.manifest_length and len(data) < m.manifest_length:
-        return None  # truncated: read_entries says so
     try:
-        df = pl.read_avro(io.BytesIO(data))
-        if "status" not in df.columns or "data_file" not in df.columns:
-            return None
         status = df.get_column("status")
         d = df.select("data_file").unnest("data_file")  # direct column access, no query per field
         if not {"file_path", "file_format", "file_size_in_bytes"} <= set(d.columns):
