@@ -7,12 +7,12 @@ entry reader.
 """
 from __future__ import annotations
 
-import io
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
 from icectl.engine.manifest import ManifestContent, ManifestFile
 from icectl.engine.metadata import Snapshot
+from icectl.engine.polars_avro import ColumnarUnavailable, read_avro_frame
 from icectl.engine.table import Table
 
 COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "record_count", "file_size_in_bytes",
@@ -20,29 +20,15 @@ COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "recor
            "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids")
 
 
-class ColumnarUnavailable(Exception):
-    """polars is missing or could not read a manifest: use the entry-by-entry reader."""
-
-
 def manifest_frame(table: Table, m: ManifestFile) -> Any:
     """A manifest decoded by polars into a DataFrame (columns ``status``, ``data_file``, ...).
     Raises ColumnarUnavailable when polars is missing or not wanted, or the file is truncated or
-    not a manifest: the entry-by-entry reader then reads it, with its checks and messages."""
-    import os
-
-    if os.environ.get("ICECTL_AVRO_READER") == "fastavro":
-        raise ColumnarUnavailable("fastavro requested")
-    try:
-        import polars as pl
-    except ImportError:
-        raise ColumnarUnavailable("polars is not installed") from None
+    not a manifest polars can read: the entry-by-entry reader then reads it, with its checks and
+    messages."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
-    try:
-        df = pl.read_avro(io.BytesIO(data))
-    except Exception as e:
-        raise ColumnarUnavailable(str(e)) from None
+    df = read_avro_frame(data)
     if "data_file" not in df.columns or "status" not in df.columns:
         raise ColumnarUnavailable("not a manifest")
     return df

@@ -200,7 +200,7 @@ class ValidateOptions:
     deep: bool = False
     all_snapshots: bool = False
     check_bounds: bool = True
-    workers: int | None = None  # processes for manifests: None = automatic, 1 = none
+    workers: int | None = None  # threads scanning manifests: None = automatic, 1 = none
 
 
 @dataclass

@@ -366,6 +366,17 @@ class AvroFile:
             yield from out
 
     def blocks(self) -> Iterator[tuple[int, bytes]]:
+        """Every data block's record count and decompressed bytes; InvalidMetadataError for a
+        truncated block or a missing sync marker."""
+        for count, raw in self._raw_blocks():
+            yield count, _decompress(raw, self.codec, self.source)
+
+    def record_count(self) -> int:
+        """The records the blocks say they hold, checking the block framing (sizes, sync markers)
+        without decompressing."""
+        return sum(count for count, _ in self._raw_blocks())
+
+    def _raw_blocks(self) -> Iterator[tuple[int, bytes]]:
         data, p, n = self.data, self.start, len(self.data)
         while p < n:
             try:
@@ -382,7 +393,7 @@ class AvroFile:
                 raise InvalidMetadataError(f"{self.source}: corrupt Avro file: no sync marker after the block "
                                            f"ending at byte {p}")
             p += SYNC_SIZE
-            yield count, _decompress(raw, self.codec, self.source)
+            yield count, raw
 
 
 def _decompress(raw: bytes, codec: str, source: str) -> bytes:

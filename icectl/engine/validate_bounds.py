@@ -2,9 +2,11 @@
 column's type in the binary form of Appendix D (and not NaN: "NaNs are not permitted as lower or
 upper bounds"), and a lower bound is not above its upper bound (Manifests, notes 1 and 2).
 
-A manifest's bounds are checked a column at a time: lengths as a set, UTF-8 by one decode of the
-whole column, order with numpy; only a column that fails is walked value by value, to name the
-entries. That keeps the bound checks a small part of scanning a manifest.
+A manifest's bounds are checked a column at a time, all columns together in polars (lengths per
+column, numbers reinterpreted from their bytes and compared, strings cast as UTF-8, bytes compared
+unsigned); only a column that fails, or of a type that needs it, is walked value by value
+(:func:`_check_column`), to name the entries. That keeps the bound checks a small part of scanning
+a manifest.
 """
 from __future__ import annotations
 
@@ -90,26 +92,111 @@ def _bound_value(kind: str, v: bytes) -> tuple[Any, str | None]:
     return None, None
 
 
-def check_bounds_columns(rows: list[int], los: list[Any], his: list[Any], types: dict[int, str], out: Any) -> None:
-    """Every lower and upper bound of a manifest, a column at a time: each must be a value of its
-    column's type (Appendix D) and not NaN, and a lower bound must not be above its upper bound.
-    Whole columns are checked at once (lengths as a set, UTF-8 by one decode, order with numpy)
-    and only a column that fails is checked value by value, to say which entries."""
-    dlos = [x if isinstance(x, dict) else dict(x or ()) for x in los]
-    dhis = [x if isinstance(x, dict) else dict(x or ()) for x in his]
-    keys: set[int] = set()
-    keys.update(*dlos, *dhis)
-    for k in sorted(keys):
+def check_bounds_frame(frame: Any, types: dict[int, str], outs: list[Any]) -> None:
+    """Every lower and upper bound of some manifests, a column (field id) at a time: each must be
+    a value of its column's type (Appendix D) and not NaN, and a lower bound must not be above its
+    upper bound. ``frame`` has the manifest ``m`` (findings go to ``outs[m]``), the entry position
+    ``n`` and the ``lower_bounds`` and ``upper_bounds`` lists of (key, value).
+
+    All manifests and columns are checked together in polars: value lengths per column first,
+    then one pass per value type (numbers reinterpreted from their bytes, strings as UTF-8, bytes
+    compared unsigned). A column of a manifest that fails, or whose type needs it (decimal,
+    numbers of mixed widths), is checked value by value, which names its entries."""
+    import polars as pl
+
+    lo = _long_bounds(frame, "lower_bounds")
+    hi = _long_bounds(frame, "upper_bounds")
+    if len(lo) == len(hi) and lo.select("m", "n", "key").equals(hi.select("m", "n", "key")):
+        both = lo.with_columns(hi.get_column("value").alias("value_hi"))  # the usual case: the same columns
+    else:
+        both = lo.join(hi, on=["m", "n", "key"], how="full", coalesce=True, suffix="_hi")
+    lengths: dict[int, set[int]] = {}
+    manifests: dict[int, set[int]] = {}
+    for m, k, a, b in both.select("m", "key", pl.col("value").bin.size(), pl.col("value_hi").bin.size()
+                                  .alias("b")).unique().rows():
+        lengths.setdefault(k, set()).update(x for x in (a, b) if x is not None)
+        manifests.setdefault(k, set()).add(m)
+    both = both.lazy()
+    checks: set[tuple[int, int]] = set()  # (manifest, field id) to check value by value
+    groups: dict[str, list[int]] = {}
+    kinds: dict[int, tuple[str, str]] = {}
+    for k, lens in sorted(lengths.items()):
         t = types.get(k) or RESERVED_TYPES.get(k)
         if t is None:
-            out.add("BOUND_UNKNOWN_FIELD", f"bounds for field id {k}, which is in no schema of the table")
+            for m in sorted(manifests[k]):
+                outs[m].add("BOUND_UNKNOWN_FIELD", f"bounds for field id {k}, which is in no schema of the table")
             continue
         kind = _bound_kind(t)
         if kind is None:
             continue
-        lo = [d.get(k) for d in dlos]
-        hi = [d.get(k) for d in dhis]
-        _check_column(k, t, kind, rows, lo, hi, out)
+        kinds[k] = (t, kind)
+        group = _fast_group(kind, set(lens))
+        if group is None:
+            checks.update((m, k) for m in manifests[k])
+        elif group:
+            groups.setdefault(group, []).append(k)
+    for group, keys in groups.items():
+        sub = both.filter(pl.col("key").is_in(keys))
+        a, b = pl.col("value"), pl.col("value_hi")
+        if group == "str":
+            try:
+                sub.select(a.cast(pl.String), b.cast(pl.String)).collect()
+            except pl.exceptions.PolarsError:  # not UTF-8: value by value, to name the entries
+                checks.update((m, k) for k in keys for m in manifests[k])
+                continue
+        elif group != "bytes":
+            dtype = getattr(pl, group)
+            a = a.bin.reinterpret(dtype=dtype, endianness="little")
+            b = b.bin.reinterpret(dtype=dtype, endianness="little")
+        bad = (a > b).fill_null(False)
+        if group.startswith("Float"):
+            bad = bad | a.is_nan().fill_null(False) | b.is_nan().fill_null(False)
+        checks.update((m, k) for m, k, x in sub.group_by("m", "key").agg(bad.any()).collect().rows() if x)
+    if not checks:
+        return
+    keys = sorted({k for _, k in checks})
+    parts = both.filter(pl.col("key").is_in(keys)).sort("m", "key", "n").collect() \
+        .partition_by("m", "key", as_dict=True)
+    for m, k in sorted(checks):
+        t, kind = kinds[k]
+        col = parts[(m, k)]
+        _check_column(k, t, kind, col.get_column("n").to_list(), col.get_column("value").to_list(),
+                      col.get_column("value_hi").to_list(), outs[m])
+
+
+def _long_bounds(frame: Any, name: str) -> Any:
+    """(m, n, key, value) for every bound of a map column; a key listed twice in one map keeps its
+    last value, as a map does."""
+    import polars as pl
+
+    long = (frame.lazy().select("m", "n", name).explode(name).drop_nulls(name).unnest(name)
+            .filter(pl.col("value").is_not_null()).collect())
+    m, n, key = pl.col("m"), pl.col("n"), pl.col("key")
+    if long.select(((m == m.shift()) & (n == n.shift()) & (key <= key.shift())).any()).item():
+        long = long.unique(["m", "n", "key"], keep="last", maintain_order=True)  # keys not ascending in a map
+    return long
+
+
+def _fast_group(kind: str, lengths: set[int]) -> str | None:
+    """How polars checks a column of ``kind`` whose values have these lengths: a polars number
+    type to reinterpret the bytes as, "str", "bytes" (unsigned order), "" (valid, nothing to
+    order: uuid, geo), or None: value by value (invalid lengths, decimal, mixed widths)."""
+    allowed = _LENGTHS.get(kind)
+    if allowed is not None and not lengths <= allowed:
+        return None
+    if kind in ("uuid", "geo"):
+        return ""
+    width = next(iter(lengths)) if len(lengths) == 1 else None
+    if (kind, width) in _NUMPY:
+        return _POLARS_NUMBER[_NUMPY[(kind, width)]]
+    if kind == "str":
+        return "str"
+    if kind in ("bin", "b1") or (kind.startswith("fix") and max(lengths, default=0) <= int(kind[3:])):
+        return "bytes"
+    return None
+
+
+_POLARS_NUMBER = {"<i4": "Int32", "<i8": "Int64", "<f4": "Float32", "<f8": "Float64"}
 
 
 _LENGTHS = {"i4": {4}, "i8": {8}, "i8p": {4, 8}, "tsp": {4, 8}, "f4": {4}, "f8p": {4, 8}, "b1": {1}, "uuid": {16},

@@ -1,10 +1,11 @@
-"""Manifests, for ``validate``: one pass over every entry of a manifest.
+"""Manifests, for ``validate``: every manifest read once, every entry checked.
 
 Each manifest is scanned once per run (manifests are immutable; one shared by many snapshots is
 checked once) by :func:`scan_manifest`, a pure function of the manifest's bytes, its manifest-list
-entry and a small picklable :class:`ScanContext`, so large tables scan manifests in worker
-processes. The scan checks every entry (status, inheritance, content, delete-file rules, bounds,
-paths, row lineage) and returns the few facts the snapshot-level rules need: its live files.
+entry and a small :class:`ScanContext`, so large tables scan manifests in parallel threads. The
+scan checks the header, the partition struct and every entry (status, inheritance, content,
+delete-file rules, bounds, paths, row lineage: :mod:`icectl.engine.validate_entries`) and returns
+the few facts the snapshot-level rules need: its live files.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.engine.validate import Finding, Severity
-from icectl.engine.validate_bounds import check_bounds_columns, show
+from icectl.engine.validate_bounds import show
 from icectl.errors import IcectlError, InvalidMetadataError
 
 SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "distinct_counts",
@@ -64,8 +65,7 @@ class ScanContext:
 
 @dataclass
 class LiveFile:
-    """A live delete file (data files travel as plain tuples: there are many, and scans of worker
-    processes are pickled)."""
+    """A live delete file (data files travel as plain tuples: there are many)."""
 
     path: str
     content: int
@@ -85,8 +85,16 @@ class ManifestScan:
     readable: bool = True
     entries: int = 0
     findings: list[Finding] = field(default_factory=list)
-    data: list[tuple[str, int, int, int, str]] = field(default_factory=list)  # path, entry, records, size, format
+    data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format
     deletes: list[LiveFile] = field(default_factory=list)
+    # Until finish_scans: the findings so far and the bounds still to check (frame, field types).
+    out: Any = field(default=None, repr=False)
+    pending_bounds: Any = field(default=None, repr=False)
+
+    @property
+    def data(self) -> list[tuple[str, int, int, int, str]]:
+        """The live data files as (path, entry, records, size, format) tuples."""
+        return self.data_files.rows() if self.data_files is not None else []
 
 
 class _Out:
@@ -138,23 +146,40 @@ _HEADER_TYPES: dict[str, dict[int, str]] = {}
 # -- one manifest -------------------------------------------------------------------------------------
 
 def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
-    """Check one manifest against its manifest-list entry; never raises for bad input.
-
-    The cyclic garbage collector is paused meanwhile: a scan makes millions of small tuples and
-    no cycles, and its collections would cost more than the decoding."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _scan_manifest(data, ref, ctx)
-    finally:
-        if enabled:
-            gc.enable()
+    """Check one manifest against its manifest-list entry; never raises for bad input."""
+    return finish_scans([scan_manifest_pending(data, ref, ctx)])[0]
 
 
-def _scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
+def finish_scans(scans: list[ManifestScan]) -> list[ManifestScan]:
+    """Check the pending bounds of many manifests at once (per-operation costs are paid once, not
+    per manifest), then close each manifest's findings."""
+    from icectl.engine.validate_bounds import check_bounds_frame
+
+    by_types: dict[int, list[ManifestScan]] = {}
+    for s in scans:
+        if s.pending_bounds is not None:
+            by_types.setdefault(id(s.pending_bounds[1]), []).append(s)
+    for group in by_types.values():
+        import polars as pl
+
+        frame = pl.concat([s.pending_bounds[0].with_columns(pl.lit(i, dtype=pl.UInt32).alias("m"))
+                           for i, s in enumerate(group)])
+        check_bounds_frame(frame, group[0].pending_bounds[1], [s.out for s in group])
+    for s in scans:
+        if s.out is not None:
+            s.findings = s.out.close()
+        s.out = s.pending_bounds = None
+    return scans
+
+
+def scan_manifest_pending(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
+    """:func:`scan_manifest` but for the bounds, which :func:`finish_scans` checks.
+
+    The entries are decoded by polars when it can read the file (its block framing checked
+    first), else by the lean decoder, which also words what is wrong with a corrupt file; either
+    way they are checked a column at a time by :func:`icectl.engine.validate_entries.check_entries`."""
     from icectl.engine.validate_avro import field_index, open_avro, record_type
+    from icectl.engine.validate_entries import check_entries
 
     scan = ManifestScan(ref.path)
     out = _Out(ref.path)
@@ -173,32 +198,29 @@ def _scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> Ma
     try:
         avro = open_avro(data, source=ref.path)
         top = avro.schema if isinstance(avro.schema, dict) else {}
-        i_status, i_snap = field_index(top, "status"), field_index(top, "snapshot_id")
-        i_seq, i_fseq = field_index(top, "sequence_number"), field_index(top, "file_sequence_number")
         i_df = field_index(top, "data_file")
         df_schema = record_type(top["fields"][i_df]["type"]) if i_df is not None else None
-        if i_status is None or df_schema is None:
+        if field_index(top, "status") is None or df_schema is None:
             raise InvalidMetadataError("wrong Avro schema: a manifest entry needs 'status' and 'data_file'")
         idx = {f["name"]: i for i, f in enumerate(df_schema["fields"])}
         missing = [n for n in ("file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
                    if n not in idx]
         if missing:
             raise InvalidMetadataError(f"wrong Avro schema: data_file has no {', '.join(missing)}")
-        skip = SKIP_FIELDS if ctx.check_bounds else SKIP_FIELDS | BOUND_FIELDS
-        records = _decode_all(avro, skip)
+        part_schema = record_type(df_schema["fields"][idx["partition"]]["type"])
+        pf = part_schema.get("fields", []) if part_schema is not None else []
+        frame = _entry_frame(avro, top, idx, len(pf), ctx.check_bounds)
     except InvalidMetadataError as e:
         msg = e.message[len(ref.path) + 2:] if e.message.startswith(ref.path + ": ") else e.message
         out.add("MANIFEST_UNREADABLE", msg)
         scan.readable = False
         scan.findings = out.close()
         return scan
-    scan.entries = len(records)
+    scan.entries = len(frame)
     meta = avro.metadata
     mfv = _header_checks(meta, ref, ctx, out)
     spec = ctx.specs.get(ref.spec_id)
-    part_schema = record_type(df_schema["fields"][idx["partition"]]["type"])
     if spec is not None and part_schema is not None:
-        pf = part_schema.get("fields", [])
         if len(pf) != len(spec):
             out.add("MANIFEST_PARTITION_TUPLE", f"the partition struct has {len(pf)} fields, spec {ref.spec_id} has "
                     f"{len(spec)}")
@@ -207,13 +229,35 @@ def _scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> Ma
             out.add("MANIFEST_PARTITION_TUPLE", f"partition struct field ids {[f.get('field-id') for f in pf]} are "
                     f"not spec {ref.spec_id}'s {[s[0] for s in spec]}")
     types = _header_types(meta.get("schema"), ctx.types) if ctx.check_bounds else ctx.types
-    _scan_entries(records, ref, ctx, mfv, spec, types, idx, (i_status, i_snap, i_seq, i_fseq, i_df), scan, out)
-    scan.findings = out.close()
+    check_entries(frame, ref, ctx, mfv, spec, types, scan, out)
+    scan.out = out
     return scan
 
 
-def _decode_all(avro: Any, skip: frozenset[str]) -> list[tuple]:
-    return list(avro.records(skip, as_dict=BOUND_FIELDS))
+def _entry_frame(avro: Any, top: dict[str, Any], idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
+    """The manifest's entries as the normalized frame of :mod:`icectl.engine.validate_entries`:
+    read by polars when it can and its row count is what the blocks say, else by the lean
+    decoder. InvalidMetadataError when neither can read it."""
+    from icectl.engine.polars_avro import ColumnarUnavailable, read_avro_frame
+    from icectl.engine.validate_avro import field_index
+    from icectl.engine.validate_entries import entry_frame, frame_from_records
+
+    expected = avro.record_count()  # block framing; raises for truncated or unsynced files
+    try:
+        raw = read_avro_frame(avro.data, avro.schema)
+        if len(raw) == expected and "data_file" in raw.columns:
+            return entry_frame(raw, with_bounds)
+    except (ColumnarUnavailable, ValueError):
+        pass
+    skip = SKIP_FIELDS if with_bounds else SKIP_FIELDS | BOUND_FIELDS
+    records = list(avro.records(skip, as_dict=BOUND_FIELDS))
+    positions = {name: field_index(top, name) for name in ("status", "snapshot_id", "sequence_number",
+                                                           "file_sequence_number", "data_file")}
+    try:
+        return frame_from_records(records, {k: v for k, v in positions.items() if v is not None}, idx, nparts,
+                                  with_bounds)
+    except (ValueError, TypeError) as e:
+        raise InvalidMetadataError(f"wrong Avro schema: {e}") from None
 
 
 def _header_checks(meta: dict[str, str], ref: ManifestRef, ctx: ScanContext, out: _Out) -> int:
@@ -241,125 +285,6 @@ def _header_checks(meta: dict[str, str], ref: ManifestRef, ctx: ScanContext, out
         out.add("MANIFEST_CONTENT_MISMATCH", f"the manifest says its content is {content!r}, the manifest list says "
                 f"{'deletes' if ref.content == 1 else 'data'}")
     return mfv
-
-
-def _scan_entries(records: list[tuple], ref: ManifestRef, ctx: ScanContext, mfv: int, spec: Any,
-                  types: dict[int, str], idx: dict[str, int], top: tuple, scan: ManifestScan, out: _Out) -> None:
-    i_status, i_snap, i_seq, i_fseq, i_df = top
-    get = idx.get
-    i_content, i_path, i_fmt, i_part = get("content"), idx["file_path"], idx["file_format"], idx["partition"]
-    i_rc, i_size, i_lo, i_hi = idx["record_count"], idx["file_size_in_bytes"], get("lower_bounds"), get("upper_bounds")
-    i_eq, i_frid, i_ref = get("equality_ids"), get("first_row_id"), get("referenced_data_file")
-    i_off, i_csize = get("content_offset"), get("content_size_in_bytes")
-    fv, m_seq, m_snap, m_content = ctx.format_version, ref.sequence_number, ref.added_snapshot_id, ref.content
-    check_bounds = ctx.check_bounds and i_lo is not None
-    bound_rows: list[int] = []
-    bound_lo: list[Any] = []
-    bound_hi: list[Any] = []
-    counts, rows = [0, 0, 0], [0, 0, 0]
-    min_live_seq = None
-    nfields = len(spec) if spec is not None else 0
-    part_vals: list[list[Any]] = [[] for _ in range(nfields)]
-    data_out, deletes_out = scan.data, scan.deletes
-    relative_ok = fv >= 4
-    for n, rec in enumerate(records):
-        status = rec[i_status]
-        df = rec[i_df]
-        content = df[i_content] if i_content is not None else 0
-        content = 0 if content is None else content
-        path = df[i_path]
-        rc, size = df[i_rc], df[i_size]
-        if status not in (0, 1, 2):
-            out.add("ENTRY_STATUS", f"status {status} (0 existing, 1 added, 2 deleted)", n)
-            counts = None  # the manifest list's counts cannot be checked
-            continue
-        if counts is not None:
-            counts[status] += 1
-            rows[status] += rc
-        snap = rec[i_snap] if i_snap is not None else None
-        seq = rec[i_seq] if i_seq is not None else None
-        fseq = rec[i_fseq] if i_fseq is not None else None
-        if status == 1:
-            if snap is not None and m_snap is not None and snap != m_snap:
-                out.add("ENTRY_INHERITANCE", f"an ADDED entry of snapshot {snap} in a manifest added by {m_snap}", n)
-            if fseq is not None and mfv >= 2 and fseq != m_seq:
-                out.add("ENTRY_INHERITANCE", f"an ADDED entry with file_sequence_number {fseq}; the manifest's is "
-                        f"{m_seq}", n)
-            seq = m_seq if seq is None else seq
-            fseq = m_seq if fseq is None else fseq
-        else:
-            if status == 2 and snap is not None and m_snap is not None and snap != m_snap:
-                out.add("ENTRY_INHERITANCE", f"a DELETED entry of snapshot {snap} in a manifest added by {m_snap}", n)
-            if mfv >= 2 and (seq is None or fseq is None):
-                out.add("ENTRY_INHERITANCE", f"a {'DELETED' if status == 2 else 'EXISTING'} entry without explicit "
-                        "sequence numbers", n)
-                seq = fseq = None  # unknown: the manifest's sequence rules cannot use it
-            else:
-                seq = 0 if seq is None else seq
-                fseq = 0 if fseq is None else fseq
-        if seq is None:
-            pass
-        elif seq > m_seq or fseq > m_seq:
-            out.add("ENTRY_INHERITANCE", f"sequence numbers {seq}/{fseq} are above the manifest's {m_seq}", n)
-        elif seq > fseq:
-            out.add("ENTRY_INHERITANCE", f"data sequence number {seq} is above file sequence number {fseq}", n)
-        if rc < 0 or size < 0:
-            out.add("ENTRY_VALUES", f"record_count {rc}, file_size_in_bytes {size}", n)
-        fmt = str(df[i_fmt]).lower()
-        if fmt not in FORMATS:
-            out.add("FILE_FORMAT_UNKNOWN", f"file_format {df[i_fmt]!r}", n)
-        if content not in (0, 1, 2):
-            out.add("ENTRY_VALUES", f"content {content} (0 data, 1 position deletes, 2 equality deletes)", n)
-        elif (content == 0) != (m_content == 0):
-            out.add("MANIFEST_CONTENT_MISMATCH", f"a {'data' if content == 0 else 'delete'} file in a "
-                    f"{'data' if m_content == 0 else 'delete'} manifest", n)
-        # Paths: full URIs before v4; v4 paths may be relative but must stay inside the location.
-        abs_path = _path(path, relative_ok, ctx, out, n, "file_path")
-        is_dv = content == 1 and fmt == "puffin"
-        refd = df[i_ref] if i_ref is not None else None
-        if refd is not None:
-            refd = _path(refd, relative_ok, ctx, out, n, "referenced_data_file")
-        if content != 0:
-            _delete_rules(df, content, is_dv, status, fmt, mfv, ctx, out, n, i_eq, i_off, i_csize, refd, size, types)
-        elif i_eq is not None and df[i_eq]:
-            out.add("EQUALITY_IDS", "equality_ids on a data file (should be null unless content is 2)", n,
-                    severity=Severity.WARNING)
-        if i_frid is not None and df[i_frid] is not None:
-            frid = df[i_frid]
-            if fv < 3:
-                out.add("LINEAGE_BEFORE_V3", f"first_row_id {frid} in a format version {fv} table", n)
-            elif content != 0:
-                out.add("LINEAGE_FILE", f"a delete file with first_row_id {frid} (must be null)", n)
-            elif ctx.next_row_id is not None and frid + rc > ctx.next_row_id:
-                out.add("LINEAGE_FILE", f"row ids {frid} to {frid + rc - 1} reach past next-row-id {ctx.next_row_id}", n)
-        if check_bounds:
-            lo, hi = df[i_lo], df[i_hi] if i_hi is not None else None
-            if lo or hi:
-                bound_rows.append(n)
-                bound_lo.append(lo)
-                bound_hi.append(hi)
-        if status != 2:
-            if seq is not None and (min_live_seq is None or seq < min_live_seq):
-                min_live_seq = seq
-            if nfields:
-                pv = df[i_part]
-                for i in range(nfields):
-                    part_vals[i].append(pv[i])
-            if abs_path is None:
-                pass
-            elif content == 0:
-                data_out.append((abs_path, n, rc, size, fmt))
-            else:
-                lf = LiveFile(abs_path, content, is_dv, refd, n, fmt, rc, size)
-                if is_dv and i_off is not None and i_csize is not None:
-                    lf.content_offset, lf.content_size_in_bytes = df[i_off], df[i_csize]
-                deletes_out.append(lf)
-    if counts is not None:
-        _check_counts(ref, counts, rows, min_live_seq, out)
-    if spec is not None:
-        _check_partition_summary(ref, spec, part_vals, out)
-    if bound_rows:
-        check_bounds_columns(bound_rows, bound_lo, bound_hi, types, out)
 
 
 def _path(path: str, relative_ok: bool, ctx: ScanContext, out: _Out, n: int, what: str) -> str | None:
@@ -446,7 +371,12 @@ def _partition_key(type_name: str, value: Any) -> Any:
     return value
 
 
-def _check_partition_summary(ref: ManifestRef, spec: Any, values: list[list[Any]], out: _Out) -> None:
+def _check_partition_summary(ref: ManifestRef, spec: Any, stats: list[tuple[bool, bool, Any, Any] | None],
+                             out: Any) -> None:
+    """Each field summary of the manifest list against its live values' ``stats``: (has a null,
+    has a NaN, lowest, highest) per partition field, None when no live file (lowest and highest
+    in :func:`_partition_key` form, None when no value orders, TypeError when they do not
+    compare)."""
     if ref.partitions is None:
         return
     if len(ref.partitions) != len(spec):
@@ -455,20 +385,17 @@ def _check_partition_summary(ref: ManifestRef, spec: Any, values: list[list[Any]
         return
     from icectl.engine.conversions import from_bytes
 
-    for (fid, name, t), (contains_null, contains_nan, lower, upper), vals in zip(spec, ref.partitions, values):
-        if not vals:
+    for (fid, name, t), (contains_null, contains_nan, lower, upper), st in zip(spec, ref.partitions, stats):
+        if st is None:
             continue
+        has_null, nans, lo, hi = st
         base = t.split("(")[0].split("[")[0]
-        has_null = any(v is None for v in vals)
-        nans = base in ("float", "double") and any(isinstance(v, float) and v != v for v in vals)
         if has_null and not contains_null:
             out.add("PARTITION_SUMMARY", f"partition field {name!r}: contains_null is false but a live file has a "
                     "null value")
         if nans and contains_nan is False:
             out.add("PARTITION_SUMMARY", f"partition field {name!r}: contains_nan is false but a live file has NaN")
-        keys = [_partition_key(t, v) for v in vals if v is not None and not (isinstance(v, float) and v != v)]
-        keys = [k for k in keys if k is not None]
-        if not keys:
+        if lo is None:
             continue
         if lower is None or upper is None:
             out.add("PARTITION_SUMMARY", f"partition field {name!r}: no {'lower' if lower is None else 'upper'} bound "
@@ -485,7 +412,8 @@ def _check_partition_summary(ref: ManifestRef, spec: Any, values: list[list[Any]
         if lb is None:
             continue
         try:
-            lo, hi = min(keys), max(keys)
+            if lo is TypeError:
+                raise TypeError
             if lb > lo or ub < hi:
                 out.add("PARTITION_SUMMARY", f"partition field {name!r}: summary [{show(lb)}, {show(ub)}] does not "
                         f"bound the live values [{show(lo)}, {show(hi)}]")

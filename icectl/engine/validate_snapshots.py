@@ -1,6 +1,6 @@
 """Manifest lists and the rules of one snapshot, for ``validate``: which snapshots to check, their
 manifest lists (spec: "Manifest Lists", "First Row ID Assignment"), the scan of each distinct
-manifest (:mod:`icectl.engine.validate_manifests`, in worker processes for large tables) and the
+manifest (:mod:`icectl.engine.validate_manifests`, in threads) and the
 rules across a snapshot's manifests ("Scan Planning": a live file once; "Deletion Vectors": one per
 data file, for a live data file).
 """
@@ -18,7 +18,8 @@ from icectl.engine.validate_manifests import (
     ManifestRef,
     ManifestScan,
     ScanContext,
-    scan_manifest,
+    finish_scans,
+    scan_manifest_pending,
 )
 from icectl.errors import IcectlError, NotFoundError
 
@@ -217,27 +218,10 @@ def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: C
                 f"snapshot hold {total} rows", file=path, snapshot_id=sid)
 
 
-def _workers(options: ValidateOptions, total_bytes: int, n: int) -> int:
+def _workers(options: ValidateOptions, n: int) -> int:
     if options.workers is not None:
         return max(1, options.workers)
-    cpus = os.cpu_count() or 1
-    if cpus < 2 or n < 2 or total_bytes < 8 * 1024 * 1024:
-        return 1
-    return min(cpus, n)
-
-
-def _scan_one(args: tuple[ManifestRef, ScanContext, dict[str, str]]) -> ManifestScan:
-    ref, ctx, props = args
-    from icectl.io import FileIO
-
-    key = tuple(sorted(props.items()))
-    fio = _WORKER_IO.get(key)
-    if fio is None:
-        fio = _WORKER_IO[key] = FileIO(dict(props))
-    return scan_manifest(_read_or_none(fio, ref.path), ref, ctx)
-
-
-_WORKER_IO: dict[tuple, Any] = {}
+    return max(1, min(os.cpu_count() or 1, n, 8))
 
 
 def _read_or_none(fio: Any, path: str) -> bytes | None:
@@ -248,29 +232,30 @@ def _read_or_none(fio: Any, path: str) -> bytes | None:
 
 
 def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, options: ValidateOptions) -> dict[ManifestRef, ManifestScan]:
-    """Scan each distinct manifest once, in worker processes when there is much to read."""
-    total = sum(r.length or 0 for r in refs)
-    workers = _workers(options, total, len(refs))
-    results: dict[ManifestRef, ManifestScan] = {}
-    local = not any(SCHEME.match(r.path) and not r.path.startswith("file:") for r in refs)
-    if workers > 1 and local:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        props = dict(table.io.properties)
-        order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for ref, scan in zip(order, pool.map(_scan_one, [(r, ctx, props) for r in order])):
-                results[ref] = scan
-        return results
-    from icectl.engine.table import _map_ordered
+    """Scan each distinct manifest once, in threads: polars decodes and checks with the GIL
+    released, so the threads use every core (and object stores are read concurrently)."""
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
 
     def one(ref: ManifestRef) -> ManifestScan:
-        return scan_manifest(_read_or_none(table.io, ref.path), ref, ctx)
+        return scan_manifest_pending(_read_or_none(table.io, ref.path), ref, ctx)
 
-    for ref, scan in zip(refs, _map_ordered(one, refs) if len(refs) > 1 and not local else map(one, refs)):
-        results[ref] = scan
-    return results
+    workers = _workers(options, len(refs))
+    order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
+    enabled = gc.isenabled()
+    gc.disable()  # many small objects and no cycles: collections would cost more than the work
+    try:
+        if workers == 1:
+            scans = list(map(one, order))
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                scans = list(pool.map(one, order))
+        finish_scans(scans)
+    finally:
+        if enabled:
+            gc.enable()
+    found = dict(zip(order, scans))
+    return {r: found[r] for r in refs}
 
 
 def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checked: Checked) -> None:
@@ -313,14 +298,25 @@ def _with_snapshot(f: Finding, sid: int) -> Finding:
 def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True) -> None:
     """Rules across the manifests of one snapshot: each live file once, deletion vectors. When a
     manifest could not be read (``complete`` False), "not a live data file" cannot be told."""
+    import polars as pl
+
     sid = snap.snapshot_id
     seen: dict[Any, tuple[str, int]] = {}
-    for scan in scans:
-        for path, entry, *_ in scan.data:
-            prev = seen.setdefault(path, (scan.path, entry))
-            if prev[1] != entry or prev[0] != scan.path:
+    frames = [s.data_files.select("path", "entry").with_columns(pl.lit(i, dtype=pl.UInt32).alias("scan"))
+              for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
+    data = pl.concat(frames) if frames else pl.DataFrame(schema={"path": pl.String, "entry": pl.UInt32,
+                                                                 "scan": pl.UInt32})
+    deletes = [f for scan in scans for f in scan.deletes]
+    if data.get_column("path").is_duplicated().any():
+        for path, entry, i in data.rows():
+            prev = seen.setdefault(path, (scans[i].path, entry))
+            if prev[1] != entry or prev[0] != scans[i].path:
                 out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
-                        snapshot_id=sid, manifest=scan.path, entry=entry, file=path)
+                        snapshot_id=sid, manifest=scans[i].path, entry=entry, file=path)
+    elif deletes:  # each path once: only the data files the delete files name are looked up
+        named = {f.path for f in deletes} | {f.referenced_data_file for f in deletes if f.referenced_data_file}
+        for path, entry, i in data.filter(pl.col("path").is_in(list(named))).rows():
+            seen[path] = (scans[i].path, entry)
     data_paths = set(seen)
     dvs: dict[str, tuple[str, int]] = {}
     for scan in scans:

@@ -1,0 +1,334 @@
+"""The entries of one manifest, for ``validate``: every entry-level rule, checked a column at a time.
+
+A manifest's entries arrive as one polars DataFrame of normalized columns (:func:`entry_frame`),
+decoded either by polars' Avro reader or, when polars cannot read a file, by the lean decoder of
+:mod:`icectl.engine.validate_avro` (:func:`frame_from_records`); the checks are the same either
+way. Each rule is a column expression; only entries that break a rule become Python values (to
+word their findings), so a clean manifest costs a few vectorized passes. The findings of one
+manifest are added in entry order (rules in a fixed order within an entry), so a code's first
+findings are its first entries.
+
+Rules ("Manifest Entry Fields", "Sequence Number Inheritance", "First Row ID Inheritance",
+"Delete Formats", "Deletion Vectors", v4 relative paths) and the facts kept for the snapshot-level
+rules (live data files, live delete files) are those of :mod:`icectl.engine.validate_manifests`,
+which calls :func:`check_entries`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+# Normalized entry columns and their polars types (top-level entry fields, then data_file's).
+TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+FILE_FIELDS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "lower_bounds",
+               "upper_bounds", "equality_ids", "first_row_id", "referenced_data_file", "content_offset",
+               "content_size_in_bytes")
+INT_FIELDS = frozenset({"status", "snapshot_id", "sequence_number", "file_sequence_number", "content", "record_count",
+                        "file_size_in_bytes", "first_row_id", "content_offset", "content_size_in_bytes"})
+FORMATS = ("parquet", "avro", "orc", "puffin")
+
+
+def _dtypes() -> dict[str, Any]:
+    import polars as pl
+
+    bounds = pl.List(pl.Struct({"key": pl.Int64, "value": pl.Binary}))
+    out: dict[str, Any] = {name: pl.Int64 for name in INT_FIELDS}
+    out.update(file_path=pl.String, file_format=pl.String, referenced_data_file=pl.String, lower_bounds=bounds,
+               upper_bounds=bounds, equality_ids=pl.List(pl.Int64))
+    return out
+
+
+def entry_frame(raw: Any, with_bounds: bool) -> Any:
+    """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
+    columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
+    Raises ValueError (naming the field) when a field has a type that cannot be its own."""
+    import polars as pl
+
+    from icectl.engine.manifest import _internal_partition
+
+    types = _dtypes()
+    df_type = raw.schema["data_file"]
+    inner = {f.name: f.dtype for f in getattr(df_type, "fields", [])}
+    exprs = []
+    for name in TOP_FIELDS + FILE_FIELDS:
+        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
+            continue
+        if name in TOP_FIELDS:
+            e = pl.col(name) if name in raw.columns else None
+        else:
+            e = pl.col("data_file").struct.field(name) if name in inner else None
+        exprs.append((name, pl.lit(None, dtype=types[name]) if e is None else e.cast(types[name])))
+    part = inner.get("partition")
+    if part is not None and getattr(part, "fields", None):
+        converted = _internal_partition(pl, pl.col("data_file").struct.field("partition"), part)
+        for i, f in enumerate(part.fields):
+            exprs.append((f"p{i}", converted.struct.field(f.name)))
+    try:
+        return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
+    except pl.exceptions.PolarsError as e:
+        raise ValueError(_first_line(str(e))) from None
+
+
+def frame_from_records(records: list[tuple], top: dict[str, int], idx: dict[str, int], nparts: int,
+                       with_bounds: bool) -> Any:
+    """The same columns from the lean decoder's tuples (``top``/``idx``: field positions in an
+    entry and in its data_file; bounds decoded as dicts; partition values in their Avro form,
+    which is Iceberg's internal form)."""
+    import polars as pl
+
+    types = _dtypes()
+    cols: dict[str, Any] = {}
+    i_df = top["data_file"]
+    for name in TOP_FIELDS + FILE_FIELDS:
+        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
+            continue
+        if name in TOP_FIELDS:
+            i = top.get(name)
+            values = [r[i] for r in records] if i is not None else [None] * len(records)
+        else:
+            i = idx.get(name)
+            values = [r[i_df][i] for r in records] if i is not None else [None] * len(records)
+        if name in ("lower_bounds", "upper_bounds"):
+            values = [[{"key": k, "value": v} for k, v in d.items()] if d else [] for d in values]
+        cols[name] = pl.Series(name, values, dtype=types[name], strict=False) if name not in INT_FIELDS \
+            else _ints(name, values)
+    i_part = idx["partition"]
+    for j in range(nparts):
+        values = [r[i_df][i_part][j] if r[i_df][i_part] is not None else None for r in records]
+        try:
+            cols[f"p{j}"] = pl.Series(f"p{j}", values)
+        except (TypeError, ValueError, pl.exceptions.PolarsError):
+            raise ValueError(f"partition field {j} has values of mixed types") from None
+    return pl.DataFrame(cols).with_row_index("n")
+
+
+def _ints(name: str, values: list[Any]) -> Any:
+    import polars as pl
+
+    if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in values):
+        raise ValueError(f"{name} is not an integer")
+    return pl.Series(name, values, dtype=pl.Int64)
+
+
+def _first_line(s: str) -> str:
+    return s.strip().splitlines()[0] if s.strip() else s
+
+
+class _Found:
+    """Findings of one manifest's entries, ordered by (entry, rule) before they reach ``out``."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, int, int, str, str, Any, str | None]] = []
+        self.rank = 0
+
+    def add(self, code: str, message: str, entry: int | None = None, severity: Any = None,
+            file: str | None = None) -> None:
+        self.items.append((entry if entry is not None else -1, self.rank, len(self.items), code, message, severity,
+                           file))
+
+    def flush(self, out: Any) -> None:
+        for entry, _, _, code, message, severity, file in sorted(self.items):
+            out.add(code, message, entry if entry >= 0 else None, severity=severity, file=file)
+
+
+def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[int, str], scan: Any,
+                  out: Any) -> None:
+    """Every entry rule over the normalized frame ``f`` of one manifest; sets ``scan.data_files``
+    and ``scan.deletes`` (its live files), adds findings to ``out`` and leaves the bounds in
+    ``scan.pending_bounds`` for :func:`icectl.engine.validate_manifests.finish_scans`.
+
+    One aggregate pass answers "does any entry break this rule?" for every rule at once, with the
+    file and row counts per status and the partition statistics; only a rule that is broken reads
+    its entries back."""
+    import polars as pl
+
+    from icectl.engine.validate import Severity
+    from icectl.engine.validate_manifests import (
+        SCHEME,
+        LiveFile,
+        _check_counts,
+        _check_partition_summary,
+        _delete_rules,
+        _path,
+    )
+
+    col, lit = pl.col, pl.lit
+    fv, m_seq, m_snap, m_content = ctx.format_version, ref.sequence_number, ref.added_snapshot_id, ref.content
+    found = _Found()
+
+    # Sequence numbers after inheritance; null where a v2+ entry lacks explicit ones (reported).
+    status = col("status")
+    seq, fseq, snap = col("sequence_number"), col("file_sequence_number"), col("snapshot_id")
+    added = status == 1
+    unknown = (seq.is_null() | fseq.is_null()) if mfv >= 2 else lit(False)
+    seq_eff = pl.when(added).then(seq.fill_null(m_seq)).when(unknown).then(None).otherwise(seq.fill_null(0))
+    fseq_eff = pl.when(added).then(fseq.fill_null(m_seq)).when(unknown).then(None).otherwise(fseq.fill_null(0))
+    path, refd = col("file_path"), col("referenced_data_file")
+    v = f.lazy().with_columns(
+        status.is_in([0, 1, 2]).fill_null(False).alias("_valid"),
+        seq_eff.alias("_seq"), fseq_eff.alias("_fseq"), col("content").fill_null(0).alias("_content"),
+        col("file_format").str.to_lowercase().alias("_fmt"),
+        (path.str.starts_with("/") | path.str.contains(SCHEME.pattern)).fill_null(False).alias("_abs"),
+        (refd.is_null() | refd.str.starts_with("/") | refd.str.contains(SCHEME.pattern)).fill_null(False)
+        .alias("_ref_abs"),
+    ).with_columns((col("_valid") & (status != 2)).alias("_live")).collect()
+    valid, live, s, fs, c = col("_valid"), col("_live"), col("_seq"), col("_fseq"), col("_content")
+    snap_differs = snap.is_not_null() & lit(m_snap is not None) & (snap != lit(m_snap, dtype=pl.Int64))
+    frid = col("first_row_id")
+    # (rank in an entry's order of checks, code, condition, columns for the message, message)
+    rules: list[tuple[int, str, Any, tuple[str, ...], Any]] = [
+        (0, "ENTRY_STATUS", ~valid, ("status",), lambda st: f"status {st} (0 existing, 1 added, 2 deleted)"),
+        (1, "ENTRY_INHERITANCE", added & snap_differs, ("snapshot_id",),
+         lambda sn: f"an ADDED entry of snapshot {sn} in a manifest added by {m_snap}"),
+        (3, "ENTRY_INHERITANCE", (status == 2) & snap_differs, ("snapshot_id",),
+         lambda sn: f"a DELETED entry of snapshot {sn} in a manifest added by {m_snap}"),
+        (5, "ENTRY_INHERITANCE", s.is_not_null() & ((s > m_seq) | (fs > m_seq)), ("_seq", "_fseq"),
+         lambda a, b: f"sequence numbers {a}/{b} are above the manifest's {m_seq}"),
+        (6, "ENTRY_INHERITANCE", s.is_not_null() & (s <= m_seq) & (fs <= m_seq) & (s > fs), ("_seq", "_fseq"),
+         lambda a, b: f"data sequence number {a} is above file sequence number {b}"),
+        (7, "ENTRY_VALUES", (col("record_count") < 0) | (col("file_size_in_bytes") < 0),
+         ("record_count", "file_size_in_bytes"), lambda rc, size: f"record_count {rc}, file_size_in_bytes {size}"),
+        (8, "FILE_FORMAT_UNKNOWN", ~col("_fmt").is_in(list(FORMATS)).fill_null(False), ("file_format",),
+         lambda x: f"file_format {x!r}"),
+        (9, "ENTRY_VALUES", ~c.is_in([0, 1, 2]), ("_content",),
+         lambda x: f"content {x} (0 data, 1 position deletes, 2 equality deletes)"),
+        (9, "MANIFEST_CONTENT_MISMATCH", c.is_in([0, 1, 2]) & ((c == 0) != lit(m_content == 0)), ("_content",),
+         lambda x: f"a {'data' if x == 0 else 'delete'} file in a {'data' if m_content == 0 else 'delete'} manifest"),
+        (13, "EQUALITY_IDS", (c == 0) & (col("equality_ids").list.len().fill_null(0) > 0), (),
+         lambda: "equality_ids on a data file (should be null unless content is 2)"),
+    ]
+    if mfv >= 2:
+        rules.append((2, "ENTRY_INHERITANCE", added & fseq.is_not_null() & (fseq != m_seq), ("file_sequence_number",),
+                      lambda x: f"an ADDED entry with file_sequence_number {x}; the manifest's is {m_seq}"))
+        rules.append((4, "ENTRY_INHERITANCE", ~added & unknown, ("status",),
+                      lambda st: f"a {'DELETED' if st == 2 else 'EXISTING'} entry without explicit sequence numbers"))
+    if fv < 3:
+        rules.append((14, "LINEAGE_BEFORE_V3", frid.is_not_null(), ("first_row_id",),
+                      lambda x: f"first_row_id {x} in a format version {fv} table"))
+    else:
+        rules.append((14, "LINEAGE_FILE", frid.is_not_null() & (c != 0), ("first_row_id",),
+                      lambda x: f"a delete file with first_row_id {x} (must be null)"))
+        if ctx.next_row_id is not None:
+            nri = ctx.next_row_id
+            rules.append((14, "LINEAGE_FILE", frid.is_not_null() & (c == 0) & (frid + col("record_count") > nri),
+                          ("first_row_id", "record_count"),
+                          lambda x, rc: f"row ids {x} to {x + rc - 1} reach past next-row-id {nri}"))
+    conds = [(e & valid if code != "ENTRY_STATUS" else e).fill_null(False) for _, code, e, _, _ in rules]
+    nparts = len(spec) if spec is not None else 0
+    aggs = [e.any().alias(f"r{i}") for i, e in enumerate(conds)]
+    aggs += [(~col("_abs") & valid).any().alias("rel"), (~col("_ref_abs") & valid).any().alias("ref_rel"),
+             (valid & (c != 0)).sum().alias("deletes"), s.filter(live).min().alias("min_seq")]
+    for k in range(3):
+        aggs += [(valid & (status == k)).sum().alias(f"files{k}"),
+                 col("record_count").filter(valid & (status == k)).sum().alias(f"rows{k}")]
+    stat_exprs = [_stat_exprs(i, t, v.schema.get(f"p{i}")) for i, (_, _, t) in enumerate(spec or ())]
+    for exprs in stat_exprs:
+        aggs += exprs
+    agg = v.select(aggs).row(0, named=True)
+
+    for i, (rank, code, _, cols, message) in enumerate(rules):
+        if not agg[f"r{i}"]:
+            continue
+        found.rank = rank
+        severity = Severity.WARNING if code == "EQUALITY_IDS" else None
+        for row in v.filter(conds[i]).select("n", *cols).rows():
+            found.add(code, message(*row[1:]), row[0], severity=severity)
+
+    # Paths that are not full URIs (v4: relative, resolved against the location), entry by entry.
+    resolved: dict[int, str | None] = {}
+    resolved_ref: dict[int, str | None] = {}
+    if agg["rel"]:
+        found.rank = 10
+        for n, p in v.filter(~col("_abs") & valid).select("n", "file_path").rows():
+            resolved[n] = _path(p, fv >= 4, ctx, found, n, "file_path") if p is not None else None
+    if agg["ref_rel"]:
+        found.rank = 11
+        for n, p in v.filter(~col("_ref_abs") & valid).select("n", "referenced_data_file").rows():
+            resolved_ref[n] = _path(p, fv >= 4, ctx, found, n, "referenced_data_file")
+
+    # Delete files (few): their rules entry by entry.
+    if agg["deletes"]:
+        found.rank = 12
+        for (n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
+                "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
+                "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
+            rd = resolved_ref.get(n, rd)
+            is_dv = cont == 1 and fm == "puffin"
+            _delete_rules((eq, off, csize), cont, is_dv, st, fm, mfv, ctx, found, n, 0, 1, 2, rd, size, types)
+            p = resolved.get(n, p)
+            if st != 2 and p is not None:
+                lf = LiveFile(p, cont, is_dv, rd, n, fm, rc, size)
+                if is_dv:
+                    lf.content_offset, lf.content_size_in_bytes = off, csize
+                scan.deletes.append(lf)
+
+    data = v.filter(live & (c == 0)).select(path.alias("path"), col("n").alias("entry"), col("record_count")
+                                            .alias("records"), col("file_size_in_bytes").alias("size"),
+                                            col("_fmt").alias("format"))
+    if resolved:
+        fixed = pl.Series("path", [resolved.get(n, p) for n, p in data.select("entry", "path").rows()],
+                          dtype=pl.String)
+        data = data.with_columns(fixed).filter(pl.col("path").is_not_null())
+    scan.data_files = data
+
+    if not agg["r0"]:  # with an unknown status, the list's counts cannot be checked
+        _check_counts(ref, [agg[f"files{k}"] for k in range(3)], [agg[f"rows{k}"] or 0 for k in range(3)],
+                      agg["min_seq"], found)
+    if spec is not None:
+        stats = [_field_stats(i, t, agg, v) for i, (_, _, t) in enumerate(spec)]
+        _check_partition_summary(ref, spec, stats, found)
+    found.flush(out)
+    if ctx.check_bounds and "lower_bounds" in v.columns:  # checked with other manifests' (finish_scans)
+        scan.pending_bounds = (v.filter(valid).select("n", "lower_bounds", "upper_bounds"), types)
+
+
+_ORDERED = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns",
+                      "float", "double", "string", "binary", "boolean"})
+_UNORDERED = frozenset({"geometry", "geography", "uuid", "variant", "unknown"})
+
+
+def _stat_exprs(i: int, t: str, dtype: Any) -> list[Any]:
+    """Aggregates for partition field ``p{i}`` over the live entries: how many, any null, any
+    NaN, and (for a type polars orders as Iceberg does) the lowest and highest other value."""
+    import polars as pl
+
+    if dtype is None:
+        return []
+    p, live = pl.col(f"p{i}"), pl.col("_live")
+    base = t.split("(")[0].split("[")[0]
+    out = [live.sum().alias(f"p{i}_live"), (live & p.is_null()).any().alias(f"p{i}_null")]
+    value = live & p.is_not_null()
+    if dtype.is_float():
+        out.append((value & p.is_nan()).any().alias(f"p{i}_nan"))
+        value = value & ~p.is_nan()
+    if base in _ORDERED and (dtype.is_numeric() or dtype in (pl.String, pl.Binary, pl.Boolean)):
+        out += [p.filter(value).min().alias(f"p{i}_min"), p.filter(value).max().alias(f"p{i}_max")]
+    return out
+
+
+def _field_stats(i: int, t: str, agg: dict[str, Any], v: Any) -> tuple[bool, bool, Any, Any] | None:
+    """(has a null, has a NaN, lowest, highest) of partition field ``p{i}``'s live values, in the
+    form of :func:`icectl.engine.validate_manifests._partition_key` (lowest/highest None when no
+    value orders, TypeError when they do not compare); None when there are no live values."""
+    import polars as pl
+
+    from icectl.engine.validate_manifests import _partition_key
+    from icectl.errors import IcectlError
+
+    if not agg.get(f"p{i}_live"):
+        return None
+    base = t.split("(")[0].split("[")[0]
+    has_null, has_nan = bool(agg[f"p{i}_null"]), base in ("float", "double") and bool(agg.get(f"p{i}_nan"))
+    if base in _UNORDERED:
+        return has_null, has_nan, None, None
+    if f"p{i}_min" in agg:
+        return has_null, has_nan, agg[f"p{i}_min"], agg[f"p{i}_max"]
+    p = pl.col(f"p{i}")
+    values = v.filter(pl.col("_live") & p.is_not_null()).get_column(f"p{i}").to_list()
+    try:
+        keys = [k for k in (_partition_key(t, x) for x in values if not (isinstance(x, float) and x != x))
+                if k is not None]
+        if not keys:
+            return has_null, has_nan, None, None
+        return has_null, has_nan, min(keys), max(keys)
+    except (TypeError, ValueError, IcectlError):
+        return has_null, has_nan, TypeError, TypeError
