@@ -15,6 +15,8 @@ which calls :func:`check_entries`.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 # Normalized entry columns and their polars types (top-level entry fields, then data_file's).
@@ -25,6 +27,7 @@ FILE_FIELDS = ("content", "file_path", "file_format", "record_count", "file_size
 INT_FIELDS = frozenset({"status", "snapshot_id", "sequence_number", "file_sequence_number", "content", "record_count",
                         "file_size_in_bytes", "first_row_id", "content_offset", "content_size_in_bytes"})
 FORMATS = ("parquet", "avro", "orc", "puffin")
+_PARTITION_COLUMN = re.compile(r"p\d+")
 
 
 def _dtypes() -> dict[str, Any]:
@@ -130,15 +133,30 @@ class _Found:
             out.add(code, message, entry if entry >= 0 else None, severity=severity, file=file)
 
 
-def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[int, str], scan: Any,
-                  out: Any) -> None:
-    """Every entry rule over the normalized frame ``f`` of one manifest; sets ``scan.data_files``
-    and ``scan.deletes`` (its live files), adds findings to ``out`` and leaves the bounds in
-    ``scan.pending_bounds`` for :func:`icectl.engine.validate_manifests.finish_scans`.
+@dataclass
+class Pending:
+    """One manifest decoded and ready for :func:`check_entries`: its scan (with the findings so
+    far in ``out``), normalized entries, manifest-list entry, manifest format version, partition
+    spec (None when it cannot be checked) and field types for bounds."""
 
-    One aggregate pass answers "does any entry break this rule?" for every rule at once, with the
-    file and row counts per status and the partition statistics; only a rule that is broken reads
-    its entries back."""
+    scan: Any
+    out: Any
+    frame: Any
+    ref: Any
+    mfv: int
+    spec: Any
+    types: dict[int, str]
+
+
+def check_entries(pending: list[Pending], ctx: Any) -> None:
+    """Every entry rule over the entries of many manifests at once; sets each scan's
+    ``data_files`` and ``deletes`` (its live files) and adds findings to each manifest's ``out``.
+
+    The manifests' entries are stacked into one frame, each with its manifest's constants
+    (sequence number, snapshot, content, format version) as columns, so every rule is one column
+    expression over all of them; one aggregate pass per manifest answers "does any entry break
+    this rule?" for every rule at once, with the file and row counts per status; only a rule that
+    is broken reads its entries back. Bounds and partition summaries follow the same pattern."""
     import polars as pl
 
     from icectl.engine.validate import Severity
@@ -151,19 +169,26 @@ def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[i
         _path,
     )
 
+    if not pending:
+        return
     col, lit = pl.col, pl.lit
-    fv, m_seq, m_snap, m_content = ctx.format_version, ref.sequence_number, ref.added_snapshot_id, ref.content
-    found = _Found()
+    fv = ctx.format_version
+    found = [_Found() for _ in pending]
+    core = [c for c in pending[0].frame.columns if not _PARTITION_COLUMN.fullmatch(c)]
+    stacked = pl.concat([p.frame.select(core).with_columns(
+        lit(i, dtype=pl.UInt32).alias("m"), lit(p.ref.sequence_number, dtype=pl.Int64).alias("mseq"),
+        lit(p.ref.added_snapshot_id, dtype=pl.Int64).alias("msnap"), lit(p.ref.content, dtype=pl.Int64).alias("mcontent"),
+        lit(p.mfv, dtype=pl.Int64).alias("mfv")) for i, p in enumerate(pending)])
 
     # Sequence numbers after inheritance; null where a v2+ entry lacks explicit ones (reported).
-    status = col("status")
+    status, mseq, msnap = col("status"), col("mseq"), col("msnap")
     seq, fseq, snap = col("sequence_number"), col("file_sequence_number"), col("snapshot_id")
-    added = status == 1
-    unknown = (seq.is_null() | fseq.is_null()) if mfv >= 2 else lit(False)
-    seq_eff = pl.when(added).then(seq.fill_null(m_seq)).when(unknown).then(None).otherwise(seq.fill_null(0))
-    fseq_eff = pl.when(added).then(fseq.fill_null(m_seq)).when(unknown).then(None).otherwise(fseq.fill_null(0))
+    added, v2 = status == 1, col("mfv") >= 2
+    unknown = (seq.is_null() | fseq.is_null()) & v2
+    seq_eff = pl.when(added).then(seq.fill_null(mseq)).when(unknown).then(None).otherwise(seq.fill_null(0))
+    fseq_eff = pl.when(added).then(fseq.fill_null(mseq)).when(unknown).then(None).otherwise(fseq.fill_null(0))
     path, refd = col("file_path"), col("referenced_data_file")
-    v = f.lazy().with_columns(
+    v = stacked.lazy().with_columns(
         status.is_in([0, 1, 2]).fill_null(False).alias("_valid"),
         seq_eff.alias("_seq"), fseq_eff.alias("_fseq"), col("content").fill_null(0).alias("_content"),
         col("file_format").str.to_lowercase().alias("_fmt"),
@@ -172,18 +197,23 @@ def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[i
         .alias("_ref_abs"),
     ).with_columns((col("_valid") & (status != 2)).alias("_live")).collect()
     valid, live, s, fs, c = col("_valid"), col("_live"), col("_seq"), col("_fseq"), col("_content")
-    snap_differs = snap.is_not_null() & lit(m_snap is not None) & (snap != lit(m_snap, dtype=pl.Int64))
+    snap_differs = snap.is_not_null() & msnap.is_not_null() & (snap != msnap)
+    delete_manifest = col("mcontent") != 0
     frid = col("first_row_id")
     # (rank in an entry's order of checks, code, condition, columns for the message, message)
     rules: list[tuple[int, str, Any, tuple[str, ...], Any]] = [
         (0, "ENTRY_STATUS", ~valid, ("status",), lambda st: f"status {st} (0 existing, 1 added, 2 deleted)"),
-        (1, "ENTRY_INHERITANCE", added & snap_differs, ("snapshot_id",),
-         lambda sn: f"an ADDED entry of snapshot {sn} in a manifest added by {m_snap}"),
-        (3, "ENTRY_INHERITANCE", (status == 2) & snap_differs, ("snapshot_id",),
-         lambda sn: f"a DELETED entry of snapshot {sn} in a manifest added by {m_snap}"),
-        (5, "ENTRY_INHERITANCE", s.is_not_null() & ((s > m_seq) | (fs > m_seq)), ("_seq", "_fseq"),
-         lambda a, b: f"sequence numbers {a}/{b} are above the manifest's {m_seq}"),
-        (6, "ENTRY_INHERITANCE", s.is_not_null() & (s <= m_seq) & (fs <= m_seq) & (s > fs), ("_seq", "_fseq"),
+        (1, "ENTRY_INHERITANCE", added & snap_differs, ("snapshot_id", "msnap"),
+         lambda sn, m: f"an ADDED entry of snapshot {sn} in a manifest added by {m}"),
+        (2, "ENTRY_INHERITANCE", added & v2 & fseq.is_not_null() & (fseq != mseq), ("file_sequence_number", "mseq"),
+         lambda x, m: f"an ADDED entry with file_sequence_number {x}; the manifest's is {m}"),
+        (3, "ENTRY_INHERITANCE", (status == 2) & snap_differs, ("snapshot_id", "msnap"),
+         lambda sn, m: f"a DELETED entry of snapshot {sn} in a manifest added by {m}"),
+        (4, "ENTRY_INHERITANCE", ~added & unknown, ("status",),
+         lambda st: f"a {'DELETED' if st == 2 else 'EXISTING'} entry without explicit sequence numbers"),
+        (5, "ENTRY_INHERITANCE", s.is_not_null() & ((s > mseq) | (fs > mseq)), ("_seq", "_fseq", "mseq"),
+         lambda a, b, m: f"sequence numbers {a}/{b} are above the manifest's {m}"),
+        (6, "ENTRY_INHERITANCE", s.is_not_null() & (s <= mseq) & (fs <= mseq) & (s > fs), ("_seq", "_fseq"),
          lambda a, b: f"data sequence number {a} is above file sequence number {b}"),
         (7, "ENTRY_VALUES", (col("record_count") < 0) | (col("file_size_in_bytes") < 0),
          ("record_count", "file_size_in_bytes"), lambda rc, size: f"record_count {rc}, file_size_in_bytes {size}"),
@@ -191,16 +221,11 @@ def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[i
          lambda x: f"file_format {x!r}"),
         (9, "ENTRY_VALUES", ~c.is_in([0, 1, 2]), ("_content",),
          lambda x: f"content {x} (0 data, 1 position deletes, 2 equality deletes)"),
-        (9, "MANIFEST_CONTENT_MISMATCH", c.is_in([0, 1, 2]) & ((c == 0) != lit(m_content == 0)), ("_content",),
-         lambda x: f"a {'data' if x == 0 else 'delete'} file in a {'data' if m_content == 0 else 'delete'} manifest"),
+        (9, "MANIFEST_CONTENT_MISMATCH", c.is_in([0, 1, 2]) & ((c == 0) == delete_manifest), ("_content",),
+         lambda x: f"a {'data' if x == 0 else 'delete'} file in a {'delete' if x == 0 else 'data'} manifest"),
         (13, "EQUALITY_IDS", (c == 0) & (col("equality_ids").list.len().fill_null(0) > 0), (),
          lambda: "equality_ids on a data file (should be null unless content is 2)"),
     ]
-    if mfv >= 2:
-        rules.append((2, "ENTRY_INHERITANCE", added & fseq.is_not_null() & (fseq != m_seq), ("file_sequence_number",),
-                      lambda x: f"an ADDED entry with file_sequence_number {x}; the manifest's is {m_seq}"))
-        rules.append((4, "ENTRY_INHERITANCE", ~added & unknown, ("status",),
-                      lambda st: f"a {'DELETED' if st == 2 else 'EXISTING'} entry without explicit sequence numbers"))
     if fv < 3:
         rules.append((14, "LINEAGE_BEFORE_V3", frid.is_not_null(), ("first_row_id",),
                       lambda x: f"first_row_id {x} in a format version {fv} table"))
@@ -213,72 +238,96 @@ def check_entries(f: Any, ref: Any, ctx: Any, mfv: int, spec: Any, types: dict[i
                           ("first_row_id", "record_count"),
                           lambda x, rc: f"row ids {x} to {x + rc - 1} reach past next-row-id {nri}"))
     conds = [(e & valid if code != "ENTRY_STATUS" else e).fill_null(False) for _, code, e, _, _ in rules]
-    nparts = len(spec) if spec is not None else 0
     aggs = [e.any().alias(f"r{i}") for i, e in enumerate(conds)]
     aggs += [(~col("_abs") & valid).any().alias("rel"), (~col("_ref_abs") & valid).any().alias("ref_rel"),
-             (valid & (c != 0)).sum().alias("deletes"), s.filter(live).min().alias("min_seq")]
+             s.filter(live).min().alias("min_seq")]
     for k in range(3):
         aggs += [(valid & (status == k)).sum().alias(f"files{k}"),
                  col("record_count").filter(valid & (status == k)).sum().alias(f"rows{k}")]
-    stat_exprs = [_stat_exprs(i, t, v.schema.get(f"p{i}")) for i, (_, _, t) in enumerate(spec or ())]
-    for exprs in stat_exprs:
-        aggs += exprs
-    agg = v.select(aggs).row(0, named=True)
+    per = {row["m"]: row for row in v.group_by("m").agg(aggs).rows(named=True)}
+    broken = [i for i in range(len(rules)) if any(row[f"r{i}"] for row in per.values())]
 
-    for i, (rank, code, _, cols, message) in enumerate(rules):
-        if not agg[f"r{i}"]:
-            continue
-        found.rank = rank
+    for i in broken:
+        rank, code, _, cols, message = rules[i]
         severity = Severity.WARNING if code == "EQUALITY_IDS" else None
-        for row in v.filter(conds[i]).select("n", *cols).rows():
-            found.add(code, message(*row[1:]), row[0], severity=severity)
+        for row in v.filter(conds[i]).select("m", "n", *cols).rows():
+            found[row[0]].rank = rank
+            found[row[0]].add(code, message(*row[2:]), row[1], severity=severity)
 
     # Paths that are not full URIs (v4: relative, resolved against the location), entry by entry.
-    resolved: dict[int, str | None] = {}
-    resolved_ref: dict[int, str | None] = {}
-    if agg["rel"]:
-        found.rank = 10
-        for n, p in v.filter(~col("_abs") & valid).select("n", "file_path").rows():
-            resolved[n] = _path(p, fv >= 4, ctx, found, n, "file_path") if p is not None else None
-    if agg["ref_rel"]:
-        found.rank = 11
-        for n, p in v.filter(~col("_ref_abs") & valid).select("n", "referenced_data_file").rows():
-            resolved_ref[n] = _path(p, fv >= 4, ctx, found, n, "referenced_data_file")
+    resolved: dict[tuple[int, int], str | None] = {}
+    resolved_ref: dict[tuple[int, int], str | None] = {}
+    if any(row["rel"] for row in per.values()):
+        for m, n, p in v.filter(~col("_abs") & valid).select("m", "n", "file_path").rows():
+            found[m].rank = 10
+            resolved[(m, n)] = _path(p, fv >= 4, ctx, found[m], n, "file_path") if p is not None else None
+    if any(row["ref_rel"] for row in per.values()):
+        for m, n, p in v.filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").rows():
+            found[m].rank = 11
+            resolved_ref[(m, n)] = _path(p, fv >= 4, ctx, found[m], n, "referenced_data_file")
 
     # Delete files (few): their rules entry by entry.
-    if agg["deletes"]:
-        found.rank = 12
-        for (n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
-                "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
-                "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
-            rd = resolved_ref.get(n, rd)
-            is_dv = cont == 1 and fm == "puffin"
-            _delete_rules((eq, off, csize), cont, is_dv, st, fm, mfv, ctx, found, n, 0, 1, 2, rd, size, types)
-            p = resolved.get(n, p)
-            if st != 2 and p is not None:
-                lf = LiveFile(p, cont, is_dv, rd, n, fm, rc, size)
-                if is_dv:
-                    lf.content_offset, lf.content_size_in_bytes = off, csize
-                scan.deletes.append(lf)
+    for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
+            "m", "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
+            "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
+        rd = resolved_ref.get((m, n), rd)
+        is_dv = cont == 1 and fm == "puffin"
+        found[m].rank = 12
+        _delete_rules((eq, off, csize), cont, is_dv, st, fm, pending[m].mfv, ctx, found[m], n, 0, 1, 2, rd, size,
+                      pending[m].types)
+        p = resolved.get((m, n), p)
+        if st != 2 and p is not None:
+            lf = LiveFile(p, cont, is_dv, rd, n, fm, rc, size)
+            if is_dv:
+                lf.content_offset, lf.content_size_in_bytes = off, csize
+            pending[m].scan.deletes.append(lf)
 
-    data = v.filter(live & (c == 0)).select(path.alias("path"), col("n").alias("entry"), col("record_count")
-                                            .alias("records"), col("file_size_in_bytes").alias("size"),
-                                            col("_fmt").alias("format"))
+    data = v.filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
+                                            col("record_count").alias("records"),
+                                            col("file_size_in_bytes").alias("size"), col("_fmt").alias("format"))
     if resolved:
-        fixed = pl.Series("path", [resolved.get(n, p) for n, p in data.select("entry", "path").rows()],
+        fixed = pl.Series("path", [resolved.get((m, n), p) for m, n, p in data.select("m", "entry", "path").rows()],
                           dtype=pl.String)
         data = data.with_columns(fixed).filter(pl.col("path").is_not_null())
-    scan.data_files = data
+    data_by = data.partition_by("m", as_dict=True, include_key=False)
+    empty = data.clear().drop("m")
+    for i, p in enumerate(pending):
+        p.scan.data_files = data_by.get((i,), empty)
+        row = per.get(i)
+        if row is None:  # no entries
+            _check_counts(p.ref, [0, 0, 0], [0, 0, 0], None, found[i])
+        elif not row["r0"]:  # with an unknown status, the counts cannot be checked
+            _check_counts(p.ref, [row[f"files{k}"] for k in range(3)], [row[f"rows{k}"] or 0 for k in range(3)],
+                          row["min_seq"], found[i])
+        if p.spec is not None:
+            _check_partition_summary(p.ref, p.spec, _partition_stats(p.frame, p.spec), found[i])
+        found[i].flush(p.out)
 
-    if not agg["r0"]:  # with an unknown status, the list's counts cannot be checked
-        _check_counts(ref, [agg[f"files{k}"] for k in range(3)], [agg[f"rows{k}"] or 0 for k in range(3)],
-                      agg["min_seq"], found)
-    if spec is not None:
-        stats = [_field_stats(i, t, agg, v) for i, (_, _, t) in enumerate(spec)]
-        _check_partition_summary(ref, spec, stats, found)
-    found.flush(out)
-    if ctx.check_bounds and "lower_bounds" in v.columns:  # checked with other manifests' (finish_scans)
-        scan.pending_bounds = (v.filter(valid).select("n", "lower_bounds", "upper_bounds"), types)
+    if ctx.check_bounds and "lower_bounds" in v.columns:
+        from icectl.engine.validate_bounds import check_bounds_frame
+
+        bounds = v.filter(valid).select("m", "n", "lower_bounds", "upper_bounds")
+        by_types: dict[int, list[int]] = {}
+        for i, p in enumerate(pending):
+            by_types.setdefault(id(p.types), []).append(i)
+        for ms in by_types.values():
+            part = bounds if len(by_types) == 1 else bounds.filter(col("m").is_in(ms))
+            check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
+
+
+def _partition_stats(f: Any, spec: Any) -> list[tuple[bool, bool, Any, Any] | None]:
+    """(has a null, has a NaN, lowest, highest) of each partition field's live values."""
+    import polars as pl
+
+    status = pl.col("status")
+    live = status.is_in([0, 1]).fill_null(False)
+    exprs = []
+    for i, (_, _, t) in enumerate(spec):
+        exprs += _stat_exprs(i, t, f.schema.get(f"p{i}"), live)
+    if not exprs:
+        return [None] * len(spec)
+    agg = f.select(exprs).row(0, named=True)
+    return [_field_stats(i, t, agg, f, live) for i, (_, _, t) in enumerate(spec)]
 
 
 _ORDERED = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns",
@@ -286,14 +335,14 @@ _ORDERED = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz",
 _UNORDERED = frozenset({"geometry", "geography", "uuid", "variant", "unknown"})
 
 
-def _stat_exprs(i: int, t: str, dtype: Any) -> list[Any]:
+def _stat_exprs(i: int, t: str, dtype: Any, live: Any) -> list[Any]:
     """Aggregates for partition field ``p{i}`` over the live entries: how many, any null, any
     NaN, and (for a type polars orders as Iceberg does) the lowest and highest other value."""
     import polars as pl
 
     if dtype is None:
         return []
-    p, live = pl.col(f"p{i}"), pl.col("_live")
+    p = pl.col(f"p{i}")
     base = t.split("(")[0].split("[")[0]
     out = [live.sum().alias(f"p{i}_live"), (live & p.is_null()).any().alias(f"p{i}_null")]
     value = live & p.is_not_null()
@@ -305,7 +354,7 @@ def _stat_exprs(i: int, t: str, dtype: Any) -> list[Any]:
     return out
 
 
-def _field_stats(i: int, t: str, agg: dict[str, Any], v: Any) -> tuple[bool, bool, Any, Any] | None:
+def _field_stats(i: int, t: str, agg: dict[str, Any], f: Any, live: Any) -> tuple[bool, bool, Any, Any] | None:
     """(has a null, has a NaN, lowest, highest) of partition field ``p{i}``'s live values, in the
     form of :func:`icectl.engine.validate_manifests._partition_key` (lowest/highest None when no
     value orders, TypeError when they do not compare); None when there are no live values."""
@@ -323,7 +372,7 @@ def _field_stats(i: int, t: str, agg: dict[str, Any], v: Any) -> tuple[bool, boo
     if f"p{i}_min" in agg:
         return has_null, has_nan, agg[f"p{i}_min"], agg[f"p{i}_max"]
     p = pl.col(f"p{i}")
-    values = v.filter(pl.col("_live") & p.is_not_null()).get_column(f"p{i}").to_list()
+    values = f.filter(live & p.is_not_null()).get_column(f"p{i}").to_list()
     try:
         keys = [k for k in (_partition_key(t, x) for x in values if not (isinstance(x, float) and x != x))
                 if k is not None]

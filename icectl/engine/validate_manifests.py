@@ -87,9 +87,9 @@ class ManifestScan:
     findings: list[Finding] = field(default_factory=list)
     data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format
     deletes: list[LiveFile] = field(default_factory=list)
-    # Until finish_scans: the findings so far and the bounds still to check (frame, field types).
+    # Until finish_scans: the findings so far and the decoded entries still to check.
     out: Any = field(default=None, repr=False)
-    pending_bounds: Any = field(default=None, repr=False)
+    pending: Any = field(default=None, repr=False)
 
     @property
     def data(self) -> list[tuple[str, int, int, int, str]]:
@@ -147,39 +147,32 @@ _HEADER_TYPES: dict[str, dict[int, str]] = {}
 
 def scan_manifest(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
     """Check one manifest against its manifest-list entry; never raises for bad input."""
-    return finish_scans([scan_manifest_pending(data, ref, ctx)])[0]
+    return finish_scans([scan_manifest_pending(data, ref, ctx)], ctx)[0]
 
 
-def finish_scans(scans: list[ManifestScan]) -> list[ManifestScan]:
-    """Check the pending bounds of many manifests at once (per-operation costs are paid once, not
-    per manifest), then close each manifest's findings."""
-    from icectl.engine.validate_bounds import check_bounds_frame
+def finish_scans(scans: list[ManifestScan], ctx: ScanContext) -> list[ManifestScan]:
+    """Check the entries of many decoded manifests at once (per-operation costs are paid once,
+    not per manifest: :func:`icectl.engine.validate_entries.check_entries`), then close each
+    manifest's findings."""
+    from icectl.engine.validate_entries import check_entries
 
-    by_types: dict[int, list[ManifestScan]] = {}
-    for s in scans:
-        if s.pending_bounds is not None:
-            by_types.setdefault(id(s.pending_bounds[1]), []).append(s)
-    for group in by_types.values():
-        import polars as pl
-
-        frame = pl.concat([s.pending_bounds[0].with_columns(pl.lit(i, dtype=pl.UInt32).alias("m"))
-                           for i, s in enumerate(group)])
-        check_bounds_frame(frame, group[0].pending_bounds[1], [s.out for s in group])
+    check_entries([s.pending for s in scans if s.pending is not None], ctx)
     for s in scans:
         if s.out is not None:
             s.findings = s.out.close()
-        s.out = s.pending_bounds = None
+        s.out = s.pending = None
     return scans
 
 
 def scan_manifest_pending(data: bytes | None, ref: ManifestRef, ctx: ScanContext) -> ManifestScan:
-    """:func:`scan_manifest` but for the bounds, which :func:`finish_scans` checks.
+    """Decode one manifest and check its header and partition struct; its entries wait in
+    ``scan.pending`` for :func:`finish_scans`.
 
     The entries are decoded by polars when it can read the file (its block framing checked
     first), else by the lean decoder, which also words what is wrong with a corrupt file; either
     way they are checked a column at a time by :func:`icectl.engine.validate_entries.check_entries`."""
     from icectl.engine.validate_avro import field_index, open_avro, record_type
-    from icectl.engine.validate_entries import check_entries
+    from icectl.engine.validate_entries import Pending
 
     scan = ManifestScan(ref.path)
     out = _Out(ref.path)
@@ -229,8 +222,8 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestRef, ctx: ScanContext
             out.add("MANIFEST_PARTITION_TUPLE", f"partition struct field ids {[f.get('field-id') for f in pf]} are "
                     f"not spec {ref.spec_id}'s {[s[0] for s in spec]}")
     types = _header_types(meta.get("schema"), ctx.types) if ctx.check_bounds else ctx.types
-    check_entries(frame, ref, ctx, mfv, spec, types, scan, out)
     scan.out = out
+    scan.pending = Pending(scan, out, frame, ref, mfv, spec, types)
     return scan
 
 

@@ -250,7 +250,7 @@ def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, option
         else:
             with ThreadPoolExecutor(workers) as pool:
                 scans = list(pool.map(one, order))
-        finish_scans(scans)
+        finish_scans(scans, ctx)
     finally:
         if enabled:
             gc.enable()

@@ -357,8 +357,75 @@ def test_codes_are_stable_names():
         assert isinstance(sev, Severity) and rule and meaning
 
 
+def _findings(report) -> list[tuple]:
+    return [(f.code, f.severity, f.message, f.where) for f in report.findings]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_polars_and_lean_decoders_find_the_same(name, tmp_path, monkeypatch):
+    """Manifests are decoded by polars when it can, else by the lean decoder; the checks run on
+    either's columns. Every corpus case gives the same findings, word for word, both ways."""
+    c = CASES[name]
+    base = build_case(c, tmp_path)
+    opts = ValidateOptions(deep=c.deep, all_snapshots=True)
+    fast = validate_table(base.catalog, tables.IDENT, opts)
+    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")  # no polars: the lean decoder
+    lean = validate_table(base.catalog, tables.IDENT, opts)
+    assert _findings(fast) == _findings(lean)
+    assert fast.checked == lean.checked
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_polars_and_lean_decoders_agree_on_corrupt_manifests(seed, tmp_path, monkeypatch):
+    """Bytes flipped in a manifest: whatever polars accepts, the lean decoder reads the same
+    (or polars refuses and the lean decoder decides)."""
+    base = tables.build(tmp_path, 3)
+    t = base.table
+    manifests = [m.manifest_path for m in t.manifests(t.metadata.current_snapshot)]
+    _flip_bytes(manifests[seed % len(manifests)], seed, n=1 + seed % 3)
+    opts = ValidateOptions(all_snapshots=True)
+    fast = validate_table(base.catalog, tables.IDENT, opts)
+    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    lean = validate_table(base.catalog, tables.IDENT, opts)
+    assert _findings(fast) == _findings(lean)
+
+
+@pytest.mark.parametrize("fv", [1, 2, 3, 4])
+def test_icectl_manifests_are_decoded_by_polars(fv, tmp_path, monkeypatch):
+    """The fast path is the one taken: clean manifests of every version never need the lean
+    decoder."""
+    import icectl.engine.validate_entries as entries
+
+    def refuse(*a, **k):
+        raise AssertionError("the lean decoder was used")
+    monkeypatch.setattr(entries, "frame_from_records", refuse)
+    base = tables.build(tmp_path, fv)
+    report = validate_table(base.catalog, tables.IDENT, ValidateOptions(deep=True, all_snapshots=True))
+    assert report.ok and report.checked.entries > 0, describe(report)
+
+
+def test_avro_schemas_polars_cannot_read_fall_back_without_a_panic(tmp_path, capfd):
+    """polars panics on Avro maps and refuses unions of two types: such files are never given to
+    it (the entry-by-entry readers read them)."""
+    import fastavro
+
+    from icectl.engine.polars_avro import ColumnarUnavailable, polars_supports, read_avro_frame
+
+    with_map = {"type": "record", "name": "r", "fields": [{"name": "m", "type": {"type": "map", "values": "long"}}]}
+    union = {"type": "record", "name": "r", "fields": [{"name": "u", "type": ["null", "long", "string"]}]}
+    plain = {"type": "record", "name": "r", "fields": [{"name": "a", "type": ["null", "long"]},
+                                                       {"name": "b", "type": {"type": "array", "items": "int"}}]}
+    assert not polars_supports(with_map) and not polars_supports(union) and polars_supports(plain)
+    for schema, rec in ((with_map, {"m": {"k": 1}}), (union, {"u": "s"})):
+        buf = io.BytesIO()
+        fastavro.writer(buf, schema, [rec])
+        with pytest.raises(ColumnarUnavailable):
+            read_avro_frame(buf.getvalue())
+    assert "panicked" not in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("name", ["bound-order", "duplicate-live-file", "second-deletion-vector", "manifest-garbage"])
-def test_worker_processes_find_the_same(name, tmp_path):
+def test_worker_threads_find_the_same(name, tmp_path):
     base = build_case(CASES[name], tmp_path)
     one = validate_table(base.catalog, tables.IDENT, ValidateOptions(workers=1, all_snapshots=True))
     two = validate_table(base.catalog, tables.IDENT, ValidateOptions(workers=2, all_snapshots=True))

@@ -38,6 +38,28 @@ def test_java_tables_validate_clean_deep(request, oracle_warehouse, fixture):
     assert report["checked"]["files"] >= len(jt.data_files) + len({f.file_path for f in jt.delete_files})
 
 
+@pytest.mark.parametrize("fixture", ["v1_table", "v2_table", "v3_table"])
+def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, oracle_warehouse, fixture,
+                                                                       monkeypatch):
+    """Java's manifests take the polars path (the lean decoder is never needed), and the lean
+    decoder, forced, checks the same entries clean."""
+    import icectl.engine.validate_entries as entries
+
+    jt = request.getfixturevalue(fixture)
+    lean = entries.frame_from_records
+
+    def refuse(*a, **k):
+        raise AssertionError("the lean decoder was used")
+    monkeypatch.setattr(entries, "frame_from_records", refuse)
+    code, fast = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
+    assert code == 0 and _findings(fast) == []
+    monkeypatch.setattr(entries, "frame_from_records", lean)
+    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    code, slow = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
+    assert code == 0 and _findings(slow) == []
+    assert fast["checked"] == slow["checked"]
+
+
 def test_java_table_by_metadata_path_and_default_scope(v2_table):
     """By metadata file path (no catalog); default scope: heads of main, b1 and t1."""
     env = Env(stdout=io.StringIO(), stderr=io.StringIO())
