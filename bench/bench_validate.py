@@ -11,8 +11,9 @@
 Each command runs as a subprocess (the wall clock and CPU of the whole command, median of
 ``--runs`` after one warm-up). For reference it also times fastavro decoding every entry of the
 same manifests (what a fastavro-based reader pays) and the engine alone in-process, with one
-process and with worker processes. Results go to bench/RESULTS.md between markers (other
-sections are kept).
+thread and with threads, and compares ``icectl validate`` with Iceberg Java scanning the ``files``
+metadata table of the same table (bench_expire's copy; ``--no-java`` skips it). Results go to
+bench/RESULTS.md between markers (other sections are kept).
 
     python bench/bench_validate.py
     python bench/bench_validate.py --runs 5 --deep-files 5000
@@ -46,10 +47,20 @@ def run_cmd(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes, i
     return wall, cpu, p.stdout, p.returncode
 
 
+MAX_LOAD = 1.5  # wait (up to a minute) for a 1-minute load average below this before each run
+
+
+def quiet() -> None:
+    import bench_expire as be
+
+    be.wait_for_quiet(MAX_LOAD, 60)
+
+
 def measure(cmd: list[str], env: dict[str, str], runs: int) -> dict:
     run_cmd(cmd, env)  # warm-up (page cache, .pyc)
     walls, cpus, out, code = [], [], b"", 0
     for _ in range(runs):
+        quiet()
         w, c, out, code = run_cmd(cmd, env)
         walls.append(w)
         cpus.append(c)
@@ -151,9 +162,37 @@ def engine_rate(config: str, workers: int | None, bounds: bool = True) -> dict:
     from icectl.engine.validate import ValidateOptions, validate_table
 
     cat = build_catalog(resolve_catalog_config("bench"))
+    quiet()
     t0 = time.perf_counter()
     r = validate_table(cat, ("bench", "large"), ValidateOptions(workers=workers, check_bounds=bounds))
     return {"entries": r.checked.entries, "wall": time.perf_counter() - t0, "errors": len(r.errors)}
+
+
+JAVA_SQL = ("SELECT count(*) AS entries, sum(record_count) AS records, sum(size(lower_bounds)) AS lower_bounds, "
+            "sum(size(upper_bounds)) AS upper_bounds FROM hc.bench.large.files")
+
+
+def java_comparison(a: argparse.Namespace) -> dict:
+    """The same table for both: bench_expire's Hadoop-layout copy of the generated table
+    (generated there first if missing), restored from its pristine copy. icectl validates it;
+    Iceberg Java (local Spark, the oracle) scans its ``files`` metadata table three times in one
+    session (every entry of the current snapshot, bounds included), after the JVM has started."""
+    import bench_expire as be
+
+    info = be.prepare(be.parse_args(["--snapshots", str(a.snapshots), "--files-per-snapshot",
+                                     str(a.files_per_snapshot)]))
+    be.restore(info["pristine"], info["work"])
+    icectl = measure([sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], "-o", "json", "validate",
+                      "bench.large"], dict(os.environ), a.runs)
+    argv = [sys.executable, be.write_java_call(info["data"]), info["warehouse"], JAVA_SQL, JAVA_SQL, JAVA_SQL]
+    quiet()
+    wall, cpu, out, code = run_cmd(argv, be.java_env("4g"))
+    if code != 0:
+        raise SystemExit(f"Iceberg Java failed (exit {code})")
+    j = json.loads(out.decode().strip().splitlines()[-1])
+    scans = [st["seconds"] for st in j["statements"]]
+    return {"icectl": icectl, "java_scans": scans, "java_rows": j["statements"][-1]["rows"][0],
+            "java_session": j["session_seconds"], "java_wall": wall, "java_cpu": cpu}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -166,8 +205,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs", type=int, default=3, help="timed runs per command (default 3)")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="file to update (default bench/RESULTS.md)")
     p.add_argument("--no-write", action="store_true", help="print the results only")
+    p.add_argument("--no-java", action="store_true", help="skip the comparison with Iceberg Java")
     a = p.parse_args(argv)
 
+    # As an installed package is: byte-compiled (pip compiles on install; an editable install
+    # under PYTHONDONTWRITEBYTECODE=1 would compile icectl's modules from source on every run).
+    import compileall
+
+    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "icectl"), quiet=1)
     load_before = os.getloadavg()
     info = ensure_large(a.data, a)
     large_cfg = os.path.join(os.path.abspath(a.data), "icectl.yaml")
@@ -190,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     fa = fastavro_rate(large_cfg)
     one = engine_rate(large_cfg, workers=1)
     auto = engine_rate(large_cfg, workers=None)
+    java = None if a.no_java else java_comparison(a)
     load_after = os.getloadavg()
 
     lines = [f"## validate: run of {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC", "",
@@ -201,8 +247,9 @@ def main(argv: list[str] | None = None) -> None:
              "metrics for 8 columns, from bench/gen_large_table.py (metadata only)",
              f"- `bench.deep`: {a.deep_files:,} real Parquet files in {a.deep_snapshots} appends (v3) plus a deletion "
              "vector for every 10th file, built by this script with icectl",
-             f"- wall clock of the whole command (subprocess, interpreter start included), median of {a.runs} runs after "
-             "a warm-up; CPU = user + system of the command and its worker processes", "",
+             f"- wall clock of the whole command (subprocess, interpreter start included; icectl byte-compiled first, as "
+             f"an installed package is), median of {a.runs} runs after a warm-up, each after the 1-minute load average "
+             f"fell below {MAX_LOAD} (or a minute passed); CPU = user + system of the command and its threads", "",
              "| command | entries | files | wall (s) | entries/s (wall) | CPU (s) | errors | exit |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for label, entries, files, wall, cpu, errors, code in rows:
@@ -214,9 +261,27 @@ def main(argv: list[str] | None = None) -> None:
               f"{fa['entries'] / fa['cpu']:,.0f} |",
               f"| validate_table, 1 process (wall) | {one['entries']:,} | {one['wall']:.2f} | "
               f"{one['entries'] / one['wall']:,.0f} |",
-              f"| validate_table, worker processes (wall) | {auto['entries']:,} | {auto['wall']:.2f} | "
-              f"{auto['entries'] / auto['wall']:,.0f} |",
-              "", "Target: >= 100,000 manifest entries/s for the metadata checks.", ""]
+              f"| validate_table, threads (wall) | {auto['entries']:,} | {auto['wall']:.2f} | "
+              f"{auto['entries'] / auto['wall']:,.0f} |", ""]
+    if java is not None:
+        ic = java["icectl"]
+        n = ic["report"].get("checked", {}).get("entries", 0)
+        jn = java["java_rows"]["entries"]
+        warm = min(java["java_scans"][1:])
+        lines += ["Against Iceberg Java on one table (bench_expire's Hadoop-layout copy of the same generator's "
+                  "table, restored from its pristine copy):", "",
+                  "| what | entries | seconds | entries/s | its seconds ÷ icectl's |",
+                  "| --- | ---: | ---: | ---: | ---: |",
+                  f"| `icectl validate` (whole command, median of {a.runs}) | {n:,} | {ic['wall']:.2f} | "
+                  f"{n / ic['wall']:,.0f} | 1 |",
+                  f"| Java `files` scan, first in its session (JVM started) | {jn:,} | {java['java_scans'][0]:.2f} | "
+                  f"{jn / java['java_scans'][0]:,.0f} | {java['java_scans'][0] / ic['wall'] * n / jn:.2f} |",
+                  f"| Java `files` scan, warm (best of the next {len(java['java_scans']) - 1}) | {jn:,} | {warm:.2f} | "
+                  f"{jn / warm:,.0f} | {warm / ic['wall'] * n / jn:.2f} |",
+                  f"| Java, whole process (JVM start, session, 3 scans) | {jn:,} | {java['java_wall']:.2f} | | |", "",
+                  f"Java's query: `{JAVA_SQL}`. icectl's command checks every rule and bound of those entries; "
+                  "Java's scan only reads them.", ""]
+    lines += ["Target: >= 100,000 manifest entries/s for the metadata checks.", ""]
     block = "\n".join(lines)
     print(block)
     if not a.no_write:
