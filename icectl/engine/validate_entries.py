@@ -1,17 +1,17 @@
-"""The entries of one manifest, for ``validate``: every entry-level rule, checked a column at a time.
+"""The entries of manifests, for ``validate``: every entry-level rule, checked a column at a time.
 
-A manifest's entries arrive as one polars DataFrame of normalized columns (:func:`entry_frame`),
-decoded either by polars' Avro reader or, when polars cannot read a file, by the lean decoder of
-:mod:`icectl.engine.validate_avro` (:func:`frame_from_records`); the checks are the same either
-way. Each rule is a column expression; only entries that break a rule become Python values (to
-word their findings), so a clean manifest costs a few vectorized passes. The findings of one
-manifest are added in entry order (rules in a fixed order within an entry), so a code's first
-findings are its first entries.
+Each manifest's entries arrive as a polars DataFrame of normalized columns, decoded either by
+polars' Avro reader (:func:`entry_frame`) or, when polars cannot read a file, by the lean decoder
+of :mod:`icectl.engine.validate_avro` (:func:`frame_from_records`); the checks are the same either
+way. :func:`check_entries` stacks the entries of all the manifests of a run into one frame and
+evaluates each rule as one column expression over all of them; only entries that break a rule
+become Python values (to word their findings). A manifest's findings are added in entry order
+(rules in a fixed order within an entry), so a code's first findings are its first entries.
 
 Rules ("Manifest Entry Fields", "Sequence Number Inheritance", "First Row ID Inheritance",
 "Delete Formats", "Deletion Vectors", v4 relative paths) and the facts kept for the snapshot-level
 rules (live data files, live delete files) are those of :mod:`icectl.engine.validate_manifests`,
-which calls :func:`check_entries`.
+which decodes the manifests and calls :func:`check_entries`.
 """
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ from icectl.engine.metadata import Snapshot
 from icectl.engine.validate import Checked, Collector, Finding, ValidateOptions
 from icectl.engine.validate_manifests import (
     REQUIRED_LIST_V2,
-    SCHEME,
     ManifestRef,
     ManifestScan,
     ScanContext,
