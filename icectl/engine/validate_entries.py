@@ -43,7 +43,8 @@ def _dtypes() -> dict[str, Any]:
 def entry_frame(raw: Any, with_bounds: bool) -> Any:
     """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
     columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
-    Raises ValueError (naming the field) when a field has a type that cannot be its own."""
+    Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
+    goes to the lean decoder, which reports it (polars would convert a string or a double)."""
     import polars as pl
 
     from icectl.engine.manifest import _internal_partition
@@ -56,9 +57,11 @@ def entry_frame(raw: Any, with_bounds: bool) -> Any:
         if name in ("lower_bounds", "upper_bounds") and not with_bounds:
             continue
         if name in TOP_FIELDS:
-            e = pl.col(name) if name in raw.columns else None
+            e, dtype = (pl.col(name), raw.schema[name]) if name in raw.columns else (None, None)
         else:
-            e = pl.col("data_file").struct.field(name) if name in inner else None
+            e, dtype = (pl.col("data_file").struct.field(name), inner[name]) if name in inner else (None, None)
+        if e is not None:
+            e = _checked(name, e, dtype)
         exprs.append((name, pl.lit(None, dtype=types[name]) if e is None else e.cast(types[name])))
     part = inner.get("partition")
     if part is not None and getattr(part, "fields", None):
@@ -67,8 +70,37 @@ def entry_frame(raw: Any, with_bounds: bool) -> Any:
             exprs.append((f"p{i}", converted.struct.field(f.name)))
     try:
         return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
-    except pl.exceptions.PolarsError as e:
+    except BaseException as e:  # noqa: BLE001 - a Rust panic is a BaseException
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
         raise ValueError(_first_line(str(e))) from None
+
+
+def _checked(name: str, e: Any, dtype: Any) -> Any:
+    """``e`` when polars decoded field ``name`` as a type of its own (the bound maps' records
+    renamed to key/value by position, as Avro reads them); ValueError otherwise."""
+    import polars as pl
+
+    if dtype == pl.Null:
+        return e
+    if name in INT_FIELDS:
+        if not dtype.is_integer():
+            raise ValueError(f"{name} is not an integer")
+    elif name in ("file_path", "file_format", "referenced_data_file"):
+        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, (pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name} is not a string")
+    elif name == "equality_ids":
+        if not (isinstance(dtype, pl.List) and (dtype.inner.is_integer() or dtype.inner == pl.Null)):
+            raise ValueError(f"{name} is not a list of integers")
+    elif name in ("lower_bounds", "upper_bounds"):
+        item = dtype.inner if isinstance(dtype, pl.List) else None
+        fields = getattr(item, "fields", None)
+        if not fields or len(fields) != 2 or not (fields[0].dtype.is_integer() or fields[0].dtype == pl.String) \
+                or fields[1].dtype not in (pl.Binary, pl.Null):
+            raise ValueError(f"{name} is not a map of field ids to bytes")
+        if [f.name for f in fields] != ["key", "value"]:
+            e = e.list.eval(pl.element().struct.rename_fields(["key", "value"]))
+    return e
 
 
 def frame_from_records(records: list[tuple], top: dict[str, int], idx: dict[str, int], nparts: int,
@@ -90,17 +122,24 @@ def frame_from_records(records: list[tuple], top: dict[str, int], idx: dict[str,
         else:
             i = idx.get(name)
             values = [r[i_df][i] for r in records] if i is not None else [None] * len(records)
+        if name in INT_FIELDS:
+            cols[name] = _ints(name, values)
+            continue
         if name in ("lower_bounds", "upper_bounds"):
-            values = [[{"key": k, "value": v} for k, v in d.items()] if d else [] for d in values]
-        cols[name] = pl.Series(name, values, dtype=types[name], strict=False) if name not in INT_FIELDS \
-            else _ints(name, values)
+            values = [_map_entries(name, d) for d in values]
+        elif name == "equality_ids":
+            if any(v is not None and not (isinstance(v, list) and all(isinstance(x, int) for x in v)) for v in values):
+                raise ValueError(f"{name} is not a list of integers")
+        elif any(v is not None and not isinstance(v, str) for v in values):
+            raise ValueError(f"{name} is not a string")
+        cols[name] = pl.Series(name, values, dtype=types[name])
     i_part = idx["partition"]
     for j in range(nparts):
         values = [r[i_df][i_part][j] if r[i_df][i_part] is not None else None for r in records]
         try:
-            cols[f"p{j}"] = pl.Series(f"p{j}", values)
-        except (TypeError, ValueError, pl.exceptions.PolarsError):
-            raise ValueError(f"partition field {j} has values of mixed types") from None
+            cols[f"p{j}"] = pl.Series(f"p{j}", values, strict=False)
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+            cols[f"p{j}"] = pl.Series(f"p{j}", values, dtype=pl.Object)  # values of several types
     return pl.DataFrame(cols).with_row_index("n")
 
 
@@ -110,6 +149,20 @@ def _ints(name: str, values: list[Any]) -> Any:
     if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in values):
         raise ValueError(f"{name} is not an integer")
     return pl.Series(name, values, dtype=pl.Int64)
+
+
+def _map_entries(name: str, m: Any) -> list[dict[str, Any]]:
+    """A bound map (a dict, or a list of key-value pairs) as the key/value records polars holds."""
+    items = m.items() if isinstance(m, dict) else (m or ())
+    out = []
+    for kv in items:
+        k, v = kv if isinstance(kv, (tuple, list)) and len(kv) == 2 else (None, None)
+        if isinstance(k, str) and k.lstrip("-").isdigit():
+            k = int(k)
+        if not isinstance(k, int) or isinstance(k, bool) or not isinstance(v, (bytes, type(None))):
+            raise ValueError(f"{name} is not a map of field ids to bytes")
+        out.append({"key": k, "value": v})
+    return out
 
 
 def _first_line(s: str) -> str:
@@ -175,10 +228,13 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
     fv = ctx.format_version
     found = [_Found() for _ in pending]
     core = [c for c in pending[0].frame.columns if not _PARTITION_COLUMN.fullmatch(c)]
+    # A manifest's constants; 128-bit when one is not a long (a v1 snapshot id in JSON can be anything).
+    consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, p.ref.content) for p in pending]
+    wide = pl.Int128 if any(x is not None and not -2**63 <= x < 2**63 for c in consts for x in c) else pl.Int64
     stacked = pl.concat([p.frame.select(core).with_columns(
-        lit(i, dtype=pl.UInt32).alias("m"), lit(p.ref.sequence_number, dtype=pl.Int64).alias("mseq"),
-        lit(p.ref.added_snapshot_id, dtype=pl.Int64).alias("msnap"), lit(p.ref.content, dtype=pl.Int64).alias("mcontent"),
-        lit(p.mfv, dtype=pl.Int64).alias("mfv")) for i, p in enumerate(pending)])
+        lit(i, dtype=pl.UInt32).alias("m"), lit(seq_, dtype=wide).alias("mseq"), lit(snap_, dtype=wide).alias("msnap"),
+        lit(content_, dtype=wide).alias("mcontent"), lit(max(-1, min(p.mfv, 99)), dtype=pl.Int64).alias("mfv"))
+        for i, (p, (seq_, snap_, content_)) in enumerate(zip(pending, consts))])
 
     # Sequence numbers after inheritance; null where a v2+ entry lacks explicit ones (reported).
     status, mseq, msnap = col("status"), col("mseq"), col("msnap")
@@ -233,8 +289,9 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
         rules.append((14, "LINEAGE_FILE", frid.is_not_null() & (c != 0), ("first_row_id",),
                       lambda x: f"a delete file with first_row_id {x} (must be null)"))
         if ctx.next_row_id is not None:
-            nri = ctx.next_row_id
-            rules.append((14, "LINEAGE_FILE", frid.is_not_null() & (c == 0) & (frid + col("record_count") > nri),
+            nri = max(-2**127, min(ctx.next_row_id, 2**127 - 1))
+            total = frid.cast(pl.Int128) + col("record_count").cast(pl.Int128)  # no 64-bit overflow
+            rules.append((14, "LINEAGE_FILE", frid.is_not_null() & (c == 0) & (total > lit(nri, dtype=pl.Int128)),
                           ("first_row_id", "record_count"),
                           lambda x, rc: f"row ids {x} to {x + rc - 1} reach past next-row-id {nri}"))
     conds = [(e & valid if code != "ENTRY_STATUS" else e).fill_null(False) for _, code, e, _, _ in rules]
@@ -243,7 +300,7 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
              s.filter(live).min().alias("min_seq")]
     for k in range(3):
         aggs += [(valid & (status == k)).sum().alias(f"files{k}"),
-                 col("record_count").filter(valid & (status == k)).sum().alias(f"rows{k}")]
+                 col("record_count").cast(pl.Int128).filter(valid & (status == k)).sum().alias(f"rows{k}")]
     per = {row["m"]: row for row in v.group_by("m").agg(aggs).rows(named=True)}
     broken = [i for i in range(len(rules)) if any(row[f"r{i}"] for row in per.values())]
 
@@ -372,7 +429,11 @@ def _field_stats(i: int, t: str, agg: dict[str, Any], f: Any, live: Any) -> tupl
     if f"p{i}_min" in agg:
         return has_null, has_nan, agg[f"p{i}_min"], agg[f"p{i}_max"]
     p = pl.col(f"p{i}")
-    values = f.filter(live & p.is_not_null()).get_column(f"p{i}").to_list()
+    column = f.filter(live & p.is_not_null()).get_column(f"p{i}")
+    values = column.to_list()
+    if isinstance(column.dtype, pl.Decimal):  # the unscaled integers the Avro bytes hold, as the lean decoder reads
+        values = [int(x.scaleb(column.dtype.scale)) for x in values]
+        t = "long"
     try:
         keys = [k for k in (_partition_key(t, x) for x in values if not (isinstance(x, float) and x != x))
                 if k is not None]

@@ -113,6 +113,14 @@ class _Out:
             self.findings.append(Finding(code, message, file=file, manifest=self.manifest, entry=entry,
                                          severity=severity))  # type: ignore[arg-type]
 
+    def mark(self) -> tuple[int, dict[str, int]]:
+        return len(self.findings), dict(self.counts)
+
+    def reset(self, mark: tuple[int, dict[str, int]]) -> None:
+        """Forget what was added since ``mark``."""
+        del self.findings[mark[0]:]
+        self.counts = dict(mark[1])
+
     def close(self) -> list[Finding]:
         for code, n in self.counts.items():
             if n > MAX_PER_CODE:
@@ -156,7 +164,25 @@ def finish_scans(scans: list[ManifestScan], ctx: ScanContext) -> list[ManifestSc
     manifest's findings."""
     from icectl.engine.validate_entries import check_entries
 
-    check_entries([s.pending for s in scans if s.pending is not None], ctx)
+    pending = [s.pending for s in scans if s.pending is not None]
+    marks = [p.out.mark() for p in pending]
+    try:
+        check_entries(pending, ctx)
+    except BaseException as e:  # noqa: BLE001 - a Rust panic is a BaseException; never a traceback
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        for p, mark in zip(pending, marks):  # one manifest at a time, to tell which cannot be checked
+            p.out.reset(mark)
+            p.scan.deletes, p.scan.data_files = [], None
+            try:
+                check_entries([p], ctx)
+            except BaseException as e1:  # noqa: BLE001
+                if isinstance(e1, (KeyboardInterrupt, SystemExit)):
+                    raise
+                p.out.reset(mark)
+                p.scan.deletes, p.scan.data_files, p.scan.readable = [], None, False
+                first = str(e1).strip().splitlines()[0] if str(e1).strip() else ""
+                p.out.add("MANIFEST_UNREADABLE", f"its entries cannot be checked ({type(e1).__name__}: {first})")
     for s in scans:
         if s.out is not None:
             s.findings = s.out.close()

@@ -390,6 +390,133 @@ def test_polars_and_lean_decoders_agree_on_corrupt_manifests(seed, tmp_path, mon
     assert _findings(fast) == _findings(lean)
 
 
+def _raw_rewrite(base, fn, *, recount: bool = False) -> None:
+    """Rewrite the current snapshot's first data manifest through fastavro, its writer schema,
+    records and key-value metadata changed by ``fn`` (for defects icectl's writer cannot make)."""
+    import fastavro
+    from validate_corpus.helpers import data_manifest, rewrite_manifest
+
+    t = base.table
+    m = next(x for x in t.manifests(t.metadata.current_snapshot) if data_manifest(x))
+    reader = fastavro.reader(io.BytesIO(t.io.read(m.manifest_path)))
+    meta = {k: v.decode() if isinstance(v, bytes) else v for k, v in reader.metadata.items()
+            if not k.startswith("avro.")}
+    schema, records = json.loads(reader.metadata["avro.schema"]), list(reader)
+    fn(schema, records, meta)
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(schema), records, metadata=meta, codec="deflate")
+    rewrite_manifest(base, data_manifest, lambda entries: None, recount=recount, data=buf.getvalue())
+
+
+def _field(record_schema, name):
+    return next(f for f in record_schema["fields"] if f["name"] == name)
+
+
+def _data_file_schema(schema):
+    t = _field(schema, "data_file")["type"]
+    return t if isinstance(t, dict) else next(x for x in t if x != "null")
+
+
+def _huge_format_version(schema, records, meta):
+    meta["format-version"] = "99999999999999999999"
+
+
+def _status_as_double(schema, records, meta):
+    _field(schema, "status")["type"] = "double"
+    for r in records:
+        r["status"] = r["status"] + 0.5
+
+
+def _format_as_int(schema, records, meta):
+    _field(_data_file_schema(schema), "file_format")["type"] = "int"
+    for r in records:
+        r["data_file"]["file_format"] = 7
+
+
+def _rows_past_64_bits(schema, records, meta):
+    """Three ADDED entries whose rows add up to 2**64, which a 64-bit sum would take for 0."""
+    import copy
+
+    first = records[0]
+    records[:] = [copy.deepcopy(first) for _ in range(3)]
+    for i, (r, rc) in enumerate(zip(records, (2**63 - 1, 2**63 - 1, 2))):
+        r["status"] = 1
+        r["data_file"]["record_count"] = rc
+        r["data_file"]["file_path"] += f".{i}"
+
+
+def _list_says_three_files_and_no_rows(manifests):
+    from icectl.engine.manifest import ManifestContent
+
+    m = next(x for x in manifests if x.content == ManifestContent.DATA)
+    m.added_files_count, m.existing_files_count, m.deleted_files_count = 3, 0, 0
+    m.added_rows_count, m.existing_rows_count, m.deleted_rows_count = 0, 0, 0
+
+
+def _bound_records_renamed(schema, records, meta):
+    """The bound maps' key/value records with other field names (Avro reads them by position)."""
+    for name in ("lower_bounds", "upper_bounds"):
+        t = _field(_data_file_schema(schema), name)["type"]
+        arr = next(x for x in t if x != "null") if isinstance(t, list) else t
+        arr["items"]["fields"][0]["name"], arr["items"]["fields"][1]["name"] = "k", "v"
+        arr["items"]["name"] = f"{arr['items']['name']}_renamed"
+    for r in records:
+        df = r["data_file"]
+        lo = {kv["key"]: kv["value"] for kv in df["lower_bounds"] or []}
+        hi = {kv["key"]: kv["value"] for kv in df["upper_bounds"] or []}
+        lo[1], hi[1] = (1_000_000).to_bytes(8, "little"), (10).to_bytes(8, "little")
+        df["lower_bounds"] = [{"k": k, "v": v} for k, v in lo.items()]
+        df["upper_bounds"] = [{"k": k, "v": v} for k, v in hi.items()]
+
+
+@pytest.mark.parametrize("defect, fv, expected", [
+    (_huge_format_version, 2, "MANIFEST_HEADER"),
+    (_status_as_double, 2, "MANIFEST_UNREADABLE"),
+    (_format_as_int, 2, "MANIFEST_UNREADABLE"),
+    (_rows_past_64_bits, 2, "MANIFEST_COUNTS"),
+    (_bound_records_renamed, 2, "BOUND_ORDER"),
+], ids=lambda x: getattr(x, "__name__", str(x)))
+def test_odd_avro_is_reported_alike_by_both_decoders(defect, fv, expected, tmp_path, monkeypatch):
+    """Values past 64 bits, fields of the wrong Avro type, renamed map records: each is one
+    finding (never a traceback, never a silent conversion), the same from polars and the lean
+    decoder."""
+    from validate_corpus.helpers import rewrite_list
+
+    base = tables.build(tmp_path, fv, deletes=False)
+    _raw_rewrite(base, defect)
+    if defect is _rows_past_64_bits:
+        rewrite_list(base, _list_says_three_files_and_no_rows)
+    fast = validate_table(base.catalog, tables.IDENT)
+    assert codes(fast, Severity.ERROR) == {expected}, describe(fast)
+    if defect is _rows_past_64_bits:
+        assert "added_rows_count 0 (entries: 18446744073709551616)" in describe(fast)
+    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    lean = validate_table(base.catalog, tables.IDENT)
+    assert _findings(fast) == _findings(lean)
+
+
+def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_path, monkeypatch):
+    """Should the checks fail on one manifest (a bug, a polars panic), that manifest gets a
+    MANIFEST_UNREADABLE finding and the others are still checked: never a traceback."""
+    import icectl.engine.validate_entries as entries
+    from icectl.engine.snapshot_writer import append_files
+
+    base = tables.build(tmp_path, 2, deletes=False)
+    t = append_files(base.table, [tables.write_data_file(base.table, [99], ["x"], tables.day_of("2026-01-05"))])
+    victim = t.manifests(t.metadata.current_snapshot)[0].manifest_path
+    real = entries.check_entries
+
+    def flaky(pending, ctx):
+        if any(p.ref.path == victim for p in pending):
+            raise RuntimeError("boom")
+        return real(pending, ctx)
+    monkeypatch.setattr(entries, "check_entries", flaky)
+    report = validate_table(base.catalog, tables.IDENT)
+    unreadable = [f for f in report.findings if f.code == "MANIFEST_UNREADABLE"]
+    assert [(f.manifest, f.message) for f in unreadable] == [(victim, "its entries cannot be checked (RuntimeError: boom)")]
+    assert report.checked.manifests == len(t.manifests(t.metadata.current_snapshot))
+
+
 @pytest.mark.parametrize("fv", [1, 2, 3, 4])
 def test_icectl_manifests_are_decoded_by_polars(fv, tmp_path, monkeypatch):
     """The fast path is the one taken: clean manifests of every version never need the lean
