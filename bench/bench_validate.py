@@ -4,9 +4,10 @@
 - Metadata checks: on the table from ``bench/gen_large_table.py`` (``bench.large`` in --data,
   generated there first if missing: metadata only, so ``--deep`` would only find missing files).
   The target is 100,000 manifest entries per second, bounds included.
-- ``--deep``: on a table of real files this script builds with icectl itself (``--deep-files``
-  small Parquet files in ``--deep-snapshots`` appends, v3, one deletion vector per 10 files), as
-  ``bench.deep`` in a SQLite catalog under ``--data/validate-deep``.
+- ``--deep``: on a table of real files this script builds with icectl itself (``--deep-files``,
+  200,000 by default, small Parquet files in ``--deep-snapshots`` appends, v3, one deletion vector
+  per 10 files; about 80 s and 1 GB of disk the first time), as ``bench.deep`` in a SQLite catalog
+  under ``--data/validate-deep-<N>``. The metadata checks are timed on it too.
 
 Each command runs as a subprocess (the wall clock and CPU of the whole command, median of
 ``--runs`` after one warm-up). For reference it also times fastavro decoding every entry of the
@@ -16,7 +17,7 @@ metadata table of the same table (bench_expire's copy; ``--no-java`` skips it). 
 bench/RESULTS.md between markers (other sections are kept).
 
     python bench/bench_validate.py
-    python bench/bench_validate.py --runs 5 --deep-files 5000
+    python bench/bench_validate.py --runs 5 --deep-files 20000 --deep-snapshots 20
 """
 from __future__ import annotations
 
@@ -200,8 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", default=os.path.join(HERE, "data"), help="folder of bench.large (default bench/data)")
     p.add_argument("--snapshots", type=int, default=2000, help="when generating bench.large (default 2000)")
     p.add_argument("--files-per-snapshot", type=int, default=100, help="when generating bench.large (default 100)")
-    p.add_argument("--deep-files", type=int, default=2000, help="real files in bench.deep (default 2000)")
-    p.add_argument("--deep-snapshots", type=int, default=20, help="appends in bench.deep (default 20)")
+    p.add_argument("--deep-files", type=int, default=200000, help="real files in bench.deep (default 200000)")
+    p.add_argument("--deep-snapshots", type=int, default=100, help="appends in bench.deep (default 100)")
     p.add_argument("--runs", type=int, default=3, help="timed runs per command (default 3)")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"), help="file to update (default bench/RESULTS.md)")
     p.add_argument("--no-write", action="store_true", help="print the results only")
@@ -216,7 +217,8 @@ def main(argv: list[str] | None = None) -> None:
     load_before = os.getloadavg()
     info = ensure_large(a.data, a)
     large_cfg = os.path.join(os.path.abspath(a.data), "icectl.yaml")
-    deep_root = build_deep(os.path.join(os.path.abspath(a.data), "validate-deep"), a.deep_files, a.deep_snapshots)
+    name = f"validate-deep-{a.deep_files // 1000}k" if a.deep_files % 1000 == 0 else f"validate-deep-{a.deep_files}"
+    deep_root = build_deep(os.path.join(os.path.abspath(a.data), name), a.deep_files, a.deep_snapshots)
     deep_cfg = os.path.join(deep_root, "icectl.yaml")
     icectl = [sys.executable, "-m", "icectl", "-c", "bench", "-o", "json", "validate"]
     env = dict(os.environ)
@@ -227,7 +229,8 @@ def main(argv: list[str] | None = None) -> None:
         ("`validate bench.deep`", deep_cfg, ["bench.deep"]),
         ("`validate bench.deep --deep`", deep_cfg, ["bench.deep", "--deep"]),
     ):
-        m = measure(icectl + args, {**env, "ICECTL_CONFIG": cfg}, a.runs)
+        runs = min(a.runs, 3) if "--deep" in args else a.runs  # ~35 s each on 200,000 files
+        m = measure(icectl + args, {**env, "ICECTL_CONFIG": cfg}, runs)
         r = m["report"]
         entries = r.get("checked", {}).get("entries", 0)
         files = r.get("checked", {}).get("files", 0)
@@ -245,10 +248,10 @@ def main(argv: list[str] | None = None) -> None:
              f"- `bench.large`: {info.get('live_data_files', '?'):,} live entries in "
              f"{info.get('manifests_in_current_snapshot', '?')} manifests ({info.get('manifest_bytes_in_current_snapshot', 0) / 1e6:.1f} MB), "
              "metrics for 8 columns, from bench/gen_large_table.py (metadata only)",
-             f"- `bench.deep`: {a.deep_files:,} real Parquet files in {a.deep_snapshots} appends (v3) plus a deletion "
+             f"- `bench.deep`: {a.deep_files:,} real Parquet files (page cache warm) in {a.deep_snapshots} appends (v3) plus a deletion "
              "vector for every 10th file, built by this script with icectl",
              f"- wall clock of the whole command (subprocess, interpreter start included; icectl byte-compiled first, as "
-             f"an installed package is), median of {a.runs} runs after a warm-up, each after the 1-minute load average "
+             f"an installed package is), median of {a.runs} runs ({min(a.runs, 3)} with `--deep`) after a warm-up, each after the 1-minute load average "
              f"fell below {MAX_LOAD} (or a minute passed); CPU = user + system of the command and its threads", "",
              "| command | entries | files | wall (s) | entries/s (wall) | CPU (s) | errors | exit |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]

@@ -14,7 +14,8 @@ from icectl.engine.validate import Checked, Collector
 from icectl.engine.validate_manifests import LiveFile, ManifestRef, ManifestScan
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
 
-THREADS = 8
+LOCAL_THREADS = 4  # local disk: more threads contend in the kernel (measured on 200,000 files)
+REMOTE_THREADS = 16  # object stores: latency-bound
 
 
 @dataclass
@@ -50,7 +51,8 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], sc
             _check_summary(snap, [scans[r] for r in refs], out)
     stats = [(table.resolve(s.statistics_path), s.file_size_in_bytes, s.snapshot_id, s.raw)
              for s in table.metadata.statistics + table.metadata.partition_statistics]
-    with ThreadPoolExecutor(THREADS) as pool:
+    local = table.io.local_file(table.location or "/") is not None
+    with ThreadPoolExecutor(LOCAL_THREADS if local else REMOTE_THREADS) as pool:
         for findings in pool.map(lambda fc: _check_file(table.io, fc), list(files.values())):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
@@ -89,17 +91,23 @@ def _check_file(io: Any, fc: _FileCheck) -> Found:
 
 
 def _row_count(io: Any, path: str, file_format: str) -> int | None:
-    fs = io.filesystem(path)
-    fs_path = io._fs_path(path)
+    local = io.local_file(path)  # pyarrow reads a local footer itself, without the GIL
     if file_format == "parquet":
         import pyarrow.parquet as pq
 
-        with fs.open(fs_path, "rb") as f:
+        if local is not None:
+            import pyarrow as pa
+
+            with pa.OSFile(local) as f:
+                return int(pq.ParquetFile(f).metadata.num_rows)
+        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
             return int(pq.ParquetFile(f).metadata.num_rows)
     if file_format == "orc":
         import pyarrow.orc as orc
 
-        with fs.open(fs_path, "rb") as f:
+        if local is not None:
+            return int(orc.ORCFile(local).nrows)
+        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
             return int(orc.ORCFile(f).nrows)
     if file_format == "avro":
         return _avro_row_count(io.read(path), path)

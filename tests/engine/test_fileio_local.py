@@ -1,0 +1,65 @@
+"""FileIO on local disk goes to the operating system directly (not through fsspec): the same
+answers and errors for plain paths and ``file:`` URIs, for files, missing files and folders."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from icectl.errors import IcectlError, NotFoundError
+from icectl.io import FileIO
+
+
+@pytest.fixture
+def fio():
+    return FileIO()
+
+
+@pytest.mark.parametrize("form", ["plain", "file:", "file://"])
+def test_read_size_exists_delete_a_file(fio, tmp_path, form):
+    p = tmp_path / "a.bin"
+    p.write_bytes(b"hello")
+    path = {"plain": str(p), "file:": f"file:{p}", "file://": f"file://{p}"}[form]
+    assert fio.exists(path)
+    assert fio.size(path) == 5
+    assert fio.read(path) == b"hello"
+    assert fio.read_range(path, 1, 3) == b"ell"
+    assert fio.local_file(path) == str(p)
+    fio.delete(path)
+    assert not p.exists() and not fio.exists(path)
+
+
+def test_missing_files_and_folders_are_not_found(fio, tmp_path):
+    missing = str(tmp_path / "nope.bin")
+    for call in (fio.read, fio.size, fio.delete):
+        with pytest.raises(NotFoundError):
+            call(missing)
+    with pytest.raises(NotFoundError):
+        fio.read(str(tmp_path))  # a folder is not a file
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(NotFoundError):
+        fio.size(str(tmp_path / "f" / "child"))  # a parent that is a file
+    assert not fio.exists(missing)
+
+
+def test_delete_takes_hadoop_checksum_files_along(fio, tmp_path):
+    p = tmp_path / "part-0.parquet"
+    p.write_bytes(b"x")
+    crc = tmp_path / ".part-0.parquet.crc"
+    crc.write_bytes(b"c")
+    fio.delete(str(p))
+    assert not p.exists() and not crc.exists()
+
+
+def test_write_refuses_to_overwrite_and_replaces_atomically(fio, tmp_path):
+    path = str(tmp_path / "sub" / "m.json")
+    fio.write(path, b"1")
+    with pytest.raises(IcectlError):
+        fio.write(path, b"2")
+    fio.write(path, b"3", overwrite=True)
+    assert fio.read(path) == b"3"
+    assert [n for n in os.listdir(tmp_path / "sub") if n.endswith(".tmp")] == []
+
+
+def test_object_store_paths_are_not_local(fio):
+    assert fio.local_file("s3://bucket/key") is None
