@@ -185,9 +185,16 @@ def build_expired_metadata(table: Table, opts: ExpireOptions) -> tuple[TableMeta
     removed_specs: list[int] = []
     schemas, specs = md.schemas, md.partition_specs
     if opts.clean_expired_metadata:
+        # As Iceberg Java (RemoveSnapshots): the schemas and specs of the snapshots the retention
+        # rules keep, found before the explicitly expired ids are taken out, so an explicit id a
+        # rule would keep still holds its schema and specs.
+        import dataclasses
+
+        kept_by_rules = compute_retention(md, dataclasses.replace(opts, snapshot_ids=()))[0] if opts.snapshot_ids \
+            else retained
         reachable_specs = {md.default_spec_id}
         reachable_schemas = {md.current_schema_id}
-        for s in snapshots:
+        for s in (x for x in md.snapshots if x.snapshot_id in kept_by_rules):
             reachable_schemas.add(s.schema_id if s.schema_id is not None else md.current_schema_id)
             for m in table.manifests(s):
                 reachable_specs.add(m.partition_spec_id)

@@ -201,6 +201,14 @@ V2_CASES = [
          ice=lambda t: ["--older-than", str(t.ts["w3"] + 1)], java=lambda t: {"older_than_ms": t.ts["w3"] + 1},
          expect=expect_expired("b1", "b2", "b3", "s1", "s10", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "w1",
                                "w2", "w3", deleted_contains=("-deletes.parquet", "eq-deletes-"))),
+    # clean_expired_metadata with explicit ids and no cut-off: the ids expire, but Java finds the
+    # reachable schemas and specs before it takes them out, so schema 0 (which only they use) stays
+    Case("v2-clean-expired-metadata-snapshot-ids", prepare=_drop_refs_and_add_unused_spec,
+         ice=lambda t: [a for label in ("s1", "s2", "s3", "s4", "b1", "b2", "b3")
+                        for a in ("--snapshot-id", str(t.snap[label]))] + ["--clean-expired-metadata"],
+         java=lambda t: {"snapshot_ids_": [t.snap[x] for x in ("s1", "s2", "s3", "s4", "b1", "b2", "b3")],
+                         "clean_expired_metadata": True},
+         expect=expect_expired("b1", "b2", "b3", "s1", "s2", "s3", "s4", deleted_contains=(".stats",))),
     # the same without clean_expired_metadata: the schemas and specs stay
     Case("v2-keep-expired-metadata", prepare=_drop_refs_and_add_unused_spec,
          ice=lambda t: ["--older-than", str(t.ts["w3"] + 1)],
