@@ -209,7 +209,9 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
     (sequence number, snapshot, content, format version) as columns, so every rule is one column
     expression over all of them; one aggregate pass per manifest answers "does any entry break
     this rule?" for every rule at once, with the file and row counts per status; only a rule that
-    is broken reads its entries back. Bounds and partition summaries follow the same pattern."""
+    is broken reads its entries back. The bounds of all manifests are checked together
+    (:func:`icectl.engine.validate_bounds.check_bounds_frame`); partition summaries take one
+    aggregate per manifest (its partition columns are its spec's own)."""
     import polars as pl
 
     from icectl.engine.validate import Severity
