@@ -217,10 +217,12 @@ def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: C
                 f"snapshot hold {total} rows", file=path, snapshot_id=sid)
 
 
-def _workers(options: ValidateOptions, n: int) -> int:
+def _workers(options: ValidateOptions, n: int, local: bool) -> int:
+    """Threads for the manifests: a core each on local disk (decoding is the work), more for an
+    object store (waiting for reads is)."""
     if options.workers is not None:
         return max(1, options.workers)
-    return max(1, min(os.cpu_count() or 1, n, 8))
+    return max(1, min(os.cpu_count() or 1, n, 8) if local else min(n, 16))
 
 
 def _read_or_none(fio: Any, path: str) -> bytes | None:
@@ -239,7 +241,7 @@ def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, option
     def one(ref: ManifestRef) -> ManifestScan:
         return scan_manifest_pending(_read_or_none(table.io, ref.path), ref, ctx)
 
-    workers = _workers(options, len(refs))
+    workers = _workers(options, len(refs), all(table.io.local_file(r.path) is not None for r in refs))
     order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
     enabled = gc.isenabled()
     gc.disable()  # many small objects and no cycles: collections would cost more than the work
