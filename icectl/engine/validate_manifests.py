@@ -65,7 +65,7 @@ class ScanContext:
 
 @dataclass
 class LiveFile:
-    """A live delete file (data files travel as plain tuples: there are many)."""
+    """A live delete file (live data files travel as a polars frame: there are many)."""
 
     path: str
     content: int

@@ -243,20 +243,66 @@ def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, option
 
     workers = _workers(options, len(refs), all(table.io.local_file(r.path) is not None for r in refs))
     order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
+    found: dict[ManifestRef, ManifestScan] = {}
     enabled = gc.isenabled()
     gc.disable()  # many small objects and no cycles: collections would cost more than the work
     try:
-        if workers == 1:
-            scans = list(map(one, order))
-        else:
-            with ThreadPoolExecutor(workers) as pool:
-                scans = list(pool.map(one, order))
-        finish_scans(scans, ctx)
+        with ThreadPoolExecutor(workers) as pool:
+            for chunk in _chunks(order, CHUNK_BYTES):  # decoded entries wait in memory: a bounded batch
+                scans = list(pool.map(one, chunk)) if workers > 1 else list(map(one, chunk))
+                finish_scans(scans, ctx)
+                found.update(zip(chunk, scans))
     finally:
         if enabled:
             gc.enable()
-    found = dict(zip(order, scans))
     return {r: found[r] for r in refs}
+
+
+CHUNK_BYTES = 64 * 1024 * 1024  # of manifest files checked together (~400,000 entries of 8 columns)
+
+
+def _chunks(refs: list[ManifestRef], limit: int) -> list[list[ManifestRef]]:
+    out: list[list[ManifestRef]] = [[]]
+    size = 0
+    for r in refs:
+        if out[-1] and size + (r.length or 0) > limit:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += r.length or 0
+    return out
+
+
+class LiveIndex:
+    """The live data files of many manifests, indexed once for the rules of every snapshot that
+    lists them: which manifests list a path live twice, which pairs of manifests share a live
+    path (only a snapshot that holds such a manifest or pair can list a path twice), and where
+    the paths that delete files name are live."""
+
+    def __init__(self, scans: list[ManifestScan]):
+        import polars as pl
+
+        self.position = {id(s): i for i, s in enumerate(scans)}
+        frames = [s.data_files.select("path", "entry").with_columns(pl.lit(i, dtype=pl.UInt32).alias("m"))
+                  for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
+        data = pl.concat(frames) if frames else pl.DataFrame(schema={"path": pl.String, "entry": pl.UInt32,
+                                                                     "m": pl.UInt32})
+        self.self_duplicates = set(data.group_by("path", "m").len().filter(pl.col("len") > 1)
+                                   .get_column("m").unique().to_list())
+        pm = data.select("path", "m").unique()
+        shared = pm.join(pm, on="path", suffix="_b").filter(pl.col("m") < pl.col("m_b")).select("m", "m_b").unique()
+        self.partners: dict[int, set[int]] = {}
+        for a, b in shared.rows():
+            self.partners.setdefault(a, set()).add(b)
+        named = {p for s in scans for f in s.deletes for p in (f.path, f.referenced_data_file) if p is not None}
+        self.where: dict[str, list[tuple[int, int]]] = {}
+        if named:
+            for path, entry, m in data.filter(pl.col("path").is_in(list(named))).rows():
+                self.where.setdefault(path, []).append((m, entry))
+
+    def may_repeat(self, members: set[int]) -> bool:
+        """Whether the manifests ``members`` (positions) can list a live path twice."""
+        return any(m in self.self_duplicates or not self.partners.get(m, set()).isdisjoint(members) for m in members)
 
 
 def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checked: Checked) -> None:
@@ -276,12 +322,13 @@ def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checke
     scans = scan_manifests(table, distinct, ctx, options)
     checked.manifests = len(scans)
     checked.entries = sum(s.entries for s in scans.values())
+    index = LiveIndex(list(scans.values()))
     for snap, refs in per_snapshot:
         usable = [r for r in refs if r.usable_path]
         for r in usable:
             out.extend([_with_snapshot(f, snap.snapshot_id) for f in scans[r].findings])
         complete = len(usable) == len(refs) and all(scans[r].readable for r in usable)
-        check_snapshot_files(snap, [scans[r] for r in usable], out, complete=complete)
+        check_snapshot_files(snap, [scans[r] for r in usable], out, complete=complete, index=index)
     if options.deep:
         from icectl.engine.validate_deep import check_deep
 
@@ -296,28 +343,30 @@ def _with_snapshot(f: Finding, sid: int) -> Finding:
     return replace(f, snapshot_id=sid)
 
 
-def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True) -> None:
+def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True,
+                         index: LiveIndex | None = None) -> None:
     """Rules across the manifests of one snapshot: each live file once, deletion vectors. When a
-    manifest could not be read (``complete`` False), "not a live data file" cannot be told."""
-    import polars as pl
-
+    manifest could not be read (``complete`` False), "not a live data file" cannot be told.
+    ``index`` is the :class:`LiveIndex` of (at least) these manifests, made once for many
+    snapshots; without it one is made here."""
+    index = index if index is not None else LiveIndex(scans)
     sid = snap.snapshot_id
     seen: dict[Any, tuple[str, int]] = {}
-    frames = [s.data_files.select("path", "entry").with_columns(pl.lit(i, dtype=pl.UInt32).alias("scan"))
-              for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
-    data = pl.concat(frames) if frames else pl.DataFrame(schema={"path": pl.String, "entry": pl.UInt32,
-                                                                 "scan": pl.UInt32})
-    deletes = [f for scan in scans for f in scan.deletes]
-    if data.get_column("path").is_duplicated().any():
-        for path, entry, i in data.rows():
-            prev = seen.setdefault(path, (scans[i].path, entry))
-            if prev[1] != entry or prev[0] != scans[i].path:
-                out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
-                        snapshot_id=sid, manifest=scans[i].path, entry=entry, file=path)
-    elif deletes:  # each path once: only the data files the delete files name are looked up
-        named = {f.path for f in deletes} | {f.referenced_data_file for f in deletes if f.referenced_data_file}
-        for path, entry, i in data.filter(pl.col("path").is_in(list(named))).rows():
-            seen[path] = (scans[i].path, entry)
+    members = {index.position[id(s)] for s in scans}
+    if index.may_repeat(members):  # every live path, in order, to say where each repeat is
+        for scan in scans:
+            for path, entry, *_ in scan.data:
+                prev = seen.setdefault(path, (scan.path, entry))
+                if prev[1] != entry or prev[0] != scan.path:
+                    out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
+                            snapshot_id=sid, manifest=scan.path, entry=entry, file=path)
+    else:  # each path once: only the data files the delete files name are looked up
+        by_position = {index.position[id(s)]: s.path for s in scans}
+        for f in (f for scan in scans for f in scan.deletes):
+            for path in (f.path, f.referenced_data_file):
+                for m, entry in index.where.get(path, ()) if path is not None else ():
+                    if m in by_position:
+                        seen.setdefault(path, (by_position[m], entry))
     data_paths = set(seen)
     dvs: dict[str, tuple[str, int]] = {}
     for scan in scans:

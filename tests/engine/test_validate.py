@@ -558,3 +558,32 @@ def test_worker_threads_find_the_same(name, tmp_path):
     two = validate_table(base.catalog, tables.IDENT, ValidateOptions(workers=2, all_snapshots=True))
     assert [(f.code, f.message, f.where) for f in one.findings] == [(f.code, f.message, f.where) for f in two.findings]
     assert one.checked == two.checked
+
+
+def test_live_index_tells_which_manifest_sets_can_repeat_a_path():
+    """A path live in two manifests (a merged manifest and one it replaced) repeats only in a
+    snapshot that lists both; a manifest listing a path twice repeats it wherever it is listed."""
+    import polars as pl
+
+    from icectl.engine.metadata import Snapshot
+    from icectl.engine.validate import Collector
+    from icectl.engine.validate_manifests import ManifestScan
+    from icectl.engine.validate_snapshots import LiveIndex, check_snapshot_files
+
+    def scan(name, paths):
+        s = ManifestScan(name)
+        s.data_files = pl.DataFrame({"path": paths, "entry": list(range(len(paths))), "records": [1] * len(paths),
+                                     "size": [1] * len(paths), "format": ["parquet"] * len(paths)},
+                                    schema_overrides={"entry": pl.UInt32})
+        return s
+
+    a, b, c, d = scan("A", ["/p1", "/p2"]), scan("B", ["/p2", "/p3"]), scan("C", ["/p4"]), scan("D", ["/p5", "/p5"])
+    index = LiveIndex([a, b, c, d])
+    pos = index.position
+    assert not index.may_repeat({pos[id(a)], pos[id(c)]})
+    assert index.may_repeat({pos[id(a)], pos[id(b)]})
+    assert index.may_repeat({pos[id(c)], pos[id(d)]})
+    for members, expected in (([a, c], []), ([a, b, c], [("B", 0, "/p2")]), ([c, d], [("D", 1, "/p5")])):
+        out = Collector()
+        check_snapshot_files(Snapshot(1, 0), members, out, index=index)
+        assert [(f.manifest, f.entry, f.file) for f in out.findings] == expected
