@@ -18,6 +18,16 @@ class ColumnarUnavailable(Exception):
     """polars is missing, not wanted, or cannot read this file: use the entry-by-entry reader."""
 
 
+def failures() -> tuple[type[BaseException], ...]:
+    """What a polars call can raise: any Exception, and a Rust panic (``PanicException``, a
+    ``BaseException``). Use as ``except failures():``; Ctrl-C and exit still pass."""
+    try:
+        from polars.exceptions import PanicException
+    except ImportError:
+        return (Exception,)
+    return (Exception, PanicException)
+
+
 def polars_supports(schema: Any, named: dict[str, Any] | None = None) -> bool:
     """Whether polars' Avro reader can decode a writer schema (no maps; unions only of null and
     one other type)."""
@@ -66,7 +76,5 @@ def read_avro_frame(data: bytes, schema: Any | None = None) -> Any:
         raise ColumnarUnavailable("an Avro schema polars cannot read")
     try:
         return pl.read_avro(io.BytesIO(data))
-    except BaseException as e:  # noqa: BLE001 - a Rust panic is a BaseException
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
+    except failures() as e:
         raise ColumnarUnavailable(f"{type(e).__name__}: {e}") from None

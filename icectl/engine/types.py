@@ -39,7 +39,7 @@ class PrimitiveType(IcebergType):
     # Convenience accessors for parameterised types.
     @property
     def base(self) -> str:
-        return self.name.split("(")[0].split("[")[0]
+        return base_type(self.name)
 
     @property
     def precision(self) -> int:
@@ -75,6 +75,11 @@ def _decimal_params(name: str) -> tuple[int, int]:
     if not m:
         raise TypeError(f"{name} is not a decimal")
     return int(m.group(1)), int(m.group(2))
+
+
+def base_type(name: str) -> str:
+    """The type name without its parameters: ``decimal(9, 2)`` -> ``decimal``, ``fixed[16]`` -> ``fixed``."""
+    return name.split("(")[0].split("[")[0]
 
 
 def primitive(name: str) -> PrimitiveType:

@@ -368,15 +368,16 @@ class AvroFile:
     def blocks(self) -> Iterator[tuple[int, bytes]]:
         """Every data block's record count and decompressed bytes; InvalidMetadataError for a
         truncated block or a missing sync marker."""
-        for count, raw in self._raw_blocks():
-            yield count, _decompress(raw, self.codec, self.source)
+        for count, start, end in self._block_spans():
+            yield count, _decompress(self.data[start:end], self.codec, self.source)
 
     def record_count(self) -> int:
         """The records the blocks say they hold, checking the block framing (sizes, sync markers)
-        without decompressing."""
-        return sum(count for count, _ in self._raw_blocks())
+        without reading the blocks."""
+        return sum(count for count, _, _ in self._block_spans())
 
-    def _raw_blocks(self) -> Iterator[tuple[int, bytes]]:
+    def _block_spans(self) -> Iterator[tuple[int, int, int]]:
+        """(record count, start, end) of each block's bytes, the framing checked."""
         data, p, n = self.data, self.start, len(self.data)
         while p < n:
             try:
@@ -387,13 +388,13 @@ class AvroFile:
             if count < 0 or size < 0 or p + size + SYNC_SIZE > n:
                 raise InvalidMetadataError(f"{self.source}: truncated: a block of {size} bytes at byte {p} runs past "
                                            f"the end of the file ({n} bytes)")
-            raw = data[p:p + size]
+            start = p
             p += size
             if data[p:p + SYNC_SIZE] != self.sync:
                 raise InvalidMetadataError(f"{self.source}: corrupt Avro file: no sync marker after the block "
                                            f"ending at byte {p}")
             p += SYNC_SIZE
-            yield count, raw
+            yield count, start, start + size
 
 
 def _decompress(raw: bytes, codec: str, source: str) -> bytes:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from icectl.engine.types import base_type
+
 # Reserved metadata columns that delete and data files may carry bounds for ("Reserved Field IDs").
 # _row_id and _last_updated_sequence_number: 2147483540/2147483539 in the spec Iceberg Java 1.10
 # implements, 2147483543/2147483542 in the first row-lineage change (shared/seeds).
@@ -22,7 +24,7 @@ RESERVED_TYPES = {2147483546: "string", 2147483545: "long", 2147483646: "string"
 
 def _bound_kind(type_name: str) -> str | None:
     t = type_name
-    base = t.split("(")[0].split("[")[0]
+    base = base_type(t)
     if base in ("int", "date"):
         return "i4"
     if base == "long":

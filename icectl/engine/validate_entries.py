@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from icectl.engine.types import base_type
+
 # Normalized entry columns and their polars types (top-level entry fields, then data_file's).
 TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
 FILE_FIELDS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "lower_bounds",
@@ -68,11 +70,11 @@ def entry_frame(raw: Any, with_bounds: bool) -> Any:
         converted = _internal_partition(pl, pl.col("data_file").struct.field("partition"), part)
         for i, f in enumerate(part.fields):
             exprs.append((f"p{i}", converted.struct.field(f.name)))
+    from icectl.engine.polars_avro import failures
+
     try:
         return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
-    except BaseException as e:  # noqa: BLE001 - a Rust panic is a BaseException
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
+    except failures() as e:
         raise ValueError(_first_line(str(e))) from None
 
 
@@ -402,7 +404,7 @@ def _stat_exprs(i: int, t: str, dtype: Any, live: Any) -> list[Any]:
     if dtype is None:
         return []
     p = pl.col(f"p{i}")
-    base = t.split("(")[0].split("[")[0]
+    base = base_type(t)
     out = [live.sum().alias(f"p{i}_live"), (live & p.is_null()).any().alias(f"p{i}_null")]
     value = live & p.is_not_null()
     if dtype.is_float():
@@ -424,7 +426,7 @@ def _field_stats(i: int, t: str, agg: dict[str, Any], f: Any, live: Any) -> tupl
 
     if not agg.get(f"p{i}_live"):
         return None
-    base = t.split("(")[0].split("[")[0]
+    base = base_type(t)
     has_null, has_nan = bool(agg[f"p{i}_null"]), base in ("float", "double") and bool(agg.get(f"p{i}_nan"))
     if base in _UNORDERED:
         return has_null, has_nan, None, None

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from icectl.engine.types import base_type
 from icectl.engine.validate import Finding, Severity
 from icectl.engine.validate_bounds import show
 from icectl.errors import IcectlError, InvalidMetadataError
@@ -162,23 +163,20 @@ def finish_scans(scans: list[ManifestScan], ctx: ScanContext) -> list[ManifestSc
     """Check the entries of many decoded manifests at once (per-operation costs are paid once,
     not per manifest: :func:`icectl.engine.validate_entries.check_entries`), then close each
     manifest's findings."""
+    from icectl.engine.polars_avro import failures
     from icectl.engine.validate_entries import check_entries
 
     pending = [s.pending for s in scans if s.pending is not None]
     marks = [p.out.mark() for p in pending]
     try:
         check_entries(pending, ctx)
-    except BaseException as e:  # noqa: BLE001 - a Rust panic is a BaseException; never a traceback
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        for p, mark in zip(pending, marks):  # one manifest at a time, to tell which cannot be checked
+    except failures():  # never a traceback: find the manifest that cannot be checked
+        for p, mark in zip(pending, marks):
             p.out.reset(mark)
             p.scan.deletes, p.scan.data_files = [], None
             try:
                 check_entries([p], ctx)
-            except BaseException as e1:  # noqa: BLE001
-                if isinstance(e1, (KeyboardInterrupt, SystemExit)):
-                    raise
+            except failures() as e1:
                 p.out.reset(mark)
                 p.scan.deletes, p.scan.data_files, p.scan.readable = [], None, False
                 first = str(e1).strip().splitlines()[0] if str(e1).strip() else ""
@@ -377,7 +375,7 @@ def _check_counts(ref: ManifestRef, counts: list[int], rows: list[int], min_live
 
 
 def _partition_key(type_name: str, value: Any) -> Any:
-    base = type_name.split("(")[0].split("[")[0]
+    base = base_type(type_name)
     if base == "decimal":
         if isinstance(value, (bytes, bytearray)):
             return int.from_bytes(value, "big", signed=True)
@@ -408,7 +406,7 @@ def _check_partition_summary(ref: ManifestRef, spec: Any, stats: list[tuple[bool
         if st is None:
             continue
         has_null, nans, lo, hi = st
-        base = t.split("(")[0].split("[")[0]
+        base = base_type(t)
         if has_null and not contains_null:
             out.add("PARTITION_SUMMARY", f"partition field {name!r}: contains_null is false but a live file has a "
                     "null value")
