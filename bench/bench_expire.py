@@ -306,7 +306,7 @@ def update_results(path: str, begin: str, end: str, block: str, title: str) -> N
         _, tail = rest.split(end, 1)
         text = head + body + tail
     else:
-        text = text.rstrip() + f"\n\n{title}\n\n{body}\n"
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + f"{title}\n\n{body}\n"
     with open(path, "w") as fh:
         fh.write(text)
 

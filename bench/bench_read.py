@@ -202,7 +202,12 @@ def main(argv: list[str] | None = None) -> None:
     md = render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load)
     print(md)
     if not a.no_write:
-        update_results(a.results, md)
+        from bench_expire import update_results  # the benchmarks' shared harness
+
+        update_results(a.results, BEGIN, END, md, "# Read benchmark: icectl vs PyIceberg\n\n"
+                       "Written by `python bench/bench_read.py` on the table from `python bench/gen_large_table.py` "
+                       "(see bench/README.md). The block between the markers is replaced on each run; notes outside "
+                       "it are kept.")
         print(f"updated {a.results}", file=sys.stderr)
 
 
@@ -297,26 +302,6 @@ def render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load) ->
         lines += ["", "cProfile of `icectl -o json files` (top 20 by own time):", "", "```",
                   profile_text.strip(), "```"]
     return "\n".join(lines) + "\n"
-
-
-def update_results(path: str, block: str) -> None:
-    head = ("# Read benchmark: icectl vs PyIceberg\n\n"
-            "Written by `python bench/bench_read.py` on the table from `python bench/gen_large_table.py` "
-            "(see bench/README.md). The block between the markers is replaced on each run; notes outside "
-            "it are kept.\n\n")
-    text = head
-    if os.path.exists(path):
-        with open(path) as fh:
-            text = fh.read()
-    new = f"{BEGIN}\n{block}{END}"
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        _, post = rest.split(END, 1)
-        text = pre + new + post
-    else:
-        text = text.rstrip("\n") + "\n\n" + new + "\n"
-    with open(path, "w") as fh:
-        fh.write(text)
 
 
 if __name__ == "__main__":

@@ -27,9 +27,8 @@ import io
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
+import tempfile
 import sys
 import time
 
@@ -39,13 +38,13 @@ BEGIN, END = "<!-- bench-validate:begin -->", "<!-- bench-validate:end -->"
 
 
 def run_cmd(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, p.stdout, p.returncode
+    """(wall seconds, CPU seconds, stdout, exit code) of one run, timed by bench_read's run_once."""
+    from bench_read import run_once
+
+    with tempfile.TemporaryFile() as out:
+        wall, cpu, code, _ = run_once(cmd, env, out)
+        out.seek(0)
+        return wall, cpu, out.read(), code
 
 
 MAX_LOAD = 1.5  # wait (up to a minute) for a 1-minute load average below this before each run
@@ -288,25 +287,10 @@ def main(argv: list[str] | None = None) -> None:
     block = "\n".join(lines)
     print(block)
     if not a.no_write:
-        update_results(a.results, block)
+        from bench_expire import update_results  # the benchmarks' shared harness
 
-
-def update_results(path: str, block: str) -> None:
-    text = ""
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-    new = f"{BEGIN}\n{block}{END}"
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        _, post = rest.split(END, 1)
-        text = pre + new + post
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + \
-            "# Validate benchmark\n\nWritten by `python bench/bench_validate.py`; the block between the markers is " \
-            "replaced on each run.\n\n" + new + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+        update_results(a.results, BEGIN, END, block, "# Validate benchmark\n\nWritten by "
+                       "`python bench/bench_validate.py`; the block between the markers is replaced on each run.")
 
 
 if __name__ == "__main__":
