@@ -37,9 +37,6 @@ class RefChange:
 def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
            impact: Callable[[Any, Any], Any] | None = None) -> None:
     """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
-    from icectl.cli.confirm import confirm
-    from icectl.engine.table import commit_with_retry
-
     t = env.open_table(table_name)
     new = build(t)
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
@@ -50,12 +47,21 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
         change.action += ": nothing to change"
         _render(env, change)
         return
-    if dry_run:
+    _show_ask_commit(env, t, change, build, yes=yes)
+
+
+def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any], Any], *, yes: bool) -> None:
+    """A dry run shows the change; otherwise show it, ask, commit ``build`` with retry (it is
+    built again against a refreshed table) and show what was committed."""
+    from icectl.cli.confirm import confirm
+    from icectl.engine.table import commit_with_retry
+
+    if change.dry_run:
         _render(env, change)
         return
     if not env.json:
         _render(env, change, planned=True)
-    confirm(env, f"{action}?", yes=yes)
+    confirm(env, f"{change.action}?", yes=yes)
     committed = commit_with_retry(t, build)
     change.metadata_location = committed.metadata_location
     change.refs_after = {n: r.snapshot_id for n, r in committed.metadata.all_refs.items()}
@@ -139,9 +145,7 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
-    from icectl.cli.confirm import confirm
     from icectl.engine import refs
-    from icectl.engine.table import commit_with_retry
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -155,17 +159,7 @@ def cherry_pick(
     current = preview.current_snapshot_id if preview is not None else (
         None if branch == "main" else t.metadata.current_snapshot_id)
     change = RefChange(t.name, action, dry_run, None, before, after, current)
-    if dry_run:
-        _render(env, change)
-        return
-    if not env.json:
-        _render(env, change, planned=True)
-    confirm(env, f"{action}?", yes=yes)
-    committed = commit_with_retry(t, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch))
-    change.metadata_location = committed.metadata_location
-    change.refs_after = {n: r.snapshot_id for n, r in committed.metadata.all_refs.items()}
-    change.current_snapshot_id = committed.metadata.current_snapshot_id
-    _render(env, change)
+    _show_ask_commit(env, t, change, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch), yes=yes)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:

@@ -130,6 +130,23 @@ def _too_high_delete_ratio(t: FileScanTask, opts: CompactOptions) -> bool:
     return min(scoped, t.file.record_count) / t.file.record_count >= opts.delete_ratio_threshold
 
 
+def _pack(items: list[Any], lengths: list[int], limit: int) -> list[list[Any]]:
+    """Items in order, in consecutive bins: a bin is closed when the next item would take it past
+    ``limit`` (an item larger than the limit gets a bin of its own)."""
+    bins: list[list[Any]] = []
+    current: list[Any] = []
+    size = 0
+    for item, length in zip(items, lengths):
+        if current and size + length > limit:
+            bins.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += length
+    if current:
+        bins.append(current)
+    return bins
+
+
 def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     md = table.metadata
     if opts.strategy not in ("binpack", "sort"):
@@ -163,18 +180,8 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
         candidates = part_tasks if opts.rewrite_all else [
             t for t in part_tasks
             if t.length < lo or t.length > hi or _too_many_deletes(t, opts) or _too_high_delete_ratio(t, opts)]
-        bins: list[list[FileScanTask]] = []
-        current: list[FileScanTask] = []
-        size = 0
-        for t in candidates:  # BinPacking.ListPacker with lookback 1
-            if current and size + t.length > opts.max_file_group_size:
-                bins.append(current)
-                current, size = [], 0
-            current.append(t)
-            size += t.length
-        if current:
-            bins.append(current)
-        for b in bins:
+        # BinPacking.ListPacker with lookback 1
+        for b in _pack(candidates, [t.length for t in candidates], opts.max_file_group_size):
             total = sum(t.length for t in b)
             keep = opts.rewrite_all or (len(b) > 1 and len(b) >= opts.min_input_files) or \
                 (len(b) > 1 and total > target) or total > hi or \
@@ -323,15 +330,8 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
         inputs = [_task_json(table, t) for t in g.tasks]
         # A group is split into tasks of about the split size, as Java splits input by
         # inputSplitSize; a sort rewrites a group in one task so its files are sorted.
-        tasks, cur, size = [], [], 0
-        for inp, t in zip(inputs, g.tasks):
-            if cur and plan.sort is None and size + t.length > g.split_size:
-                tasks.append(cur)
-                cur, size = [], 0
-            cur.append(inp)
-            size += t.length
-        if cur:
-            tasks.append(cur)
+        tasks = _pack(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
+            else [inputs] if inputs else []
         repartition = _repartition_spec(table) if g.partition_key == ("older-specs",) else None
         groups.append({"group_id": g.group_id, "partition": g.partition_display, "tasks": [
             {"task_id": f"{g.group_id}-{i}", "group_id": g.group_id, "output_dir": out_dir, "inputs": ts,
