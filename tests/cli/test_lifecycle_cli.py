@@ -354,15 +354,21 @@ def test_expire_usage_errors(h):
 
 # ------------------------------------------------------------------------------- remove-orphans
 
-def test_remove_orphans_json_shape(h):
+def _age_and_plant_orphan(location: str, data: bytes) -> str:
+    """Every file of the table 10 days old, and an orphan file as old in its data folder."""
     old = time.time() - 10 * 86400
-    for d, _, fs in os.walk(h.location):
+    for d, _, fs in os.walk(location):
         for f in fs:
             os.utime(os.path.join(d, f), (old, old))
-    orphan = os.path.join(h.location, "data", "orphan.parquet")
+    orphan = os.path.join(location, "data", "orphan.parquet")
     with open(orphan, "wb") as f:
-        f.write(b"1234")
+        f.write(data)
     os.utime(orphan, (old, old))
+    return orphan
+
+
+def test_remove_orphans_json_shape(h):
+    orphan = _age_and_plant_orphan(h.location, b"1234")
     d = h.ok("-o", "json", "remove-orphans", "db.t", "--dry-run").json
     assert set(d) == ORPHAN_KEYS
     assert d["table"] == "db.t" and d["location"] == h.location and d["dry_run"] is True
@@ -531,14 +537,7 @@ def test_mutating_commands_refuse_without_yes_and_terminal(h, name, output):
     md = refs.create_ref(h.table.metadata, "v0", ref_type="tag", snapshot_id=h.s1)
     t = h.table.commit(refs.create_ref(md, "old", ref_type="branch", snapshot_id=h.s1))
     # An old orphan, so that remove-orphans has something to refuse to delete.
-    old = time.time() - 10 * 86400
-    for d, _, fs in os.walk(h.location):
-        for f in fs:
-            os.utime(os.path.join(d, f), (old, old))
-    orphan = os.path.join(h.location, "data", "orphan.parquet")
-    with open(orphan, "wb") as f:
-        f.write(b"x")
-    os.utime(orphan, (old, old))
+    _age_and_plant_orphan(h.location, b"x")
     before = listing(h.location)
     r = h.cli("-o", output, *MUTATING[name](h))
     assert r.code == ExitCode.REFUSED, r.err
