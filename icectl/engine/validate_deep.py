@@ -33,14 +33,17 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], sc
                out: Collector, checked: Checked) -> None:
     files: dict[str, _FileCheck] = {}
     dvs: dict[str, list[tuple[LiveFile, str, int]]] = {}
+    listed: set[int] = set()  # scans whose data files are in ``files`` (the first snapshot listing one wins)
     for snap, refs in per_snapshot:
         for r in refs:
             scan = scans.get(r)
             if scan is None:
                 continue  # a path that breaks the rules, reported already
-            for path, entry, records, size, fmt in scan.data:
-                if path not in files:
-                    files[path] = _FileCheck(path, size, records, fmt, scan.path, entry, snap.snapshot_id)
+            if id(scan) not in listed:
+                listed.add(id(scan))
+                for path, entry, records, size, fmt in scan.data:
+                    if path not in files:
+                        files[path] = _FileCheck(path, size, records, fmt, scan.path, entry, snap.snapshot_id)
             for f in scan.deletes:
                 if f.is_dv:
                     dvs.setdefault(f.path, []).append((f, scan.path, snap.snapshot_id))
@@ -196,10 +199,10 @@ def _check_summary(snap: Any, scans: list[ManifestScan], out: Collector) -> None
     for scan in scans:
         if not scan.readable:
             return  # the manifest was reported; its totals are unknown
-        for _, _, rc, fsize, _ in scan.data:
-            data_files += 1
-            records += rc
-            size += fsize
+        if scan.data_files is not None:  # column sums: a snapshot's manifests are summed again for each snapshot
+            data_files += len(scan.data_files)
+            records += int(scan.data_files.get_column("records").sum())
+            size += int(scan.data_files.get_column("size").sum())
         for f in scan.deletes:
             delete_files += 1
             size += f.content_size_in_bytes if f.is_dv and f.content_size_in_bytes else f.file_size_in_bytes
