@@ -6,6 +6,7 @@ import os
 from .helpers import (
     case,
     delete_manifest,
+    edit_json,
     newest_data_manifest,
     rewrite_manifest,
     write_raw,
@@ -14,6 +15,17 @@ from .tables import Base
 
 
 # -- the files (--deep) ------------------------------------------------------------------------------
+
+@case("summary-totals-wrong", 2, "SUMMARY_TOTALS", deep=True)
+def _summary_totals(base: Base) -> None:
+    """The current snapshot's summary claims 7 more records and one more data file than its
+    manifests hold."""
+    def fn(obj):
+        snap = next(s for s in obj["snapshots"] if s["snapshot-id"] == obj["current-snapshot-id"])
+        for key, extra in (("total-records", 7), ("total-data-files", 1)):
+            snap["summary"][key] = str(int(snap["summary"][key]) + extra)
+    edit_json(base, fn)
+
 
 @case("missing-data-file", 2, "FILE_MISSING", deep=True)
 def _missing_data_file(base: Base) -> None:
