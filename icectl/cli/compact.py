@@ -1,11 +1,17 @@
 """``icectl compact``: plan in the engine, rewrite in a Spark job, commit a replace snapshot."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import fmt_bytes, print_table, render, say, text_renderer, warn
+
+if TYPE_CHECKING:
+    from icectl.engine.compaction import CompactionPlan
+    from icectl.engine.compaction_job import CompactionResult
 
 
 def parse_size(text: str | None) -> int | None:
@@ -53,7 +59,7 @@ def compact(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
 ) -> None:
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
-    from icectl.cli.confirm import confirm
+    from icectl.cli.confirm import confirm_plan
     from icectl.engine.compaction import CompactOptions, plan_compaction
     from icectl.engine.compaction_job import JobSettings, prepare, run_compaction
 
@@ -68,16 +74,15 @@ def compact(
                            partial_progress=partial_progress, max_commits=max_commits)
     if dry_run:
         _, argv, work, _ = prepare(t, plan, settings)
-        _render_plan(env, plan, argv)
+        render(env, compaction_plan(plan, argv, dry_run=True))
         return
     if not plan.groups:
-        _render_plan(env, plan, None)
+        render(env, compaction_plan(plan, None, dry_run=False))
         return
-    if not env.json:
-        _render_plan(env, plan, None)
-    confirm(env, f"Rewrite {plan.input_files} files in {len(plan.groups)} groups?", yes=yes)
+    confirm_plan(env, compaction_plan(plan, None, dry_run=False),
+                 f"Rewrite {plan.input_files} files in {len(plan.groups)} groups?", yes=yes)
     result = run_compaction(t, plan, settings, progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
-    _render_result(env, result)
+    render(env, compaction_result(result))
 
 
 def _catalog_template(env: Env) -> str | None:
@@ -89,64 +94,105 @@ def _catalog_template(env: Env) -> str | None:
         return None
 
 
-def plan_json(plan: Any, argv: list[str] | None) -> dict[str, Any]:
-    return {
-        "table": plan.table, "branch": plan.branch, "starting_snapshot_id": plan.starting_snapshot_id,
-        "target_file_size": plan.target_file_size, "min_file_size": plan.min_file_size,
-        "max_file_size": plan.max_file_size, "live_data_files": plan.total_files,
-        "input_files": plan.input_files, "input_bytes": plan.input_bytes,
-        "groups": [{"group_id": g.group_id, "partition": g.partition_display, "files": len(g.tasks),
-                    "bytes": g.input_bytes, "records": g.input_records, "delete_files": g.delete_files,
-                    "expected_output_files": g.expected_outputs} for g in plan.groups],
-        "spark_submit": argv,
-    }
+@dataclass
+class GroupPlan:
+    group_id: int
+    partition: str
+    files: int
+    bytes: int
+    records: int
+    delete_files: int
+    expected_output_files: int
 
 
-def _render_plan(env: Env, plan: Any, argv: list[str] | None) -> None:
-    from icectl.cli.output import emit_json, fmt_bytes
+@dataclass
+class CompactionPlanView:
+    """What ``compact`` would rewrite: the file groups, and with --dry-run the spark-submit
+    command (``spark_submit``; null otherwise). ``applied`` is always false: the result of a run
+    is a :class:`CompactionOutcome`."""
 
-    if env.json:
-        emit_json(env, plan_json(plan, argv))
-        return
-    from rich.table import Table
+    table: str
+    branch: str
+    starting_snapshot_id: int | None
+    target_file_size: int
+    min_file_size: int
+    max_file_size: int
+    live_data_files: int
+    input_files: int
+    input_bytes: int
+    groups: list[GroupPlan]
+    spark_submit: list[str] | None
+    dry_run: bool
+    applied: bool
 
-    c = env.console()
-    c.print(f"{plan.table} ({plan.branch}): {plan.input_files} of {plan.total_files} live data files in "
-            f"{len(plan.groups)} groups, {fmt_bytes(plan.input_bytes)}; target {fmt_bytes(plan.target_file_size)}")
-    if plan.groups:
-        tb = Table()
-        for col in ("group", "partition", "files", "bytes", "records", "delete files", "expected outputs"):
-            tb.add_column(col, justify="left" if col == "partition" else "right")
-        for g in plan.groups:
-            tb.add_row(str(g.group_id), g.partition_display, str(len(g.tasks)), fmt_bytes(g.input_bytes),
-                       f"{g.input_records:,}", str(g.delete_files), str(g.expected_outputs))
-        c.print(tb)
+
+def compaction_plan(plan: CompactionPlan, argv: list[str] | None, *, dry_run: bool) -> CompactionPlanView:
+    return CompactionPlanView(
+        table=plan.table, branch=plan.branch, starting_snapshot_id=plan.starting_snapshot_id,
+        target_file_size=plan.target_file_size, min_file_size=plan.min_file_size, max_file_size=plan.max_file_size,
+        live_data_files=plan.total_files, input_files=plan.input_files, input_bytes=plan.input_bytes,
+        groups=[GroupPlan(g.group_id, g.partition_display, len(g.tasks), g.input_bytes, g.input_records,
+                          g.delete_files, g.expected_outputs) for g in plan.groups],
+        spark_submit=argv, dry_run=dry_run, applied=False)
+
+
+@text_renderer(CompactionPlanView)
+def _plan_text(env: Env, p: CompactionPlanView) -> None:
+    say(env, f"{p.table} ({p.branch}): {p.input_files} of {p.live_data_files} live data files in {len(p.groups)} "
+             f"groups, {fmt_bytes(p.input_bytes)}; target {fmt_bytes(p.target_file_size)}"
+             + (" (dry run: nothing rewritten)" if p.dry_run else ""))
+    if p.groups:
+        cols = ["group", "partition", "files", "bytes", "records", "delete files", "expected outputs"]
+        print_table(env, cols, [[str(g.group_id), g.partition, str(g.files), fmt_bytes(g.bytes), f"{g.records:,}",
+                                 str(g.delete_files), str(g.expected_output_files)] for g in p.groups],
+                    right=set(cols) - {"partition"})
     else:
-        c.print("nothing to compact")
-    if argv is not None:
+        say(env, "nothing to compact")
+    if p.spark_submit is not None:
         import shlex
 
-        c.print("spark-submit command:")
-        c.print(" ".join(shlex.quote(a) for a in argv), markup=False)
+        say(env, "spark-submit command:")
+        say(env, " ".join(shlex.quote(a) for a in p.spark_submit))
 
 
-def _render_result(env: Env, r: Any) -> None:
-    from icectl.cli.output import emit_json, fmt_bytes
+@dataclass
+class FailedGroup:
+    group_id: int
+    error: str
 
-    d = {"table": r.plan.table, "committed": r.committed, "rewritten_data_files": r.rewritten_data_files,
-         "added_data_files": r.added_data_files, "removed_delete_files": r.removed_delete_files,
-         "rewritten_bytes": r.rewritten_bytes, "added_bytes": r.added_bytes,
-         "failed_groups": [{"group_id": g, "error": e} for g, e in r.failed_groups], "log_file": r.log_file}
-    if env.json:
-        emit_json(env, d)
-        return
-    c = env.console()
-    c.print(f"rewrote {r.rewritten_data_files} data files ({fmt_bytes(r.rewritten_bytes)}) into {r.added_data_files} "
-            f"({fmt_bytes(r.added_bytes)}); removed {r.removed_delete_files} delete files")
-    for g, e in r.failed_groups:
-        env.stderr.write(f"icectl: warning: group {g} not committed: {e}\n")
+
+@dataclass
+class CompactionOutcome:
+    """What a ``compact`` run committed: ``committed`` lists the metadata files (one per commit;
+    several with --partial-progress), ``failed_groups`` the groups that were not committed."""
+
+    table: str
+    dry_run: bool
+    applied: bool
+    committed: list[str]
+    rewritten_data_files: int
+    added_data_files: int
+    removed_delete_files: int
+    rewritten_bytes: int
+    added_bytes: int
+    failed_groups: list[FailedGroup]
+    log_file: str | None
+
+
+def compaction_result(r: CompactionResult) -> CompactionOutcome:
+    return CompactionOutcome(r.plan.table, False, bool(r.committed), r.committed, r.rewritten_data_files,
+                             r.added_data_files, r.removed_delete_files, r.rewritten_bytes, r.added_bytes,
+                             [FailedGroup(g, e) for g, e in r.failed_groups], r.log_file)
+
+
+@text_renderer(CompactionOutcome)
+def _result_text(env: Env, r: CompactionOutcome) -> None:
+    say(env, f"rewrote {r.rewritten_data_files} data files ({fmt_bytes(r.rewritten_bytes)}) into {r.added_data_files} "
+             f"({fmt_bytes(r.added_bytes)}); removed {r.removed_delete_files} delete files")
+    for g in r.failed_groups:
+        warn(env, f"group {g.group_id} not committed: {g.error}")
     for m in r.committed:
-        c.print(f"committed {m}")
+        say(env, f"committed {m}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,25 +1,45 @@
-"""Plan, show, ask: the one place a mutating command asks before it changes anything."""
+"""Plan, show, ask: the one place a mutating command shows its plan and asks before it changes
+anything."""
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from icectl.cli.context import Env
+from icectl.cli.output import render
 from icectl.errors import RefusedError
 
 
-def confirm(env: Env, question: str, *, yes: bool) -> None:
-    """Return to proceed; raise RefusedError when the user says no or cannot be asked."""
+def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str = "change the table") -> None:
+    """Show ``plan`` (a result with ``dry_run`` and ``applied`` false), then ask; return to go
+    ahead, raise RefusedError (exit 6) when the user says no or cannot be asked.
+
+    Text: the plan is printed on stdout first, with or without ``--yes``. JSON: stdout holds one
+    document, so the plan document is printed there only when the command stops here (no terminal
+    and no ``--yes``, or "no" at the prompt); at a prompt, the plan is shown as text on stderr."""
+    if not env.json:
+        render(env, plan)
     if yes:
         return
     if not env.is_terminal(env.stdin) or not env.is_terminal(env.stderr):
-        raise RefusedError("refusing to change the table without --yes: there is no terminal to ask",
-                           hint="review the plan above (or --dry-run), then run again with --yes")
+        if env.json:
+            render(env, plan)
+            hint = 'the plan is the JSON document on stdout ("applied": false); run again with --yes to apply it'
+        else:
+            hint = "review the plan above (or --dry-run), then run again with --yes"
+        raise RefusedError(f"refusing to {action} without --yes: there is no terminal to ask", hint=hint)
+    if env.json:
+        render(dataclasses.replace(env, output="table", stdout=env.stderr), plan)
     env.stderr.write(f"{question} [y/N] ")
     env.stderr.flush()
     answer = env.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
+        if env.json:
+            render(env, plan)
         raise RefusedError("not confirmed; nothing was changed")
 
 
-def progress_deleter(env: Env, io, total: int):
+def progress_deleter(env: Env, io: Any, total: int) -> Any:
     """A delete function with a progress bar on stderr when it is a terminal."""
     from icectl.engine.expire import delete_files
 

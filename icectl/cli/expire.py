@@ -1,11 +1,16 @@
 """``icectl expire``."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import fmt_bytes, print_table, render, say, text_renderer, warn
+
+if TYPE_CHECKING:
+    from icectl.engine.expire import ExpiryPlan, ExpiryResult, FileToDelete
 
 
 def expire(
@@ -28,7 +33,7 @@ def expire(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
-    from icectl.cli.confirm import confirm, progress_deleter
+    from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.engine.expire import ExpireOptions, apply_expiry, plan_expiry
     from icectl.engine.inspect import parse_time_ms
     from icectl.errors import RefusedError
@@ -44,83 +49,99 @@ def expire(
                            "other tables)", hint="use --no-delete-files to expire metadata only")
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
-        _render(env, plan, None, dry_run=dry_run, explain=explain, final=True)
+        render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))
         return
-    if not env.json:
-        _render(env, plan, None, dry_run=True, explain=explain)
-    confirm(env, f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
+    confirm_plan(env, expire_report(plan, None, dry_run=False, explain=explain),
+                 f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
     result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)))
-    _render(env, result.plan, result, dry_run=False, explain=explain)
+    render(env, expire_report(result.plan, result, dry_run=False, explain=explain))
 
 
-def expiry_json(plan: Any, result: Any, *, dry_run: bool, explain: bool) -> dict[str, Any]:
-    from icectl.engine.expire import bytes_by_kind, java_counts
+@dataclass
+class FailedDelete:
+    path: str
+    error: str
+
+
+@dataclass
+class RetainedBecause:
+    snapshot_id: int
+    reasons: list[str]
+
+
+@dataclass
+class ExpireReport:
+    """What ``expire`` did, or would do (``applied`` false: a dry run, nothing to expire, or a plan
+    it refused to apply). ``deleted_files`` are the files deleted, or to delete; ``counts`` are
+    the columns of Iceberg Java's expire_snapshots procedure; ``bytes`` sums sizes by kind."""
+
+    table: str
+    dry_run: bool
+    applied: bool
+    expired_snapshot_ids: list[int]
+    retained_snapshot_ids: list[int]
+    removed_refs: list[str]
+    removed_schema_ids: list[int]
+    removed_spec_ids: list[int]
+    metadata_location: str | None  # the committed metadata file; None until committed
+    deleted_files: list[FileToDelete]
+    failed_deletes: list[FailedDelete]
+    skipped_outside_location: list[str]
+    counts: dict[str, int]
+    bytes: dict[str, int]
+    explain: list[RetainedBecause] | None  # with --explain: the rules that keep each retained snapshot
+
+
+def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: bool, explain: bool) -> ExpireReport:
+    from icectl.engine.expire import FileToDelete, bytes_by_kind, java_counts
 
     files = plan.files if result is None else result.deleted
-    listed = [{"path": f.path, "kind": f.kind, "size": f.size} for f in files]
-    metadata = [] if result is None else [{"path": p, "kind": "metadata", "size": None} for p in result.metadata_files_deleted]
-    d = {
-        "table": plan.table, "dry_run": dry_run,
-        "expired_snapshot_ids": plan.expired_snapshot_ids, "retained_snapshot_ids": plan.retained_snapshot_ids,
-        "removed_refs": plan.removed_refs, "removed_schema_ids": plan.removed_schema_ids,
-        "removed_spec_ids": plan.removed_spec_ids,
-        "metadata_location": None if result is None else result.committed_metadata_location,
-        "deleted_files": listed + metadata,
-        "failed_deletes": [] if result is None else [{"path": p, "error": e} for p, e in result.failed],
-        "skipped_outside_location": plan.skipped_outside_location,
-        "counts": java_counts(files), "bytes": bytes_by_kind(files),
-    }
-    if explain:
-        d["explain"] = [{"snapshot_id": sid, "reasons": plan.reasons.get(sid, [])} for sid in plan.retained_snapshot_ids]
-    return d
+    metadata = [] if result is None else [FileToDelete(p, "metadata", None) for p in result.metadata_files_deleted]
+    return ExpireReport(
+        table=plan.table, dry_run=dry_run, applied=result is not None and result.committed_metadata_location is not None,
+        expired_snapshot_ids=plan.expired_snapshot_ids, retained_snapshot_ids=plan.retained_snapshot_ids,
+        removed_refs=plan.removed_refs, removed_schema_ids=plan.removed_schema_ids,
+        removed_spec_ids=plan.removed_spec_ids,
+        metadata_location=None if result is None else result.committed_metadata_location,
+        deleted_files=list(files) + metadata,
+        failed_deletes=[] if result is None else [FailedDelete(p, e) for p, e in result.failed],
+        skipped_outside_location=plan.skipped_outside_location, counts=java_counts(files), bytes=bytes_by_kind(files),
+        explain=[RetainedBecause(sid, plan.reasons.get(sid, [])) for sid in plan.retained_snapshot_ids]
+        if explain else None)
 
 
-def _render(env: Env, plan: Any, result: Any, *, dry_run: bool, explain: bool, final: bool = False) -> None:
-    from icectl.cli.output import emit_json, fmt_bytes
+@text_renderer(ExpireReport)
+def _expire_text(env: Env, r: ExpireReport) -> None:
+    from icectl.engine.reachability import KINDS
 
-    if env.json:
-        if result is not None or dry_run or final:
-            emit_json(env, expiry_json(plan, result, dry_run=dry_run, explain=explain))
-        return
-    from rich.table import Table
-
-    c = env.console()
-    files = plan.files if result is None else result.deleted
-    verb = "would" if result is None else "did"
-    c.print(f"{plan.table}: {len(plan.expired_snapshot_ids)} snapshots {'to expire' if result is None else 'expired'}, "
-            f"{len(plan.retained_snapshot_ids)} retained"
-            + (f"; refs removed: {', '.join(plan.removed_refs)}" if plan.removed_refs else ""))
-    if explain:
-        t = Table(title="Why each retained snapshot stays", title_justify="left")
-        t.add_column("snapshot")
-        t.add_column("kept because")
-        for sid in plan.retained_snapshot_ids:
-            t.add_row(str(sid), "; ".join(plan.reasons.get(sid, [])))
-        c.print(t)
-    if files or result is not None:
-        from icectl.engine.reachability import KINDS
-
-        t = Table(title=f"Files that {verb} go", title_justify="left")
-        t.add_column("kind")
-        t.add_column("files", justify="right")
-        t.add_column("bytes", justify="right")
+    say(env, f"{r.table}: {len(r.expired_snapshot_ids)} snapshots {'expired' if r.applied else 'to expire'}, "
+             f"{len(r.retained_snapshot_ids)} retained"
+             + (f"; refs removed: {', '.join(r.removed_refs)}" if r.removed_refs else "")
+             + (" (dry run: nothing changed)" if r.dry_run else ""))
+    if r.explain is not None:
+        print_table(env, ["snapshot", "kept because"], [[str(e.snapshot_id), "; ".join(e.reasons)] for e in r.explain],
+                    title="Why each retained snapshot stays")
+    content = [f for f in r.deleted_files if f.kind != "metadata"]
+    if content or r.applied:
+        rows = []
         for kind in KINDS:
-            group = [f for f in files if f.kind == kind]
+            group = [f for f in content if f.kind == kind]
             if group:
-                t.add_row(kind, str(len(group)), fmt_bytes(sum(f.size or 0 for f in group)))
-        c.print(t)
-    if plan.skipped_outside_location:
-        c.print(f"[yellow]{len(plan.skipped_outside_location)} unreferenced files lie outside the table location and "
-                f"are left alone[/yellow]")
-    if result is not None:
-        if result.metadata_files_deleted:
-            c.print(f"deleted {len(result.metadata_files_deleted)} old metadata files")
-        for path, err in result.failed:
-            env.stderr.write(f"icectl: warning: could not delete {path}: {err}\n")
-        c.print(f"committed {result.committed_metadata_location}" if result.committed_metadata_location
-                else "nothing to expire")
-    elif not plan.changes_metadata:
-        c.print("nothing to expire")
+                rows.append([kind, str(len(group)), fmt_bytes(sum(f.size or 0 for f in group))])
+        print_table(env, ["kind", "files", "bytes"], rows, right={"files", "bytes"},
+                    title=f"Files that {'did' if r.applied else 'would'} go")
+    if r.skipped_outside_location:
+        say(env, (f"{len(r.skipped_outside_location)} unreferenced files lie outside the table location and are "
+                  f"left alone", "yellow"))
+    metadata = len(r.deleted_files) - len(content)
+    if metadata:
+        say(env, f"deleted {metadata} old metadata files")
+    for f in r.failed_deletes:
+        warn(env, f"could not delete {f.path}: {f.error}")
+    if r.applied:
+        say(env, f"committed {r.metadata_location}")
+    elif not (r.expired_snapshot_ids or r.removed_refs or r.removed_schema_ids or r.removed_spec_ids):
+        say(env, "nothing to expire")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,32 +1,123 @@
-"""Shared output helpers: JSON emission and value formatting for the human renderers."""
+"""The one output path: every command hands a typed result (a dataclass) to :func:`render`.
+
+- JSON (``--output json``): one document on stdout, serialized from the dataclass by
+  :func:`write_json`. A dataclass becomes an object of its fields, in order; fields declared with
+  ``repr=False`` hold what only the text renderer needs (parsed metadata, sizes) and are not part
+  of the document. A result whose class sets ``json_root = "field"`` is that field's list itself
+  (``snapshots``, ``files``, ``refs``), streamed one element per line so that 200,000 files print
+  with the C encoder and without building one huge string.
+- Text: the renderer registered for the result's type with :func:`text_renderer`. On a terminal
+  tables and trees are drawn by rich; piped, they are plain columns and an indented ASCII tree
+  (no box-drawing characters), so output stays easy to grep, cut and diff.
+"""
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
 from enum import Enum
-from typing import Any
+from typing import Any, Callable, Iterable, TextIO, TypeVar
 
 from icectl.cli.context import Env
 
+# A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
+# it): its keys are the spec's, not ours.
+SpecJson = dict[str, Any]
+
+R = TypeVar("R")
+TextRenderer = Callable[[Env, Any], None]
+_TEXT_RENDERERS: dict[type, TextRenderer] = {}
+
+
+def text_renderer(result_type: type[R]) -> Callable[[Callable[[Env, R], None]], Callable[[Env, R], None]]:
+    """Register the function that prints ``result_type`` for people (``--output table``)."""
+    def register(fn: Callable[[Env, R], None]) -> Callable[[Env, R], None]:
+        _TEXT_RENDERERS[result_type] = fn
+        return fn
+
+    return register
+
+
+def text_renderers() -> dict[type, TextRenderer]:
+    return dict(_TEXT_RENDERERS)
+
+
+def render(env: Env, result: Any) -> None:
+    """Write ``result`` to stdout: one JSON document, or its registered text rendering."""
+    if env.json:
+        write_json(env.stdout, result)
+        return
+    fn = _TEXT_RENDERERS.get(type(result))
+    if fn is None:
+        raise TypeError(f"no text renderer is registered for {type(result).__name__}")
+    fn(env, result)
+
+
+# -- JSON: one serializer ---------------------------------------------------------------------------
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_HIDDEN: dict[type, tuple[str, ...]] = {}
+
+
+def json_fields(cls: type) -> tuple[str, ...]:
+    """The names of the fields of dataclass ``cls`` that are part of its JSON form."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if f.repr)
+        _FIELDS[cls] = names
+        _HIDDEN[cls] = tuple(f.name for f in fields if not f.repr)
+    return names
+
+
+def _default(obj: Any) -> Any:
+    """What ``json`` calls for a value it cannot encode itself (it recurses into the result)."""
+    cls = type(obj)
+    if hasattr(cls, "__dataclass_fields__"):
+        names = json_fields(cls)
+        d = getattr(obj, "__dict__", None)
+        if d is not None and len(d) == len(names) + len(_HIDDEN[cls]):
+            # The instance dict holds the fields in order: copying it is the fast path (files).
+            if not _HIDDEN[cls]:
+                return d
+            d = dict(d)
+            for name in _HIDDEN[cls]:
+                del d[name]
+            return d
+        return {name: getattr(obj, name) for name in names}
+    if isinstance(obj, Enum):
+        return obj.value if isinstance(obj.value, str) else obj.name.lower()
+    if isinstance(obj, (bytes, bytearray)):
+        return obj.hex()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    return str(obj)  # Decimal, UUID, date: their canonical text
+
 
 def to_jsonable(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.repr}
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, Enum):
-        return obj.name.lower()
-    if isinstance(obj, bytes):
-        return obj.hex()
-    return obj
+    """The JSON value of ``obj`` as plain dicts and lists (what :func:`write_json` writes)."""
+    return json.loads(json.dumps(obj, default=_default))
 
 
-def emit_json(env: Env, data: Any) -> None:
-    env.stdout.write(json.dumps(to_jsonable(data), indent=2, default=str) + "\n")
+def write_json(out: TextIO, result: Any) -> None:
+    root = getattr(type(result), "json_root", None)
+    if root is None:
+        out.write(json.dumps(result, default=_default, indent=2) + "\n")
+        return
+    rows = getattr(result, root)
+    if not rows:
+        out.write("[]\n")
+        return
+    dumps = json.JSONEncoder(default=_default).encode  # compact, C-accelerated
+    out.write("[\n")
+    last = len(rows) - 1
+    for i, row in enumerate(rows):
+        out.write(dumps(row))
+        out.write(",\n" if i < last else "\n")
+    out.write("]\n")
 
+
+# -- text: values --------------------------------------------------------------------------------------
 
 def fmt_ts(ms: int | None) -> str:
     if ms is None:
@@ -67,18 +158,49 @@ def num(n: int | None) -> str:
     return "" if n is None else f"{n:,}"
 
 
+def opt(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+# -- text: lines, tables and trees -----------------------------------------------------------------------
+
+# A line of text in styled pieces: ("text", rich style or None). Plain output joins the texts.
+Line = list[tuple[str, "str | None"]]
+
 RICH_ROW_LIMIT = 300
 
 
-def use_plain(env: Env, rows: int) -> bool:
+def use_plain(env: Env, rows: int = 0) -> bool:
     """Rich tables for a person at a terminal; plain columns for pipes and for long listings
     (drawing thousands of rows with rich takes seconds)."""
     return not env.is_terminal() or rows > RICH_ROW_LIMIT
 
 
-def plain_table(env: Env, headers: list[str], rows: list[list[str]], right: set[str] = frozenset()) -> None:
+def _rich_text(line: Line) -> Any:
+    from rich.text import Text
+
+    return Text.assemble(*((t, s) if s else t for t, s in line))
+
+
+def say(env: Env, *pieces: tuple[str, str | None] | str) -> None:
+    """One line on stdout; styled pieces are colored on a terminal only. No markup is parsed, so
+    paths with brackets print as they are."""
+    line: Line = [(p, None) if isinstance(p, str) else p for p in pieces]
+    if not env.is_terminal():
+        env.stdout.write("".join(t for t, _ in line) + "\n")
+        return
+    env.console().print(_rich_text(line))
+
+
+def warn(env: Env, message: str) -> None:
+    env.stderr.write(f"icectl: warning: {message}\n")
+
+
+def plain_table(env: Env, headers: list[str], rows: list[list[str]], right: Iterable[str] = frozenset(),
+                *, show_header: bool = True) -> None:
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
-    widths = [len(h) for h in headers]
+    right = set(right)
+    widths = [len(h) if show_header else 0 for h in headers]
     for r in rows:
         for i, cell in enumerate(r):
             if len(cell) > widths[i]:
@@ -89,7 +211,106 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], right: set[
         return "  ".join(c.rjust(w) if h in right else c.ljust(w)
                          for c, w, h in zip(cells, widths, headers)).rstrip()
 
-    out.write(line(headers) + "\n")
+    if show_header:
+        out.write(line(headers) + "\n")
     out.write("\n".join(line(r) for r in rows))
     if rows:
         out.write("\n")
+
+
+def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: str | None = None,
+                right: Iterable[str] = frozenset(), empty: str | None = None) -> None:
+    """A table with a header: rich on a terminal, plain columns otherwise."""
+    right = set(right)
+    if use_plain(env, len(rows)):
+        if title:
+            env.stdout.write(title + "\n")
+        if not rows and empty is not None:
+            env.stdout.write(f"  {empty}\n")
+            return
+        plain_table(env, headers, rows, right)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=title, title_justify="left")
+    for h in headers:
+        t.add_column(h, justify="right" if h in right else "left", overflow="fold")
+    for r in rows:
+        t.add_row(*(Text(c) for c in r))
+    if not rows and empty is not None:
+        t.add_row(Text(empty, style="dim"), *([""] * (len(headers) - 1)))
+    env.console().print(t)
+
+
+def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None) -> None:
+    """Key-value pairs, keys aligned: never boxed, rich only for the bold keys on a terminal."""
+    cells = [[k, opt(v)] for k, v in rows]
+    if not env.is_terminal():
+        if title:
+            env.stdout.write(title + "\n")
+        plain_table(env, ["key", "value"], cells, show_header=False)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(overflow="fold")  # long locations wrap; never cut to "..."
+    for k, v in cells:
+        t.add_row(Text(k), Text(v))
+    env.console().print(t)
+
+
+@dataclasses.dataclass
+class Node:
+    """A line of a text tree and what hangs below it. Each of ``children`` is a run: nodes drawn
+    one under the other at one indentation, the first after a guide (``|--``); a run's line
+    follows the line above it (a snapshot's parent), and hangs its own children below itself."""
+
+    line: Line
+    children: list[list["Node"]] = dataclasses.field(default_factory=list)
+
+
+def print_tree(env: Env, title: str, runs: list[list[Node]]) -> None:
+    """A rich Tree on a terminal; an indented ASCII tree (``|--``, ``` `-- ```) when piped."""
+    if not env.is_terminal():
+        out = env.stdout
+        out.write(title + "\n")
+        # (run, index of the next node, prefix of its first line, prefix of the others)
+        stack: list[tuple[list[Node], int, str, str]] = []
+
+        def push(children: list[list[Node]], prefix: str) -> None:
+            for i in range(len(children) - 1, -1, -1):
+                last = i == len(children) - 1
+                stack.append((children[i], 0, prefix + ("`-- " if last else "|-- "), prefix + ("    " if last else "|   ")))
+
+        push(runs, "")
+        while stack:  # depth first, without recursion
+            run, j, first, rest = stack.pop()
+            if j == len(run):
+                continue
+            node = run[j]
+            out.write((first if j == 0 else rest) + "".join(t for t, _ in node.line) + "\n")
+            stack.append((run, j + 1, first, rest))  # the run goes on below this node's children
+            push(node.children, rest)
+        return
+    from rich.console import Group
+    from rich.tree import Tree
+
+    def renderable(run: list[Node]) -> Any:
+        parts = []
+        for node in run:
+            if node.children:
+                t = Tree(_rich_text(node.line))
+                for child in node.children:
+                    t.add(renderable(child))
+                parts.append(t)
+            else:
+                parts.append(_rich_text(node.line))
+        return parts[0] if len(parts) == 1 else Group(*parts)
+
+    tree = Tree(title)
+    for run in runs:
+        tree.add(renderable(run))
+    env.console().print(tree)

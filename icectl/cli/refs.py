@@ -1,12 +1,17 @@
 """``icectl rollback``, ``cherry-pick``, ``refs``, ``branch ...`` and ``tag ...``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Optional
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Optional
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import render, say, text_renderer
+from icectl.cli.render import RefView
+
+if TYPE_CHECKING:
+    from icectl.engine.refs import RefImpact
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
@@ -24,14 +29,19 @@ MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help=
 
 @dataclass
 class RefChange:
+    """A change to the table's refs (rollback, cherry-pick, branch and tag commands): the refs
+    before and after, the new current snapshot, and for a branch that moves, what it gains and
+    loses (``refs_after`` maps a ref to null where the commit creates a new snapshot)."""
+
     table: str
     action: str
     dry_run: bool
-    metadata_location: str | None
+    applied: bool
+    metadata_location: str | None  # the committed metadata file; None until committed
     refs_before: dict[str, int]
-    refs_after: dict[str, int]
+    refs_after: dict[str, int | None]
     current_snapshot_id: int | None
-    impact: Any = None
+    impact: RefImpact | None = None
 
 
 def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
@@ -40,12 +50,12 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     t = env.open_table(table_name)
     new = build(t)
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after = {n: r.snapshot_id for n, r in new.all_refs.items()}
+    after: dict[str, int | None] = {n: r.snapshot_id for n, r in new.all_refs.items()}
     imp = impact(t, new) if impact else None
-    change = RefChange(t.name, action, dry_run, None, before, after, new.current_snapshot_id, imp)
+    change = RefChange(t.name, action, dry_run, False, None, before, after, new.current_snapshot_id, imp)
     if new is t.metadata:  # already so (e.g. set to its own head): nothing to commit, as in Java
         change.action += ": nothing to change"
-        _render(env, change)
+        render(env, change)
         return
     _show_ask_commit(env, t, change, build, yes=yes)
 
@@ -53,48 +63,40 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
 def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any], Any], *, yes: bool) -> None:
     """A dry run shows the change; otherwise show it, ask, commit ``build`` with retry (it is
     built again against a refreshed table) and show what was committed."""
-    from icectl.cli.confirm import confirm
+    from icectl.cli.confirm import confirm_plan
     from icectl.engine.table import commit_with_retry
 
     if change.dry_run:
-        _render(env, change)
+        render(env, change)
         return
-    if not env.json:
-        _render(env, change, planned=True)
-    confirm(env, f"{change.action}?", yes=yes)
+    confirm_plan(env, change, f"{change.action}?", yes=yes)
     committed = commit_with_retry(t, build)
-    change.metadata_location = committed.metadata_location
-    change.refs_after = {n: r.snapshot_id for n, r in committed.metadata.all_refs.items()}
-    change.current_snapshot_id = committed.metadata.current_snapshot_id
-    _render(env, change)
+    md = committed.metadata
+    render(env, replace(change, applied=True, metadata_location=committed.metadata_location,
+                        refs_after={n: r.snapshot_id for n, r in md.all_refs.items()},
+                        current_snapshot_id=md.current_snapshot_id))
 
 
-def _render(env: Env, ch: RefChange, planned: bool = False) -> None:
-    from icectl.cli.output import emit_json, to_jsonable
-
-    if env.json:
-        emit_json(env, to_jsonable(ch))
+@text_renderer(RefChange)
+def _ref_change_text(env: Env, ch: RefChange) -> None:
+    if ch.applied:
+        say(env, f"committed {ch.metadata_location}")  # the plan was shown before asking
         return
-    c = env.console()
-    if ch.metadata_location and not planned:
-        c.print(f"committed {ch.metadata_location}")  # the plan was shown before asking
-        return
-    c.print(f"{ch.table}: {ch.action}{' (dry run: nothing committed)' if ch.dry_run else ''}")
-    names = sorted(set(ch.refs_before) | set(ch.refs_after))
-    for n in names:
+    say(env, f"{ch.table}: {ch.action}{' (dry run: nothing committed)' if ch.dry_run else ''}")
+    for n in sorted(set(ch.refs_before) | set(ch.refs_after)):
         b, a = ch.refs_before.get(n), ch.refs_after.get(n)
         if b != a:
             to = a if a is not None else "(a new snapshot)" if n in ch.refs_after else "(dropped)"
-            c.print(f"  {n}: {b if b is not None else '(none)'} -> {to}")
-    if ch.impact is not None:
-        i = ch.impact
-        c.print(f"  snapshots leaving {i.branch}'s history: {len(i.leaving_history)}"
-                + (f" ({', '.join(map(str, i.leaving_history[:10]))}{'...' if len(i.leaving_history) > 10 else ''})"
-                   if i.leaving_history else ""))
+            say(env, f"  {n}: {b if b is not None else '(none)'} -> {to}")
+    i = ch.impact
+    if i is not None:
+        say(env, f"  snapshots leaving {i.branch}'s history: {len(i.leaving_history)}"
+                 + (f" ({', '.join(map(str, i.leaving_history[:10]))}{'...' if len(i.leaving_history) > 10 else ''})"
+                    if i.leaving_history else ""))
         if i.joining_history:
-            c.print(f"  snapshots joining its history: {len(i.joining_history)}")
-        c.print(f"  data files: +{i.data_files_added} / -{i.data_files_removed}; records: +{i.records_added} / "
-                f"-{i.records_removed}")
+            say(env, f"  snapshots joining its history: {len(i.joining_history)}")
+        say(env, f"  data files: +{i.data_files_added} / -{i.data_files_removed}; records: +{i.records_added} / "
+                 f"-{i.records_removed}")
 
 
 def rollback(
@@ -154,26 +156,33 @@ def cherry_pick(
     # the commit, so a dry run or a refusal leaves no files behind (and --yes writes them once).
     preview = refs.cherry_pick(t, snapshot, branch=branch, validate_only=True)
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after: dict[str, Any] = dict(before)
+    after: dict[str, int | None] = dict(before)
     after[branch] = preview.all_refs[branch].snapshot_id if preview is not None else None
     current = preview.current_snapshot_id if preview is not None else (
         None if branch == "main" else t.metadata.current_snapshot_id)
-    change = RefChange(t.name, action, dry_run, None, before, after, current)
+    change = RefChange(t.name, action, dry_run, False, None, before, after, current)
     _show_ask_commit(env, t, change, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch), yes=yes)
+
+
+@dataclass
+class RefList:
+    json_root: ClassVar[str] = "rows"
+    rows: list[RefView]
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
-    from icectl.cli.output import emit_json
-    from icectl.cli.render import ref_json, render_refs
-    from icectl.engine.inspect import ref_rows
+    from icectl.cli.render import ref_views
 
     env: Env = ctx.obj
-    t = env.open_table(table)
-    if env.json:
-        emit_json(env, [ref_json(n, r) for n, r in ref_rows(t.metadata)])
-    else:
-        render_refs(env, t.metadata)
+    render(env, RefList(ref_views(env.open_table(table).metadata)))
+
+
+@text_renderer(RefList)
+def _refs_text(env: Env, result: RefList) -> None:
+    from icectl.cli.render import print_refs
+
+    print_refs(env, result.rows)
 
 
 def _dur(text: str | None) -> int | None:

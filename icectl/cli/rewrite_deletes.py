@@ -1,11 +1,17 @@
 """``icectl rewrite-deletes``."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import render, say, text_renderer
+
+if TYPE_CHECKING:
+    from icectl.engine.compaction import CompactionPlan
+    from icectl.engine.delete_rewrite import DeleteRewritePlan
 
 
 def rewrite_deletes(
@@ -22,37 +28,31 @@ def rewrite_deletes(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
 ) -> None:
     """Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes."""
-    from icectl.cli.confirm import confirm
+    from icectl.cli.confirm import confirm_plan
     from icectl.engine.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
     from icectl.engine.table import commit_with_retry
 
     env: Env = ctx.obj
     t = env.open_table(table)
     plan = plan_delete_rewrite(t, branch=branch)
-    summary = _plan_summary(plan)
     eq_plan = None
     if apply_equality_deletes:
         from icectl.engine.compaction import CompactOptions, plan_compaction
 
         eq_plan = plan_compaction(t, CompactOptions(branch=branch, only_equality_deleted=True))
-        summary["equality_rewrite"] = {"data_files": eq_plan.input_files, "groups": len(eq_plan.groups),
-                                       "bytes": eq_plan.input_bytes}
-    nothing = not plan.changes and not (eq_plan and eq_plan.groups)
-    if dry_run or nothing:
-        _render(env, summary, None, dry_run=True)
+    report = delete_rewrite_report(plan, eq_plan, dry_run=dry_run)
+    if dry_run or (not plan.changes and not (eq_plan and eq_plan.groups)):
+        render(env, report)
         return
-    if not env.json:
-        _render(env, summary, None, dry_run=True)
-    confirm(env, "Rewrite the delete files?", yes=yes)
-    result: dict[str, Any] = {"committed": []}
+    confirm_plan(env, report, "Rewrite the delete files?", yes=yes)
+    outcome = DeleteRewriteOutcome([], None)
     if eq_plan is not None and eq_plan.groups:
         from icectl.engine.compaction_job import JobSettings, run_compaction
 
         r = run_compaction(t, eq_plan, JobSettings(template_path=template, master=master),
                            progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
-        result["committed"] += r.committed
-        result["equality_rewrite"] = {"rewritten_data_files": r.rewritten_data_files,
-                                      "removed_delete_files": r.removed_delete_files}
+        outcome.committed += r.committed
+        outcome.equality_rewrite = EqualityRewriteOutcome(r.rewritten_data_files, r.removed_delete_files)
         t = t.refresh()
         plan = plan_delete_rewrite(t, branch=branch)
     if plan.changes:
@@ -65,48 +65,90 @@ def rewrite_deletes(
             return md
 
         committed = commit_with_retry(t, build)
-        result["committed"].append(committed.metadata_location)
-        result.update(counts)
-    _render(env, summary, result, dry_run=False)
+        outcome.committed.append(committed.metadata_location)
+        outcome = replace(outcome, **counts)
+    render(env, replace(report, applied=bool(outcome.committed), result=outcome))
 
 
-def _plan_summary(plan: Any) -> dict[str, Any]:
-    return {
-        "table": plan.table, "branch": plan.branch, "format_version": plan.format_version,
-        "dangling_delete_files": [d.data_file.file_path for d in plan.dangling],
-        "position_delete_files_to_merge": sum(len(v) for v in plan.to_merge.values()),
-        "partitions_to_merge": len(plan.to_merge),
-        "position_delete_files_to_convert": len(plan.to_dv),
-        "deletion_vectors_to_merge": len(plan.dvs_to_merge),
-        "equality_delete_files": plan.equality_targets,
-    }
+@dataclass
+class EqualityRewritePlan:
+    data_files: int  # data files that equality deletes apply to, to rewrite on Spark
+    groups: int
+    bytes: int
 
 
-def _render(env: Env, summary: dict[str, Any], result: dict[str, Any] | None, *, dry_run: bool) -> None:
-    from icectl.cli.output import emit_json
+@dataclass
+class EqualityRewriteOutcome:
+    rewritten_data_files: int
+    removed_delete_files: int
 
-    if env.json:
-        emit_json(env, {**summary, "dry_run": dry_run, "result": result})
+
+@dataclass
+class DeleteRewriteOutcome:
+    committed: list[str]  # metadata files, one per commit
+    equality_rewrite: EqualityRewriteOutcome | None  # with --apply-equality-deletes
+    dangling_removed: int = 0
+    merged_inputs: int = 0
+    merged_outputs: int = 0
+    converted_to_dvs: int = 0
+    deletion_vectors_written: int = 0
+
+
+@dataclass
+class DeleteRewriteReport:
+    """What ``rewrite-deletes`` would do (the plan) and, once applied, did (``result``)."""
+
+    table: str
+    branch: str
+    format_version: int
+    dangling_delete_files: list[str]
+    position_delete_files_to_merge: int
+    partitions_to_merge: int
+    position_delete_files_to_convert: int
+    deletion_vectors_to_merge: int
+    equality_delete_files: int
+    equality_rewrite: EqualityRewritePlan | None  # with --apply-equality-deletes
+    dry_run: bool
+    applied: bool
+    result: DeleteRewriteOutcome | None  # None until applied
+
+
+def delete_rewrite_report(plan: DeleteRewritePlan, eq_plan: CompactionPlan | None, *, dry_run: bool) -> DeleteRewriteReport:
+    return DeleteRewriteReport(
+        table=plan.table, branch=plan.branch, format_version=plan.format_version,
+        dangling_delete_files=[d.data_file.file_path for d in plan.dangling],
+        position_delete_files_to_merge=sum(len(v) for v in plan.to_merge.values()),
+        partitions_to_merge=len(plan.to_merge), position_delete_files_to_convert=len(plan.to_dv),
+        deletion_vectors_to_merge=len(plan.dvs_to_merge), equality_delete_files=plan.equality_targets,
+        equality_rewrite=None if eq_plan is None else EqualityRewritePlan(eq_plan.input_files, len(eq_plan.groups),
+                                                                          eq_plan.input_bytes),
+        dry_run=dry_run, applied=False, result=None)
+
+
+@text_renderer(DeleteRewriteReport)
+def _rewrite_deletes_text(env: Env, r: DeleteRewriteReport) -> None:
+    res = r.result
+    if res is not None:  # the plan was printed before
+        say(env, f"dropped {res.dangling_removed} dangling delete files; merged {res.merged_inputs} position-delete "
+                 f"files into {res.merged_outputs}; converted {res.converted_to_dvs} into "
+                 f"{res.deletion_vectors_written} deletion vectors")
+        if res.equality_rewrite is not None:
+            e = res.equality_rewrite
+            say(env, f"equality deletes: rewrote {e.rewritten_data_files} data files, removed "
+                     f"{e.removed_delete_files} delete files")
+        for m in res.committed:
+            say(env, f"committed {m}")
         return
-    c = env.console()
-    if result is None:
-        c.print(f"{summary['table']} (v{summary['format_version']}, {summary['branch']}): "
-                f"{len(summary['dangling_delete_files'])} dangling delete files to drop; "
-                f"{summary['position_delete_files_to_merge']} position-delete files to merge in "
-                f"{summary['partitions_to_merge']} partitions; {summary['position_delete_files_to_convert']} to convert "
-                f"to deletion vectors")
-        if "equality_rewrite" in summary:
-            e = summary["equality_rewrite"]
-            c.print(f"equality deletes: {e['data_files']} data files to rewrite in {e['groups']} groups")
-        if dry_run and not (summary['dangling_delete_files'] or summary['position_delete_files_to_merge']
-                            or summary['position_delete_files_to_convert'] or summary.get("equality_rewrite", {}).get("data_files")):
-            c.print("nothing to rewrite")
-        return
-    c.print(f"dropped {result.get('dangling_removed', 0)} dangling delete files; merged {result.get('merged_inputs', 0)} "
-            f"position-delete files into {result.get('merged_outputs', 0)}; converted {result.get('converted_to_dvs', 0)} "
-            f"into {result.get('deletion_vectors_written', 0)} deletion vectors")
-    for m in result["committed"]:
-        c.print(f"committed {m}")
+    say(env, f"{r.table} (v{r.format_version}, {r.branch}): {len(r.dangling_delete_files)} dangling delete files to "
+             f"drop; {r.position_delete_files_to_merge} position-delete files to merge in {r.partitions_to_merge} "
+             f"partitions; {r.position_delete_files_to_convert} to convert to deletion vectors"
+             + (" (dry run: nothing committed)" if r.dry_run else ""))
+    if r.equality_rewrite is not None:
+        e = r.equality_rewrite
+        say(env, f"equality deletes: {e.data_files} data files to rewrite in {e.groups} groups")
+    if not (r.dangling_delete_files or r.position_delete_files_to_merge or r.position_delete_files_to_convert
+            or (r.equality_rewrite is not None and r.equality_rewrite.data_files)):
+        say(env, "nothing to rewrite")
 
 
 def register(app: typer.Typer) -> None:

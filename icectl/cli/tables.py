@@ -1,26 +1,41 @@
 """``icectl create`` and ``icectl list``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import emit_json
+from icectl.cli.output import SpecJson, print_kv, print_table, render, say, text_renderer
+
+if TYPE_CHECKING:
+    from icectl.engine.metadata import TableMetadata
 
 
 @dataclass
 class Created:
+    """The table ``create`` made, or would make (a dry run, or a plan it refused to apply)."""
+
     name: str
     location: str | None
-    metadata_location: str
+    metadata_location: str | None  # None until created
     format_version: int
-    table_uuid: str | None
-    schema: dict
-    partition_spec: dict
-    sort_order: dict
-    properties: dict
+    table_uuid: str | None  # None until created
+    schema: SpecJson
+    partition_spec: SpecJson
+    sort_order: SpecJson
+    properties: dict[str, str]
+    dry_run: bool
+    applied: bool
+    metadata: TableMetadata = field(repr=False)
+
+    @classmethod
+    def of(cls, name: str, md: TableMetadata, metadata_location: str | None, *, dry_run: bool = False) -> "Created":
+        applied = metadata_location is not None
+        return cls(name, md.location, metadata_location, md.format_version, md.table_uuid if applied else None,
+                   md.schema.to_json(), md.spec.to_json(md.format_version), md.sort_order.to_json(),
+                   dict(md.properties), dry_run, applied, md)
 
 
 def create(
@@ -34,28 +49,55 @@ def create(
     prop: Annotated[Optional[list[str]], typer.Option("--property", "-P", help="Table property KEY=VALUE (repeatable).")] = None,
     format_version: Annotated[int, typer.Option("--format-version", help="Format version 1 to 4.", min=1, max=4)] = 2,
     location: Annotated[Optional[str], typer.Option("--location", help="Table location (default: under the warehouse).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the table that would be created; write nothing "
+                                          "(no catalog database, no folder).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for scripts, cron and "
+                                      "Airflow).")] = False,
 ) -> None:
     """Create a table."""
     from icectl.catalog import parse_identifier
-    from icectl.engine.operations import check_create_arguments, create_table
+    from icectl.cli.confirm import confirm_plan
+    from icectl.engine.operations import apply_create, plan_create
 
     env: Env = ctx.obj
     ident = parse_identifier(table)
-    # Arguments first: a bad create must not leave a new catalog database behind.
-    check_create_arguments(schema_text=schema, partition_by=partition_by, sort_by=sort_by, properties=prop or [],
-                           format_version=format_version)
-    t = create_table(env.get_catalog(), ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
-                     properties=prop or [], format_version=format_version, location=location)
-    md = t.metadata
-    result = Created(t.name, md.location, t.metadata_location, md.format_version, md.table_uuid,
-                     md.schema.to_json(), md.spec.to_json(md.format_version), md.sort_order.to_json(),
-                     dict(md.properties))
-    if env.json:
-        emit_json(env, result)
+    catalog = env.get_catalog()  # SQLite catalogs are created by their first write, not here
+    plan = plan_create(catalog, ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
+                       properties=prop or [], format_version=format_version, location=location)
+    name = ".".join(ident)
+    if dry_run:
+        render(env, Created.of(name, plan.metadata, None, dry_run=True))
         return
-    from icectl.cli.render import render_created
+    confirm_plan(env, Created.of(name, plan.metadata, None), f"Create table {name}?", yes=yes,
+                 action="create the table")
+    t = apply_create(catalog, plan)
+    render(env, Created.of(t.name, t.metadata, t.metadata_location))
 
-    render_created(env, result, md)
+
+@text_renderer(Created)
+def _created_text(env: Env, c: Created) -> None:
+    from icectl.cli.render import print_schema, print_specs_and_orders
+
+    if c.applied:  # the plan was printed before
+        say(env, f"created {c.name} (format version {c.format_version}): metadata {c.metadata_location}, "
+                 f"uuid {c.table_uuid}")
+        return
+    say(env, f"{c.name}: table to create, format version {c.format_version}"
+             + (" (dry run: nothing written)" if c.dry_run else ""))
+    print_kv(env, [("location", c.location)])
+    print_schema(env, c.metadata.schema)
+    print_specs_and_orders(env, c.metadata)
+    if c.properties:
+        print_kv(env, sorted(c.properties.items()), title="Properties")
+
+
+@dataclass
+class Listing:
+    """The namespaces and tables of a catalog (or of one namespace)."""
+
+    catalog: str
+    namespaces: list[str]
+    tables: list[str]
 
 
 def list_(
@@ -68,14 +110,22 @@ def list_(
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in catalog.list_tables(ns)]
     namespaces = [".".join(n) for n in catalog.list_namespaces()] if ns is None else [namespace]
-    if env.json:
-        emit_json(env, {"catalog": catalog.name, "namespaces": namespaces, "tables": tables})
+    render(env, Listing(catalog.name, namespaces, tables))
+
+
+@text_renderer(Listing)
+def _listing_text(env: Env, listing: Listing) -> None:
+    if not listing.namespaces and not listing.tables:
+        say(env, f"no namespaces or tables in catalog {listing.catalog}")
         return
-    console = env.console()
-    if not tables:
-        console.print(f"no tables in catalog {catalog.name}" + (f" namespace {namespace}" if namespace else ""))
-    for t in tables:
-        console.print(t)
+    # Each namespace, then its tables: `icectl list | awk '$1 == "table" {print $2}'` lists tables.
+    rows: list[list[str]] = []
+    namespaces = sorted(set(listing.namespaces) | {t.rsplit(".", 1)[0] for t in listing.tables})
+    for ns in namespaces:
+        rows.append(["namespace", ns])
+        rows.extend(["table", t] for t in listing.tables if t.rsplit(".", 1)[0] == ns)
+    print_table(env, ["kind", "name"], rows, title=f"catalog {listing.catalog}: {len(listing.namespaces)} "
+                f"namespaces, {len(listing.tables)} tables")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,20 +2,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import print_table, render, say, text_renderer
+
+if TYPE_CHECKING:
+    from icectl.engine.upgrade import RegisterPlan, UpgradePlan
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
 
 
 @dataclass
 class UpgradeResult:
-    plan: Any
+    """The pre-flight report of ``upgrade-format`` and, once applied, the committed metadata file."""
+
+    plan: UpgradePlan
     dry_run: bool
-    metadata_location: str | None  # the committed metadata file; None in a dry run
+    applied: bool
+    metadata_location: str | None  # the committed metadata file; None until committed
 
 
 def upgrade_format(
@@ -27,7 +34,7 @@ def upgrade_format(
     yes: YesOpt = False,
 ) -> None:
     """Upgrade a table's format version (metadata only), after a pre-flight report."""
-    from icectl.cli.confirm import confirm
+    from icectl.cli.confirm import confirm_plan
     from icectl.engine.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
@@ -35,68 +42,65 @@ def upgrade_format(
     t = env.open_table(table)
     plan = plan_upgrade(t, to)
     if dry_run or not plan.steps:
-        _render(env, UpgradeResult(plan, True, None))
+        render(env, UpgradeResult(plan, dry_run, False, None))
         return
-    if not env.json:
-        _render(env, UpgradeResult(plan, False, None))
+    report = UpgradeResult(plan, False, False, None)
     if plan.blockers:
+        render(env, report)
         b = plan.blockers[0]
         cls = UnsupportedError if b.code in ("V4_FILESYSTEM_CATALOG", "READ_ONLY") else RefusedError
         raise cls(f"cannot upgrade {plan.table}: {b.message}", hint=b.hint)
-    confirm(env, f"Upgrade {plan.table} from format version {plan.from_version} to {plan.to_version}?", yes=yes)
+    confirm_plan(env, report, f"Upgrade {plan.table} from format version {plan.from_version} to {plan.to_version}?",
+                 yes=yes)
     committed = apply_upgrade(t, to)
-    _render(env, UpgradeResult(plan, False, committed.metadata_location))
+    render(env, UpgradeResult(plan, False, True, committed.metadata_location))
 
 
-def _render(env: Env, result: UpgradeResult) -> None:
+@text_renderer(UpgradeResult)
+def _upgrade_text(env: Env, result: UpgradeResult) -> None:
     plan = result.plan
-    if env.json:
-        from icectl.cli.output import emit_json
-
-        emit_json(env, result)
-        return
-    from rich.markup import escape
-    from rich.table import Table
-
-    c = env.console()
-    if result.metadata_location is not None:
-        c.print(f"upgraded {plan.table} to format version {plan.to_version}: committed {result.metadata_location}")
+    if result.applied:
+        say(env, f"upgraded {plan.table} to format version {plan.to_version}: committed {result.metadata_location}")
         return
     if not plan.steps:
-        c.print(f"{plan.table} is already format version {plan.from_version}; nothing to do")
+        say(env, f"{plan.table} is already format version {plan.from_version}; nothing to do")
         return
     path = " -> ".join(str(v) for v in range(plan.from_version, plan.to_version + 1))
-    c.print(f"[bold]Upgrade {plan.table}[/bold] ({plan.catalog} catalog): format version {path}")
+    say(env, (f"Upgrade {plan.table}", "bold"), f" ({plan.catalog} catalog): format version {path}")
     for s in plan.steps:
-        c.print(f"\n[bold]{s.from_version} -> {s.to_version}[/bold]")
+        say(env)
+        say(env, (f"{s.from_version} -> {s.to_version}", "bold"))
         for title, items in (("changes", s.changes), ("allows", s.allows), ("forbids", s.forbids)):
-            c.print(f"  {title}:")
+            say(env, f"  {title}:")
             for item in items:
-                c.print(f"    - {escape(item)}")
+                say(env, f"    - {item}")
     if plan.found:
-        c.print("\n[bold]In the table[/bold]")
+        say(env)
+        say(env, ("In the table", "bold"))
         for item in plan.found:
-            c.print(f"  - {escape(item)}")
+            say(env, f"  - {item}")
+    say(env)
     if plan.blockers:
-        c.print("\n[bold red]Blockers[/bold red]")
+        say(env, ("Blockers", "bold red"))
         for b in plan.blockers:
-            c.print(f"  - [red]{b.code}[/red]: {escape(b.message)}" + (f"\n    hint: {escape(b.hint)}" if b.hint else ""))
+            say(env, "  - ", (b.code, "red"), f": {b.message}")
+            if b.hint:
+                say(env, f"    hint: {b.hint}")
     else:
-        c.print("\n[green]no blockers[/green]")
-    t = Table(title=f"Readers of format version {plan.to_version}", title_justify="left")
-    for col in ("reader", "reads it", "note"):
-        t.add_column(col)
-    for r in plan.readers:
-        t.add_row(r.reader, "[green]yes[/green]" if r.reads else "[red]no[/red]", escape(r.note))
-    c.print(t)
+        say(env, ("no blockers", "green"))
+    print_table(env, ["reader", "reads it", "note"], [[r.reader, "yes" if r.reads else "no", r.note] for r in plan.readers],
+                title=f"Readers of format version {plan.to_version}")
     if result.dry_run:
-        c.print("[dim]dry run: nothing changed[/dim]")
+        say(env, ("dry run: nothing changed", "dim"))
 
 
 @dataclass
 class Registered:
-    plan: Any
+    """A metadata file that ``register`` adds, or added (``registered``), to a catalog."""
+
+    plan: RegisterPlan
     dry_run: bool
+    applied: bool
     registered: bool
 
 
@@ -109,7 +113,7 @@ def register_cmd(
 ) -> None:
     """Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4."""
     from icectl.catalog import parse_identifier
-    from icectl.cli.confirm import confirm
+    from icectl.cli.confirm import confirm_plan
     from icectl.engine.upgrade import plan_register, register_table
 
     env: Env = ctx.obj
@@ -117,32 +121,25 @@ def register_cmd(
     catalog = env.get_catalog()
     plan = plan_register(catalog, ident, metadata_file)
     if dry_run:
-        _render_register(env, Registered(plan, True, False))
+        render(env, Registered(plan, True, False, False))
         return
-    if not env.json:
-        _render_register(env, Registered(plan, False, False))
-    confirm(env, f"Register {plan.table} in catalog {plan.catalog}?", yes=yes)
+    confirm_plan(env, Registered(plan, False, False, False), f"Register {plan.table} in catalog {plan.catalog}?",
+                 yes=yes, action="register the table")
     register_table(catalog, ident, plan)
-    _render_register(env, Registered(plan, False, True))
+    render(env, Registered(plan, False, True, True))
 
 
-def _render_register(env: Env, r: Registered) -> None:
-    if env.json:
-        from icectl.cli.output import emit_json
-
-        emit_json(env, r)
-        return
-    c = env.console()
+@text_renderer(Registered)
+def _registered_text(env: Env, r: Registered) -> None:
     p = r.plan
     if r.registered:
-        c.print(f"registered {p.table} in catalog {p.catalog}: {p.metadata_location}")
+        say(env, f"registered {p.table} in catalog {p.catalog}: {p.metadata_location}")
         return
-    c.print(f"register {p.table} in catalog {p.catalog}: format version {p.format_version}, location {p.location}, "
-            f"{p.snapshots} snapshots, metadata {p.metadata_location}"
-            + (" (dry run: nothing registered)" if r.dry_run else ""))
+    say(env, f"register {p.table} in catalog {p.catalog}: format version {p.format_version}, location {p.location}, "
+             f"{p.snapshots} snapshots, metadata {p.metadata_location}"
+             + (" (dry run: nothing registered)" if r.dry_run else ""))
 
 
 def register(app: typer.Typer) -> None:
     app.command("upgrade-format")(upgrade_format)
     app.command("register")(register_cmd)
-

@@ -1,11 +1,16 @@
 """``icectl validate``."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.output import print_table, render, say, text_renderer
+
+if TYPE_CHECKING:
+    from icectl.engine.validate import Checked, ValidationReport
 
 
 def validate(
@@ -25,62 +30,69 @@ def validate(
     catalog, ident = env.locate_table(table)
     report = validate_table(catalog, ident, ValidateOptions(deep=deep, all_snapshots=all_snapshots,
                                                             check_bounds=not no_bounds))
-    if env.json:
-        from icectl.cli.output import emit_json
-
-        emit_json(env, report_json(report))
-    else:
-        render_report(env, report)
+    render(env, validation_view(report))
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
                                hint="the codes are explained in the README's \"Validation codes\"")
 
 
-def report_json(report: Any) -> dict[str, Any]:
-    return {
-        "table": report.table,
-        "metadata_location": report.metadata_location,
-        "format_version": report.format_version,
-        "deep": report.deep,
-        "all_snapshots": report.all_snapshots,
-        "ok": report.ok,
-        "errors": len(report.errors),
-        "warnings": len(report.warnings),
-        "checked": {"snapshots": report.checked.snapshots, "manifest_lists": report.checked.manifest_lists,
-                    "manifests": report.checked.manifests, "entries": report.checked.entries,
-                    "files": report.checked.files},
-        "seconds": report.seconds,
-        "findings": [{"severity": f.severity.value, "code": f.code, "rule": f.rule, "message": f.message,
-                      "file": f.file, "snapshot_id": f.snapshot_id, "manifest": f.manifest, "entry": f.entry}
-                     for f in report.findings],
-    }
+@dataclass
+class FindingView:
+    severity: str  # error | warning
+    code: str  # README "Validation codes"
+    rule: str  # the spec section
+    message: str
+    file: str | None
+    snapshot_id: int | None
+    manifest: str | None
+    entry: int | None
+    where: str = field(repr=False)
 
 
-def render_report(env: Env, report: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+@dataclass
+class ValidationView:
+    """``validate``'s report: every finding, and how much was checked (``format_version`` is None
+    when the metadata cannot be read)."""
 
-    c = env.console()
+    table: str
+    metadata_location: str | None
+    format_version: int | None
+    deep: bool
+    all_snapshots: bool
+    ok: bool
+    errors: int
+    warnings: int
+    checked: Checked
+    seconds: float
+    findings: list[FindingView]
+
+
+def validation_view(report: ValidationReport) -> ValidationView:
+    return ValidationView(
+        report.table, report.metadata_location, report.format_version, report.deep, report.all_snapshots, report.ok,
+        len(report.errors), len(report.warnings), report.checked, report.seconds,
+        [FindingView(f.severity.value, f.code, f.rule, f.message, f.file, f.snapshot_id, f.manifest, f.entry, f.where)
+         for f in report.findings])
+
+
+@text_renderer(ValidationView)
+def _validation_text(env: Env, report: ValidationView) -> None:
     ch = report.checked
     scope = "all snapshots" if report.all_snapshots else "heads of refs"
-    c.print(f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
-            f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
-            f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
-    for title, group, style in (("Errors", report.errors, "red"), ("Warnings", report.warnings, "yellow")):
-        if not group:
-            continue
-        t = Table(title=f"{title} ({len(group)})", title_justify="left", title_style=f"bold {style}")
-        for col in ("code", "where", "message", "rule"):
-            t.add_column(col, overflow="fold")
-        for f in group:
-            t.add_row(f.code, escape(f.where), escape(f.message), escape(f.rule))
-        c.print(t)
+    say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
+             f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
+             f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
+    for title, severity in (("Errors", "error"), ("Warnings", "warning")):
+        group = [f for f in report.findings if f.severity == severity]
+        if group:
+            print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
+                        title=f"{title} ({len(group)})")
     if report.ok and not report.warnings:
-        c.print("[green]valid: no findings[/green]")
+        say(env, ("valid: no findings", "green"))
     elif report.ok:
-        c.print(f"[yellow]valid, with {len(report.warnings)} warnings[/yellow]")
+        say(env, (f"valid, with {report.warnings} warnings", "yellow"))
     else:
-        c.print(f"[red]{len(report.errors)} errors[/red], {len(report.warnings)} warnings")
+        say(env, (f"{report.errors} errors", "red"), f", {report.warnings} warnings")
 
 
 def register(app: typer.Typer) -> None:

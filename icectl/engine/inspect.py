@@ -117,6 +117,7 @@ class SnapshotRow:
     snapshot_id: int
     parent_snapshot_id: int | None
     timestamp_ms: int
+    committed_at: str  # timestamp_ms as ISO 8601 UTC, e.g. 2026-01-31T12:00:00.000Z
     operation: str | None
     sequence_number: int
     schema_id: int | None
@@ -133,6 +134,13 @@ class SnapshotRow:
     summary: dict[str, str]
     first_row_id: int | None = None
     added_rows: int | None = None
+
+
+def iso_utc(ms: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds") \
+        .replace("+00:00", "Z")
 
 
 def _int(summary: dict[str, str], *keys: str) -> int | None:
@@ -197,7 +205,7 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
         sm = s.summary
         rows.append(SnapshotRow(
             snapshot_id=s.snapshot_id, parent_snapshot_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms,
-            operation=s.operation, sequence_number=s.sequence_number, schema_id=s.schema_id,
+            committed_at=iso_utc(s.timestamp_ms), operation=s.operation, sequence_number=s.sequence_number, schema_id=s.schema_id,
             added_data_files=_int(sm, "added-data-files"), removed_data_files=_int(sm, "deleted-data-files"),
             added_delete_files=_int(sm, "added-delete-files"), removed_delete_files=_int(sm, "removed-delete-files"),
             added_records=_int(sm, "added-records"), removed_records=_int(sm, "deleted-records"),
@@ -237,8 +245,8 @@ class FileRow:
     file_path: str
     file_format: str
     spec_id: int
-    partition: dict[str, Any]  # partition field name -> display value
-    partition_values: dict[str, Any]  # name -> JSON single value
+    partition: dict[str, Any]  # partition field name -> JSON single value (Appendix D's JSON form)
+    partition_display: dict[str, Any] = field(repr=False)  # name -> human value (the transform's)
     record_count: int
     file_size_in_bytes: int
     data_sequence_number: int | None
@@ -318,8 +326,8 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
                 continue
             part, part_json = partition_of(spec_id, values)
             rows.append(FileRow(
-                content=kind, file_path=path, file_format=fmt, spec_id=spec_id, partition=part,
-                partition_values=part_json, record_count=rc, file_size_in_bytes=size, data_sequence_number=seq,
+                content=kind, file_path=path, file_format=fmt, spec_id=spec_id, partition=part_json,
+                partition_display=part, record_count=rc, file_size_in_bytes=size, data_sequence_number=seq,
                 file_sequence_number=fseq, snapshot_id=sid, status=_STATUS[st], first_row_id=frid,
                 referenced_data_file=ref, content_offset=off, content_size_in_bytes=clen,
                 equality_ids=list(eq) if eq is not None else None))
@@ -333,7 +341,7 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
         part, part_json = partition_of(df.spec_id, df.partition)
         rows.append(FileRow(
             content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
-            partition=part, partition_values=part_json, record_count=df.record_count,
+            partition=part_json, partition_display=part, record_count=df.record_count,
             file_size_in_bytes=df.file_size_in_bytes, data_sequence_number=e.sequence_number,
             file_sequence_number=e.file_sequence_number, snapshot_id=e.snapshot_id, status=_STATUS[int(e.status)],
             first_row_id=df.first_row_id, referenced_data_file=df.referenced_data_file,

@@ -76,7 +76,7 @@ def test_icectl_config_beats_icectl_yaml_beats_pyiceberg_yaml(home, tmp_path, mo
 def test_precedence_through_the_cli(home, tmp_path, monkeypatch):
     write_yaml(home / ".pyiceberg.yaml", {"catalog": {"p": sql_catalog(tmp_path, "p")}})
     write_yaml(home / ".icectl.yaml", {"catalog": {"i": sql_catalog(tmp_path, "i")}})
-    code, out, err = cli(["create", "db.t", "--schema", "id:long", "--output", "json"])
+    code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["location"] == str(tmp_path / "wh-i" / "db" / "t")
     assert (tmp_path / "i.db").exists() and not (tmp_path / "p.db").exists()
@@ -132,7 +132,7 @@ def test_catalog_flag_selects_and_properties_are_strings(home, tmp_path):
     cfg = resolve_catalog_config("b")
     assert cfg.properties["s3.path-style-access"] == "True"
     assert cfg.properties["commit.retries"] == "3"
-    code, out, err = cli(["--catalog", "b", "create", "db.t", "--schema", "id:long", "--output", "json"])
+    code, out, err = cli(["--catalog", "b", "create", "--yes", "db.t", "--schema", "id:long", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["location"] == str(tmp_path / "wh-b" / "db" / "t")
     code, out, err = cli(["list", "-c", "b", "--output", "json"])
@@ -159,7 +159,7 @@ def test_unknown_catalog_is_a_usage_error(home, tmp_path):
 
 def test_unknown_catalog_without_any_configuration_is_a_usage_error(home, tmp_path):
     """``--catalog prod`` with no configuration file must not silently open ./warehouse."""
-    code, out, err = cli(["--catalog", "prod", "create", "db.t", "--schema", "id:long"])
+    code, out, err = cli(["--catalog", "prod", "create", "--yes", "db.t", "--schema", "id:long"])
     assert code == 2, err
     lines = error_lines(err)
     assert len(lines) == 1 and "prod" in lines[0]
@@ -173,7 +173,7 @@ def test_catalog_named_default_without_configuration_is_the_local_default(home, 
     assert json.loads(out)["catalog"] == "default"
     # Reading an empty local default writes nothing; the first create makes the database.
     assert not (tmp_path / "work" / "warehouse" / "icectl_catalog.db").exists()
-    code, out, err = cli(["--catalog", "default", "create", "db.t", "--schema", "id:long"])
+    code, out, err = cli(["--catalog", "default", "create", "--yes", "db.t", "--schema", "id:long"])
     assert code == 0, err
     assert (tmp_path / "work" / "warehouse" / "icectl_catalog.db").is_file()
 
@@ -212,7 +212,7 @@ def test_uri_and_warehouse_flags_override_the_file(home, tmp_path):
     assert cfg.properties["warehouse"] == str(other_wh)
     assert cfg.properties["type"] == "sql"
 
-    code, out, err = cli(["--uri", f"sqlite:///{other_db}", "--warehouse", str(other_wh), "create", "db.t",
+    code, out, err = cli(["--uri", f"sqlite:///{other_db}", "--warehouse", str(other_wh), "create", "--yes", "db.t",
                           "--schema", "id:long", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["location"] == str(other_wh / "db" / "t")
@@ -225,7 +225,7 @@ def test_uri_and_warehouse_flags_override_the_file(home, tmp_path):
 
 def test_warehouse_flag_alone_opens_a_file_system_catalog(home, tmp_path):
     wh = tmp_path / "fs-wh"
-    code, out, err = cli(["--warehouse", str(wh), "create", "db.t", "--schema", "id:long", "--output", "json"])
+    code, out, err = cli(["--warehouse", str(wh), "create", "--yes", "db.t", "--schema", "id:long", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["metadata_location"] == str(wh / "db" / "t" / "metadata" / "v1.metadata.json")
     assert (wh / "db" / "t" / "metadata" / "version-hint.text").read_text().strip() == "1"
@@ -239,10 +239,10 @@ def test_uri_flag_alone_opens_a_sql_catalog(home, tmp_path):
     assert isinstance(cat, SqlCatalog)
     assert cat.warehouse is None
     # Without a warehouse, create needs --location.
-    code, out, err = cli(["--uri", f"sqlite:///{db}", "create", "db.t", "--schema", "id:long"])
+    code, out, err = cli(["--uri", f"sqlite:///{db}", "create", "--yes", "db.t", "--schema", "id:long"])
     assert code == 2
     assert "warehouse" in error_lines(err)[0]
-    code, out, err = cli(["--uri", f"sqlite:///{db}", "create", "db.t", "--schema", "id:long",
+    code, out, err = cli(["--uri", f"sqlite:///{db}", "create", "--yes", "db.t", "--schema", "id:long",
                           "--location", str(tmp_path / "somewhere"), "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["location"] == str(tmp_path / "somewhere")
@@ -251,7 +251,7 @@ def test_uri_flag_alone_opens_a_sql_catalog(home, tmp_path):
 def test_catalog_flag_with_uri_needs_no_configuration(home, tmp_path):
     db = tmp_path / "named.db"
     code, out, err = cli(["--catalog", "named", "--uri", f"sqlite:///{db}", "--warehouse", str(tmp_path / "w"),
-                          "create", "db.t", "--schema", "id:long"])
+                          "create", "--yes", "db.t", "--schema", "id:long"])
     assert code == 0, err
     import sqlite3
 
@@ -269,7 +269,7 @@ def test_no_configuration_means_sqlite_catalog_in_dot_warehouse(home, tmp_path):
     assert cfg.properties["warehouse"] == str(work / "warehouse")
     assert cfg.properties["uri"] == f"sqlite:///{work / 'warehouse' / 'icectl_catalog.db'}"
 
-    code, out, err = cli(["create", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
+    code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
     assert code == 0, err
     created = json.loads(out)
     assert created["location"] == str(work / "warehouse" / "db" / "t")

@@ -102,7 +102,7 @@ def test_create_and_append(catalog, wh, format_version):
 
 @pytest.mark.parametrize("format_version", [1, 2, 3])
 def test_create_and_inspect_through_the_cli(cli_flags, wh, format_version):
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA, "--format-version", str(format_version),
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA, "--format-version", str(format_version),
                                       "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["metadata_location"] == str(wh / "db" / "t" / "metadata" / "v1.metadata.json")
@@ -137,7 +137,7 @@ def test_duplicate_create_and_not_found(catalog, cli_flags, wh):
     with pytest.raises(AlreadyExistsError):
         create_table(catalog, ("db", "t"), schema_text=SCHEMA)
     assert metadata_names(wh) == ["v1.metadata.json"]
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA])
     assert code == 5, err
     with pytest.raises(NoSuchTableError):
         catalog.load_metadata_location(("db", "missing"))
@@ -238,7 +238,7 @@ def test_racing_threads_exactly_one_wins(wh):
 # -- format version 4 ------------------------------------------------------------------------------
 
 def test_v4_create_refused_through_the_cli(cli_flags, wh):
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA, "--format-version", "4"])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA, "--format-version", "4"])
     assert code == 7
     assert out == ""
     lines = [line for line in err.splitlines() if line.startswith("icectl: error:")]
@@ -246,7 +246,7 @@ def test_v4_create_refused_through_the_cli(cli_flags, wh):
     assert "SQL catalog" in err and "register" in err
     assert not (wh / "db" / "t").exists()
 
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA, "--format-version", "4", "--output", "json"])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA, "--format-version", "4", "--output", "json"])
     assert code == 7
     e = json.loads(err.strip())["error"]
     assert e["type"] == "UnsupportedError" and e["exit_code"] == 7

@@ -290,9 +290,9 @@ def test_duplicate_create_is_already_exists(catalog, wh):
 
 
 def test_duplicate_create_through_the_cli_exits_5(cli_flags, wh):
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA])
     assert code == 0, err
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA])
     assert code == 5
     lines = [line for line in err.splitlines() if line.startswith("icectl: error:")]
     assert len(lines) == 1 and "db.t" in lines[0] and "already exists" in lines[0]
@@ -327,7 +327,7 @@ def test_pyiceberg_reads_a_table_icectl_created(cli_flags, db, wh, tmp_path, for
     pytest.importorskip("sqlalchemy")
     sql = pytest.importorskip("pyiceberg.catalog.sql")
 
-    code, out, err = cli(cli_flags + ["create", "db.t", "--schema", SCHEMA, "--format-version", str(format_version)])
+    code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA, "--format-version", str(format_version)])
     assert code == 0, err
     cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
     t = load_table(cat, ("db", "t"))

@@ -44,7 +44,7 @@ def ws(tmp_path, monkeypatch):
             return out
 
     w = Workspace()
-    code, _, err = w.run("create", "db.t", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by",
+    code, _, err = w.run("create", "--yes", "db.t", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by",
                          "day(ts)")
     assert code == 0, err
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
@@ -172,40 +172,40 @@ def test_not_found(ws, args, contains):
                                     "l:list<>", "x:decimal(39,2)", "1bad:int", "a:int,,b:int", "a:", "@/no/such.json",
                                     "/no/such/schema.json"])
 def test_bad_schema(ws, schema):
-    check(ws, ["create", "db.new", "--schema", schema], ExitCode.USAGE)
+    check(ws, ["create", "--yes", "db.new", "--schema", schema], ExitCode.USAGE)
 
 
 def test_bad_decimal_says_why(ws):
-    check(ws, ["create", "db.new", "--schema", "x:decimal(39,2)"], ExitCode.USAGE, contains="precision")
+    check(ws, ["create", "--yes", "db.new", "--schema", "x:decimal(39,2)"], ExitCode.USAGE, contains="precision")
 
 
 def test_bad_schema_json_file(ws):
     path = _write(ws.root / "schema.json", "{\"type\": \"struct\", \"fields\": [{\"id\": 1}]}")
-    check(ws, ["create", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
+    check(ws, ["create", "--yes", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
     path = _write(ws.root / "broken.json", "{")
-    check(ws, ["create", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
+    check(ws, ["create", "--yes", "db.new", "--schema", path], ExitCode.USAGE, contains=path)
 
 
 @pytest.mark.parametrize("expr", ["bucket(id)", "bucket(0, id)", "bucket(x, id)", "foo(id)", "day(id)", "hour(name)",
                                   "truncate(ts)", "day(ts", "id,", "year(ts), year(ts)", "void()"])
 def test_bad_partition_expression(ws, expr):
-    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp, name:string", "--partition-by", expr],
+    check(ws, ["create", "--yes", "db.new", "--schema", "id:long, ts:timestamp, name:string", "--partition-by", expr],
           ExitCode.USAGE)
 
 
 @pytest.mark.parametrize("expr", ["nope", "day(nope)", "bucket(16, nope)", "ID2"])
 def test_unknown_column_in_partition_by(ws, expr):
-    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp", "--partition-by", expr], ExitCode.USAGE,
+    check(ws, ["create", "--yes", "db.new", "--schema", "id:long, ts:timestamp", "--partition-by", expr], ExitCode.USAGE,
           contains="not in the schema")
 
 
 @pytest.mark.parametrize("expr", ["id sideways", "nope desc", ",", "id desc,", "day(id)", "foo(id) asc"])
 def test_bad_sort_expression(ws, expr):
-    check(ws, ["create", "db.new", "--schema", "id:long, ts:timestamp", "--sort-by", expr], ExitCode.USAGE)
+    check(ws, ["create", "--yes", "db.new", "--schema", "id:long, ts:timestamp", "--sort-by", expr], ExitCode.USAGE)
 
 
 def test_nested_column_cannot_be_partitioned(ws):
-    check(ws, ["create", "db.new", "--schema", "s:struct<a:int>", "--partition-by", "s"], ExitCode.USAGE)
+    check(ws, ["create", "--yes", "db.new", "--schema", "s:struct<a:int>", "--partition-by", "s"], ExitCode.USAGE)
 
 
 @pytest.mark.parametrize("args", [
@@ -219,14 +219,14 @@ def test_bad_output_value(ws, args):
 
 
 @pytest.mark.parametrize("args", [
-    ["create", "db.new", "--schema", "id:long", "--format-version", "5"],
-    ["create", "db.new", "--schema", "id:long", "--format-version", "0"],
-    ["create", "db.new", "--schema", "id:long", "--format-version", "two"],
-    ["create", "db.new"],  # no --schema
-    ["create", "nonamespace", "--schema", "id:long"],
-    ["create", "db.new", "--schema", "id:long", "--property", "novalue"],
-    ["create", "db.new", "--schema", "id:long", "--property", "=v"],
-    ["create", "db.new", "--schema", "v:variant", "--format-version", "2"],
+    ["create", "--yes", "db.new", "--schema", "id:long", "--format-version", "5"],
+    ["create", "--yes", "db.new", "--schema", "id:long", "--format-version", "0"],
+    ["create", "--yes", "db.new", "--schema", "id:long", "--format-version", "two"],
+    ["create", "--yes", "db.new"],  # no --schema
+    ["create", "--yes", "nonamespace", "--schema", "id:long"],
+    ["create", "--yes", "db.new", "--schema", "id:long", "--property", "novalue"],
+    ["create", "--yes", "db.new", "--schema", "id:long", "--property", "=v"],
+    ["create", "--yes", "db.new", "--schema", "v:variant", "--format-version", "2"],
     ["files", "db.t", "--content", "bogus"],
     ["files", "db.t", "--snapshot", "notanumber"],
     ["files", "db.t", "--snapshot", "1", "--ref", "main"],
@@ -242,13 +242,13 @@ def test_usage_errors(ws, args):
 
 
 def test_table_already_exists(ws):
-    check(ws, ["create", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, contains="db.t")
+    check(ws, ["create", "--yes", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, contains="db.t")
 
 
 def test_v4_in_a_file_system_catalog(ws, tmp_path):
     fs_warehouse = tmp_path / "fswh"
     fs_warehouse.mkdir()
-    check(ws, ["--warehouse", str(fs_warehouse), "create", "db.v4", "--schema", "id:long", "--format-version", "4"],
+    check(ws, ["--warehouse", str(fs_warehouse), "create", "--yes", "db.v4", "--schema", "id:long", "--format-version", "4"],
           ExitCode.UNSUPPORTED, catalog=False)
 
 
@@ -261,8 +261,8 @@ def test_bad_create_in_an_empty_folder_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
     monkeypatch.chdir(tmp_path)
-    for args in (["create", "db.t", "--schema", "id:lng"], ["create", "db.t", "--schema", "id:long", "-p", "day(id)"],
-                 ["create", "db.t", "--schema", "id:long", "--sort-by", "nope"]):
+    for args in (["create", "--yes", "db.t", "--schema", "id:lng"], ["create", "--yes", "db.t", "--schema", "id:long", "-p", "day(id)"],
+                 ["create", "--yes", "db.t", "--schema", "id:long", "--sort-by", "nope"]):
         env = Env(stdout=io.StringIO(), stderr=io.StringIO())
         code = run(["--uri", f"sqlite:///{tmp_path}/cat/catalog.db", "--warehouse", str(tmp_path / "wh"), *args], env)
         assert_one_error(code, env.stdout.getvalue(), env.stderr.getvalue(), ExitCode.USAGE)
@@ -274,9 +274,9 @@ def test_bad_create_in_an_empty_folder_writes_nothing(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args,expected,kind", [
     (["-o", "json", "describe", "db.nope"], ExitCode.NOT_FOUND, "NoSuchTableError"),
     (["describe", "db.nope", "--output", "json"], ExitCode.NOT_FOUND, "NoSuchTableError"),
-    (["-o", "json", "create", "db.new", "--schema", "id:lng"], ExitCode.USAGE, "UsageError"),
+    (["-o", "json", "create", "--yes", "db.new", "--schema", "id:lng"], ExitCode.USAGE, "UsageError"),
     (["-o", "json", "files", "db.t", "--content", "bogus"], ExitCode.USAGE, "UsageError"),
-    (["-o", "json", "create", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, "AlreadyExistsError"),
+    (["-o", "json", "create", "--yes", "db.t", "--schema", "id:long"], ExitCode.CONFLICT, "AlreadyExistsError"),
 ])
 def test_json_errors_go_to_stderr(ws, args, expected, kind):
     before = ws.listing()

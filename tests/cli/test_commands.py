@@ -82,7 +82,7 @@ def _metadata_file(created: dict) -> dict:
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_create_compact_schema(ws, version):
     schema = "id:long!, name:string, tags:list<string>, attrs:map<string, int>, point:struct<x:double!, y:double>"
-    created = ws.json("create", "db.t", "--schema", schema, "--format-version", str(version))
+    created = ws.json("create", "--yes", "db.t", "--schema", schema, "--format-version", str(version))
     assert set(created) == CREATED_KEYS
     assert created["name"] == "db.t" and created["format_version"] == version
     assert created["location"] == os.path.join(ws.warehouse, "db", "t")
@@ -114,7 +114,7 @@ def test_create_compact_schema(ws, version):
         assert doc["next-row-id"] == 0
     assert doc["location"] == created["location"]
 
-    text = ws.ok("create", "db.t2", "--schema", schema, "--format-version", str(version))
+    text = ws.ok("create", "--yes", "db.t2", "--schema", schema, "--format-version", str(version))
     assert "created db.t2" in text and f"format version {version}" in text
     for name in ("id", "name", "tags", "attrs", "point", "element", "key", "value", "x", "y"):
         assert name in text
@@ -130,7 +130,7 @@ def test_create_from_json_schema_file(ws, prefix):
     ]}
     path = ws.root / ("schema.json" if not prefix else "schema.txt")
     path.write_text(json.dumps(schema))
-    created = ws.json("create", "db.j", "--schema", prefix + str(path), "--format-version", "3")
+    created = ws.json("create", "--yes", "db.j", "--schema", prefix + str(path), "--format-version", "3")
     assert created["schema"]["schema-id"] == 0  # a new table's first schema
     assert created["schema"]["identifier-field-ids"] == [1]
     assert created["schema"]["fields"] == schema["fields"]
@@ -140,7 +140,7 @@ def test_create_from_json_schema_file(ws, prefix):
 def test_create_partition_by_every_transform(ws):
     schema = "id:long!, name:string, ts1:timestamp, ts2:timestamptz, d:date, ts3:timestamp"
     expr = "id, bucket(16, id), truncate(4, name), year(ts1), month(ts2), day(d), hour(ts3), void(name)"
-    created = ws.json("create", "db.p", "--schema", schema, "--partition-by", expr)
+    created = ws.json("create", "--yes", "db.p", "--schema", schema, "--partition-by", expr)
     assert created["partition_spec"] == {"spec-id": 0, "fields": [
         {"name": "id", "transform": "identity", "source-id": 1, "field-id": 1000},
         {"name": "id_bucket", "transform": "bucket[16]", "source-id": 1, "field-id": 1001},
@@ -161,14 +161,14 @@ def test_create_partition_by_every_transform(ws):
 
 
 def test_create_partition_aliases(ws):
-    created = ws.json("create", "db.a", "--schema", "id:long, ts:timestamptz", "--partition-by",
+    created = ws.json("create", "--yes", "db.a", "--schema", "id:long, ts:timestamptz", "--partition-by",
                       "bucket(id, 8), days(ts)")
     assert [(f["name"], f["transform"]) for f in created["partition_spec"]["fields"]] == \
         [("id_bucket", "bucket[8]"), ("ts_day", "day")]
 
 
 def test_create_sort_by(ws):
-    created = ws.json("create", "db.s", "--schema", "id:long!, ts:timestamptz, name:string", "--sort-by",
+    created = ws.json("create", "--yes", "db.s", "--schema", "id:long!, ts:timestamptz, name:string", "--sort-by",
                       "id desc nulls last, ts, bucket(4, name) asc nulls last, day(ts) desc")
     assert created["sort_order"] == {"order-id": 1, "fields": [
         {"transform": "identity", "source-id": 1, "direction": "desc", "null-order": "nulls-last"},
@@ -184,7 +184,7 @@ def test_create_sort_by(ws):
 
 
 def test_create_properties(ws):
-    created = ws.json("create", "db.pr", "--schema", "id:long", "-P", "owner=data-eng", "--property",
+    created = ws.json("create", "--yes", "db.pr", "--schema", "id:long", "-P", "owner=data-eng", "--property",
                       "write.format.default=parquet", "-P", "expr=a=b", "-P", "empty=")
     want = {"owner": "data-eng", "write.format.default": "parquet", "expr": "a=b", "empty": ""}
     assert created["properties"] == want
@@ -196,7 +196,7 @@ def test_create_properties(ws):
 
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_create_with_location(ws, version):
-    created = ws.json("create", "db.l", "--schema", "id:long", "--location", "elsewhere/tbl",
+    created = ws.json("create", "--yes", "db.l", "--schema", "id:long", "--location", "elsewhere/tbl",
                       "--format-version", str(version))
     location = str(ws.root / "elsewhere" / "tbl")
     assert created["location"] == location
@@ -213,9 +213,9 @@ def test_create_v3_types_and_defaults_from_json(ws):
          "write-default": "new"}]}
     path = ws.root / "s.json"
     path.write_text(json.dumps(schema))
-    created = ws.json("create", "db.v3", "--schema", str(path), "--format-version", "3")
+    created = ws.json("create", "--yes", "db.v3", "--schema", str(path), "--format-version", "3")
     assert created["schema"]["fields"][2]["initial-default"] == "new"
-    code, out, err = ws.run("create", "db.v2", "--schema", str(path), "--format-version", "2")
+    code, out, err = ws.run("create", "--yes", "db.v2", "--schema", str(path), "--format-version", "2")
     assert code == int(ExitCode.USAGE) and "format version 3" in err
 
 
@@ -239,7 +239,7 @@ def history(request, ws):
     from icectl.engine.snapshot_writer import append_files
 
     version = request.param
-    ws.ok("create", "db.events", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by", "day(ts)",
+    ws.ok("create", "--yes", "db.events", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by", "day(ts)",
           "--format-version", str(version))
     t = ws.table("db.events")
     loc = t.location
@@ -445,7 +445,7 @@ def test_files(history):
 
 
 def test_files_of_an_empty_table(ws):
-    ws.ok("create", "db.empty", "--schema", "id:long")
+    ws.ok("create", "--yes", "db.empty", "--schema", "id:long")
     assert ws.json("files", "db.empty") == []
     assert ws.json("snapshots", "db.empty") == []
     assert ws.json("snapshots", "db.empty", "--tree") == {"roots": []}
@@ -460,9 +460,9 @@ def test_files_of_an_empty_table(ws):
 def test_list(ws):
     assert ws.json("list") == {"catalog": "default", "namespaces": [], "tables": []}
     assert "no tables" in ws.ok("list")
-    ws.ok("create", "db.a", "--schema", "id:long")
-    ws.ok("create", "db.b", "--schema", "id:long")
-    ws.ok("create", "other.c", "--schema", "id:long")
+    ws.ok("create", "--yes", "db.a", "--schema", "id:long")
+    ws.ok("create", "--yes", "db.b", "--schema", "id:long")
+    ws.ok("create", "--yes", "other.c", "--schema", "id:long")
     assert ws.json("list") == {"catalog": "default", "namespaces": ["db", "other"],
                                "tables": ["db.a", "db.b", "other.c"]}
     assert ws.json("list", "db") == {"catalog": "default", "namespaces": ["db"], "tables": ["db.a", "db.b"]}
@@ -500,7 +500,7 @@ def test_files_partition_values_of_every_type(ws):
     from icectl.engine.manifest import DataFile
     from icectl.engine.snapshot_writer import append_files
 
-    ws.ok("create", "db.p", "--schema", "id:long!, u:uuid, d:decimal(9,2), dt:date, ts:timestamp, s:string, "
+    ws.ok("create", "--yes", "db.p", "--schema", "id:long!, u:uuid, d:decimal(9,2), dt:date, ts:timestamp, s:string, "
           "b:binary, n:struct<a:int>, f:fixed[3], t:time, bo:boolean", "--partition-by",
           "u, d, dt, ts, s, b, n.a, bucket(4, id), f, t, bo")
     t = ws.table("db.p")

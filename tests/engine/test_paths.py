@@ -134,7 +134,7 @@ def test_v4_table_stores_relative_paths(cli, tmp_path):
     from icectl.engine.manifest import DataFile, FileContent
     from icectl.engine.snapshot_writer import append_files
 
-    code, out, err = cli("create", "db.events", "--schema", "id:long!, ts:timestamptz, name:string",
+    code, out, err = cli("create", "--yes", "db.events", "--schema", "id:long!, ts:timestamptz, name:string",
                          "--partition-by", "day(ts)", "--format-version", "4", "-o", "json")
     assert code == 0, err
     created = json.loads(out)
@@ -208,7 +208,7 @@ def test_v4_table_moves_by_changing_its_location(cli, tmp_path):
     from icectl.engine.manifest import DataFile
     from icectl.engine.snapshot_writer import append_files
 
-    assert cli("create", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
+    assert cli("create", "--yes", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
     table = _load(cli, "db.t")
     old = table.location
     append_files(table, [DataFile(f"{old}/data/a.parquet", "parquet", (), 3, 30)])
@@ -236,7 +236,7 @@ def test_v4_without_location_opened_by_path(cli, tmp_path, by):
     from icectl.engine.manifest import DataFile
     from icectl.engine.snapshot_writer import append_files
 
-    assert cli("create", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
+    assert cli("create", "--yes", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
     table = _load(cli, "db.t")
     table = append_files(table, [DataFile(f"{table.location}/data/a.parquet", "parquet", (), 3, 30)])
     with open(table.metadata_location) as f:

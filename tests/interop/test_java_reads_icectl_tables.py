@@ -34,7 +34,7 @@ def icectl(args, *more):
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_spark_writes_and_reads_icectl_table(jc_args, spark, version):
     name = f"ice_v{version}"
-    icectl(jc_args, "create", f"db.{name}", "--schema", "id:long!, name:string, ts:timestamp, amount:decimal(10,2)",
+    icectl(jc_args, "create", "--yes", f"db.{name}", "--schema", "id:long!, name:string, ts:timestamp, amount:decimal(10,2)",
            "--partition-by", "day(ts), bucket(4, id)", "--sort-by", "id desc nulls last",
            "--format-version", str(version), "--property", "icectl.created-by=test")
     spark.sql(f"INSERT INTO jc.db.{name} VALUES (1, 'a', TIMESTAMP '2026-01-01 10:00:00', 1.50), "
@@ -82,7 +82,7 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     from icectl.engine.snapshot_writer import build_snapshot, SnapshotChange
     from icectl.engine.table import commit_with_retry, load_table
 
-    icectl(jc_args, "create", "db.shared", "--schema", "id:long!, name:string", "--format-version", "2")
+    icectl(jc_args, "create", "--yes", "db.shared", "--schema", "id:long!, name:string", "--format-version", "2")
     catalog = build_catalog(resolve_catalog_config("jc", uri=jc_args[3], warehouse=jc_args[5]))
     stale = load_table(catalog, ("db", "shared"))
     spark.sql("INSERT INTO jc.db.shared VALUES (1, 'spark')")
@@ -110,7 +110,7 @@ def test_pyiceberg_reads_icectl_tables(jc_args, tmp_path):
     from pyiceberg.catalog.sql import SqlCatalog
 
     for version in (1, 2):
-        icectl(jc_args, "create", f"db.py_v{version}", "--schema", "id:long!, name:string",
+        icectl(jc_args, "create", "--yes", f"db.py_v{version}", "--schema", "id:long!, name:string",
                "--partition-by", "bucket(2, id)", "--format-version", str(version))
     cat = SqlCatalog("jc", uri=f"sqlite:///{jc_args[3][len('jdbc:sqlite:'):]}", warehouse=jc_args[5])
     for version in (1, 2):

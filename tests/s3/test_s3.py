@@ -184,7 +184,7 @@ def test_sql_catalog_s3_warehouse_create_append_inspect(s3_sql_config):
     from icectl.engine.table import load_table
 
     wh = s3_sql_config["warehouse"]
-    code, out, err = cli(["create", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
+    code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
     assert code == 0, err
     created = json.loads(out)
     assert created["location"] == f"{wh}/db/t"
@@ -236,9 +236,9 @@ def test_sql_catalog_s3_warehouse_create_append_inspect(s3_sql_config):
 
 
 def test_sql_catalog_s3_explicit_catalog_flag_and_list(s3_sql_config):
-    code, _, err = cli(["--catalog", "s3cat", "create", "db.a", "--schema", "id:long"])
+    code, _, err = cli(["--catalog", "s3cat", "create", "--yes", "db.a", "--schema", "id:long"])
     assert code == 0, err
-    code, _, err = cli(["create", "db.b", "--schema", "id:long", "--catalog", "s3cat"])
+    code, _, err = cli(["create", "--yes", "db.b", "--schema", "id:long", "--catalog", "s3cat"])
     assert code == 0, err
     code, out, err = cli(["list", "--output", "json"])
     assert code == 0, err
@@ -251,7 +251,7 @@ def test_table_by_s3_location_path(s3_sql_config):
     from icectl.engine.table import load_table
 
     wh = s3_sql_config["warehouse"]
-    assert cli(["create", "db.t", "--schema", "id:long!, name:string", "--format-version", "1"])[0] == 0
+    assert cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--format-version", "1"])[0] == 0
     catalog = _catalog()
     table = load_table(catalog, ("db", "t"))
     table = append_files(table, [upload_data_file(catalog.io, f"{wh}/db/t/data/a.parquet", [1], ["x"])])
@@ -287,7 +287,7 @@ def test_hadoop_catalog_on_s3_create_append_describe(moto_s3, s3_prefix, tmp_pat
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
     monkeypatch.chdir(tmp_path)
 
-    code, out, err = cli(["create", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
+    code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["metadata_location"] == f"{wh}/db/t/metadata/v1.metadata.json"
 
@@ -332,7 +332,7 @@ def test_validate_on_s3_clean_then_a_missing_and_a_resized_file(s3_sql_config):
     from icectl.engine.table import load_table
 
     wh = s3_sql_config["warehouse"]
-    code, _, err = cli(["create", "db.v", "--schema", "id:long!, name:string", "--format-version", "2"])
+    code, _, err = cli(["create", "--yes", "db.v", "--schema", "id:long!, name:string", "--format-version", "2"])
     assert code == 0, err
     catalog = _catalog()
     table = load_table(catalog, ("db", "v"))

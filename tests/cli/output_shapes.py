@@ -1,0 +1,151 @@
+"""The documented JSON shapes of every command's output, and a checker: shared by
+``test_json_contract.py`` and the Spark tests that see the results only a Spark job produces
+(``compact``'s result)."""
+from __future__ import annotations
+
+from typing import Any
+
+# -- value kinds -------------------------------------------------------------------------------------------
+
+class Opt:
+    """A value of ``spec``, or null."""
+
+    def __init__(self, spec: Any):
+        self.spec = spec
+
+
+class Map:
+    """An object with any keys, each value of ``spec``."""
+
+    def __init__(self, spec: Any):
+        self.spec = spec
+
+
+ANY = object()  # any JSON value (a partition value in the spec's single-value JSON form)
+SPEC_JSON = dict  # a schema, partition spec or sort order in the spec's JSON form (Appendix C)
+NUMBER = (int, float)
+
+REF = {"name": str, "type": str, "snapshot_id": int, "min_snapshots_to_keep": Opt(int),
+       "max_snapshot_age_ms": Opt(int), "max_ref_age_ms": Opt(int)}
+CREATED = {"name": str, "location": str, "metadata_location": Opt(str), "format_version": int,
+           "table_uuid": Opt(str), "schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON,
+           "properties": Map(str), "dry_run": bool, "applied": bool}
+LISTING = {"catalog": str, "namespaces": [str], "tables": [str]}
+CURRENT_SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "sequence_number": int, "timestamp_ms": int,
+                    "committed_at": str, "operation": str, "schema_id": Opt(int), "manifest_list": str,
+                    "summary": Map(str), "first_row_id": Opt(int), "added_rows": Opt(int)}
+TOTALS = {"data_files": int, "delete_files": int, "position_delete_files": int, "equality_delete_files": int,
+          "deletion_vectors": int, "records": int, "position_delete_records": int, "equality_delete_records": int,
+          "data_bytes": Opt(int), "delete_bytes": int}
+DESCRIBE = {"name": str, "table_uuid": str, "location": str, "metadata_location": str, "format_version": int,
+            "last_updated_ms": int, "last_sequence_number": int, "last_column_id": int, "next_row_id": Opt(int),
+            "current_schema_id": int, "schema": SPEC_JSON, "schemas": [SPEC_JSON], "default_spec_id": int,
+            "partition_specs": [SPEC_JSON], "default_sort_order_id": int, "sort_orders": [SPEC_JSON],
+            "properties": Map(str), "refs": [REF], "current_snapshot": Opt(CURRENT_SNAPSHOT), "totals": TOTALS,
+            "snapshots": int, "snapshot_log_size": int, "metadata_log_size": int}
+SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "timestamp_ms": int, "committed_at": str,
+            "operation": Opt(str), "sequence_number": int, "schema_id": Opt(int), "added_data_files": Opt(int),
+            "removed_data_files": Opt(int), "added_delete_files": Opt(int), "removed_delete_files": Opt(int),
+            "added_records": Opt(int), "removed_records": Opt(int), "refs": [str], "is_current": bool,
+            "in_main": bool, "manifest_list": Opt(str), "summary": Map(str), "first_row_id": Opt(int),
+            "added_rows": Opt(int)}
+RUN: dict[str, Any] = {}
+TREE_SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "sequence_number": int, "operation": Opt(str),
+                 "committed_at": str, "branches": [str], "tags": [str], "forks": [RUN]}
+RUN["snapshots"] = [TREE_SNAPSHOT]
+TREE = {"roots": [RUN]}
+FILE = {"content": str, "file_path": str, "file_format": str, "spec_id": int, "partition": Map(ANY),
+        "record_count": int, "file_size_in_bytes": int, "data_sequence_number": Opt(int),
+        "file_sequence_number": Opt(int), "snapshot_id": Opt(int), "status": str, "first_row_id": Opt(int),
+        "referenced_data_file": Opt(str), "content_offset": Opt(int), "content_size_in_bytes": Opt(int),
+        "equality_ids": Opt([int])}
+VALIDATE = {"table": str, "metadata_location": Opt(str), "format_version": Opt(int), "deep": bool,
+            "all_snapshots": bool, "ok": bool, "errors": int, "warnings": int,
+            "checked": {"snapshots": int, "manifest_lists": int, "manifests": int, "entries": int, "files": int},
+            "seconds": NUMBER, "findings": [{"severity": str, "code": str, "rule": str, "message": str,
+                                             "file": Opt(str), "snapshot_id": Opt(int), "manifest": Opt(str),
+                                             "entry": Opt(int)}]}
+FAILED_DELETE = {"path": str, "error": str}
+EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids": [int],
+          "retained_snapshot_ids": [int], "removed_refs": [str], "removed_schema_ids": [int],
+          "removed_spec_ids": [int], "metadata_location": Opt(str),
+          "deleted_files": [{"path": str, "kind": str, "size": Opt(int)}], "failed_deletes": [FAILED_DELETE],
+          "skipped_outside_location": [str],
+          "counts": {"deleted_data_files_count": int, "deleted_position_delete_files_count": int,
+                     "deleted_equality_delete_files_count": int, "deleted_manifest_files_count": int,
+                     "deleted_manifest_lists_count": int, "deleted_statistics_files_count": int},
+          "bytes": Map(int), "explain": Opt([{"snapshot_id": int, "reasons": [str]}])}
+ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "older_than_ms": int,
+           "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
+           "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}]}
+REF_CHANGE = {"table": str, "action": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str),
+              "refs_before": Map(int), "refs_after": Map(Opt(int)), "current_snapshot_id": Opt(int),
+              "impact": Opt({"branch": str, "from_snapshot_id": Opt(int), "to_snapshot_id": int,
+                             "leaving_history": [int], "joining_history": [int], "data_files_added": int,
+                             "data_files_removed": int, "records_added": int, "records_removed": int})}
+COMPACT_PLAN = {"table": str, "branch": str, "starting_snapshot_id": Opt(int), "target_file_size": int,
+                "min_file_size": int, "max_file_size": int, "live_data_files": int, "input_files": int,
+                "input_bytes": int, "groups": [{"group_id": int, "partition": str, "files": int, "bytes": int,
+                                                "records": int, "delete_files": int, "expected_output_files": int}],
+                "spark_submit": Opt([str]), "dry_run": bool, "applied": bool}
+COMPACT_RESULT = {"table": str, "dry_run": bool, "applied": bool, "committed": [str], "rewritten_data_files": int,
+                  "added_data_files": int, "removed_delete_files": int, "rewritten_bytes": int, "added_bytes": int,
+                  "failed_groups": [{"group_id": int, "error": str}], "log_file": Opt(str)}
+REWRITE_DELETES = {"table": str, "branch": str, "format_version": int, "dangling_delete_files": [str],
+                   "position_delete_files_to_merge": int, "partitions_to_merge": int,
+                   "position_delete_files_to_convert": int, "deletion_vectors_to_merge": int,
+                   "equality_delete_files": int,
+                   "equality_rewrite": Opt({"data_files": int, "groups": int, "bytes": int}),
+                   "dry_run": bool, "applied": bool,
+                   "result": Opt({"committed": [str],
+                                  "equality_rewrite": Opt({"rewritten_data_files": int, "removed_delete_files": int}),
+                                  "dangling_removed": int, "merged_inputs": int, "merged_outputs": int,
+                                  "converted_to_dvs": int, "deletion_vectors_written": int})}
+UPGRADE = {"plan": {"table": str, "metadata_location": str, "catalog": str, "from_version": int, "to_version": int,
+                    "steps": [{"from_version": int, "to_version": int, "changes": [str], "allows": [str],
+                               "forbids": [str]}],
+                    "found": [str], "blockers": [{"code": str, "message": str, "hint": Opt(str)}],
+                    "readers": [{"reader": str, "reads": bool, "note": str}]},
+           "dry_run": bool, "applied": bool, "metadata_location": Opt(str)}
+REGISTER = {"plan": {"table": str, "catalog": str, "metadata_location": str, "format_version": int,
+                     "location": Opt(str), "table_uuid": Opt(str), "snapshots": int, "current_snapshot_id": Opt(int)},
+            "dry_run": bool, "applied": bool, "registered": bool}
+
+# README.md "JSON output" names each shape by the command (and option) that prints it.
+SHAPES: dict[str, Any] = {
+    "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
+    "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
+    "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
+    "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,
+    "register": REGISTER,
+}
+
+
+def check_shape(value: Any, spec: Any, where: str = "$") -> None:
+    """Raise AssertionError naming the first place where ``value`` is not of ``spec``."""
+    if spec is ANY:
+        return
+    if isinstance(spec, Opt):
+        if value is not None:
+            check_shape(value, spec.spec, where)
+        return
+    if isinstance(spec, Map):
+        assert isinstance(value, dict), f"{where}: expected an object, got {value!r}"
+        for k, v in value.items():
+            check_shape(v, spec.spec, f"{where}.{k}")
+        return
+    if isinstance(spec, dict) and spec is not SPEC_JSON:
+        assert isinstance(value, dict), f"{where}: expected an object, got {value!r}"
+        assert set(value) == set(spec), (f"{where}: keys differ: extra {sorted(set(value) - set(spec))}, "
+                                         f"missing {sorted(set(spec) - set(value))}")
+        for k, s in spec.items():
+            check_shape(value[k], s, f"{where}.{k}")
+        return
+    if isinstance(spec, list):
+        assert isinstance(value, list), f"{where}: expected a list, got {value!r}"
+        for i, v in enumerate(value):
+            check_shape(v, spec[0], f"{where}[{i}]")
+        return
+    types = spec if isinstance(spec, tuple) else (spec,)
+    assert isinstance(value, types) and not (isinstance(value, bool) and bool not in types), \
+        f"{where}: expected {' or '.join(t.__name__ for t in types)}, got {value!r}"

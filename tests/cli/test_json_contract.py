@@ -1,0 +1,347 @@
+"""The output contract of every command, end to end on a real table.
+
+Every command and subcommand (found by walking the live click tree, so a new command without a
+case here fails :func:`test_every_command_has_a_case`) runs with ``-o json`` and its document is
+checked against :data:`SHAPES`: exactly these keys, values of these types. The same shapes are
+what README.md's "JSON output" section documents (:func:`test_readme_documents_these_shapes`
+parses it). Each command also runs in text, piped: something meaningful is printed, and no
+box-drawing character (rich draws boxes and tree guides only on a terminal). Mutating commands
+without a terminal and without ``--yes`` refuse (exit 6) after printing their plan: as text, or
+as the plan's JSON document (``applied`` false), and change nothing.
+
+The table (:class:`Lab`): the validation corpus's v2 table (real Parquet files, a position and an
+equality delete) in a file-system catalog, plus a second position delete for the first file (so
+``rewrite-deletes`` merges two), a branch ``dev`` with its own append, a branch ``old`` and a tag
+``t1`` at the first snapshot, and an orphan file; every file 10 days old.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import re
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+import typer.main
+
+from icectl.cli.context import Env
+from icectl.cli.main import app, run
+from icectl.errors import ExitCode
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/cli for output_shapes
+
+from output_shapes import SHAPES, SPEC_JSON, TREE_SNAPSHOT, Opt, check_shape  # noqa: E402
+from validate_corpus import tables  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BOX_DRAWING = re.compile("[\u2500-\u257f]")
+
+
+# -- the table ------------------------------------------------------------------------------------------
+
+DAY_MS = 86_400_000
+
+
+class Lab:
+    def __init__(self, root: pathlib.Path):
+        from icectl.engine import refs
+        from icectl.engine.snapshot_writer import append_files
+
+        self.root = root
+        base = tables.build(str(root), 2, catalog="hadoop")
+        self.warehouse = os.path.join(str(root), "warehouse")
+        t = base.table
+        f1 = base.data_files[0]
+        t = append_files(t, [tables.write_position_delete(t, f1, [1])])
+        main = [s.snapshot_id for s in reversed(t.metadata.ancestors_of(t.metadata.current_snapshot_id))]
+        self.s1, self.s2, self.s3, self.s4, self.s5 = main
+        md = refs.create_ref(t.metadata, "dev", ref_type="branch", snapshot_id=self.s3)
+        md = refs.create_ref(md, "old", ref_type="branch", snapshot_id=self.s1)
+        t = t.commit(refs.create_ref(md, "t1", ref_type="tag", snapshot_id=self.s1))
+        t = append_files(t, [tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))],
+                         branch="dev")
+        self.dev = t.metadata.refs["dev"].snapshot_id
+        self.table = t
+        self.location = t.location
+        old = time.time() - 10 * 86400
+        self.orphan = os.path.join(self.location, "data", "orphan.parquet")
+        with open(self.orphan, "wb") as f:
+            f.write(b"not reachable")
+        for d, _, fs in os.walk(self.location):
+            for name in fs:
+                os.utime(os.path.join(d, name), (old, old))
+        self.future = str(int(time.time() * 1000) + DAY_MS)
+
+    def run(self, *args: str) -> tuple[int, str, str]:
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+        code = run(["--warehouse", self.warehouse, *args], env)
+        return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+    def state(self) -> tuple[str, dict[str, int]]:
+        """The current metadata file and every file under the root with its size."""
+        files = {os.path.join(d, f): os.path.getsize(os.path.join(d, f))
+                 for d, _, fs in os.walk(self.root) for f in fs}
+        return self.table.catalog.load_metadata_location(("db", "t")), files
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch) -> Lab:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return Lab(tmp_path)
+
+
+# -- the cases: every command --------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    command: tuple[str, ...]  # the click command path
+    args: Callable[[Lab], list[str]]  # after the command path
+    shape: str  # key of SHAPES
+    text: Callable[[Lab], list[str]]  # facts the text output contains (the plan's: the first one)
+    mutating: bool = False  # runs with --dry-run, then --yes; refuses without either
+    check: Callable[[Lab, Any], bool] | None = None  # more about the JSON document
+    catalog: Callable[[Lab], list[str]] = lambda lab: []  # global options before the command
+
+
+REF_CHANGE = "rollback, cherry-pick, branch, tag"
+SQL_CATALOG = lambda lab: ["--uri", f"sqlite:///{lab.root}/reg.db"]  # noqa: E731 (register needs one)
+
+CASES: dict[str, Case] = {
+    "create": Case(("create",), lambda lab: ["db.new", "--schema", "id:long!, v:string", "--partition-by",
+                                             "bucket(4, id)"], "create",
+                   lambda lab: ["db.new", "bucket[4]", "created db.new"], mutating=True,
+                   check=lambda lab, d: d["partition_spec"]["fields"][0]["transform"] == "bucket[4]"),
+    "list": Case(("list",), lambda lab: [], "list", lambda lab: ["namespace", "db", "table", "db.t"],
+                 check=lambda lab, d: d["tables"] == ["db.t"] and d["namespaces"] == ["db"]),
+    "describe": Case(("describe",), lambda lab: ["db.t"], "describe",
+                     lambda lab: ["db.t", lab.location, "ts_day", "dev", "t1", str(lab.s5)],
+                     check=lambda lab, d: d["schemas"][0]["fields"][0]["name"] == "id" and len(d["refs"]) == 4),
+    "snapshots": Case(("snapshots",), lambda lab: ["db.t"], "snapshots",
+                      lambda lab: [str(lab.s1), str(lab.dev), "append"],
+                      check=lambda lab, d: d[0]["snapshot_id"] == lab.dev and len(d) == 6),
+    "snapshots-tree": Case(("snapshots",), lambda lab: ["db.t", "--tree"], "snapshots --tree",
+                           lambda lab: [str(lab.s1), "(branch main)", "(branch dev)", "tag t1"],
+                           check=lambda lab, d: [s["snapshot_id"] for s in d["roots"][0]["snapshots"]]
+                           == [lab.s1, lab.s2, lab.s3, lab.s4, lab.s5]),
+    "files": Case(("files",), lambda lab: ["db.t"], "files",
+                  lambda lab: ["position-deletes", "equality-deletes", "7 files"], check=lambda lab, d: len(d) == 7),
+    "refs": Case(("refs",), lambda lab: ["db.t"], "refs", lambda lab: ["main", "dev", "old", "t1", "tag"],
+                 check=lambda lab, d: [r["name"] for r in d] == ["main", "dev", "old", "t1"]),
+    "validate": Case(("validate",), lambda lab: ["db.t"], "validate", lambda lab: ["valid", "db.t"],
+                     check=lambda lab, d: d["ok"] is True),
+    "expire": Case(("expire",), lambda lab: ["db.t", "--older-than", lab.future, "--explain"], "expire",
+                   lambda lab: ["3 snapshots", "Why each retained snapshot stays", "manifest-list"], mutating=True,
+                   check=lambda lab, d: d["expired_snapshot_ids"] == [lab.s2, lab.s3, lab.s4]
+                   and bool(d["deleted_files"]) and d["explain"] is not None),
+    "remove-orphans": Case(("remove-orphans",), lambda lab: ["db.t"], "remove-orphans",
+                           lambda lab: ["orphan.parquet", "deleted 1 orphan files"], mutating=True,
+                           check=lambda lab, d: d["orphan_files"] == [lab.orphan]),
+    "rollback": Case(("rollback",), lambda lab: ["db.t", "--to-snapshot", str(lab.s4)], REF_CHANGE,
+                     lambda lab: [f"main: {lab.s5} -> {lab.s4}", "leaving main's history"], mutating=True,
+                     check=lambda lab, d: d["impact"]["leaving_history"] == [lab.s5]),
+    "cherry-pick": Case(("cherry-pick",), lambda lab: ["db.t", str(lab.dev)], REF_CHANGE,
+                        lambda lab: [f"cherry-pick snapshot {lab.dev} onto main", "committed"], mutating=True),
+    "branch-create": Case(("branch", "create"), lambda lab: ["db.t", "b1", "--snapshot", str(lab.s2)], REF_CHANGE,
+                          lambda lab: [f"b1: (none) -> {lab.s2}"], mutating=True),
+    "branch-drop": Case(("branch", "drop"), lambda lab: ["db.t", "dev"], REF_CHANGE,
+                        lambda lab: [f"dev: {lab.dev} -> (dropped)"], mutating=True),
+    "branch-rename": Case(("branch", "rename"), lambda lab: ["db.t", "dev", "feature"], REF_CHANGE,
+                          lambda lab: [f"feature: (none) -> {lab.dev}"], mutating=True),
+    "branch-fast-forward": Case(("branch", "fast-forward"), lambda lab: ["db.t", "old", "--to", "main"], REF_CHANGE,
+                                lambda lab: [f"old: {lab.s1} -> {lab.s5}", "joining its history"], mutating=True),
+    "branch-retain": Case(("branch", "retain"), lambda lab: ["db.t", "dev", "--min-snapshots-to-keep", "3"],
+                          REF_CHANGE, lambda lab: ["set retention of branch dev"], mutating=True),
+    "tag-create": Case(("tag", "create"), lambda lab: ["db.t", "v1"], REF_CHANGE,
+                       lambda lab: [f"v1: (none) -> {lab.s5}"], mutating=True),
+    "tag-drop": Case(("tag", "drop"), lambda lab: ["db.t", "t1"], REF_CHANGE,
+                     lambda lab: [f"t1: {lab.s1} -> (dropped)"], mutating=True),
+    "compact-dry-run": Case(("compact",), lambda lab: ["db.t", "--min-input-files", "1", "--dry-run"],
+                            "compact (plan)", lambda lab: ["groups", "spark-submit"],
+                            check=lambda lab, d: bool(d["groups"]) and bool(d["spark_submit"]) and d["dry_run"]),
+    # (A run that rewrites needs Spark: tests/spark/test_compact_cli.py checks the result's shape.)
+    "compact-nothing": Case(("compact",), lambda lab: ["db.t", "--where", "ts >= '2099-01-01'"], "compact (plan)",
+                            lambda lab: ["0 of 4 live data files", "nothing to compact"], mutating=True,
+                            check=lambda lab, d: d["groups"] == []),
+    "rewrite-deletes": Case(("rewrite-deletes",), lambda lab: ["db.t"], "rewrite-deletes",
+                            lambda lab: ["2 position-delete files to merge in 1 partitions",
+                                         "merged 2 position-delete files into 1"], mutating=True,
+                            check=lambda lab, d: d["result"] is None or d["result"]["merged_inputs"] == 2),
+    "upgrade-format": Case(("upgrade-format",), lambda lab: ["db.t", "--to", "3"], "upgrade-format",
+                           lambda lab: ["format version 2 -> 3", "no blockers", "upgraded db.t"], mutating=True),
+    "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
+                     lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
+}
+
+
+def _leaf_commands() -> set[tuple[str, ...]]:
+    out = set()
+    stack = [((), typer.main.get_command(app))]
+    while stack:
+        path, cmd = stack.pop()
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            stack.extend((path + (n,), c) for n, c in subs.items() if not getattr(c, "hidden", False))
+        elif path:
+            out.add(path)
+    return out
+
+
+def test_every_command_has_a_case():
+    missing = sorted(" ".join(p) for p in _leaf_commands() - {c.command for c in CASES.values()})
+    assert not missing, f"commands without an output contract case in {__name__}: {missing}"
+
+
+def _run(lab: Lab, case: Case, output: str, *extra: str) -> tuple[int, str, str]:
+    return lab.run(*case.catalog(lab), "-o", output, *case.command, *case.args(lab), *extra)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_json_document_has_the_documented_shape(lab, name):
+    """One document on stdout, nothing on stderr; a mutating command's --dry-run changes nothing
+    and says so, then --yes applies the same plan."""
+    case = CASES[name]
+    for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
+        before = lab.state()
+        code, out, err = _run(lab, case, "json", *extra)
+        assert code == 0, err
+        assert err == ""
+        doc = json.loads(out)
+        check_shape(doc, SHAPES[case.shape])
+        if case.check is not None:
+            assert case.check(lab, doc), doc
+        if extra == ["--dry-run"]:
+            assert doc["dry_run"] is True and doc["applied"] is False
+            assert lab.state() == before, "a dry run changed something"
+        elif extra == ["--yes"]:
+            assert doc["dry_run"] is False
+            assert doc["applied"] is (name != "compact-nothing")
+            assert (lab.state() != before) is (name != "compact-nothing")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_text_output_when_piped(lab, name):
+    """Meaningful text (the case's facts; a dry run shows the plan's), never a box-drawing character."""
+    case = CASES[name]
+    facts = case.text(lab)
+    for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
+        code, out, err = _run(lab, case, "table", *extra)
+        assert code == 0, err
+        assert not BOX_DRAWING.search(out), f"box-drawing characters in piped output:\n{out}"
+        assert not out.lstrip().startswith(("{", "[")), f"text output looks like JSON:\n{out}"
+        for fact in facts[:1] if extra == ["--dry-run"] else facts:
+            assert fact in out, f"{fact!r} not in the output of {' '.join(case.command)} {' '.join(extra)}:\n{out}"
+
+
+@pytest.mark.parametrize("output", ["json", "table"])
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.mutating and n != "compact-nothing"))
+def test_refusal_prints_the_plan_and_changes_nothing(lab, name, output):
+    """No terminal, no --yes: exit 6 after the plan (as text, or as the plan document with
+    ``applied`` false), a hint that says where the plan is, and nothing changed."""
+    case = CASES[name]
+    before = lab.state()
+    code, out, err = _run(lab, case, output)
+    assert code == ExitCode.REFUSED, err
+    assert lab.state() == before
+    if output == "json":
+        doc = json.loads(out)
+        check_shape(doc, SHAPES[case.shape])
+        assert doc["dry_run"] is False and doc["applied"] is False
+        error = json.loads(err)["error"]
+        assert error["exit_code"] == ExitCode.REFUSED and "without --yes" in error["message"]
+        assert "JSON document on stdout" in error["hint"]
+    else:
+        assert case.text(lab)[0] in out
+        assert "without --yes" in err and "review the plan above" in err
+        assert not BOX_DRAWING.search(out)
+
+
+# -- README -----------------------------------------------------------------------------------------------
+
+def _parse_readme_shape(text: str) -> Any:
+    """Keys of a README shape: ``{a, b: {c}, d: [{e}] | null}`` -> {"a": None, "b": {"c": None}, "d": [{...}]}."""
+    tokens = re.findall(r"[{}\[\],:|*]|[A-Za-z_][A-Za-z0-9_-]*|\.\.\.", text)
+    pos = 0
+
+    def value() -> Any:
+        nonlocal pos
+        tok = tokens[pos]
+        if tok == "{" and tokens[pos + 1] == "*":  # {*: value}: any keys
+            while tokens[pos] != "}":
+                pos += 1
+            pos += 1
+            result: Any = None
+        elif tok == "{":
+            pos += 1
+            obj: dict[str, Any] = {}
+            while tokens[pos] != "}":
+                key = tokens[pos]
+                pos += 1
+                obj[key] = None
+                if tokens[pos] == ":":
+                    pos += 1
+                    obj[key] = value()
+                if tokens[pos] == ",":
+                    pos += 1
+            pos += 1
+            result = obj
+        elif tok == "[":
+            pos += 1
+            inner = value()
+            assert tokens[pos] == "]", text
+            pos += 1
+            result = [inner]
+        else:  # a scalar's name (string, int, ...) or "..." for the same again
+            pos += 1
+            result = None
+        while pos < len(tokens) and tokens[pos] == "|":  # "| null"
+            pos += 2
+        return result
+
+    return value()
+
+
+def _keys(spec: Any) -> Any:
+    """The key structure of a shape, as _parse_readme_shape returns it for the README."""
+    if isinstance(spec, Opt):
+        return _keys(spec.spec)
+    if isinstance(spec, dict) and spec is not SPEC_JSON:
+        return {k: _keys(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_keys(spec[0])]
+    return None
+
+
+def _readme_shapes() -> dict[str, Any]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
+        names = m.group(1).replace("`", "").strip()
+        out[names] = _parse_readme_shape(m.group(2))
+    return out
+
+
+def _tree_keys() -> Any:
+    run: dict[str, Any] = {}
+    snap = {k: _keys(v) for k, v in TREE_SNAPSHOT.items() if k != "forks"}
+    snap["forks"] = [None]  # README: "forks: [...]" (runs again)
+    run["snapshots"] = [snap]
+    return {"roots": [run]}
+
+
+def test_readme_documents_these_shapes():
+    documented = _readme_shapes()
+    assert set(documented) == set(SHAPES), f"README documents {sorted(documented)}, the test {sorted(SHAPES)}"
+    for name, spec in SHAPES.items():
+        want = _tree_keys() if name == "snapshots --tree" else _keys(spec)
+        assert documented[name] == want, f"README's shape of {name} differs from the output:\n" \
+                                         f"{documented[name]}\n{want}"
