@@ -63,7 +63,7 @@ __icectl_spec() {
             ;;
         'create')
             subcmds=''
-            opts='--catalog --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse -P -c -h -o -p -s -v'
+            opts='--catalog --dry-run --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse --yes -P -c -h -o -p -s -v -y'
             valopts='--catalog --format-version --location --output --partition-by --property --schema --sort-by --uri --warehouse -P -c -o -p -s'
             numopts='--format-version'
             ;;

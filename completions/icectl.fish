@@ -200,6 +200,7 @@ complete -c icectl -n '__icectl_at compact' -l where -r -d 'Only partitions that
 complete -c icectl -n '__icectl_at compact' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl create
+complete -c icectl -n '__icectl_at create' -l dry-run -d 'Show the table that would be created; write nothing (no catalog database, no folder)'
 complete -c icectl -n '__icectl_at create' -l format-version -x -d 'Format version 1 to 4'
 complete -c icectl -n '__icectl_at create' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at create' -l location -r -d 'Table location (default: under the warehouse)'
@@ -207,6 +208,7 @@ complete -c icectl -n '__icectl_at create' -l partition-by -s p -r -d 'Partition
 complete -c icectl -n '__icectl_at create' -l property -s P -r -d 'Table property KEY=VALUE (repeatable)'
 complete -c icectl -n '__icectl_at create' -l schema -s s -r -d 'Schema: compact form \'id:long!, name:string, ts:timestamptz\' (! = required) or an Iceberg schema JSON file (@file or *.json)'
 complete -c icectl -n '__icectl_at create' -l sort-by -r -d 'Sort order, e.g. \'id desc nulls last, ts\''
+complete -c icectl -n '__icectl_at create' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
 
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'
@@ -271,7 +273,7 @@ complete -c icectl -n '__icectl_at snapshots' -l help -s h -d 'Show this message
 complete -c icectl -n '__icectl_at snapshots' -l limit -s n -x -d 'At most this many snapshots, newest first'
 complete -c icectl -n '__icectl_at snapshots' -l ref -r -d 'Only the history of this branch or tag'
 complete -c icectl -n '__icectl_at snapshots' -l since -r -d 'Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)'
-complete -c icectl -n '__icectl_at snapshots' -l tree -d 'Draw snapshots as a tree of parents, with branches and tags'
+complete -c icectl -n '__icectl_at snapshots' -l tree -d 'Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)'
 
 # icectl tag
 complete -c icectl -n '__icectl_at tag' -f -a 'create' -d 'Create a tag at a snapshot; expiry keeps it until its max ref age'

@@ -242,6 +242,7 @@ _icectl__compact() {
 _icectl__create() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the table that would be created; write nothing (no catalog database, no folder)]' \
         '--format-version=[Format version 1 to 4]:format_version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[Table location (default\: under the warehouse)]:location:_files' \
@@ -253,6 +254,7 @@ _icectl__create() {
         '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
         ':table:_files'
 }
 
@@ -405,7 +407,7 @@ _icectl__snapshots() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--ref=[Only the history of this branch or tag]:ref:_files' \
         '--since=[Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)]:since:_files' \
-        '--tree[Draw snapshots as a tree of parents, with branches and tags]' \
+        '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
         '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

@@ -38,10 +38,6 @@ def text_renderer(result_type: type[R]) -> Callable[[Callable[[Env, R], None]], 
     return register
 
 
-def text_renderers() -> dict[type, TextRenderer]:
-    return dict(_TEXT_RENDERERS)
-
-
 def render(env: Env, result: Any) -> None:
     """Write ``result`` to stdout: one JSON document, or its registered text rendering."""
     if env.json:
@@ -92,11 +88,6 @@ def _default(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)):
         return sorted(obj)
     return str(obj)  # Decimal, UUID, date: their canonical text
-
-
-def to_jsonable(obj: Any) -> Any:
-    """The JSON value of ``obj`` as plain dicts and lists (what :func:`write_json` writes)."""
-    return json.loads(json.dumps(obj, default=_default))
 
 
 def write_json(out: TextIO, result: Any) -> None:

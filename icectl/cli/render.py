@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree
+from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say
 
 if TYPE_CHECKING:
     from icectl.engine.metadata import TableMetadata
@@ -96,7 +96,7 @@ def print_specs_and_orders(env: Env, md: TableMetadata) -> None:
             rows.append([marker, str(f.field_id), f.name, f.transform, src])
             marker = ""
     print_table(env, ["spec", "field id", "name", "transform", "source"], rows, title="Partition specs")
-    env.stdout.write("\n")
+    say(env)
     rows = []
     for o in md.sort_orders:
         marker = f"{o.order_id}{' (default)' if o.order_id == md.default_sort_order_id else ''}"

@@ -13,7 +13,7 @@ import pytest
 from icectl.errors import ExitCode
 
 CREATED_KEYS = {"name", "location", "metadata_location", "format_version", "table_uuid", "schema", "partition_spec",
-                "sort_order", "properties"}
+                "sort_order", "properties", "dry_run", "applied"}
 DESCRIBE_KEYS = {"name", "table_uuid", "location", "metadata_location", "format_version", "last_updated_ms",
                  "last_sequence_number", "last_column_id", "next_row_id", "current_schema_id", "schema", "schemas",
                  "default_spec_id", "partition_specs", "default_sort_order_id", "sort_orders", "properties", "refs",
@@ -118,6 +118,35 @@ def test_create_compact_schema(ws, version):
     assert "created db.t2" in text and f"format version {version}" in text
     for name in ("id", "name", "tags", "attrs", "point", "element", "key", "value", "x", "y"):
         assert name in text
+
+
+def test_create_dry_run_writes_nothing(ws):
+    """--dry-run shows what would be created; neither the SQLite catalog nor the folder appears."""
+    args = ["create", "db.t", "--schema", "id:long!, ts:timestamptz", "--partition-by", "day(ts)", "--sort-by",
+            "id desc", "-P", "owner=me", "--format-version", "3"]
+    d = ws.json(*args, "--dry-run")
+    assert set(d) == CREATED_KEYS and d["dry_run"] is True and d["applied"] is False
+    assert d["metadata_location"] is None and d["table_uuid"] is None
+    assert d["location"] == os.path.join(ws.warehouse, "db", "t") and d["format_version"] == 3
+    assert [f["name"] for f in d["schema"]["fields"]] == ["id", "ts"]
+    assert d["partition_spec"]["fields"][0]["transform"] == "day" and d["properties"] == {"owner": "me"}
+    assert d["sort_order"]["fields"][0]["direction"] == "desc"
+    text = ws.ok(*args, "--dry-run")
+    for fact in ("db.t: table to create, format version 3 (dry run: nothing written)", d["location"], "ts_day",
+                 "owner", "desc"):
+        assert fact in text, fact
+    assert sorted(os.listdir(ws.root)) == [], "a dry run wrote something"  # no catalog.db, no warehouse
+    # Without --yes and without a terminal: the plan, then exit 6; still nothing written.
+    code, out, err = ws.run(*args)
+    assert code == ExitCode.REFUSED and "table to create" in out and "refusing to create the table" in err
+    code, out, err = ws.run(*args, "-o", "json")
+    assert code == ExitCode.REFUSED and json.loads(out)["applied"] is False
+    assert sorted(os.listdir(ws.root)) == []
+    created = ws.json(*args, "--yes")
+    assert created["applied"] is True and created["dry_run"] is False and created["table_uuid"]
+    assert _metadata_file(created)["table-uuid"] == created["table_uuid"]
+    code, _, err = ws.run(*args, "--dry-run")  # a dry run checks the name too
+    assert code == ExitCode.CONFLICT and "already exists" in err
 
 
 @pytest.mark.parametrize("prefix", ["", "@"])
@@ -277,7 +306,7 @@ def test_describe(history):
     assert d["metadata_location"] == t.metadata_location and d["table_uuid"] == t.metadata.table_uuid
     assert d["last_sequence_number"] == 4 and d["last_column_id"] == 3
     assert d["next_row_id"] == (42 if v >= 3 else None)  # 10 + 20 + 5 + 7 rows added
-    assert d["current_schema_id"] == 0 and d["schemas"] == 1 and d["schema"]["fields"][0]["name"] == "id"
+    assert d["current_schema_id"] == 0 and d["schemas"] == [d["schema"]] and d["schema"]["fields"][0]["name"] == "id"
     assert d["default_spec_id"] == 0 and d["partition_specs"][0]["fields"][0]["name"] == "ts_day"
     assert d["default_sort_order_id"] == 0 and d["sort_orders"] == [{"order-id": 0, "fields": []}]
     assert d["snapshots"] == 4 and d["snapshot_log_size"] == 3
@@ -373,16 +402,54 @@ def test_snapshots_tree(history):
     assert set(tree) == {"roots"}
     [root] = tree["roots"]
 
-    def shape(node):
-        assert set(node) == {"snapshot_id", "operation", "committed_at", "refs", "children"}
-        return (node["snapshot_id"], node["refs"], [shape(c) for c in node["children"]])
+    def shape(run):
+        assert set(run) == {"snapshots"}
+        out = []
+        for n in run["snapshots"]:
+            assert set(n) == {"snapshot_id", "parent_snapshot_id", "sequence_number", "operation", "committed_at",
+                              "branches", "tags", "forks"}
+            out.append((n["snapshot_id"], n["branches"], n["tags"], [shape(f) for f in n["forks"]]))
+        return out
 
-    assert shape(root) == (s1, ["t1"], [(s2, [], [(s4, ["main"], [])]), (s3, ["dev"], [])])
+    # main's history is the run; dev forks from s1
+    assert shape(root) == [(s1, [], ["t1"], [[(s3, ["dev"], [], [])]]), (s2, [], [], []), (s4, ["main"], [], [])]
     text = ws.ok("snapshots", "db.events", "--tree")
-    for fact in (str(s1), str(s2), str(s3), str(s4), "(main)", "(dev)", "(t1)"):
+    for fact in (str(s1), str(s2), str(s3), str(s4), "(branch main)", "(branch dev)", "(tag t1)"):
         assert fact in text, fact
-    # Parents come before children.
-    assert text.index(str(s1)) < text.index(str(s2)) < text.index(str(s4))
+    lines = text.splitlines()
+    at = {s: next(i for i, line in enumerate(lines) if str(s) in line) for s in (s1, s2, s3, s4)}
+    indent = {s: len(lines[at[s]]) - len(lines[at[s]].lstrip(" |`-")) for s in at}
+    # Parents come before children; a run keeps its indentation, a fork is deeper.
+    assert at[s1] < at[s3] < at[s2] < at[s4]
+    assert indent[s1] == indent[s2] == indent[s4] < indent[s3]
+    assert f"`-- {s3}" in text and not any(ch in text for ch in "\u2500\u2502\u2514\u251c")
+
+
+def test_snapshots_tree_of_a_long_history_is_shallow(ws):
+    """5,000 snapshots in a line: one run (the nested shape they replace overflowed json's
+    recursion limit at a few hundred)."""
+    from icectl.engine.metadata import Snapshot
+
+    ws.ok("create", "--yes", "db.long", "--schema", "id:long")
+    t = ws.table("db.long")
+    md = t.metadata
+    snaps, parent = [], None
+    for i in range(5000):
+        sid = 1000 + i
+        snaps.append(Snapshot(sid, 1_700_000_000_000 + i, parent_snapshot_id=parent, sequence_number=i + 1,
+                              manifest_list=f"{t.location}/metadata/snap-{sid}.avro",
+                              summary={"operation": "append"}, schema_id=0))
+        parent = sid
+    from icectl.engine.metadata import SnapshotRef
+
+    t.commit(md.replace(snapshots=tuple(snaps), last_sequence_number=5000, current_snapshot_id=parent,
+                        refs={"main": SnapshotRef(parent, "branch")}))
+    tree = ws.json("snapshots", "db.long", "--tree")
+    [run] = tree["roots"]
+    assert [n["snapshot_id"] for n in run["snapshots"]] == list(range(1000, 6000))
+    assert run["snapshots"][-1]["branches"] == ["main"]
+    text = ws.ok("snapshots", "db.long", "--tree")
+    assert len(text.splitlines()) == 5001 and max(len(line) for line in text.splitlines()[1:]) < 80
 
 
 def test_files(history):
@@ -449,6 +516,7 @@ def test_files_of_an_empty_table(ws):
     assert ws.json("files", "db.empty") == []
     assert ws.json("snapshots", "db.empty") == []
     assert ws.json("snapshots", "db.empty", "--tree") == {"roots": []}
+    assert "no snapshots" in ws.ok("snapshots", "db.empty", "--tree")
     assert "no live files" in ws.ok("files", "db.empty")
     assert "no snapshots" in ws.ok("snapshots", "db.empty")
     d = ws.json("describe", "db.empty")
@@ -459,15 +527,19 @@ def test_files_of_an_empty_table(ws):
 
 def test_list(ws):
     assert ws.json("list") == {"catalog": "default", "namespaces": [], "tables": []}
-    assert "no tables" in ws.ok("list")
+    assert "no namespaces or tables" in ws.ok("list")
     ws.ok("create", "--yes", "db.a", "--schema", "id:long")
     ws.ok("create", "--yes", "db.b", "--schema", "id:long")
     ws.ok("create", "--yes", "other.c", "--schema", "id:long")
     assert ws.json("list") == {"catalog": "default", "namespaces": ["db", "other"],
                                "tables": ["db.a", "db.b", "other.c"]}
     assert ws.json("list", "db") == {"catalog": "default", "namespaces": ["db"], "tables": ["db.a", "db.b"]}
-    text = ws.ok("list")
-    assert text.split() == ["db.a", "db.b", "other.c"]
+    lines = ws.ok("list").splitlines()
+    assert lines[0] == "catalog default: 2 namespaces, 3 tables"
+    assert [line.split() for line in lines[2:]] == [["namespace", "db"], ["table", "db.a"], ["table", "db.b"],
+                                                    ["namespace", "other"], ["table", "other.c"]]
+    assert [line.split() for line in ws.ok("list", "db").splitlines()[2:]] == [
+        ["namespace", "db"], ["table", "db.a"], ["table", "db.b"]]
 
 
 def test_read_commands_by_path(history):

@@ -37,15 +37,15 @@ from icectl.io import FileIO
 
 DAY = 86_400_000
 
-EXPIRE_KEYS = {"table", "dry_run", "expired_snapshot_ids", "retained_snapshot_ids", "removed_refs",
+EXPIRE_KEYS = {"table", "dry_run", "applied", "explain", "expired_snapshot_ids", "retained_snapshot_ids", "removed_refs",
                "removed_schema_ids", "removed_spec_ids", "metadata_location", "deleted_files", "failed_deletes",
                "skipped_outside_location", "counts", "bytes"}
 COUNT_KEYS = {"deleted_data_files_count", "deleted_position_delete_files_count",
               "deleted_equality_delete_files_count", "deleted_manifest_files_count", "deleted_manifest_lists_count",
               "deleted_statistics_files_count"}
-ORPHAN_KEYS = {"table", "location", "dry_run", "older_than_ms", "listed_files", "too_new", "orphan_files",
+ORPHAN_KEYS = {"table", "location", "dry_run", "applied", "older_than_ms", "listed_files", "too_new", "orphan_files",
                "orphan_bytes", "deleted_files", "failed_deletes", "prefix_mismatches"}
-REF_CHANGE_KEYS = {"table", "action", "dry_run", "metadata_location", "refs_before", "refs_after",
+REF_CHANGE_KEYS = {"table", "action", "dry_run", "applied", "metadata_location", "refs_before", "refs_after",
                    "current_snapshot_id", "impact"}
 IMPACT_KEYS = {"branch", "from_snapshot_id", "to_snapshot_id", "leaving_history", "joining_history",
                "data_files_added", "data_files_removed", "records_added", "records_removed"}
@@ -162,6 +162,7 @@ def test_expire_dry_run_reports_what_the_real_run_deletes(h):
     dry = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--dry-run").json
     assert set(dry) == EXPIRE_KEYS
     assert dry["table"] == "db.t" and dry["dry_run"] is True and dry["metadata_location"] is None
+    assert dry["applied"] is False and dry["explain"] is None
     assert dry["expired_snapshot_ids"] == [h.s1, h.s2]
     assert dry["retained_snapshot_ids"] == [h.s3, h.d1, h.s4]
     assert dry["removed_refs"] == [] and dry["failed_deletes"] == [] and dry["skipped_outside_location"] == []
@@ -179,7 +180,7 @@ def test_expire_dry_run_reports_what_the_real_run_deletes(h):
     assert h.load().metadata_location == h.table.metadata_location  # ... and committed nothing
 
     real = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--yes").json
-    assert real["dry_run"] is False
+    assert real["dry_run"] is False and real["applied"] is True
     assert {f["path"] for f in real["deleted_files"]} == expected
     assert real["bytes"] == dry["bytes"] and real["counts"] == dry["counts"]
     assert real["metadata_location"] == h.load().metadata_location != h.table.metadata_location
@@ -191,7 +192,7 @@ def test_expire_dry_run_reports_what_the_real_run_deletes(h):
 
 def test_expire_explain(h):
     d = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--dry-run", "--explain").json
-    assert set(d) == EXPIRE_KEYS | {"explain"}
+    assert set(d) == EXPIRE_KEYS
     reasons = {e["snapshot_id"]: e["reasons"] for e in d["explain"]}
     assert list(reasons) == d["retained_snapshot_ids"]
     assert reasons[h.s4][0] == "head of branch main"
@@ -218,6 +219,7 @@ def test_expire_human_output(h):
 def test_expire_nothing_to_do_is_not_reported_as_a_dry_run(h):
     d = h.ok("-o", "json", "expire", "db.t", "--yes").json  # default cutoff: 5 days before now
     assert d["expired_snapshot_ids"] == [] and d["deleted_files"] == [] and d["dry_run"] is False
+    assert d["applied"] is False
     assert d["metadata_location"] is None
 
 
@@ -250,9 +252,14 @@ def test_expire_refuses_without_terminal_after_showing_the_plan(h):
     assert "refusing to change the table without --yes" in r.err and "hint:" in r.err
     assert listing(h.location) == before and h.load().metadata_location == h.table.metadata_location
     r = h.cli("-o", "json", "expire", "db.t", "--older-than", h.cutoff)
-    assert r.code == ExitCode.REFUSED and r.out == ""
+    assert r.code == ExitCode.REFUSED
+    plan = r.json  # the plan, as --dry-run prints it, but neither a dry run nor applied
+    assert set(plan) == EXPIRE_KEYS and plan["dry_run"] is False and plan["applied"] is False
+    assert plan["expired_snapshot_ids"] == [h.s1, h.s2] and plan["metadata_location"] is None
+    assert {f["path"] for f in plan["deleted_files"]} == h.expected_expiry()
     err = json.loads(r.err)["error"]
     assert err["type"] == "RefusedError" and err["exit_code"] == 6
+    assert "review the plan above" not in err["hint"] and "JSON document on stdout" in err["hint"]
     assert listing(h.location) == before
 
 
@@ -265,6 +272,22 @@ def test_expire_asks_on_a_terminal(h):
     r = h.cli("expire", "db.t", "--older-than", h.cutoff, stdin="y\n", tty=True)
     assert r.code == 0, r.err
     assert set(before) - set(listing(h.location)) == expected
+
+
+def test_expire_json_asks_on_a_terminal_with_one_document_on_stdout(h):
+    """`icectl -o json expire ... | jq` at a terminal: the plan as text on stderr, the question;
+    stdout gets exactly one document: the plan when the answer is no, the result when yes."""
+    before = listing(h.location)
+    r = h.cli("-o", "json", "expire", "db.t", "--older-than", h.cutoff, stdin="n\n", tty=True)
+    assert r.code == ExitCode.REFUSED
+    assert "db.t: 2 snapshots to expire, 3 retained" in r.err and "[y/N]" in r.err
+    plan = r.json
+    assert plan["applied"] is False and plan["expired_snapshot_ids"] == [h.s1, h.s2]
+    assert listing(h.location) == before
+    r = h.cli("-o", "json", "expire", "db.t", "--older-than", h.cutoff, stdin="y\n", tty=True)
+    assert r.code == 0, r.err
+    done = r.json
+    assert done["applied"] is True and done["metadata_location"] == h.load().metadata_location
 
 
 def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
@@ -542,6 +565,11 @@ def test_mutating_commands_refuse_without_yes_and_terminal(h, name, output):
     r = h.cli("-o", output, *MUTATING[name](h))
     assert r.code == ExitCode.REFUSED, r.err
     assert "without --yes" in r.err
+    if output == "json":  # the plan on stdout, one document
+        plan = r.json
+        assert plan["dry_run"] is False and plan["applied"] is False
+    else:
+        assert r.out.strip() and "review the plan above" in r.err
     assert listing(h.location) == before
     assert h.load().metadata_location == t.metadata_location
     # The same command with --yes goes through.

@@ -293,7 +293,7 @@ def test_cli_refuses_without_yes_and_no_terminal(scene, cli_env):
     before = listing(scene.location)
     code, out, err = icectl(scene, "remove-orphans", "db.t")
     assert code == ExitCode.REFUSED
-    assert "refusing to change the table without --yes" in err
+    assert "refusing to delete files without --yes" in err
     assert scene.orphans[0] in out  # the plan was shown first
     assert listing(scene.location) == before
 

@@ -126,16 +126,16 @@ def test_json_shapes(tmp_path):
     code, out, err = cli(tmp_path, "-o", "json", "upgrade-format", "db.t", "--to", "3", "--dry-run")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"plan", "dry_run", "metadata_location"}
+    assert set(doc) == {"plan", "dry_run", "applied", "metadata_location"}
     assert set(doc["plan"]) == {"table", "metadata_location", "catalog", "from_version", "to_version", "steps",
                                 "found", "blockers", "readers"}
-    assert doc["dry_run"] is True and doc["metadata_location"] is None
+    assert doc["dry_run"] is True and doc["applied"] is False and doc["metadata_location"] is None
     assert set(doc["plan"]["steps"][0]) == {"from_version", "to_version", "changes", "allows", "forbids"}
     assert set(doc["plan"]["readers"][0]) == {"reader", "reads", "note"}
     code, out, err = cli(tmp_path, "-o", "json", "upgrade-format", "db.t", "--to", "3", "--yes")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["dry_run"] is False and doc["metadata_location"].endswith(".metadata.json")
+    assert doc["dry_run"] is False and doc["applied"] is True and doc["metadata_location"].endswith(".metadata.json")
 
 
 def test_validation_errors_block_the_upgrade(tmp_path):
@@ -148,6 +148,9 @@ def test_validation_errors_block_the_upgrade(tmp_path):
     assert [b.code for b in plan.blockers] == ["REF_MISSING_SNAPSHOT"]
     code, out, err = cli(tmp_path, "upgrade-format", "db.t", "--to", "3", "--yes")
     assert code == 6 and "REF_MISSING_SNAPSHOT" in out
+    code, out, err = cli(tmp_path, "-o", "json", "upgrade-format", "db.t", "--to", "3", "--yes")
+    assert code == 6 and json.loads(out)["plan"]["blockers"][0]["code"] == "REF_MISSING_SNAPSHOT"
+    assert json.loads(out)["applied"] is False
     assert base.metadata_location == path
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import pathlib
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,6 +25,10 @@ from icectl.engine.puffin import deletion_vector_file
 from icectl.engine.snapshot_writer import append_files
 from icectl.engine.table import load_table
 from icectl.io import FileIO
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "cli"))  # the documented output shapes
+
+from output_shapes import SHAPES, check_shape  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -125,6 +131,7 @@ def test_compact_v3_table(v3_table):
     code, out, err = icectl(wh, "-o", "json", "compact", "db.t", "--dry-run", "--min-input-files", "2")
     assert code == 0, err
     plan = json.loads(out)
+    check_shape(plan, SHAPES["compact (plan)"])
     assert (plan["live_data_files"], plan["input_files"]) == (7, 7)
     assert [(g["partition"], g["files"], g["records"], g["delete_files"], g["expected_output_files"])
             for g in plan["groups"]] == [("region=eu", 5, 25, 1, 1), ("region=us", 2, 10, 1, 1)]
@@ -133,6 +140,8 @@ def test_compact_v3_table(v3_table):
     code, out, err = icectl(wh, "-o", "json", "compact", "db.t", "--yes", "--min-input-files", "2")
     assert code == 0, err
     res = json.loads(out)
+    check_shape(res, SHAPES["compact (result)"])  # the one shape only a Spark run produces
+    assert res["dry_run"] is False and res["applied"] is True
     assert (res["rewritten_data_files"], res["added_data_files"], res["removed_delete_files"]) == (7, 2, 2)
     assert res["failed_groups"] == [] and len(res["committed"]) == 1
     t2 = load_table(t.catalog, ("db", "t"))
