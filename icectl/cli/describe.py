@@ -1,101 +1,12 @@
 """``icectl describe``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import SpecJson, fmt_bytes, fmt_ts, iso_ts, num, print_kv, render, say, text_renderer
-from icectl.cli.render import RefView
-
-if TYPE_CHECKING:
-    from icectl.engine.inspect import Description
-    from icectl.engine.metadata import TableMetadata
-
-
-@dataclass
-class CurrentSnapshot:
-    snapshot_id: int
-    parent_snapshot_id: int | None
-    sequence_number: int
-    timestamp_ms: int
-    committed_at: str | None
-    operation: str | None
-    schema_id: int | None
-    manifest_list: str | None
-    summary: dict[str, str]
-    first_row_id: int | None
-    added_rows: int | None
-
-
-@dataclass
-class TableTotals:
-    """Live files and rows of the current snapshot (data bytes null when the summary lacks them)."""
-
-    data_files: int
-    delete_files: int
-    position_delete_files: int
-    equality_delete_files: int
-    deletion_vectors: int
-    records: int
-    position_delete_records: int
-    equality_delete_records: int
-    data_bytes: int | None
-    delete_bytes: int
-
-
-@dataclass
-class TableDescription:
-    name: str
-    table_uuid: str | None
-    location: str | None
-    metadata_location: str
-    format_version: int
-    last_updated_ms: int
-    last_sequence_number: int
-    last_column_id: int
-    next_row_id: int | None
-    current_schema_id: int
-    schema: SpecJson
-    schemas: list[SpecJson]
-    default_spec_id: int
-    partition_specs: list[SpecJson]
-    default_sort_order_id: int
-    sort_orders: list[SpecJson]
-    properties: dict[str, str]
-    refs: list[RefView]
-    current_snapshot: CurrentSnapshot | None
-    totals: TableTotals
-    snapshots: int
-    snapshot_log_size: int
-    metadata_log_size: int
-    metadata: TableMetadata = field(repr=False)
-
-
-def table_description(d: Description) -> TableDescription:
-    from icectl.cli.render import ref_views
-
-    md = d.metadata
-    v = md.format_version
-    s = d.current_snapshot
-    t = d.totals
-    return TableDescription(
-        name=d.name, table_uuid=d.table_uuid, location=d.location, metadata_location=d.metadata_location,
-        format_version=v, last_updated_ms=d.last_updated_ms, last_sequence_number=d.last_sequence_number,
-        last_column_id=d.last_column_id, next_row_id=d.next_row_id, current_schema_id=md.current_schema_id,
-        schema=md.schema.to_json(), schemas=[x.to_json() for x in md.schemas], default_spec_id=md.default_spec_id,
-        partition_specs=[x.to_json(v) for x in md.partition_specs], default_sort_order_id=md.default_sort_order_id,
-        sort_orders=[o.to_json() for o in md.sort_orders], properties=dict(md.properties), refs=ref_views(md),
-        current_snapshot=None if s is None else CurrentSnapshot(
-            s.snapshot_id, s.parent_snapshot_id, s.sequence_number, s.timestamp_ms, iso_ts(s.timestamp_ms),
-            s.operation, s.schema_id, s.manifest_list, dict(s.summary), s.first_row_id, s.added_rows),
-        totals=TableTotals(t.data_files, t.delete_files, t.position_delete_files, t.equality_delete_files,
-                           t.deletion_vectors, t.records, t.position_delete_records, t.equality_delete_records,
-                           t.data_bytes, t.delete_bytes),
-        snapshots=d.snapshot_count, snapshot_log_size=d.snapshot_log_size, metadata_log_size=d.metadata_log_size,
-        metadata=md)
+from icectl.cli.output import render
 
 
 def describe(
@@ -103,50 +14,11 @@ def describe(
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE, a table location, or a metadata.json path.")],
 ) -> None:
     """Describe a table: identity, schema, specs, sort orders, properties, refs, totals."""
+    from icectl.cli.views.describe import table_description
     from icectl.engine.inspect import describe as describe_table
 
     env: Env = ctx.obj
     render(env, table_description(describe_table(env.open_table(table))))
-
-
-@text_renderer(TableDescription)
-def _description_text(env: Env, d: TableDescription) -> None:
-    from icectl.cli.render import print_refs, print_schema, print_specs_and_orders
-
-    md = d.metadata
-    print_kv(env, [
-        ("uuid", d.table_uuid), ("location", d.location), ("metadata", d.metadata_location),
-        ("format version", d.format_version), ("last updated", fmt_ts(d.last_updated_ms)),
-        ("last sequence number", d.last_sequence_number), ("last column id", d.last_column_id),
-        *([("next row id", d.next_row_id)] if d.format_version >= 3 else []),
-    ], title=f"Table {d.name}")
-    say(env)
-    print_schema(env, md.schema)
-    if len(md.schemas) > 1:
-        say(env, (f"{len(md.schemas)} schemas in history; current is {md.current_schema_id}", "dim"))
-    say(env)
-    print_specs_and_orders(env, md)
-    if d.properties:
-        say(env)
-        print_kv(env, sorted(d.properties.items()), title="Properties")
-    say(env)
-    print_refs(env, d.refs)
-    say(env)
-    snap = d.current_snapshot
-    t = d.totals
-    rows: list[tuple[str, object]] = []
-    if snap is None:
-        rows.append(("current snapshot", "none (empty table)"))
-    else:
-        rows += [("current snapshot", snap.snapshot_id), ("committed at", fmt_ts(snap.timestamp_ms)),
-                 ("operation", snap.operation), ("sequence number", snap.sequence_number)]
-    rows += [("data files", num(t.data_files)), ("records", num(t.records)), ("data size", fmt_bytes(t.data_bytes)),
-             ("delete files", f"{num(t.delete_files)} (position {t.position_delete_files}, equality "
-                              f"{t.equality_delete_files}, deletion vectors {t.deletion_vectors})"),
-             ("deleted rows recorded", f"position {num(t.position_delete_records)}, equality "
-                                       f"{num(t.equality_delete_records)}"),
-             ("snapshots", d.snapshots), ("snapshot log", d.snapshot_log_size), ("metadata log", d.metadata_log_size)]
-    print_kv(env, rows, title="Current state")
 
 
 def register(app: typer.Typer) -> None:

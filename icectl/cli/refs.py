@@ -1,17 +1,16 @@
 """``icectl rollback``, ``cherry-pick``, ``refs``, ``branch ...`` and ``tag ...``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Optional
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import render, say, text_renderer
-from icectl.cli.render import RefView
+from icectl.cli.output import render
 
 if TYPE_CHECKING:
-    from icectl.engine.refs import RefImpact
+    from icectl.cli.views.refs import RefChange
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
@@ -27,26 +26,11 @@ MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help=
                                                 "its newest snapshots.", min=1)]
 
 
-@dataclass
-class RefChange:
-    """A change to the table's refs (rollback, cherry-pick, branch and tag commands): the refs
-    before and after, the new current snapshot, and for a branch that moves, what it gains and
-    loses (``refs_after`` maps a ref to null where the commit creates a new snapshot)."""
-
-    table: str
-    action: str
-    dry_run: bool
-    applied: bool
-    metadata_location: str | None  # the committed metadata file; None until committed
-    refs_before: dict[str, int]
-    refs_after: dict[str, int | None]
-    current_snapshot_id: int | None
-    impact: RefImpact | None = None
-
-
 def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
            impact: Callable[[Any, Any], Any] | None = None) -> None:
     """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
+    from icectl.cli.views.refs import RefChange
+
     t = env.open_table(table_name)
     new = build(t)
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
@@ -75,28 +59,6 @@ def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any],
     render(env, replace(change, applied=True, metadata_location=committed.metadata_location,
                         refs_after={n: r.snapshot_id for n, r in md.all_refs.items()},
                         current_snapshot_id=md.current_snapshot_id))
-
-
-@text_renderer(RefChange)
-def _ref_change_text(env: Env, ch: RefChange) -> None:
-    if ch.applied:
-        say(env, f"committed {ch.metadata_location}")  # the plan was shown before asking
-        return
-    say(env, f"{ch.table}: {ch.action}{' (dry run: nothing committed)' if ch.dry_run else ''}")
-    for n in sorted(set(ch.refs_before) | set(ch.refs_after)):
-        b, a = ch.refs_before.get(n), ch.refs_after.get(n)
-        if b != a:
-            to = a if a is not None else "(a new snapshot)" if n in ch.refs_after else "(dropped)"
-            say(env, f"  {n}: {b if b is not None else '(none)'} -> {to}")
-    i = ch.impact
-    if i is not None:
-        say(env, f"  snapshots leaving {i.branch}'s history: {len(i.leaving_history)}"
-                 + (f" ({', '.join(map(str, i.leaving_history[:10]))}{'...' if len(i.leaving_history) > 10 else ''})"
-                    if i.leaving_history else ""))
-        if i.joining_history:
-            say(env, f"  snapshots joining its history: {len(i.joining_history)}")
-        say(env, f"  data files: +{i.data_files_added} / -{i.data_files_removed}; records: +{i.records_added} / "
-                 f"-{i.records_removed}")
 
 
 def rollback(
@@ -147,6 +109,7 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
+    from icectl.cli.views.refs import RefChange
     from icectl.engine import refs
 
     env: Env = ctx.obj
@@ -164,25 +127,13 @@ def cherry_pick(
     _show_ask_commit(env, t, change, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch), yes=yes)
 
 
-@dataclass
-class RefList:
-    json_root: ClassVar[str] = "rows"
-    rows: list[RefView]
-
-
 def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
-    from icectl.cli.render import ref_views
+    from icectl.cli.views.common import ref_views
+    from icectl.cli.views.refs import RefList
 
     env: Env = ctx.obj
     render(env, RefList(ref_views(env.open_table(table).metadata)))
-
-
-@text_renderer(RefList)
-def _refs_text(env: Env, result: RefList) -> None:
-    from icectl.cli.render import print_refs
-
-    print_refs(env, result.rows)
 
 
 def _dur(text: str | None) -> int | None:

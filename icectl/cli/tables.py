@@ -1,41 +1,12 @@
 """``icectl create`` and ``icectl list``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import SpecJson, print_kv, print_table, render, say, text_renderer
-
-if TYPE_CHECKING:
-    from icectl.engine.metadata import TableMetadata
-
-
-@dataclass
-class Created:
-    """The table ``create`` made, or would make (a dry run, or a plan it refused to apply)."""
-
-    name: str
-    location: str | None
-    metadata_location: str | None  # None until created
-    format_version: int
-    table_uuid: str | None  # None until created
-    schema: SpecJson
-    partition_spec: SpecJson
-    sort_order: SpecJson
-    properties: dict[str, str]
-    dry_run: bool
-    applied: bool
-    metadata: TableMetadata = field(repr=False)
-
-    @classmethod
-    def of(cls, name: str, md: TableMetadata, metadata_location: str | None, *, dry_run: bool = False) -> "Created":
-        applied = metadata_location is not None
-        return cls(name, md.location, metadata_location, md.format_version, md.table_uuid if applied else None,
-                   md.schema.to_json(), md.spec.to_json(md.format_version), md.sort_order.to_json(),
-                   dict(md.properties), dry_run, applied, md)
+from icectl.cli.output import render
 
 
 def create(
@@ -57,6 +28,7 @@ def create(
     """Create a table."""
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm_plan
+    from icectl.cli.views.tables import Created
     from icectl.engine.operations import apply_create, plan_create
 
     env: Env = ctx.obj
@@ -74,58 +46,19 @@ def create(
     render(env, Created.of(t.name, t.metadata, t.metadata_location))
 
 
-@text_renderer(Created)
-def _created_text(env: Env, c: Created) -> None:
-    from icectl.cli.render import print_schema, print_specs_and_orders
-
-    if c.applied:  # the plan was printed before
-        say(env, f"created {c.name} (format version {c.format_version}): metadata {c.metadata_location}, "
-                 f"uuid {c.table_uuid}")
-        return
-    say(env, f"{c.name}: table to create, format version {c.format_version}"
-             + (" (dry run: nothing written)" if c.dry_run else ""))
-    print_kv(env, [("location", c.location)])
-    print_schema(env, c.metadata.schema)
-    print_specs_and_orders(env, c.metadata)
-    if c.properties:
-        print_kv(env, sorted(c.properties.items()), title="Properties")
-
-
-@dataclass
-class Listing:
-    """The namespaces and tables of a catalog (or of one namespace)."""
-
-    catalog: str
-    namespaces: list[str]
-    tables: list[str]
-
-
 def list_(
     ctx: typer.Context,
     namespace: Annotated[Optional[str], typer.Argument(help="Namespace to list tables of; omit to list everything.")] = None,
 ) -> None:
     """List namespaces and tables in the catalog."""
+    from icectl.cli.views.tables import Listing
+
     env: Env = ctx.obj
     catalog = env.get_catalog()
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in catalog.list_tables(ns)]
     namespaces = [".".join(n) for n in catalog.list_namespaces()] if ns is None else [namespace]
     render(env, Listing(catalog.name, namespaces, tables))
-
-
-@text_renderer(Listing)
-def _listing_text(env: Env, listing: Listing) -> None:
-    if not listing.namespaces and not listing.tables:
-        say(env, f"no namespaces or tables in catalog {listing.catalog}")
-        return
-    # Each namespace, then its tables: `icectl list | awk '$1 == "table" {print $2}'` lists tables.
-    rows: list[list[str]] = []
-    namespaces = sorted(set(listing.namespaces) | {t.rsplit(".", 1)[0] for t in listing.tables})
-    for ns in namespaces:
-        rows.append(["namespace", ns])
-        rows.extend(["table", t] for t in listing.tables if t.rsplit(".", 1)[0] == ns)
-    print_table(env, ["kind", "name"], rows, title=f"catalog {listing.catalog}: {len(listing.namespaces)} "
-                f"namespaces, {len(listing.tables)} tables")
 
 
 def register(app: typer.Typer) -> None:

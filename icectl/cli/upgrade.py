@@ -1,28 +1,14 @@
 """``icectl upgrade-format`` and ``icectl register``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import print_table, render, say, text_renderer
-
-if TYPE_CHECKING:
-    from icectl.engine.upgrade import RegisterPlan, UpgradePlan
+from icectl.cli.output import render
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
-
-
-@dataclass
-class UpgradeResult:
-    """The pre-flight report of ``upgrade-format`` and, once applied, the committed metadata file."""
-
-    plan: UpgradePlan
-    dry_run: bool
-    applied: bool
-    metadata_location: str | None  # the committed metadata file; None until committed
 
 
 def upgrade_format(
@@ -35,6 +21,7 @@ def upgrade_format(
 ) -> None:
     """Upgrade a table's format version (metadata only), after a pre-flight report."""
     from icectl.cli.confirm import confirm_plan
+    from icectl.cli.views.upgrade import UpgradeResult
     from icectl.engine.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
@@ -56,54 +43,6 @@ def upgrade_format(
     render(env, UpgradeResult(plan, False, True, committed.metadata_location))
 
 
-@text_renderer(UpgradeResult)
-def _upgrade_text(env: Env, result: UpgradeResult) -> None:
-    plan = result.plan
-    if result.applied:
-        say(env, f"upgraded {plan.table} to format version {plan.to_version}: committed {result.metadata_location}")
-        return
-    if not plan.steps:
-        say(env, f"{plan.table} is already format version {plan.from_version}; nothing to do")
-        return
-    path = " -> ".join(str(v) for v in range(plan.from_version, plan.to_version + 1))
-    say(env, (f"Upgrade {plan.table}", "bold"), f" ({plan.catalog} catalog): format version {path}")
-    for s in plan.steps:
-        say(env)
-        say(env, (f"{s.from_version} -> {s.to_version}", "bold"))
-        for title, items in (("changes", s.changes), ("allows", s.allows), ("forbids", s.forbids)):
-            say(env, f"  {title}:")
-            for item in items:
-                say(env, f"    - {item}")
-    if plan.found:
-        say(env)
-        say(env, ("In the table", "bold"))
-        for item in plan.found:
-            say(env, f"  - {item}")
-    say(env)
-    if plan.blockers:
-        say(env, ("Blockers", "bold red"))
-        for b in plan.blockers:
-            say(env, "  - ", (b.code, "red"), f": {b.message}")
-            if b.hint:
-                say(env, f"    hint: {b.hint}")
-    else:
-        say(env, ("no blockers", "green"))
-    print_table(env, ["reader", "reads it", "note"], [[r.reader, "yes" if r.reads else "no", r.note] for r in plan.readers],
-                title=f"Readers of format version {plan.to_version}")
-    if result.dry_run:
-        say(env, ("dry run: nothing changed", "dim"))
-
-
-@dataclass
-class Registered:
-    """A metadata file that ``register`` adds, or added (``registered``), to a catalog."""
-
-    plan: RegisterPlan
-    dry_run: bool
-    applied: bool
-    registered: bool
-
-
 def register_cmd(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to register it as, in the configured catalog.")],
@@ -114,6 +53,7 @@ def register_cmd(
     """Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4."""
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm_plan
+    from icectl.cli.views.upgrade import Registered
     from icectl.engine.upgrade import plan_register, register_table
 
     env: Env = ctx.obj
@@ -127,17 +67,6 @@ def register_cmd(
                  yes=yes, action="register the table")
     register_table(catalog, ident, plan)
     render(env, Registered(plan, False, True, True))
-
-
-@text_renderer(Registered)
-def _registered_text(env: Env, r: Registered) -> None:
-    p = r.plan
-    if r.registered:
-        say(env, f"registered {p.table} in catalog {p.catalog}: {p.metadata_location}")
-        return
-    say(env, f"register {p.table} in catalog {p.catalog}: format version {p.format_version}, location {p.location}, "
-             f"{p.snapshots} snapshots, metadata {p.metadata_location}"
-             + (" (dry run: nothing registered)" if r.dry_run else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,16 +1,12 @@
 """``icectl validate``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.output import print_table, render, say, text_renderer
-
-if TYPE_CHECKING:
-    from icectl.engine.validate import Checked, ValidationReport
+from icectl.cli.output import render
 
 
 def validate(
@@ -23,6 +19,7 @@ def validate(
     no_bounds: Annotated[bool, typer.Option("--no-bounds", help="Skip the lower/upper bound checks (faster).")] = False,
 ) -> None:
     """Check every layer of a table against the rules of its format version; exit 8 on errors."""
+    from icectl.cli.views.validate import validation_view
     from icectl.engine.validate import ValidateOptions, validate_table
     from icectl.errors import ValidationFailedError
 
@@ -34,65 +31,6 @@ def validate(
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
                                hint="the codes are explained in the README's \"Validation codes\"")
-
-
-@dataclass
-class FindingView:
-    severity: str  # error | warning
-    code: str  # README "Validation codes"
-    rule: str  # the spec section
-    message: str
-    file: str | None
-    snapshot_id: int | None
-    manifest: str | None
-    entry: int | None
-    where: str = field(repr=False)
-
-
-@dataclass
-class ValidationView:
-    """``validate``'s report: every finding, and how much was checked (``format_version`` is None
-    when the metadata cannot be read)."""
-
-    table: str
-    metadata_location: str | None
-    format_version: int | None
-    deep: bool
-    all_snapshots: bool
-    ok: bool
-    errors: int
-    warnings: int
-    checked: Checked
-    seconds: float
-    findings: list[FindingView]
-
-
-def validation_view(report: ValidationReport) -> ValidationView:
-    return ValidationView(
-        report.table, report.metadata_location, report.format_version, report.deep, report.all_snapshots, report.ok,
-        len(report.errors), len(report.warnings), report.checked, report.seconds,
-        [FindingView(f.severity.value, f.code, f.rule, f.message, f.file, f.snapshot_id, f.manifest, f.entry, f.where)
-         for f in report.findings])
-
-
-@text_renderer(ValidationView)
-def _validation_text(env: Env, report: ValidationView) -> None:
-    ch = report.checked
-    scope = "all snapshots" if report.all_snapshots else "heads of refs"
-    say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
-             f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
-             f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
-    for title, severity in (("Errors", "error"), ("Warnings", "warning")):
-        group = [f for f in report.findings if f.severity == severity]
-        if group:
-            print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
-                        title=f"{title} ({len(group)})")
-    if report.ok and not report.warnings:
-        say(env, ("valid: no findings", "green"))
-    elif report.ok:
-        say(env, (f"valid, with {report.warnings} warnings", "yellow"))
-    else:
-        say(env, (f"{report.errors} errors", "red"), f", {report.warnings} warnings")
 
 
 def register(app: typer.Typer) -> None:

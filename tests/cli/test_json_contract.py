@@ -264,6 +264,27 @@ def test_refusal_prints_the_plan_and_changes_nothing(lab, name, output):
         assert not BOX_DRAWING.search(out)
 
 
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire"])
+def test_a_terminal_gets_rich_tables_and_trees(lab, name, monkeypatch):
+    """The other side of the piped check: at a terminal, rich draws the same facts with boxes
+    and tree guides."""
+    monkeypatch.setenv("COLUMNS", "200")
+    case = CASES[name]
+    env = Env(stdout=_Tty(), stderr=io.StringIO(), stdin=io.StringIO())
+    code = run(["--warehouse", lab.warehouse, *case.command, *case.args(lab), *(["--dry-run"] if case.mutating else [])],
+               env)
+    out = env.stdout.getvalue()
+    assert code == 0, env.stderr.getvalue()
+    assert BOX_DRAWING.search(out), out
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # without colors
+    assert case.text(lab)[0] in plain, plain
+
+
 # -- README -----------------------------------------------------------------------------------------------
 
 def _parse_readme_shape(text: str) -> Any:

@@ -1,4 +1,4 @@
-"""Result parts and text pieces that several commands share: refs, schemas as trees, specs and
+"""Result parts and text pieces that several views share: refs, schemas as trees, specs and
 sort orders as tables. No I/O beyond writing to the environment's streams."""
 from __future__ import annotations
 
