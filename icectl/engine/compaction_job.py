@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -39,21 +40,29 @@ class CompactionResult:
 
 
 def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact"):
-    """Write the plan file and render the spark-submit command (nothing runs)."""
+    """Render the spark-submit command for a work folder; nothing is written and nothing runs
+    (a dry run shows the command; :func:`run_compaction` creates the folder and its files)."""
     from icectl.spark import submit
 
-    work = settings.work_dir or tempfile.mkdtemp(prefix="icectl-spark-")
-    os.makedirs(work, exist_ok=True)
+    work = settings.work_dir or os.path.join(tempfile.gettempdir(), f"icectl-spark-{uuid.uuid4().hex[:12]}")
     template = submit.load_template(settings.template_path, master=settings.master)
     plan_file = os.path.join(work, "plan.json")
     result_file = os.path.join(work, "result.json")
-    with open(plan_file, "w") as f:
-        json.dump(job_plan(table, plan, io_properties=dict(table.io.properties)), f)
-    py_files = [submit.package_zip(work)] if not template.master.startswith("local") else []
+    py_files = [os.path.join(work, submit.PACKAGE_ZIP)] if not template.master.startswith("local") else []
     argv = submit.render_command(template, job_file=os.path.join(os.path.dirname(submit.__file__), "job.py"),
                                  plan_file=plan_file, result_file=result_file, py_files=py_files,
                                  command=command, table=table.name, spark_submit=submit.default_spark_submit())
     return template, argv, work, result_file
+
+
+def _write_job_files(table: Table, plan: CompactionPlan, template: Any, work: str) -> None:
+    from icectl.spark import submit
+
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "plan.json"), "w") as f:
+        json.dump(job_plan(table, plan, io_properties=dict(table.io.properties)), f)
+    if not template.master.startswith("local"):
+        submit.package_zip(work)
 
 
 def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
@@ -63,13 +72,14 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
     template, argv, work, result_file = prepare(table, plan, settings)
     result = CompactionResult(plan, argv, log_file=os.path.join(work, "spark-submit.log"))
     if not plan.groups:
-        _cleanup_work(work, settings, result)
+        result.log_file = None
         return result
     if progress:
         progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
     written: list[str] = []
     try:
         try:
+            _write_job_files(table, plan, template, work)
             submit.run_command(argv, template, log_file=result.log_file)
         except ExternalCommandError:
             report = _read_result(result_file)
@@ -107,15 +117,18 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
             result.added_bytes += sum(f.file_size_in_bytes for g in batch for f in outputs[g.group_id])
         _cleanup_work(work, settings, result)
         return result
-    except BaseException:
+    except BaseException as e:
         if not result.committed:
             _remove(table, written)
+        # Keep the work folder only when the error names the log in it (spark-submit ran).
+        if not (isinstance(e, IcectlError) and result.log_file and result.log_file in e.message):
+            _cleanup_work(work, settings, result)
         raise
 
 
 def _cleanup_work(work: str, settings: JobSettings, result: CompactionResult) -> None:
-    """A run that succeeded needs neither its plan nor its log; a failed run keeps them (the
-    error names the log)."""
+    """A run that succeeded needs neither its plan nor its log; a failed run keeps them only
+    when its error names the log (``ICECTL_KEEP_WORK`` keeps them always, for debugging)."""
     if settings.work_dir is None and not os.environ.get("ICECTL_KEEP_WORK"):
         import shutil
 

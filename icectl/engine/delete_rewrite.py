@@ -49,9 +49,11 @@ class DeleteRewritePlan:
 def plan_delete_rewrite(table: Table, *, branch: str = MAIN_BRANCH, min_files_to_merge: int = 2) -> DeleteRewritePlan:
     md = table.metadata
     ref = md.all_refs.get(branch)
-    if ref is None or not ref.is_branch:
+    if ref is None and branch != MAIN_BRANCH:  # main of an empty table: nothing to rewrite (as compact)
         raise NotFoundError(f"branch {branch!r} does not exist in {table.name}")
-    snap = md.snapshot_by_id(ref.snapshot_id)
+    if ref is not None and not ref.is_branch:
+        raise UsageError(f"{branch!r} is a tag; a delete rewrite commits to a branch")
+    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     tasks, deletes = plan_files(table, snap)
     plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None)
     live = {t.file.file_path: t for t in tasks}

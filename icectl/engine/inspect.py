@@ -367,4 +367,5 @@ def _json_partition(rt: Any, v: Any) -> Any:
 
 
 def ref_rows(md: TableMetadata) -> list[tuple[str, SnapshotRef]]:
-    return sorted(md.all_refs.items(), key=lambda kv: (kv[0] != MAIN_BRANCH, kv[1].ref_type, kv[0]))
+    # The refs the metadata has (a v1 file without refs gets main when parsed): never invent main.
+    return sorted(md.refs.items(), key=lambda kv: (kv[0] != MAIN_BRANCH, kv[1].ref_type, kv[0]))

@@ -244,9 +244,15 @@ class TableMetadata:
             return self.schema
         raise InvalidMetadataError(f"schema {schema_id} does not exist")
 
+    @property
+    def current_schema_or_none(self) -> Schema | None:
+        """The current schema, or None when current-schema-id names no schema (validate reports it)."""
+        return next((s for s in self.schemas if s.schema_id == self.current_schema_id), None)
+
     def find_type(self, field_id: int):
         """The type of a field id in the current schema, else in the newest schema that has it."""
-        for s in (self.schema, *reversed(self.schemas)):
+        current = self.current_schema_or_none
+        for s in ((current,) if current is not None else ()) + tuple(reversed(self.schemas)):
             t = s.find_type(field_id)
             if t is not None:
                 return t
@@ -408,8 +414,11 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
             hint="a newer icectl may read this table" if version > MAX_FORMAT_VERSION else None)
 
     if "schemas" in obj:
+        # Iceberg Java (TableMetadataParser) requires current-schema-id whenever schemas is given.
+        if obj.get("current-schema-id") is None:
+            raise InvalidMetadataError("'schemas' is given without 'current-schema-id'")
         schemas = tuple(schema_from_json(s) for s in obj["schemas"])
-        current_schema_id = int(obj.get("current-schema-id", schemas[0].schema_id if schemas else 0))
+        current_schema_id = int(obj["current-schema-id"])
     elif "schema" in obj:
         s = schema_from_json(obj["schema"])
         schemas = (s,)
@@ -433,11 +442,19 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
     if last_partition_id is None:
         last_partition_id = max((s.last_field_id for s in specs), default=PARTITION_DATA_ID_START - 1)
 
+    if version >= 2 and not obj.get("sort-orders"):
+        # "sort-orders" is required from v2 on and holds at least the unsorted order (Java refuses both).
+        raise InvalidMetadataError(f"format version {version} requires a non-empty 'sort-orders'")
     sort_orders = tuple(sort_order_from_json(o) for o in obj.get("sort-orders", [])) or (UNSORTED,)
     current_snapshot_id = _opt_int(obj.get("current-snapshot-id"))
     if current_snapshot_id == -1:
         current_snapshot_id = None
-    refs = {str(k): ref_from_json(v) for k, v in (obj.get("refs") or {}).items()}
+    if obj.get("refs") is not None:
+        refs = {str(k): ref_from_json(v) for k, v in obj["refs"].items()}
+    else:
+        # Without refs (v1), main is the current snapshot, as Iceberg Java reads it; refs given
+        # without main stay without main.
+        refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, "branch")} if current_snapshot_id is not None else {}
     if version >= 4 and obj.get("location") is None:
         location = None
     elif obj.get("location") is None:  # absent or null: required before v4

@@ -14,7 +14,7 @@ from typing import Callable
 from icectl.engine.manifest import EntryStatus, FileContent, ManifestContent
 from icectl.engine.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
 from icectl.engine.table import Table
-from icectl.errors import AlreadyExistsError, ConflictingChangeError, NotFoundError, UsageError
+from icectl.errors import AlreadyExistsError, ConflictingChangeError, NoSnapshotsError, NotFoundError, UsageError
 
 
 def _now() -> int:
@@ -24,6 +24,8 @@ def _now() -> int:
 def _branch(md: TableMetadata, name: str) -> SnapshotRef:
     ref = md.all_refs.get(name)
     if ref is None:
+        if not md.snapshots:
+            raise NoSnapshotsError()
         raise NotFoundError(f"branch {name!r} does not exist")
     if not ref.is_branch:
         raise UsageError(f"{name!r} is a tag, not a branch")
@@ -33,6 +35,8 @@ def _branch(md: TableMetadata, name: str) -> SnapshotRef:
 def _snapshot(md: TableMetadata, snapshot_id: int) -> Snapshot:
     s = md.snapshot_by_id(snapshot_id)
     if s is None:
+        if not md.snapshots:
+            raise NoSnapshotsError()
         raise NotFoundError(f"snapshot {snapshot_id} does not exist")
     return s
 
@@ -241,7 +245,9 @@ def create_ref(md: TableMetadata, name: str, *, ref_type: str, snapshot_id: int 
         raise UsageError(f"invalid ref name {name!r}")
     sid = snapshot_id if snapshot_id is not None else md.current_snapshot_id
     if sid is None:
-        raise UsageError("the table has no snapshot to point the ref at; give --snapshot")
+        if not md.snapshots:
+            raise NoSnapshotsError()
+        raise UsageError("the table has no current snapshot to point the ref at; give --snapshot")
     _snapshot(md, sid)
     if ref_type == "tag" and (max_snapshot_age_ms is not None or min_snapshots_to_keep is not None):
         raise UsageError("tags have only --max-ref-age; snapshot retention applies to branches")

@@ -327,6 +327,9 @@ def field_from_json(obj: dict[str, Any]) -> NestedField:
 def schema_from_json(obj: dict[str, Any]) -> Schema:
     if not isinstance(obj, dict) or not isinstance(obj.get("fields"), list):
         raise InvalidMetadataError("a schema must be a JSON object with a 'fields' list")
+    if obj.get("type") != "struct":
+        raise InvalidMetadataError(f"schema {obj.get('schema-id', 0)} is not a struct type: its 'type' is "
+                                   f"{obj.get('type')!r}, not 'struct'")
     return Schema(
         fields=tuple(field_from_json(f) for f in obj["fields"]),
         schema_id=int(obj.get("schema-id", 0)),

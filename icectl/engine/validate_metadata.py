@@ -101,6 +101,9 @@ def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector
     for name in REQUIRED[v]:
         if name not in obj or (obj[name] is None and name != "current-snapshot-id"):
             out.add("META_FIELD_MISSING", f"format version {v} requires {name!r}", file=location)
+    if v == 1 and "schemas" in obj and obj.get("current-schema-id") is None:
+        out.add("META_FIELD_MISSING", "'schemas' is given without 'current-schema-id' (a reader cannot tell which "
+                "schema is current)", file=location)
     for name in OMIT[v]:
         if name in obj:
             out.add("META_FIELD_FORBIDDEN", f"format version {v} metadata should not write {name!r}", file=location)
@@ -186,7 +189,7 @@ def _check_parsed(md: TableMetadata, obj: dict[str, Any], location: str, out: Co
     _check_schemas(md, location, out)
     _check_specs_and_orders(md, obj, location, out)
     _check_snapshots(md, location, out)
-    _check_refs(md, location, out)
+    _check_refs(md, location, out, refs_given=obj.get("refs") is not None)
     _check_logs(md, location, out)
     if md.format_version >= 3:
         _check_lineage(md, location, out)
@@ -362,9 +365,11 @@ def _check_snapshots(md: TableMetadata, location: str, out: Collector) -> None:
                     f"{', '.join(map(str, sids))}", file=location, snapshot_id=sids[-1])
 
 
-def _check_refs(md: TableMetadata, location: str, out: Collector) -> None:
+def _check_refs(md: TableMetadata, location: str, out: Collector, *, refs_given: bool = True) -> None:
     by_id = {s.snapshot_id for s in md.snapshots}
     for name, ref in md.refs.items():
+        if not refs_given and name == MAIN_BRANCH:
+            continue  # main implied by current-snapshot-id (no refs in the file): checked below
         if ref.snapshot_id not in by_id:
             out.add("REF_MISSING_SNAPSHOT", f"{ref.ref_type} {name!r} points at snapshot {ref.snapshot_id}, which "
                     "does not exist", file=location, snapshot_id=ref.snapshot_id)

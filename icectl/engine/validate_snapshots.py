@@ -29,7 +29,8 @@ def scan_context(table: Any, options: ValidateOptions) -> ScanContext:
     types: dict[int, str] = {}
     from icectl.engine.types import PrimitiveType, walk_fields
 
-    for s in (*md.schemas, md.schema):  # the current schema last: its types win
+    current = md.current_schema_or_none
+    for s in (*md.schemas, *((current,) if current is not None else ())):  # the current schema last: its types win
         for _, f in walk_fields(s.fields):
             types[f.field_id] = str(f.field_type) if isinstance(f.field_type, PrimitiveType) else "nested"
     specs = {}

@@ -385,6 +385,9 @@ def table_metadata(draw, format_version: int, *, with_extras: bool = True, max_s
                                with_extras))
     current_snapshot = draw(st.sampled_from(snaps)).snapshot_id if snaps and draw(st.integers(0, 4)) else None
     refs: dict[str, SnapshotRef] = {}
+    if v == 1 and current_snapshot is not None:
+        # v1 written without refs: a reader (icectl, Iceberg Java) sees main at the current snapshot.
+        refs["main"] = SnapshotRef(current_snapshot, "branch")
     if snaps and (v >= 2 or draw(st.booleans())):
         if current_snapshot is not None:
             refs["main"] = SnapshotRef(current_snapshot, "branch", draw(st.none() | st.integers(1, 100)),

@@ -138,9 +138,14 @@ def test_random_corruption_is_reported_not_raised(seed, tmp_path):
     snap = t.metadata.current_snapshot
     targets = [t.resolve(snap.manifest_list)] + [m.manifest_path for m in t.manifests(snap)] + \
               [base.delete_files[0].file_path, base.metadata_location]
-    _flip_bytes(targets[seed % len(targets)], seed)
+    target = targets[seed % len(targets)]
+    _flip_bytes(target, seed)
     report = validate_table(base.catalog, tables.IDENT, ValidateOptions(deep=True, all_snapshots=True))
     assert all(f.code in CODES for f in report.findings)
+    # Every seed's damage is found, as an error that names the damaged file.
+    errors = [f for f in report.findings if f.severity == Severity.ERROR]
+    assert not report.ok and errors, describe(report)
+    assert any(target in (f.file or "", f.manifest or "") or target in f.message for f in errors), describe(report)
 
 
 @pytest.mark.parametrize("cut", [0, 1, 10, 100, 1000])

@@ -22,6 +22,8 @@ from icectl.engine.puffin import deletion_vector_file
 from icectl.engine.types import primitive
 from icectl.spark.rewrite import LAST_UPDATED_SEQ, ROW_ID, rewrite_task
 
+pytestmark = pytest.mark.spark  # the Spark job's data plane (no JVM needed, but it is the job's code)
+
 FID = b"PARQUET:field_id"
 UTC = dt.timezone.utc
 
