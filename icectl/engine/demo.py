@@ -38,9 +38,10 @@ import random
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.engine.manifest import DataFile, FileContent, ManifestEntry
-from icectl.engine.metadata import MAIN_BRANCH
+from icectl.engine.metadata import MAIN_BRANCH, TableMetadata
 from icectl.engine.table import Table
 from icectl.errors import AlreadyExistsError, NoSuchTableError, UsageError
 from icectl.io import join
@@ -152,7 +153,8 @@ def build_demo(catalog: Catalog, namespace: str = DEFAULT_NAMESPACE, *, format_v
     location = catalog.default_table_location(ident).rstrip("/")
     if next(iter(catalog.io.list_files(location)), None) is not None:
         raise AlreadyExistsError(f"the demo's location {location} already holds files",
-                                 hint=f"remove them, or build it in another namespace: {command_prefix} demo {namespace}2")
+                                 hint=f"remove them, or build it in another namespace: "
+                                      f"{command_prefix} demo {namespace}2")
     now = int(time.time() * 1000) if now_ms is None else now_ms
     return _Builder(catalog, ident, location, format_version, now).build(command_prefix)
 
@@ -182,9 +184,9 @@ class _Builder:
                                   format_version=self.v, location=self.location, created_ms=self.at(15))
         d1, d2, d3, d4 = EVENT_DAYS
         a1 = [self.data_file(d1, 40) for _ in range(3)]
-        s1 = self.commit("append", f"3 files of {d1}", added=a1, days=14)
+        self.commit("append", f"3 files of {d1}", added=a1, days=14)
         a2 = [self.data_file(d1, 40) for _ in range(3)] + [self.data_file(d2, 40) for _ in range(2)]
-        s2 = self.commit("append", f"3 files of {d1}, 2 of {d2}", added=a2, days=13)
+        self.commit("append", f"3 files of {d1}, 2 of {d2}", added=a2, days=13)
         bot = self.data_file(d2, 30, user=BOT_USER)
         a3 = [self.data_file(d2, 40) for _ in range(2)] + [bot]
         self.commit("append", f"3 files of {d2}, one of them bot traffic", added=a3, days=12)
@@ -196,19 +198,17 @@ class _Builder:
         a7 = [self.data_file(d4, 40, country=True) for _ in range(3)]
         self.commit("append", f"3 files of {d4}, with {ADDED_COLUMN}", added=a7, days=4)
         s8 = self.row_deletes([(a1[0], [30, 31]), (a2[1], [12])], days=3)
-        self.table = self.table.commit(refs.create_ref(self.table.metadata, TAG, ref_type="tag", snapshot_id=s8)
-                                       .replace(last_updated_ms=self.at(2.1)), now_ms=self.at(2.1))
+        self.metadata_commit(refs.create_ref(self.table.metadata, TAG, ref_type="tag", snapshot_id=s8), days=2.1)
         restated = self.restate(a6)
         s9 = self.commit("overwrite", f"{d3} restated: {len(a6)} files replaced by 1 ({QA_USER} rows dropped, "
                          f"{ADDED_COLUMN} filled)", added=[restated], removed=a6, days=2)
-        self.table = self.table.commit(refs.create_ref(self.table.metadata, BRANCH, ref_type="branch", snapshot_id=s9)
-                                       .replace(last_updated_ms=self.at(1.5)), now_ms=self.at(1.5))
+        self.metadata_commit(refs.create_ref(self.table.metadata, BRANCH, ref_type="branch", snapshot_id=s9),
+                             days=1.5)
         self.commit("append", f"1 file of {d4} on branch {BRANCH}", added=[self.data_file(d4, 20, country=True)],
                     days=1, branch=BRANCH)
         staged = self.commit("append", f"1 file of {d4}, staged (wap.id {WAP_ID})",
                              added=[self.data_file(d4, 30, country=True)], days=0.25, stage_only=True,
                              extra={"wap.id": WAP_ID})
-        del s1, s2
         orphan, aged = self.plant_orphan(d2)
         return self.result(staged, [orphan], aged, command_prefix)
 
@@ -267,8 +267,9 @@ class _Builder:
         ref = self.table.metadata.all_refs.get(branch)
         return ref.snapshot_id if ref else None
 
-    def commit(self, operation: str, note: str, *, days: float, added: list[DataFile] = (),
-               removed: list[DataFile] = (), removed_entries: list[ManifestEntry] = (), branch: str = MAIN_BRANCH,
+    def commit(self, operation: str, note: str, *, days: float, added: Sequence[DataFile] = (),
+               removed: Sequence[DataFile] = (), removed_entries: Sequence[ManifestEntry] = (),
+               branch: str = MAIN_BRANCH,
                stage_only: bool = False, extra: dict[str, str] | None = None,
                deleted_positions: dict[str, list[int]] | None = None) -> int:
         from icectl.engine.snapshot_writer import SnapshotChange, build_snapshot
@@ -323,8 +324,13 @@ class _Builder:
         days_of = sorted({str(_day_of(f)) for f, _ in positions})
         n = sum(len(p) for p in by_path.values())
         kind = "deletion vector" if self.v >= 3 else "position delete file"
-        return self.commit("delete", f"{n} rows of {', '.join(days_of)} deleted ({_count(len(added), kind)})", added=added,
-                           removed_entries=removed, days=days, deleted_positions=by_path)
+        note = f"{n} rows of {', '.join(days_of)} deleted ({_count(len(added), kind)})"
+        return self.commit("delete", note, added=added, removed_entries=removed, days=days, deleted_positions=by_path)
+
+    def metadata_commit(self, md: TableMetadata, *, days: float) -> None:
+        """Commit metadata without a new snapshot, as of ``days`` ago."""
+        ts = self.at(days)
+        self.table = self.table.commit(md.replace(last_updated_ms=ts), now_ms=ts)
 
     def add_column(self, *, days: float) -> None:
         """Schema evolution: an optional ``country`` string column in a new schema."""
@@ -335,9 +341,8 @@ class _Builder:
         new = Schema(old.fields + (NestedField(md.last_column_id + 1, ADDED_COLUMN, PrimitiveType("string")),),
                      schema_id=max(s.schema_id for s in md.schemas) + 1,
                      identifier_field_ids=old.identifier_field_ids)
-        ts = self.at(days)
-        self.table = self.table.commit(md.replace(schemas=md.schemas + (new,), current_schema_id=new.schema_id,
-                                                  last_column_id=md.last_column_id + 1, last_updated_ms=ts), now_ms=ts)
+        self.metadata_commit(md.replace(schemas=md.schemas + (new,), current_schema_id=new.schema_id,
+                                        last_column_id=md.last_column_id + 1), days=days)
 
     def plant_orphan(self, day: dt.date) -> tuple[str, bool]:
         """A Parquet file that no snapshot references (as a failed write leaves one), 8 days old."""
@@ -388,8 +393,9 @@ class _Builder:
                 for s in md.ancestors_of(r.snapshot_id):
                     branch_of.setdefault(s.snapshot_id, r.name)
         snapshots = [DemoSnapshot(s.snapshot_id, s.parent_snapshot_id, s.operation or "", s.timestamp_ms,
-                                  _iso(s.timestamp_ms), branch_of.get(s.snapshot_id), by_snapshot.get(s.snapshot_id, []),
-                                  len(rows[s.snapshot_id]), self.notes[s.snapshot_id])
+                                  _iso(s.timestamp_ms), branch_of.get(s.snapshot_id),
+                                  by_snapshot.get(s.snapshot_id, []), len(rows[s.snapshot_id]),
+                                  self.notes[s.snapshot_id])
                      for s in sorted(md.snapshots, key=lambda s: s.timestamp_ms)]
         main = [f for _, f in t.live_files(md.current_snapshot)]
         tag = md.refs[TAG].snapshot_id
@@ -397,7 +403,8 @@ class _Builder:
         commands = [
             DemoCommand(f"{prefix} snapshots {name} --tree", "the history, with branches and tags"),
             DemoCommand(f"{prefix} files {name}", "live data and delete files of main"),
-            DemoCommand(f"{prefix} expire {name} --dry-run --explain", "snapshots older than 5 days, files only they reach"),
+            DemoCommand(f"{prefix} expire {name} --dry-run --explain",
+                        "snapshots older than 5 days, files only they reach"),
             DemoCommand(f"{prefix} remove-orphans {name} --dry-run", "files older than 3 days that nothing references"),
             DemoCommand(f"{prefix} compact {name} --dry-run", f"the small files of {first_day}"),
             DemoCommand(f"{prefix} rewrite-deletes {name} --dry-run",
