@@ -332,7 +332,7 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
         # inputSplitSize; a sort rewrites a group in one task so its files are sorted.
         tasks = _pack(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
             else [inputs] if inputs else []
-        repartition = _repartition_spec(table) if g.partition_key == ("older-specs",) else None
+        repartition = repartition_spec(table) if g.partition_key == ("older-specs",) else None
         groups.append({"group_id": g.group_id, "partition": g.partition_display, "tasks": [
             {"task_id": f"{g.group_id}-{i}", "group_id": g.group_id, "output_dir": out_dir, "inputs": ts,
              "repartition": repartition}
@@ -347,7 +347,7 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
     }
 
 
-def _repartition_spec(table: Table) -> list[dict[str, Any]]:
+def repartition_spec(table: Table) -> list[dict[str, Any]]:
     """How the job computes the current spec's partition of each row of an older-spec file."""
     md = table.metadata
     out = []
@@ -413,19 +413,28 @@ def output_data_files(table: Table, group: FileGroup, files: list[dict[str, Any]
             spec_id = md.default_spec_id
             types = [t for _, _, t in partition_fields(md.spec, md.find_type)]
             partition = tuple(None if v is None else from_json(t, v) for t, v in zip(types, f["partition"]))
-        out.append(DataFile(
-            file_path=f["path"], file_format="parquet", partition=partition, record_count=int(f["record_count"]),
-            file_size_in_bytes=int(f["size"]), content=FileContent.DATA, spec_id=spec_id,
-            column_sizes={int(k): int(v) for k, v in f["column_sizes"].items()},
-            value_counts={int(k): int(v) for k, v in f["value_counts"].items()},
-            null_value_counts={int(k): int(v) for k, v in f["null_value_counts"].items()},
-            nan_value_counts={int(k): int(v) for k, v in f["nan_value_counts"].items()} or None,
-            lower_bounds={int(k): bytes.fromhex(v) for k, v in f["lower_bounds"].items()},
-            upper_bounds={int(k): bytes.fromhex(v) for k, v in f["upper_bounds"].items()},
-            split_offsets=list(f.get("split_offsets") or []) or None,
-            sort_order_id=table.metadata.default_sort_order_id if f.get("sorted") else None,
-        ))
+        out.append(data_file_from_output(
+            f, spec_id=spec_id, partition=partition,
+            sort_order_id=table.metadata.default_sort_order_id if f.get("sorted") else None))
     return out
+
+
+def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
+                          sort_order_id: int | None = None) -> DataFile:
+    """The DataFile of a Parquet file described by ``icectl.spark.rewrite.describe_parquet_file``
+    (bounds as hex strings: the description travels as JSON from the executors)."""
+    return DataFile(
+        file_path=f["path"], file_format="parquet", partition=partition, record_count=int(f["record_count"]),
+        file_size_in_bytes=int(f["size"]), content=FileContent.DATA, spec_id=spec_id,
+        column_sizes={int(k): int(v) for k, v in f["column_sizes"].items()},
+        value_counts={int(k): int(v) for k, v in f["value_counts"].items()},
+        null_value_counts={int(k): int(v) for k, v in f["null_value_counts"].items()},
+        nan_value_counts={int(k): int(v) for k, v in f["nan_value_counts"].items()} or None,
+        lower_bounds={int(k): bytes.fromhex(v) for k, v in f["lower_bounds"].items()},
+        upper_bounds={int(k): bytes.fromhex(v) for k, v in f["upper_bounds"].items()},
+        split_offsets=list(f.get("split_offsets") or []) or None,
+        sort_order_id=sort_order_id,
+    )
 
 
 def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],

@@ -284,7 +284,8 @@ def parse_properties(pairs: list[str] | None) -> dict[str, str]:
 # -- the first metadata ------------------------------------------------------------------------------
 
 def new_table_metadata(*, schema: Schema, spec: PartitionSpec, sort_order: SortOrder, location: str | None,
-                       properties: dict[str, str], format_version: int) -> TableMetadata:
+                       properties: dict[str, str], format_version: int,
+                       last_updated_ms: int | None = None) -> TableMetadata:
     if format_version not in (1, 2, 3, 4):
         raise UsageError(f"format version must be 1 to {MAX_FORMAT_VERSION}, not {format_version}")
     need = type_min_version(schema.as_struct)
@@ -304,7 +305,7 @@ def new_table_metadata(*, schema: Schema, spec: PartitionSpec, sort_order: SortO
         format_version=format_version,
         table_uuid=str(uuid.uuid4()),
         location=location.rstrip("/") if location else None,
-        last_updated_ms=int(time.time() * 1000),
+        last_updated_ms=int(time.time() * 1000) if last_updated_ms is None else last_updated_ms,
         last_column_id=schema.highest_field_id,
         schemas=(schema,),
         current_schema_id=schema.schema_id,

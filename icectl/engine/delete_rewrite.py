@@ -133,7 +133,9 @@ def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry,
     return out
 
 
-def _write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id: int, partition: tuple) -> DataFile:
+def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id: int, partition: tuple) -> DataFile:
+    """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
+    the data folder, rows sorted by path and position, with its metrics."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -187,12 +189,12 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[TableMe
         removed += entries
         counts["merged_inputs"] += len(entries)
         if rows:
-            f = _write_position_delete_file(table, rows, spec_id, partition)
+            f = write_position_delete_file(table, rows, spec_id, partition)
             seqs[f.file_path] = max(d.sequence_number or 0 for d in entries)
             added.append(f)
             counts["merged_outputs"] += 1
     if fresh.to_dv:
-        from icectl.engine.puffin import deletion_vector_file, read_deletion_vector
+        from icectl.engine.puffin import read_deletion_vector
 
         positions: dict[str, set[int]] = {}
         for d in fresh.to_dv:
@@ -205,25 +207,38 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[TableMe
             positions.setdefault(f.referenced_data_file, set()).update(bm)
         removed += fresh.to_dv + fresh.dvs_to_merge
         counts["converted_to_dvs"] = len(fresh.to_dv)
-        by_part: dict[tuple, dict[str, set[int]]] = {}
-        for p, pos in positions.items():
-            if pos and p in by_path:
-                f = by_path[p].file
-                by_part.setdefault((f.spec_id, f.partition), {})[p] = pos
-        for (spec_id, partition), entries in by_part.items():
-            data, blobs = deletion_vector_file({p: sorted(v) for p, v in entries.items()})
-            path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-dv.puffin")
-            table.io.write(path, data)
-            for b in blobs:
-                added.append(DataFile(
-                    file_path=path, file_format="puffin", partition=partition, record_count=b.cardinality,
-                    file_size_in_bytes=len(data), content=FileContent.POSITION_DELETES, spec_id=spec_id,
-                    referenced_data_file=b.referenced_data_file, content_offset=b.offset,
-                    content_size_in_bytes=b.length))
-                counts["deletion_vectors_written"] += 1
+        dvs = write_deletion_vectors(table, {p: pos for p, pos in positions.items() if pos and p in by_path},
+                                     {p: t.file for p, t in by_path.items()})
+        added += dvs
+        counts["deletion_vectors_written"] += len(dvs)
     change = SnapshotChange("replace", added=added,
                             removed=[(e, e.data_file) for e in removed], added_sequence_numbers=seqs)
     return build_snapshot(table, change, branch=plan.branch), counts
+
+
+def write_deletion_vectors(table: Table, positions: dict[str, Any], data_files: dict[str, DataFile]) -> list[DataFile]:
+    """Deletion vectors (v3) for the deleted ``positions`` of each data file, in one Puffin file
+    per partition in the data folder; a DV's DataFile carries its data file's spec and partition
+    (spec "Deletion Vectors"). ``data_files`` maps each path in ``positions`` to its DataFile."""
+    from icectl.engine.puffin import deletion_vector_file
+
+    md = table.metadata
+    by_part: dict[tuple, dict[str, Any]] = {}
+    for p, pos in positions.items():
+        f = data_files[p]
+        by_part.setdefault((f.spec_id, f.partition), {})[p] = pos
+    out = []
+    for (spec_id, partition), entries in by_part.items():
+        data, blobs = deletion_vector_file({p: sorted(v) for p, v in entries.items()})
+        path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-dv.puffin")
+        table.io.write(path, data)
+        for b in blobs:
+            out.append(DataFile(
+                file_path=path, file_format="puffin", partition=partition, record_count=b.cardinality,
+                file_size_in_bytes=len(data), content=FileContent.POSITION_DELETES, spec_id=spec_id,
+                referenced_data_file=b.referenced_data_file, content_offset=b.offset,
+                content_size_in_bytes=b.length))
+    return out
 
 
 def _range_reader(table: Table, path: str) -> Any:
@@ -232,4 +247,5 @@ def _range_reader(table: Table, path: str) -> Any:
     return FileIOSource(table.io, path)
 
 
-__all__ = ["DeleteRewritePlan", "build_delete_rewrite", "plan_delete_rewrite", "UsageError"]
+__all__ = ["DeleteRewritePlan", "build_delete_rewrite", "plan_delete_rewrite", "write_deletion_vectors",
+           "write_position_delete_file", "UsageError"]

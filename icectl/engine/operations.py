@@ -30,8 +30,9 @@ def check_create_arguments(*, schema_text: str, partition_by: str | None = None,
 
 def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
                  sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
-                 format_version: int = 2, location: str | None = None) -> Table:
-    """Create a table from the compact schema form (or a schema JSON file) and expressions."""
+                 format_version: int = 2, location: str | None = None, created_ms: int | None = None) -> Table:
+    """Create a table from the compact schema form (or a schema JSON file) and expressions;
+    ``created_ms`` is its first ``last-updated-ms`` (default: now)."""
     import os
 
     if catalog.read_only:
@@ -44,7 +45,7 @@ def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, parti
         location = os.path.abspath(os.path.expanduser(location))
     table_location = (location or catalog.default_table_location(ident)).rstrip("/")
     md = new_table_metadata(schema=schema, spec=spec, sort_order=order, location=table_location,
-                            properties=props, format_version=format_version)
+                            properties=props, format_version=format_version, last_updated_ms=created_ms)
     metadata_location = catalog.create_table(ident, table_location=table_location, metadata=md.to_bytes(),
                                              format_version=format_version)
     return Table(ident, read_metadata_file(catalog.io, metadata_location), metadata_location, catalog)

@@ -167,9 +167,11 @@ def _summary(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
 
 
 def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
-                   timestamp_ms: int | None = None, snapshot_id: int | None = None) -> TableMetadata:
+                   timestamp_ms: int | None = None, snapshot_id: int | None = None,
+                   stage_only: bool = False) -> TableMetadata:
     """Write the manifests and manifest list of a new snapshot on ``branch``; return the new
-    metadata (not yet committed)."""
+    metadata (not yet committed). With ``stage_only`` the snapshot's parent is the branch head
+    but no ref moves (Iceberg Java's ``stageOnly()``, how write-audit-publish stages a commit)."""
     md = table.metadata
     v = md.format_version
     ref = md.all_refs.get(branch)
@@ -243,13 +245,16 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
         summary=_summary(parent, change), schema_id=md.current_schema_id,
         first_row_id=first_row_id, added_rows=added_rows,
     )
+    changes = dict(snapshots=md.snapshots + (snap,), last_updated_ms=ts,
+                   last_sequence_number=sequence_number if v >= 2 else md.last_sequence_number,
+                   next_row_id=next_row_id if v >= 3 else md.next_row_id)
+    if stage_only:
+        return md.replace(**changes)
     refs = dict(md.refs)
     old = refs.get(branch)
     refs[branch] = SnapshotRef(snapshot_id, "branch", *(
         (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
-    changes = dict(snapshots=md.snapshots + (snap,), refs=refs, last_updated_ms=ts,
-                   last_sequence_number=sequence_number if v >= 2 else md.last_sequence_number,
-                   next_row_id=next_row_id if v >= 3 else md.next_row_id)
+    changes["refs"] = refs
     if branch == MAIN_BRANCH:
         changes["current_snapshot_id"] = snapshot_id
         changes["snapshot_log"] = md.snapshot_log + (SnapshotLogEntry(ts, snapshot_id),)

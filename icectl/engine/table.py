@@ -119,13 +119,15 @@ class Table:
             yield e, e.data_file
 
     # -- committing ---------------------------------------------------------------------------
-    def commit(self, new_metadata: TableMetadata) -> Table:
+    def commit(self, new_metadata: TableMetadata, *, now_ms: int | None = None) -> Table:
         """Write ``new_metadata`` and swap the catalog pointer from this table's metadata file.
 
         The metadata log gains the file this table was read from, trimmed to
         ``write.metadata.previous-versions-max`` (spec: "Table Metadata", metadata-log).
+        ``last-updated-ms`` is the clock (or ``now_ms``, for a history written as of past times)
+        unless the new metadata is later.
         """
-        now = int(time.time() * 1000)
+        now = int(time.time() * 1000) if now_ms is None else now_ms
         log = list(new_metadata.metadata_log) + [MetadataLogEntry(self.metadata.last_updated_ms, self.metadata_location)]
         keep = int(new_metadata.properties.get("write.metadata.previous-versions-max", DEFAULT_PREVIOUS_VERSIONS_MAX))
         log = log[-keep:] if keep > 0 else []
