@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from icectl.engine.demo import COLUMNS
-from icectl.engine.manifest import FileContent
-from icectl.engine.puffin import FileIOSource, read_deletion_vector
+from icectl.ops.demo import COLUMNS
+from icectl.formats.manifest import FileContent
+from icectl.formats.puffin import FileIOSource, read_deletion_vector
 
 # The fixed seed's snapshot ids, oldest first (the README may quote them).
 SNAPSHOT_IDS = [8852063390317680141, 6797554710906927185, 9042463363757120097, 7200898967051927173,
@@ -38,7 +38,7 @@ def _by_field_id(path: str) -> dict[int, list[Any]]:
 
 
 def snapshot_rows(table: Any, snapshot_id: int) -> list[tuple]:
-    """Sorted rows (``icectl.engine.demo.COLUMNS`` order) a reader of the snapshot sees."""
+    """Sorted rows (``icectl.ops.demo.COLUMNS`` order) a reader of the snapshot sees."""
     md = table.metadata
     ids = [md.schema.field_by_name(c).field_id for c in COLUMNS]
     files = [f for _, f in table.live_files(md.snapshot_by_id(snapshot_id))]

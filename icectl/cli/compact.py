@@ -54,8 +54,8 @@ def compact(
 ) -> None:
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
     from icectl.cli.confirm import confirm
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, prepare, run_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
 
     env: Env = ctx.obj
     t = env.open_table(table)

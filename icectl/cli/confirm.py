@@ -21,7 +21,7 @@ def confirm(env: Env, question: str, *, yes: bool) -> None:
 
 def progress_deleter(env: Env, io, total: int):
     """A delete function with a progress bar on stderr when it is a terminal."""
-    from icectl.engine.expire import delete_files
+    from icectl.ops.expire import delete_files
 
     def run(files):
         if not env.is_terminal(env.stderr) or not files:

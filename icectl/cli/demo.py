@@ -19,7 +19,7 @@ def demo(
     deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than
     the expiry age, small files and an orphan file). No Spark needed."""
     from icectl.cli.output import emit_json
-    from icectl.engine.demo import build_demo, check_demo_arguments
+    from icectl.ops.demo import build_demo, check_demo_arguments
 
     env: Env = ctx.obj
     check_demo_arguments(namespace, format_version=format_version)  # before a catalog is opened

@@ -14,7 +14,7 @@ def describe(
 ) -> None:
     """Describe a table: identity, schema, specs, sort orders, properties, refs, totals."""
     from icectl.cli.render import describe_json, render_description
-    from icectl.engine.inspect import describe as describe_table
+    from icectl.ops.inspect import describe as describe_table
 
     env: Env = ctx.obj
     d = describe_table(env.open_table(table))

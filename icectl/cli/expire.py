@@ -29,8 +29,8 @@ def expire(
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
     from icectl.cli.confirm import confirm, progress_deleter
-    from icectl.engine.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.engine.inspect import parse_time_ms
+    from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
+    from icectl.ops.inspect import parse_time_ms
     from icectl.errors import RefusedError
 
     env: Env = ctx.obj
@@ -54,7 +54,7 @@ def expire(
 
 
 def expiry_json(plan: Any, result: Any, *, dry_run: bool, explain: bool) -> dict[str, Any]:
-    from icectl.engine.expire import bytes_by_kind, java_counts
+    from icectl.ops.expire import bytes_by_kind, java_counts
 
     files = plan.files if result is None else result.deleted
     listed = [{"path": f.path, "kind": f.kind, "size": f.size} for f in files]
@@ -98,7 +98,7 @@ def _render(env: Env, plan: Any, result: Any, *, dry_run: bool, explain: bool, f
             t.add_row(str(sid), "; ".join(plan.reasons.get(sid, [])))
         c.print(t)
     if files or result is not None:
-        from icectl.engine.reachability import KINDS
+        from icectl.table.reachability import KINDS
 
         t = Table(title=f"Files that {verb} go", title_justify="left")
         t.add_column("kind")

@@ -54,7 +54,7 @@ def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any],
     """A dry run shows the change; otherwise show it, ask, commit ``build`` with retry (it is
     built again against a refreshed table) and show what was committed."""
     from icectl.cli.confirm import confirm
-    from icectl.engine.table import commit_with_retry
+    from icectl.table.loaded import commit_with_retry
 
     if change.dry_run:
         _render(env, change)
@@ -110,8 +110,8 @@ def rollback(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
-    from icectl.engine import refs
-    from icectl.engine.inspect import parse_time_ms
+    from icectl.ops import refs
+    from icectl.ops.inspect import parse_time_ms
     from icectl.errors import UsageError
 
     env: Env = ctx.obj
@@ -145,7 +145,7 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -166,7 +166,7 @@ def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
     from icectl.cli.output import emit_json
     from icectl.cli.render import ref_json, render_refs
-    from icectl.engine.inspect import ref_rows
+    from icectl.ops.inspect import ref_rows
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -177,7 +177,7 @@ def list_refs(ctx: typer.Context, table: TableArg) -> None:
 
 
 def _dur(text: str | None) -> int | None:
-    from icectl.engine.refs import parse_duration_ms
+    from icectl.ops.refs import parse_duration_ms
 
     return parse_duration_ms(text)
 
@@ -188,7 +188,7 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a branch at a snapshot."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"create branch {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="branch", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age),
@@ -199,7 +199,7 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
 def branch_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
                 yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a branch (never main). Its snapshots then expire under the table's rules."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"drop branch {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="branch"),
            yes=yes, dry_run=dry_run)
@@ -210,7 +210,7 @@ def branch_rename(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   new_name: Annotated[str, typer.Argument(help="New name.")],
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Rename a branch (never main)."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"rename branch {name} to {new_name}", lambda t: refs.rename_branch(t.metadata, name, new_name),
            yes=yes, dry_run=dry_run)
@@ -221,7 +221,7 @@ def branch_fast_forward(ctx: typer.Context, table: TableArg, name: Annotated[str
                         to: Annotated[str, typer.Option("--to", help="Branch or tag whose head to move to.")],
                         yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Move a branch to the head of another ref that descends from it."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"fast-forward {name} to {to}", lambda t: refs.fast_forward(t.metadata, name, to),
            yes=yes, dry_run=dry_run,
@@ -233,7 +233,7 @@ def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Change a branch's retention."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"set retention of branch {name}", lambda t: refs.set_retention(
         t.metadata, name, max_ref_age_ms=_dur(max_ref_age), max_snapshot_age_ms=_dur(max_snapshot_age),
@@ -245,7 +245,7 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
                snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
                max_ref_age: MaxRefAge = None, yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a tag at a snapshot; expiry keeps it until its max ref age."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"create tag {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="tag", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age)), yes=yes, dry_run=dry_run)
@@ -255,7 +255,7 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
 def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
              yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a tag."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
            yes=yes, dry_run=dry_run)

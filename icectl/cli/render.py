@@ -5,9 +5,9 @@ from typing import Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, fmt_duration_ms, fmt_ts, iso_ts, num, to_jsonable
-from icectl.engine.inspect import Description, FileRow, SnapshotRow, SnapshotTree, ref_rows
-from icectl.engine.metadata import SnapshotRef, TableMetadata
-from icectl.engine.types import IcebergType, ListType, MapType, NestedField, StructType
+from icectl.ops.inspect import Description, FileRow, SnapshotRow, SnapshotTree, ref_rows
+from icectl.spec.metadata import SnapshotRef, TableMetadata
+from icectl.spec.types import IcebergType, ListType, MapType, NestedField, StructType
 
 
 # -- describe --------------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ def rewrite_deletes(
 ) -> None:
     """Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes."""
     from icectl.cli.confirm import confirm
-    from icectl.engine.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
-    from icectl.engine.table import commit_with_retry
+    from icectl.ops.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
+    from icectl.table.loaded import commit_with_retry
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -32,7 +32,7 @@ def rewrite_deletes(
     summary = _plan_summary(plan)
     eq_plan = None
     if apply_equality_deletes:
-        from icectl.engine.compaction import CompactOptions, plan_compaction
+        from icectl.ops.compaction import CompactOptions, plan_compaction
 
         eq_plan = plan_compaction(t, CompactOptions(branch=branch, only_equality_deleted=True))
         summary["equality_rewrite"] = {"data_files": eq_plan.input_files, "groups": len(eq_plan.groups),
@@ -46,7 +46,7 @@ def rewrite_deletes(
     confirm(env, "Rewrite the delete files?", yes=yes)
     result: dict[str, Any] = {"committed": []}
     if eq_plan is not None and eq_plan.groups:
-        from icectl.engine.compaction_job import JobSettings, run_compaction
+        from icectl.ops.compaction_job import JobSettings, run_compaction
 
         r = run_compaction(t, eq_plan, JobSettings(template_path=template, master=master),
                            progress=lambda m: env.stderr.write(f"icectl: {m}\n"))

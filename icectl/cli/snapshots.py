@@ -21,7 +21,7 @@ def snapshots(
     """List a table's snapshots, newest first."""
     from icectl.cli import render
     from icectl.cli.output import emit_json
-    from icectl.engine.inspect import list_snapshots, snapshot_tree
+    from icectl.ops.inspect import list_snapshots, snapshot_tree
 
     env: Env = ctx.obj
     t = env.open_table(table)

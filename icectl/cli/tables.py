@@ -37,7 +37,7 @@ def create(
 ) -> None:
     """Create a table."""
     from icectl.catalog import parse_identifier
-    from icectl.engine.operations import check_create_arguments, create_table
+    from icectl.ops.operations import check_create_arguments, create_table
 
     env: Env = ctx.obj
     ident = parse_identifier(table)

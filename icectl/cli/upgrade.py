@@ -28,7 +28,7 @@ def upgrade_format(
 ) -> None:
     """Upgrade a table's format version (metadata only), after a pre-flight report."""
     from icectl.cli.confirm import confirm
-    from icectl.engine.upgrade import apply_upgrade, plan_upgrade
+    from icectl.ops.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
     env: Env = ctx.obj
@@ -110,7 +110,7 @@ def register_cmd(
     """Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4."""
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm
-    from icectl.engine.upgrade import plan_register, register_table
+    from icectl.ops.upgrade import plan_register, register_table
 
     env: Env = ctx.obj
     ident = parse_identifier(table)

@@ -18,7 +18,7 @@ def validate(
     no_bounds: Annotated[bool, typer.Option("--no-bounds", help="Skip the lower/upper bound checks (faster).")] = False,
 ) -> None:
     """Check every layer of a table against the rules of its format version; exit 8 on errors."""
-    from icectl.engine.validate import ValidateOptions, validate_table
+    from icectl.validate.core import ValidateOptions, validate_table
     from icectl.errors import ValidationFailedError
 
     env: Env = ctx.obj

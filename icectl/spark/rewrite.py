@@ -27,7 +27,7 @@ FIELD_ID = b"PARQUET:field_id"
 def arrow_type(t: Any) -> Any:
     import pyarrow as pa
 
-    from icectl.engine.types import ListType, MapType, PrimitiveType, StructType
+    from icectl.spec.types import ListType, MapType, PrimitiveType, StructType
 
     if isinstance(t, PrimitiveType):
         b = t.base
@@ -105,7 +105,7 @@ def _project(table: Any, schema: Any, target: Any) -> Any:
 
 
 def _default_value(f: Any, default: Any) -> Any:
-    from icectl.engine.conversions import from_json
+    from icectl.spec.conversions import from_json
 
     return from_json(f.field_type, default)
 
@@ -118,7 +118,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
     parts = []
     for d in deletes:
         if d["format"] == "puffin":
-            from icectl.engine.puffin import deserialize_deletion_vector
+            from icectl.formats.puffin import deserialize_deletion_vector
 
             blob = io.read_range(d["path"], d["offset"], d["length"])
             bitmap = deserialize_deletion_vector(blob, source=d["path"])
@@ -233,9 +233,9 @@ def column_metrics(table: Any, schema: Any) -> dict[str, dict[int, Any]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from icectl.engine.conversions import to_bytes
-    from icectl.engine.manifest import to_internal
-    from icectl.engine.types import PrimitiveType
+    from icectl.spec.conversions import to_bytes
+    from icectl.formats.manifest import to_internal
+    from icectl.spec.types import PrimitiveType
 
     vc, nc, nan, lo, hi = {}, {}, {}, {}, {}
     for f in schema.fields:
@@ -390,9 +390,9 @@ def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compressio
 
 def partitioner(spec: list[dict[str, Any]]):
     """Rows -> the current spec's partition tuple (for files of older specs)."""
-    from icectl.engine.manifest import to_internal
-    from icectl.engine.transforms import parse_transform
-    from icectl.engine.types import primitive
+    from icectl.formats.manifest import to_internal
+    from icectl.spec.transforms import parse_transform
+    from icectl.spec.types import primitive
 
     fields = [(parse_transform(f["transform"]), primitive(f["source_type"]), f["column"], f["name"]) for f in spec]
 
@@ -413,7 +413,7 @@ def partitioner(spec: list[dict[str, Any]]):
                         for (tr, st, _, name), v in zip(fields, key))
 
     def as_json(key: tuple) -> list[Any]:
-        from icectl.engine.conversions import to_json
+        from icectl.spec.conversions import to_json
 
         return [None if v is None else to_json(tr.result_type(st), v) for (tr, st, _, _), v in zip(fields, key)]
 
@@ -422,7 +422,7 @@ def partitioner(spec: list[dict[str, Any]]):
 
 def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Rewrite one task (a group, or a slice of one) and return the files it wrote."""
-    from icectl.engine.types import schema_from_json
+    from icectl.spec.types import schema_from_json
     from icectl.io import FileIO
 
     io = FileIO(dict(plan.get("io_properties") or {}))

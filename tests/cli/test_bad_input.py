@@ -48,9 +48,9 @@ def ws(tmp_path, monkeypatch):
                          "day(ts)")
     assert code == 0, err
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.formats.manifest import DataFile
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     table = load_table(build_catalog(resolve_catalog_config(None, uri=w.uri, warehouse=w.warehouse)),
                        parse_identifier("db.t"))

@@ -57,7 +57,7 @@ class Workspace:
 
     def table(self, name: str):
         from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
-        from icectl.engine.table import load_table
+        from icectl.table.loaded import load_table
 
         catalog = build_catalog(resolve_catalog_config(None, uri=self.uri, warehouse=self.warehouse))
         return load_table(catalog, parse_identifier(name))
@@ -225,7 +225,7 @@ DAY = 19723  # 2024-01-01
 
 
 def _data(location: str, name: str, records: int, day: int = DAY):
-    from icectl.engine.manifest import DataFile
+    from icectl.formats.manifest import DataFile
 
     return DataFile(f"{location}/data/ts_day={day}/{name}.parquet", "parquet", (day,), records, records * 100)
 
@@ -234,9 +234,9 @@ def _data(location: str, name: str, records: int, day: int = DAY):
 def history(request, ws):
     """db.events: s1 (a, b) <- s2 (c) <- s4 (equality deletes + position deletes or a DV) on
     main; s1 <- s3 (d) on branch dev; tag t1 at s1."""
-    from icectl.engine.manifest import DataFile, FileContent
-    from icectl.engine.metadata import SnapshotRef
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.spec.metadata import SnapshotRef
+    from icectl.table.snapshots import append_files
 
     version = request.param
     ws.ok("create", "db.events", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by", "day(ts)",
@@ -498,8 +498,8 @@ def test_files_partition_values_of_every_type(ws):
 
     import fastavro
 
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.formats.manifest import DataFile
+    from icectl.table.snapshots import append_files
 
     ws.ok("create", "db.p", "--schema", "id:long!, u:uuid, d:decimal(9,2), dt:date, ts:timestamp, s:string, "
           "b:binary, n:struct<a:int>, f:fixed[3], t:time, bo:boolean", "--partition-by",

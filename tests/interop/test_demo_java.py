@@ -17,7 +17,7 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine import demo
+from icectl.ops import demo
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for demo_rows
 from demo_rows import S, SNAPSHOT_IDS  # noqa: E402

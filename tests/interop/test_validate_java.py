@@ -43,7 +43,7 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
                                                                        monkeypatch):
     """Java's manifests take the polars path (the lean decoder is never needed), and the lean
     decoder, forced, checks the same entries clean."""
-    import icectl.engine.validate_entries as entries
+    import icectl.validate.entries as entries
 
     jt = request.getfixturevalue(fixture)
     lean = entries.frame_from_records

@@ -14,8 +14,8 @@ import pytest
 from icectl.catalog import resolve_catalog_config, build_catalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine.manifest import FileContent
-from icectl.engine.table import load_table
+from icectl.formats.manifest import FileContent
+from icectl.table.loaded import load_table
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for demo_rows
 from demo_rows import S, snapshot_rows  # noqa: E402

@@ -134,8 +134,8 @@ def test_package_zip(tmp_path):
         names = set(z.namelist())
     for needed in ("icectl/__init__.py", "icectl/errors.py", "icectl/io/__init__.py", "icectl/spark/__init__.py",
                    "icectl/spark/rewrite.py", "icectl/spark/job.py", "icectl/spark/default-template.yaml",
-                   "icectl/engine/types.py", "icectl/engine/conversions.py", "icectl/engine/puffin.py",
-                   "icectl/engine/transforms.py", "icectl/engine/manifest.py"):
+                   "icectl/spec/types.py", "icectl/spec/conversions.py", "icectl/formats/puffin.py",
+                   "icectl/spec/transforms.py", "icectl/formats/manifest.py"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith("icectl/cli/")]  # the CLI stays home
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
@@ -152,7 +152,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
         import sys
         sys.path.insert(0, {out!r})
         sys.modules.pop("icectl", None)
-        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.engine.puffin, icectl.engine.transforms
+        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.formats.puffin, icectl.spec.transforms
         assert icectl.__file__.startswith({out!r}), icectl.__file__
         assert not [m for m in sys.modules if m.startswith("icectl.cli")], sorted(sys.modules)
         print("ok")
@@ -163,7 +163,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
 
 def _table(tmp_path):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.operations import create_table
+    from icectl.ops.operations import create_table
     from icectl.io import FileIO
 
     return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")
@@ -174,8 +174,8 @@ def test_prepare_local_and_cluster(tmp_path):
     nothing behind); the job's files are written when it runs: local masters need no zip."""
     import json
 
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, _write_job_files, prepare
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare
 
     t = _table(tmp_path)
     plan = plan_compaction(t, CompactOptions())
@@ -199,8 +199,8 @@ def test_prepare_local_and_cluster(tmp_path):
 
 
 def _small_files_table(tmp_path):
-    from icectl.engine.manifest import DataFile, FileContent
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.table.snapshots import append_files
 
     t = _table(tmp_path)
     for i in range(6):
@@ -219,8 +219,8 @@ def test_failed_runs_leave_work_folder_only_when_the_error_names_its_log(tmp_pat
     import glob
     import tempfile
 
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
