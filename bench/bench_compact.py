@@ -135,9 +135,9 @@ def prepare(a: argparse.Namespace) -> dict:
     import pyarrow.parquet as pq
 
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.formats.manifest import DataFile
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
     data = os.path.abspath(a.data)
@@ -189,7 +189,7 @@ def prepare(a: argparse.Namespace) -> dict:
 
 def live_data_files(wh: str) -> list:
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     t = load_table(HadoopCatalog("hc", wh, FileIO()), (NAMESPACE, TABLE))

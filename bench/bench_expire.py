@@ -360,7 +360,7 @@ def prepare(a: argparse.Namespace) -> dict:
         fh.write(str(version))
 
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     t1 = time.perf_counter()
@@ -439,7 +439,7 @@ def prepare_retention_delete(info: dict, a: argparse.Namespace) -> dict:
     if r["rc"] != 0:
         raise SystemExit(f"the Java DELETE failed: see {logs}/java-delete.err")
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     t = load_table(HadoopCatalog("hc", info["warehouse"], FileIO()), (NAMESPACE, TABLE))
@@ -518,7 +518,7 @@ def run_tool(tool: str, info: dict, a: argparse.Namespace, run_no: int, scenario
 
 def retained_ids(info: dict) -> list[int]:
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     t = load_table(HadoopCatalog("hc", info["warehouse"], FileIO()), (NAMESPACE, TABLE))

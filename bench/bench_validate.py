@@ -84,12 +84,12 @@ def build_deep(root: str, files: int, snapshots: int) -> str:
     import pyarrow.parquet as pq
 
     from icectl.catalog.sql import SqlCatalog
-    from icectl.engine.conversions import to_bytes
-    from icectl.engine.manifest import DataFile, FileContent
-    from icectl.engine.operations import create_table
-    from icectl.engine.puffin import deletion_vector_file
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.spec.conversions import to_bytes
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.ops.operations import create_table
+    from icectl.formats.puffin import deletion_vector_file
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
     from icectl.errors import NoSuchTableError
     from icectl.io import FileIO
 
@@ -146,7 +146,7 @@ def fastavro_rate(config: str) -> dict:
 
     os.environ["ICECTL_CONFIG"] = config
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
 
     t = load_table(build_catalog(resolve_catalog_config("bench")), ("bench", "large"))
     manifests = t.manifests(t.metadata.current_snapshot)
@@ -159,7 +159,7 @@ def fastavro_rate(config: str) -> dict:
 def engine_rate(config: str, workers: int | None, bounds: bool = True) -> dict:
     os.environ["ICECTL_CONFIG"] = config
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.engine.validate import ValidateOptions, validate_table
+    from icectl.validate.core import ValidateOptions, validate_table
 
     cat = build_catalog(resolve_catalog_config("bench"))
     quiet()

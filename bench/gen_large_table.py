@@ -47,18 +47,18 @@ import uuid
 import zlib
 from dataclasses import dataclass, field
 
-from icectl.engine import avro_schemas
-from icectl.engine.conversions import to_bytes
-from icectl.engine.create import parse_compact_schema, parse_partition_spec
-from icectl.engine.manifest import partition_fields
-from icectl.engine.metadata import (
+from icectl.formats import avro_schemas
+from icectl.spec.conversions import to_bytes
+from icectl.ops.create import parse_compact_schema, parse_partition_spec
+from icectl.formats.manifest import partition_fields
+from icectl.spec.metadata import (
     MetadataLogEntry,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
     TableMetadata,
 )
-from icectl.engine.partitioning import UNSORTED
+from icectl.spec.partitioning import UNSORTED
 
 CATALOG_NAME = "bench"
 NAMESPACE = "bench"

@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create describe expire files list refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
+            subcmds='branch cherry-pick compact create demo describe expire files list refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -65,6 +65,12 @@ __icectl_spec() {
             subcmds=''
             opts='--catalog --dry-run --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse --yes -P -c -h -o -p -s -v -y'
             valopts='--catalog --format-version --location --output --partition-by --property --schema --sort-by --uri --warehouse -P -c -o -p -s'
+            numopts='--format-version'
+            ;;
+        'demo')
+            subcmds=''
+            opts='--catalog --format-version --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --format-version --output --uri --warehouse -c -o'
             numopts='--format-version'
             ;;
         'describe')
@@ -185,6 +191,8 @@ __icectl_choices() {
         'compact|-o') echo 'json table' ;;
         'create|--output') echo 'json table' ;;
         'create|-o') echo 'json table' ;;
+        'demo|--output') echo 'json table' ;;
+        'demo|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
         'expire|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'describe' 'expire' 'files' 'list' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'expire' 'files' 'list' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -36,6 +36,8 @@ function __icectl_value_options
             printf '%s\n' -- '--branch' '--catalog' '--delete-file-threshold' '--master' '--max-commits' '--max-file-group-size' '--min-input-files' '--output' '--sort-by' '--strategy' '--target-file-size' '--template' '--uri' '--warehouse' '--where' '-c' '-o'
         case 'create'
             printf '%s\n' -- '--catalog' '--format-version' '--location' '--output' '--partition-by' '--property' '--schema' '--sort-by' '--uri' '--warehouse' '-P' '-c' '-o' '-p' '-s'
+        case 'demo'
+            printf '%s\n' -- '--catalog' '--format-version' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'describe'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'expire'
@@ -116,6 +118,7 @@ complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and 
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
+complete -c icectl -n '__icectl_at' -f -a 'demo' -d 'Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
@@ -209,6 +212,10 @@ complete -c icectl -n '__icectl_at create' -l property -s P -r -d 'Table propert
 complete -c icectl -n '__icectl_at create' -l schema -s s -r -d 'Schema: compact form \'id:long!, name:string, ts:timestamptz\' (! = required) or an Iceberg schema JSON file (@file or *.json)'
 complete -c icectl -n '__icectl_at create' -l sort-by -r -d 'Sort order, e.g. \'id desc nulls last, ts\''
 complete -c icectl -n '__icectl_at create' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
+
+# icectl demo
+complete -c icectl -n '__icectl_at demo' -l format-version -x -d '2 (position delete files) or 3 (deletion vectors, row lineage)'
+complete -c icectl -n '__icectl_at demo' -l help -s h -d 'Show this message and exit'
 
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'

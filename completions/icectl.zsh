@@ -26,6 +26,7 @@ _icectl() {
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 compact) _icectl__compact && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
+                demo) _icectl__demo && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
@@ -53,6 +54,7 @@ _icectl_commands() {
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
         'create:Create a table'
+        'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
@@ -256,6 +258,19 @@ _icectl__create() {
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
         ':table:_files'
+}
+
+(( $+functions[_icectl__demo] )) ||
+_icectl__demo() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:format_version: ' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '::namespace:_files'
 }
 
 (( $+functions[_icectl__describe] )) ||

@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     UNSUPPORTED = 7  # a valid request the target cannot do (e.g. v4 in a file-system catalog)
     VALIDATION_FAILED = 8  # validate found errors
     EXTERNAL = 9  # an external program (spark-submit, java) failed
+    STORAGE = 10  # a file or server could not be read, written or reached (permission, disk, network)
 
 
 class IcectlError(Exception):
@@ -46,6 +47,14 @@ class NotFoundError(IcectlError):
 
 class NoSuchTableError(NotFoundError):
     """The catalog has no such table."""
+
+
+class NoSnapshotsError(NotFoundError):
+    """The table has no snapshot yet, so a command that needs one has nothing to work on."""
+
+    def __init__(self, message: str = "the table has no snapshots yet", *, hint: str | None = None):
+        super().__init__(message, hint=hint or "a writer (Spark, Trino, ...) adds the first snapshot; "
+                         "icectl demo builds a table with a history to try icectl on")
 
 
 class NoSuchNamespaceError(NotFoundError):
@@ -92,6 +101,13 @@ class ExternalCommandError(IcectlError):
     """An external program (spark-submit, java) failed."""
 
     exit_code = ExitCode.EXTERNAL
+
+
+class StorageError(IcectlError):
+    """A file or server that could not be read, written or reached: permission denied, a full
+    disk, a path under a file, a refused connection."""
+
+    exit_code = ExitCode.STORAGE
 
 
 class ValidationFailedError(IcectlError):

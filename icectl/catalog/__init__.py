@@ -31,6 +31,7 @@ class CatalogConfig:
     name: str
     properties: dict[str, str] = field(default_factory=dict)
     source: str = "built-in local default"
+    local_default: bool = False  # the SQLite catalog in ./warehouse that needs no configuration
 
 
 def config_file() -> str | None:
@@ -101,6 +102,7 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
         cfg.properties.setdefault("type", "sql")
         cfg.properties["warehouse"] = wh
         cfg.properties["uri"] = f"sqlite:///{os.path.join(wh, 'icectl_catalog.db')}"
+        cfg.local_default = True
     return cfg
 
 
@@ -119,6 +121,8 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         kind = "sql" if uri else "hadoop"
     kind = kind.lower()
     warehouse = _abs_warehouse(props.get("warehouse"))
+    if warehouse and not has_scheme(warehouse) and os.path.exists(warehouse) and not os.path.isdir(warehouse):
+        raise UsageError(f"warehouse {warehouse} is not a directory")
     if kind in ("hadoop", "filesystem", "file-system"):
         if not warehouse:
             raise UsageError(f"file-system catalog {cfg.name} needs a warehouse")
@@ -130,7 +134,7 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
             raise UsageError(f"SQL catalog {cfg.name} needs a uri (e.g. sqlite:///catalog.db)")
         from icectl.catalog.sql import SqlCatalog
 
-        return SqlCatalog(cfg.name, uri, warehouse, io)
+        return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
     raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql or hadoop")
 
 

@@ -10,7 +10,7 @@ import uuid
 
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.errors import (AlreadyExistsError, CommitConflictError, InvalidMetadataError, NoSuchTableError,
-                           UnsupportedError)
+                           NotFoundError, UnsupportedError)
 from icectl.io import FileIO, join
 
 _V = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -103,7 +103,13 @@ class HadoopCatalog(Catalog):
         self.io.write(join(mdir, HINT), str(version).encode(), overwrite=True)
         return final
 
+    def _check_warehouse(self) -> None:
+        if not self.io.exists(self.warehouse):
+            raise NotFoundError(f"warehouse {self.warehouse} does not exist",
+                                hint="check --warehouse or the catalog's warehouse in the configuration")
+
     def list_namespaces(self) -> list[Identifier]:
+        self._check_warehouse()
         out = set()
         for f in self.io.list_files(self.warehouse):
             rel = _rel(self.warehouse, f.path)
@@ -112,6 +118,7 @@ class HadoopCatalog(Catalog):
         return sorted(out)
 
     def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
+        self._check_warehouse()
         out = []
         for f in self.io.list_files(self.warehouse):
             rel = _rel(self.warehouse, f.path)

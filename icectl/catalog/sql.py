@@ -12,7 +12,7 @@ from typing import Any
 
 from icectl.catalog.base import Catalog, Identifier, ident_str, new_metadata_location
 from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, NoSuchNamespaceError,
-                           NoSuchTableError, UsageError)
+                           NoSuchTableError, NotFoundError, StorageError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join, local_path
 
 TABLES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_tables (
@@ -45,8 +45,10 @@ def sqlite_path(uri: str) -> str:
 class SqlCatalog(Catalog):
     kind = "sql"
 
-    def __init__(self, name: str, uri: str, warehouse: str | None, io: FileIO, *, create: bool = True):
+    def __init__(self, name: str, uri: str, warehouse: str | None, io: FileIO, *, create: bool = True,
+                 local_default: bool = False):
         self.name = name
+        self.local_default = local_default
         self.uri = uri
         self.warehouse = warehouse.rstrip("/") if warehouse else None
         self.io = io
@@ -71,14 +73,24 @@ class SqlCatalog(Catalog):
         if self._conn is not None:
             return True
         path = self._sqlite or ":memory:"
-        if path != ":memory:" and not os.path.exists(path):
-            if not write:
-                return False
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        # isolation_level=None: we issue our own statements; each runs in its own transaction.
-        self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._init_schema()
+        try:
+            if path != ":memory:" and not os.path.exists(path):
+                if not write:
+                    return False
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            # isolation_level=None: we issue our own statements; each runs in its own transaction.
+            self._conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._init_schema()
+        except (OSError, sqlite3.Error) as e:
+            self._conn = None
+            what = "a parent is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) \
+                else (getattr(e, "strerror", None) or str(e))
+            raise StorageError(f"cannot open SQL catalog database {path}: {what}") from None
         return True
+
+    def _no_database(self) -> NotFoundError:
+        return NotFoundError(f"SQL catalog database {self._sqlite} does not exist",
+                             hint="check --uri or the catalog's uri in the configuration")
 
     def _init_schema(self) -> None:
         cur = self._conn.cursor()
@@ -121,7 +133,12 @@ class SqlCatalog(Catalog):
 
     def load_metadata_location(self, ident: Identifier) -> str:
         if not self._ready(write=False):
-            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
+            if not self.local_default:
+                raise NoSuchTableError(f"table {ident_str(ident)} does not exist: the database {self._sqlite} of "
+                                       f"catalog {self.name} does not exist",
+                                       hint="check --uri or the catalog's uri in the configuration")
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}",
+                                   hint="create one with icectl create, or try icectl demo")
         row = self._exec(
             "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
             "AND table_name = ?" + self._type_filter(),
@@ -216,6 +233,8 @@ class SqlCatalog(Catalog):
 
     def list_namespaces(self) -> list[Identifier]:
         if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
             return []
         names = {r[0] for r in self._exec("SELECT DISTINCT namespace FROM iceberg_namespace_properties "
                                           "WHERE catalog_name = ?", (self.name,)).fetchall()}
@@ -225,6 +244,8 @@ class SqlCatalog(Catalog):
 
     def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
         if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
             if namespace is not None:
                 raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
             return []
@@ -244,7 +265,8 @@ def _postgres_connect(uri: str) -> Any:
     try:
         import psycopg  # type: ignore
     except ImportError:
-        raise IcectlError("a PostgreSQL catalog needs psycopg: pip install 'psycopg[binary]'") from None
+        raise UnsupportedError("a PostgreSQL catalog needs psycopg, which this install lacks",
+                               hint="pip install 'icectl[postgresql]'") from None
     dsn = uri
     if dsn.startswith("jdbc:"):
         dsn = dsn[len("jdbc:"):]

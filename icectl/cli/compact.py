@@ -56,8 +56,8 @@ def compact(
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.compact import compaction_plan, compaction_result
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, prepare, run_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
 
     env: Env = ctx.obj
     t = env.open_table(table)

@@ -41,7 +41,7 @@ def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str =
 
 def progress_deleter(env: Env, io: Any, total: int) -> Any:
     """A delete function with a progress bar on stderr when it is a terminal."""
-    from icectl.engine.expire import delete_files
+    from icectl.ops.expire import delete_files
 
     def run(files):
         if not env.is_terminal(env.stderr) or not files:

@@ -64,7 +64,7 @@ class Env:
 
     def open_table(self, name: str) -> Any:
         """A table by ``NS.TABLE`` in the configured catalog, or by path (read-only)."""
-        from icectl.engine.table import load_table
+        from icectl.table.loaded import load_table
 
         return load_table(*self.locate_table(name))
 

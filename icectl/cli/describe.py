@@ -15,7 +15,7 @@ def describe(
 ) -> None:
     """Describe a table: identity, schema, specs, sort orders, properties, refs, totals."""
     from icectl.cli.views.describe import table_description
-    from icectl.engine.inspect import describe as describe_table
+    from icectl.ops.inspect import describe as describe_table
 
     env: Env = ctx.obj
     render(env, table_description(describe_table(env.open_table(table))))

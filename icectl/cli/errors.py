@@ -39,9 +39,25 @@ def _click_classes() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ..
     return tuple(exits), tuple(aborts), tuple(usage)
 
 
+def requested_output(args: list[str]) -> str | None:
+    """The ``--output``/``-o`` value on a command line, read before click parses it, so that a
+    usage error found while parsing (an unknown command or option) is reported in that format."""
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        for name in ("--output", "-o"):
+            if a == name and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(name + "=") or (name == "-o" and a.startswith("-o") and len(a) > 2):
+                return a.split("=", 1)[1] if "=" in a else a[2:]
+    return None
+
+
 def invoke(app: Any, args: list[str], env: Env) -> int:
     import typer.main
 
+    if requested_output(args) == "json":
+        env.output = "json"
     exits, aborts, usage = _click_classes()
     command = typer.main.get_command(app)
     try:

@@ -31,8 +31,8 @@ def expire(
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
     from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.cli.views.expire import expire_report
-    from icectl.engine.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.engine.inspect import parse_time_ms
+    from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
+    from icectl.ops.inspect import parse_time_ms
     from icectl.errors import RefusedError
 
     env: Env = ctx.obj

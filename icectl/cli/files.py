@@ -21,7 +21,7 @@ def files(
 ) -> None:
     """List the live content files (data and deletes) of the current snapshot, a snapshot or a ref."""
     from icectl.cli.views.files import FileList
-    from icectl.engine.inspect import list_files
+    from icectl.ops.inspect import list_files
     from icectl.errors import UsageError
 
     env: Env = ctx.obj

@@ -53,7 +53,7 @@ def main(
 
 
 def _register() -> None:
-    from icectl.cli import compact, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
+    from icectl.cli import compact, demo, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
     from icectl.cli import validate
     from icectl.cli import upgrade
 
@@ -68,6 +68,7 @@ def _register() -> None:
     files.register(app)
     validate.register(app)
     upgrade.register(app)
+    demo.register(app)
 
 
 _register()

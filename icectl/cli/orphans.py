@@ -28,9 +28,9 @@ def remove_orphans(
     import time
 
     from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.engine.expire import FileToDelete
-    from icectl.engine.inspect import parse_time_ms
-    from icectl.engine.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
+    from icectl.ops.expire import FileToDelete
+    from icectl.ops.inspect import parse_time_ms
+    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
     from icectl.errors import RefusedError
 
     env: Env = ctx.obj

@@ -48,7 +48,7 @@ def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any],
     """A dry run shows the change; otherwise show it, ask, commit ``build`` with retry (it is
     built again against a refreshed table) and show what was committed."""
     from icectl.cli.confirm import confirm_plan
-    from icectl.engine.table import commit_with_retry
+    from icectl.table.loaded import commit_with_retry
 
     if change.dry_run:
         render(env, change)
@@ -74,8 +74,8 @@ def rollback(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
-    from icectl.engine import refs
-    from icectl.engine.inspect import parse_time_ms
+    from icectl.ops import refs
+    from icectl.ops.inspect import parse_time_ms
     from icectl.errors import UsageError
 
     env: Env = ctx.obj
@@ -110,7 +110,7 @@ def cherry_pick(
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
     from icectl.cli.views.refs import RefChange
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -137,7 +137,7 @@ def list_refs(ctx: typer.Context, table: TableArg) -> None:
 
 
 def _dur(text: str | None) -> int | None:
-    from icectl.engine.refs import parse_duration_ms
+    from icectl.ops.refs import parse_duration_ms
 
     return parse_duration_ms(text)
 
@@ -148,7 +148,7 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a branch at a snapshot."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"create branch {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="branch", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age),
@@ -159,7 +159,7 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
 def branch_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
                 yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a branch (never main). Its snapshots then expire under the table's rules."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"drop branch {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="branch"),
            yes=yes, dry_run=dry_run)
@@ -170,7 +170,7 @@ def branch_rename(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   new_name: Annotated[str, typer.Argument(help="New name.")],
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Rename a branch (never main)."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"rename branch {name} to {new_name}", lambda t: refs.rename_branch(t.metadata, name, new_name),
            yes=yes, dry_run=dry_run)
@@ -181,7 +181,7 @@ def branch_fast_forward(ctx: typer.Context, table: TableArg, name: Annotated[str
                         to: Annotated[str, typer.Option("--to", help="Branch or tag whose head to move to.")],
                         yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Move a branch to the head of another ref that descends from it."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"fast-forward {name} to {to}", lambda t: refs.fast_forward(t.metadata, name, to),
            yes=yes, dry_run=dry_run,
@@ -193,7 +193,7 @@ def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Change a branch's retention."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"set retention of branch {name}", lambda t: refs.set_retention(
         t.metadata, name, max_ref_age_ms=_dur(max_ref_age), max_snapshot_age_ms=_dur(max_snapshot_age),
@@ -205,7 +205,7 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
                snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
                max_ref_age: MaxRefAge = None, yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a tag at a snapshot; expiry keeps it until its max ref age."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"create tag {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="tag", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age)), yes=yes, dry_run=dry_run)
@@ -215,7 +215,7 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
 def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
              yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a tag."""
-    from icectl.engine import refs
+    from icectl.ops import refs
 
     _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
            yes=yes, dry_run=dry_run)

@@ -27,15 +27,15 @@ def rewrite_deletes(
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.rewrite_deletes import (DeleteRewriteOutcome, EqualityRewriteOutcome,
                                                   delete_rewrite_report)
-    from icectl.engine.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
-    from icectl.engine.table import commit_with_retry
+    from icectl.ops.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
+    from icectl.table.loaded import commit_with_retry
 
     env: Env = ctx.obj
     t = env.open_table(table)
     plan = plan_delete_rewrite(t, branch=branch)
     eq_plan = None
     if apply_equality_deletes:
-        from icectl.engine.compaction import CompactOptions, plan_compaction
+        from icectl.ops.compaction import CompactOptions, plan_compaction
 
         eq_plan = plan_compaction(t, CompactOptions(branch=branch, only_equality_deleted=True))
     report = delete_rewrite_report(plan, eq_plan, dry_run=dry_run)
@@ -45,7 +45,7 @@ def rewrite_deletes(
     confirm_plan(env, report, "Rewrite the delete files?", yes=yes)
     outcome = DeleteRewriteOutcome([], None)
     if eq_plan is not None and eq_plan.groups:
-        from icectl.engine.compaction_job import JobSettings, run_compaction
+        from icectl.ops.compaction_job import JobSettings, run_compaction
 
         r = run_compaction(t, eq_plan, JobSettings(template_path=template, master=master),
                            progress=lambda m: env.stderr.write(f"icectl: {m}\n"))

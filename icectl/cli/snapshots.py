@@ -22,7 +22,7 @@ def snapshots(
 ) -> None:
     """List a table's snapshots, newest first."""
     from icectl.cli.views.snapshots import SnapshotList, snapshot_forest
-    from icectl.engine.inspect import list_snapshots, snapshot_tree
+    from icectl.ops.inspect import list_snapshots, snapshot_tree
 
     env: Env = ctx.obj
     t = env.open_table(table)

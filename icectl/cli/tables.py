@@ -29,11 +29,15 @@ def create(
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.tables import Created
-    from icectl.engine.operations import apply_create, plan_create
+    from icectl.ops.operations import apply_create, check_create_arguments, plan_create
 
     env: Env = ctx.obj
     ident = parse_identifier(table)
-    catalog = env.get_catalog()  # SQLite catalogs are created by their first write, not here
+    # Arguments first: a bad create reports them, whatever the catalog (SQLite catalogs are created
+    # by their first write, so neither a bad create nor a dry run leaves a database behind).
+    check_create_arguments(schema_text=schema, partition_by=partition_by, sort_by=sort_by, properties=prop or [],
+                           format_version=format_version)
+    catalog = env.get_catalog()
     plan = plan_create(catalog, ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
                        properties=prop or [], format_version=format_version, location=location)
     name = ".".join(ident)

@@ -22,7 +22,7 @@ def upgrade_format(
     """Upgrade a table's format version (metadata only), after a pre-flight report."""
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.upgrade import UpgradeResult
-    from icectl.engine.upgrade import apply_upgrade, plan_upgrade
+    from icectl.ops.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
     env: Env = ctx.obj
@@ -54,7 +54,7 @@ def register_cmd(
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.upgrade import Registered
-    from icectl.engine.upgrade import plan_register, register_table
+    from icectl.ops.upgrade import plan_register, register_table
 
     env: Env = ctx.obj
     ident = parse_identifier(table)

@@ -20,7 +20,7 @@ def validate(
 ) -> None:
     """Check every layer of a table against the rules of its format version; exit 8 on errors."""
     from icectl.cli.views.validate import validation_view
-    from icectl.engine.validate import ValidateOptions, validate_table
+    from icectl.validate.core import ValidateOptions, validate_table
     from icectl.errors import ValidationFailedError
 
     env: Env = ctx.obj

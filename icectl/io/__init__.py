@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -136,7 +136,9 @@ class FileIO:
         except NotADirectoryError:
             raise NotFoundError(f"file not found (a parent is not a directory): {path}") from None
         except PermissionError:
-            raise IcectlError(f"permission denied: {path}") from None
+            raise StorageError(f"permission denied: {path}") from None
+        except OSError as e:
+            raise StorageError(f"cannot read {path}: {e.strerror or e}") from None
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         try:
@@ -147,18 +149,30 @@ class FileIO:
             raise NotFoundError(f"file not found: {path}") from None
 
     def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
+        if scheme_of(path) == "file":
+            p = local_path(path)
+            if not overwrite and os.path.lexists(p):
+                raise IcectlError(f"refusing to overwrite existing file: {path}")
+            # Write beside, then rename: a reader never sees a half-written metadata file.
+            tmp = f"{p}.{uuid.uuid4().hex}.tmp"
+            try:
+                os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, p)
+            except OSError as e:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                what = "a parent is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) \
+                    else (e.strerror or str(e))
+                raise StorageError(f"cannot write {path}: {what}") from None
+            return
         fs = self.filesystem(path)
         p = self._fs_path(path)
         if not overwrite and fs.exists(p):
             raise IcectlError(f"refusing to overwrite existing file: {path}")
-        if scheme_of(path) == "file":
-            # Write beside, then rename: a reader never sees a half-written metadata file.
-            os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
-            tmp = f"{p}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, p)
-            return
         with fs.open(p, "wb") as f:
             f.write(data)
 

@@ -27,7 +27,7 @@ FIELD_ID = b"PARQUET:field_id"
 def arrow_type(t: Any) -> Any:
     import pyarrow as pa
 
-    from icectl.engine.types import ListType, MapType, PrimitiveType, StructType
+    from icectl.spec.types import ListType, MapType, PrimitiveType, StructType
 
     if isinstance(t, PrimitiveType):
         b = t.base
@@ -105,7 +105,7 @@ def _project(table: Any, schema: Any, target: Any) -> Any:
 
 
 def _default_value(f: Any, default: Any) -> Any:
-    from icectl.engine.conversions import from_json
+    from icectl.spec.conversions import from_json
 
     return from_json(f.field_type, default)
 
@@ -118,7 +118,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
     parts = []
     for d in deletes:
         if d["format"] == "puffin":
-            from icectl.engine.puffin import deserialize_deletion_vector
+            from icectl.formats.puffin import deserialize_deletion_vector
 
             blob = io.read_range(d["path"], d["offset"], d["length"])
             bitmap = deserialize_deletion_vector(blob, source=d["path"])
@@ -233,9 +233,9 @@ def column_metrics(table: Any, schema: Any) -> dict[str, dict[int, Any]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from icectl.engine.conversions import to_bytes
-    from icectl.engine.manifest import to_internal
-    from icectl.engine.types import PrimitiveType
+    from icectl.spec.conversions import to_bytes
+    from icectl.formats.manifest import to_internal
+    from icectl.spec.types import PrimitiveType
 
     vc, nc, nan, lo, hi = {}, {}, {}, {}, {}
     for f in schema.fields:
@@ -345,36 +345,54 @@ class _RollingWriter:
         if self._open is None:
             return
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         path, sink, writer, parts = self._open
         writer.close()
         sink.close()
         self._open = None
         data = pa.concat_tables(parts) if parts else self.target.empty_table()
-        meta = pq.ParquetFile(self.io.filesystem(path).open(self.io._fs_path(path), "rb")).metadata
-        sizes: dict[int, int] = {}
-        offsets = []
-        col_ids = [(_field_id(f)) for f in self.target]
-        for rg in range(meta.num_row_groups):
-            g = meta.row_group(rg)
-            first = g.column(0)
-            offsets.append(first.dictionary_page_offset if first.has_dictionary_page else first.data_page_offset)
-            for c in range(g.num_columns):
-                top = g.column(c).path_in_schema.split(".")[0]
-                fid = next((fid for fid, f in zip(col_ids, self.target) if f.name == top), None)
-                if fid is not None and fid < ROW_ID - 100:
-                    sizes[fid] = sizes.get(fid, 0) + g.column(c).total_compressed_size
-        m = column_metrics(data, self.schema)
-        self.files.append({"path": path, "size": self.io.size(path), "record_count": data.num_rows,
-                           "column_sizes": sizes, "split_offsets": sorted(offsets), **m})
+        self.files.append(describe_parquet_file(self.io, path, data, self.schema))
 
 
-def _partitioner(spec: list[dict[str, Any]]):
+def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[str, Any]:
+    """What a manifest needs of a Parquet file just written from ``data`` (an Arrow table in
+    :func:`output_schema`): size, record count, column sizes and split offsets from the footer,
+    value and null counts and Appendix D bounds (hex) from the rows."""
+    import pyarrow.parquet as pq
+
+    with io.filesystem(path).open(io._fs_path(path), "rb") as fh:
+        meta = pq.ParquetFile(fh).metadata
+    sizes: dict[int, int] = {}
+    offsets = []
+    ids_by_name = {f.name: _field_id(f) for f in data.schema}
+    for rg in range(meta.num_row_groups):
+        g = meta.row_group(rg)
+        first = g.column(0)
+        offsets.append(first.dictionary_page_offset if first.has_dictionary_page else first.data_page_offset)
+        for c in range(g.num_columns):
+            fid = ids_by_name.get(g.column(c).path_in_schema.split(".")[0])
+            if fid is not None and fid < ROW_ID - 100:
+                sizes[fid] = sizes.get(fid, 0) + g.column(c).total_compressed_size
+    m = column_metrics(data, schema)
+    return {"path": path, "size": io.size(path), "record_count": data.num_rows, "column_sizes": sizes,
+            "split_offsets": sorted(offsets), **m}
+
+
+def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compression: str = "zstd") -> dict[str, Any]:
+    """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
+    group, and describe it as :func:`describe_parquet_file` does."""
+    import pyarrow.parquet as pq
+
+    with io.filesystem(path).open(io._fs_path(path), "wb") as sink:
+        pq.write_table(data, sink, compression=compression, row_group_size=max(data.num_rows, 1))
+    return describe_parquet_file(io, path, data, schema)
+
+
+def partitioner(spec: list[dict[str, Any]]):
     """Rows -> the current spec's partition tuple (for files of older specs)."""
-    from icectl.engine.manifest import to_internal
-    from icectl.engine.transforms import parse_transform
-    from icectl.engine.types import primitive
+    from icectl.formats.manifest import to_internal
+    from icectl.spec.transforms import parse_transform
+    from icectl.spec.types import primitive
 
     fields = [(parse_transform(f["transform"]), primitive(f["source_type"]), f["column"], f["name"]) for f in spec]
 
@@ -395,7 +413,7 @@ def _partitioner(spec: list[dict[str, Any]]):
                         for (tr, st, _, name), v in zip(fields, key))
 
     def as_json(key: tuple) -> list[Any]:
-        from icectl.engine.conversions import to_json
+        from icectl.spec.conversions import to_json
 
         return [None if v is None else to_json(tr.result_type(st), v) for (tr, st, _, _), v in zip(fields, key)]
 
@@ -404,7 +422,7 @@ def _partitioner(spec: list[dict[str, Any]]):
 
 def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, Any]]:
     """Rewrite one task (a group, or a slice of one) and return the files it wrote."""
-    from icectl.engine.types import schema_from_json
+    from icectl.spec.types import schema_from_json
     from icectl.io import FileIO
 
     io = FileIO(dict(plan.get("io_properties") or {}))
@@ -417,7 +435,7 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
     repartition = task.get("repartition")
     split = path_of = as_json = None
     if repartition:
-        split, path_of, as_json = _partitioner(repartition)
+        split, path_of, as_json = partitioner(repartition)
 
     def write(data: Any) -> None:
         parts = split(data) if split else {None: data}

@@ -72,6 +72,20 @@ def _str(v: Any) -> str:
     return str(v)
 
 
+def spark_requirement() -> str:
+    """The pyspark requirement of icectl's ``spark`` extra, as the installed package declares it
+    (so a hint names the pinned version, not whatever pyspark is newest)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, requires
+
+        for req in requires("icectl") or []:
+            if req.startswith("pyspark") and "extra" in req and "spark" in req.split("extra", 1)[1]:
+                return req.split(";", 1)[0].strip().replace(" ", "")
+    except PackageNotFoundError:
+        pass
+    return "pyspark==3.5.9"
+
+
 def default_spark_submit() -> str | None:
     try:
         import pyspark
@@ -104,12 +118,15 @@ def render_command(t: JobTemplate, *, job_file: str, plan_file: str, result_file
     return argv
 
 
+PACKAGE_ZIP = "icectl.zip"
+
+
 def package_zip(work_dir: str) -> str:
     """icectl itself as a zip for --py-files, so executors on a cluster can import it."""
     import icectl
 
     root = os.path.dirname(os.path.abspath(icectl.__file__))
-    out = os.path.join(work_dir, "icectl.zip")
+    out = os.path.join(work_dir, PACKAGE_ZIP)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, _, files in os.walk(root):
             if "__pycache__" in dirpath or os.sep + "cli" in dirpath[len(root):]:
@@ -125,7 +142,8 @@ def run_command(argv: list[str], t: JobTemplate, *, log_file: str) -> None:
     """Run spark-submit as an argument list (never a shell), with the template's timeout."""
     if shutil.which(argv[0]) is None and not os.path.exists(argv[0]):
         raise ExternalCommandError(f"spark-submit not found: {argv[0]}",
-                                   hint="install pyspark (pip install pyspark) or set spark_submit in the job template")
+                                   hint=f"install icectl's Spark extra: pip install 'icectl[spark]' "
+                                        f"({spark_requirement()}), or set spark_submit in the job template")
     if t.master.startswith("local") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise ExternalCommandError("java not found: Spark needs a Java runtime (e.g. apt-get install openjdk-17-jre-headless)")
     env = dict(os.environ)

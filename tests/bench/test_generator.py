@@ -31,7 +31,7 @@ def _generate(out: pathlib.Path, *extra: str) -> dict:
 
 def _table(out: pathlib.Path, monkeypatch):
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
 
     monkeypatch.setenv("ICECTL_CONFIG", str(out / "icectl.yaml"))
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
@@ -118,7 +118,7 @@ def test_small_table_reads_back(tmp_path, monkeypatch, version):
         assert set(df.lower_bounds) == set(range(1, 9)) == set(df.upper_bounds)
         assert e.status.name in ("ADDED", "EXISTING")
     # Bounds decode to the types of the schema and are ordered.
-    from icectl.engine.conversions import from_bytes
+    from icectl.spec.conversions import from_bytes
 
     df = entries[0].data_file
     for fid, col in ((1, "long"), (2, "timestamptz"), (5, "double"), (4, "string")):

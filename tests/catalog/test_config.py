@@ -82,9 +82,12 @@ def test_precedence_through_the_cli(home, tmp_path, monkeypatch):
     assert (tmp_path / "i.db").exists() and not (tmp_path / "p.db").exists()
 
     monkeypatch.setenv("ICECTL_CONFIG", write_yaml(tmp_path / "x.yaml", {"catalog": {"x": sql_catalog(tmp_path, "x")}}))
+    code, out, err = cli(["create", "--yes", "db.u", "--schema", "id:long", "--output", "json"])
+    assert code == 0, err
     code, out, err = cli(["list", "--output", "json"])
     assert code == 0, err
-    assert json.loads(out) == {"catalog": "x", "namespaces": [], "tables": []}
+    assert json.loads(out) == {"catalog": "x", "namespaces": ["db"], "tables": ["db.u"]}
+    assert (tmp_path / "x.db").exists()
 
 
 def test_icectl_config_naming_a_missing_file_is_a_usage_error(home, tmp_path, monkeypatch):
@@ -138,7 +141,8 @@ def test_catalog_flag_selects_and_properties_are_strings(home, tmp_path):
     code, out, err = cli(["list", "-c", "b", "--output", "json"])
     assert json.loads(out)["tables"] == ["db.t"]
     code, out, err = cli(["list", "-c", "a", "--output", "json"])
-    assert json.loads(out)["tables"] == []
+    assert code == 3 and json.loads(err)["error"]["message"] == \
+        f"SQL catalog database {tmp_path / 'a.db'} does not exist"
 
 
 def test_unknown_catalog_is_a_usage_error(home, tmp_path):
@@ -195,6 +199,8 @@ def test_unknown_default_catalog_is_a_usage_error(home, tmp_path):
 def test_icectl_catalog_env_var(home, tmp_path, monkeypatch):
     write_yaml(home / ".icectl.yaml", {"catalog": {"a": sql_catalog(tmp_path, "a"), "b": sql_catalog(tmp_path, "b")}})
     monkeypatch.setenv("ICECTL_CATALOG", "b")
+    code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long", "--output", "json"])
+    assert code == 0, err
     code, out, err = cli(["list", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["catalog"] == "b"

@@ -13,10 +13,10 @@ from icectl.catalog.hadoop import HadoopCatalog
 from icectl.catalog.sql import SqlCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine.manifest import DataFile
-from icectl.engine.operations import create_table
-from icectl.engine.snapshot_writer import append_files
-from icectl.engine.table import load_table
+from icectl.formats.manifest import DataFile
+from icectl.ops.operations import create_table
+from icectl.table.snapshots import append_files
+from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchTableError, UnsupportedError
 from icectl.io import FileIO
 

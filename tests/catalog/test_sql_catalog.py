@@ -12,10 +12,10 @@ import pytest
 from icectl.catalog.sql import SqlCatalog, sqlite_path
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine.manifest import DataFile
-from icectl.engine.operations import create_table
-from icectl.engine.snapshot_writer import SnapshotChange, append_files, build_snapshot
-from icectl.engine.table import commit_with_retry, load_table
+from icectl.formats.manifest import DataFile
+from icectl.ops.operations import create_table
+from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.loaded import commit_with_retry, load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchNamespaceError, NoSuchTableError
 from icectl.io import FileIO
 

@@ -111,13 +111,21 @@ REGISTER = {"plan": {"table": str, "catalog": str, "metadata_location": str, "fo
                      "location": Opt(str), "table_uuid": Opt(str), "snapshots": int, "current_snapshot_id": Opt(int)},
             "dry_run": bool, "applied": bool, "registered": bool}
 
+DEMO = {"table": str, "location": str, "metadata_location": str, "format_version": int,
+        "snapshots": [{"snapshot_id": int, "parent_snapshot_id": Opt(int), "operation": str, "timestamp_ms": int,
+                       "committed_at": str, "branch": Opt(str), "refs": [str], "records": int, "description": str}],
+        "data_files": int, "delete_files": int, "records": int,
+        "refs": [{"name": str, "type": str, "snapshot_id": int, "records": int}], "staged_snapshot_id": int,
+        "wap_id": str, "schema_ids": [int], "added_column": str, "orphan_files": [str], "orphan_age_days": Opt(int),
+        "try_commands": [{"command": str, "why": str}]}
+
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
     "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
     "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,
-    "register": REGISTER,
+    "register": REGISTER, "demo": DEMO,
 }
 
 

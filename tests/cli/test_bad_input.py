@@ -48,9 +48,9 @@ def ws(tmp_path, monkeypatch):
                          "day(ts)")
     assert code == 0, err
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.formats.manifest import DataFile
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     table = load_table(build_catalog(resolve_catalog_config(None, uri=w.uri, warehouse=w.warehouse)),
                        parse_identifier("db.t"))
@@ -308,3 +308,111 @@ def test_json_usage_error_from_click(ws):
     assert code == int(ExitCode.USAGE) and out == ""
     obj = json.loads(err)["error"]
     assert obj["exit_code"] == int(ExitCode.USAGE) and "--snapshot" in obj["message"]
+
+
+# -- where the catalog is -------------------------------------------------------------------------------
+
+def test_warehouse_that_is_a_file(ws):
+    afile = _write(ws.root / "afile", "x")
+    check(ws, ["--warehouse", afile, "create", "--yes", "db.u", "--schema", "id:long"], ExitCode.USAGE,
+          contains=f"warehouse {afile} is not a directory", catalog=False)
+    check_after_plan(ws, ["--warehouse", afile + "/sub", "create", "--yes", "db.u", "--schema", "id:long"],
+                     ExitCode.STORAGE, contains="a parent is not a directory")
+
+
+def test_warehouse_that_cannot_be_created(ws):
+    check_after_plan(ws, ["--warehouse", "/proc/icectl-nope", "create", "--yes", "db.u", "--schema", "id:long"],
+                     ExitCode.STORAGE, contains="cannot write /proc/icectl-nope/db/u/metadata/")
+
+
+def check_after_plan(ws, args, expected: ExitCode, *, contains: str) -> None:
+    """A create that fails when it writes: the plan was printed (text, --yes), then one error line;
+    nothing was written."""
+    before = ws.listing()
+    code, out, err = ws.run(*args, catalog=False)
+    assert "db.u: table to create" in out
+    assert_one_error(code, "", err, expected, contains=contains)
+    assert ws.listing() == before, "a failed command must not write anything"
+
+
+def test_missing_warehouse_or_database_is_not_an_empty_catalog(ws):
+    missing = str(ws.root / "nowhere")
+    check(ws, ["--warehouse", missing, "list"], ExitCode.NOT_FOUND, contains=f"warehouse {missing} does not exist",
+          catalog=False)
+    db = str(ws.root / "nodir" / "x.db")
+    check(ws, ["--uri", f"sqlite:///{db}", "list"], ExitCode.NOT_FOUND,
+          contains=f"SQL catalog database {db} does not exist", catalog=False)
+    check(ws, ["--uri", f"sqlite:///{db}", "describe", "db.t"], ExitCode.NOT_FOUND,
+          contains=f"table db.t does not exist: the database {db}", catalog=False)
+    assert not os.path.exists(ws.root / "nodir")
+
+
+def test_a_folder_as_the_catalog_database(ws):
+    check(ws, ["--uri", f"sqlite:///{ws.root}", "list"], ExitCode.STORAGE,
+          contains=f"cannot open SQL catalog database {ws.root}", catalog=False)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "json", "nosuch"], "No such command 'nosuch'."),
+    (["nosuch", "--output", "json"], "No such command 'nosuch'."),
+    (["-o", "json", "--nosuch", "list"], "No such option: --nosuch"),
+    (["--output=json", "--nosuch", "list"], "No such option: --nosuch"),
+    (["-o", "json"], "Missing command."),
+])
+def test_usage_errors_in_json(ws, args, message):
+    before = ws.listing()
+    code, out, err = ws.run(*args, catalog=False)
+    assert code == 2 and out == ""
+    assert json.loads(err) == {"error": {"type": "UsageError", "message": message,
+                                         "hint": "run with --help for usage", "exit_code": 2}}
+    assert ws.listing() == before
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d.pop("current-schema-id"), "'schemas' is given without 'current-schema-id'"),
+    (lambda d: d["schemas"][0].pop("type"), "schema 0 is not a struct type"),
+    (lambda d: d.update({"sort-orders": []}), "format version 2 requires a non-empty 'sort-orders'"),
+])
+def test_metadata_iceberg_java_refuses(ws, edit, message):
+    """Metadata Iceberg Java refuses to load is refused (exit 4) by every reading command."""
+    doc = _metadata_doc(ws)
+    edit(doc)
+    path = _write(ws.root / "refused" / "metadata" / "v1.metadata.json", json.dumps(doc))
+    for command in ("describe", "snapshots", "files"):
+        check(ws, [command, path], ExitCode.INVALID_METADATA, contains=message)
+
+
+def test_describe_does_not_invent_main(ws):
+    """refs given without main: describe lists the refs there are (Iceberg Java reads no main)."""
+    doc = _metadata_doc(ws)
+    sid = doc["current-snapshot-id"]
+    doc["refs"] = {"audit": {"snapshot-id": sid, "type": "branch"}}
+    path = _write(ws.root / "nomain" / "metadata" / "v1.metadata.json", json.dumps(doc))
+    code, out, err = ws.run("-o", "json", "describe", path)
+    assert code == 0, err
+    assert [r["name"] for r in json.loads(out)["refs"]] == ["audit"]
+    doc.pop("refs")  # no refs at all (v1 style): main is the current snapshot
+    path = _write(ws.root / "norefs" / "metadata" / "v1.metadata.json", json.dumps(doc))
+    code, out, err = ws.run("-o", "json", "describe", path)
+    assert code == 0, err
+    assert [(r["name"], r["snapshot_id"]) for r in json.loads(out)["refs"]] == [("main", sid)]
+
+
+def test_one_message_for_a_table_without_snapshots(ws):
+    """Every command that needs a snapshot says the same thing about an empty table (exit 3);
+    those with nothing to do on it (compact, rewrite-deletes, expire) say so and succeed."""
+    code, _, err = ws.run("create", "--yes", "db.empty", "--schema", "id:long")
+    assert code == 0, err
+    lines = set()
+    for args in (["rollback", "db.empty", "--to-snapshot", "1", "--yes"],
+                 ["rollback", "db.empty", "--to-timestamp", "1h", "--yes"],
+                 ["rollback", "db.empty", "--set-current", "5", "--yes"],
+                 ["branch", "create", "db.empty", "b", "--yes"],
+                 ["tag", "create", "db.empty", "t", "--yes"],
+                 ["cherry-pick", "db.empty", "1", "--yes"]):
+        lines.add(check(ws, args, ExitCode.NOT_FOUND))
+    assert lines == {"icectl: error: the table has no snapshots yet"}
+    for args in (["rewrite-deletes", "db.empty", "--yes"], ["compact", "db.empty", "--yes"],
+                 ["expire", "db.empty", "--yes"]):
+        code, out, err = ws.run(*args)
+        assert code == 0 and err == "" and "nothing to" in out, (args, out, err)

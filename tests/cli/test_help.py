@@ -18,9 +18,9 @@ from icectl.cli.context import Env
 from icectl.cli.main import app, run
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-HEAVY_MODULES = ("pyarrow", "fastavro", "s3fs", "pyspark", "icectl.engine.manifest")
+HEAVY_MODULES = ("pyarrow", "fastavro", "s3fs", "pyspark", "icectl.formats.manifest")
 UI_MODULES = ("typer", "rich", "click")
-LAYERS = ("icectl/engine", "icectl/catalog", "icectl/io")
+LAYERS = ("icectl/spec", "icectl/formats", "icectl/table", "icectl/ops", "icectl/validate", "icectl/catalog", "icectl/io")
 
 
 def _walk(cmd, path=()):

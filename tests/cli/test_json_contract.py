@@ -50,8 +50,8 @@ DAY_MS = 86_400_000
 
 class Lab:
     def __init__(self, root: pathlib.Path):
-        from icectl.engine import refs
-        from icectl.engine.snapshot_writer import append_files
+        from icectl.ops import refs
+        from icectl.table.snapshots import append_files
 
         self.root = root
         base = tables.build(str(root), 2, catalog="hadoop")
@@ -177,6 +177,8 @@ CASES: dict[str, Case] = {
                             check=lambda lab, d: d["result"] is None or d["result"]["merged_inputs"] == 2),
     "upgrade-format": Case(("upgrade-format",), lambda lab: ["db.t", "--to", "3"], "upgrade-format",
                            lambda lab: ["format version 2 -> 3", "no blockers", "upgraded db.t"], mutating=True),
+    "demo": Case(("demo",), lambda lab: ["play"], "demo", lambda lab: ["Built play.events", "Try these:"],
+                 check=lambda lab, d: d["table"] == "play.events" and len(d["snapshots"]) > 5),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
 }

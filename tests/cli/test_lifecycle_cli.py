@@ -26,12 +26,12 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine import refs
-from icectl.engine.manifest import DataFile
-from icectl.engine.metadata import SnapshotRef
-from icectl.engine.operations import create_table
-from icectl.engine.snapshot_writer import SnapshotChange, append_files, build_snapshot
-from icectl.engine.table import Table, load_table
+from icectl.ops import refs
+from icectl.formats.manifest import DataFile
+from icectl.spec.metadata import SnapshotRef
+from icectl.ops.operations import create_table
+from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode
 from icectl.io import FileIO
 

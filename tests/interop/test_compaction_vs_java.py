@@ -55,7 +55,7 @@ def icectl_json(wh, *args):
 
 def load(wh, identifier: str):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.table import load_table
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     return load_table(HadoopCatalog("hc", str(wh), FileIO()), tuple(identifier.split(".")))
@@ -93,7 +93,7 @@ def java_plan(spark, name: str, options: dict[str, str], where=None) -> list[tup
 
 
 def icectl_plan(wh, identifier: str, **opts) -> list[tuple]:
-    from icectl.engine.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
 
     p = plan_compaction(load(wh, identifier), CompactOptions(**opts))
     return sorted((tuple(sorted(norm(t.file.file_path) for t in g.tasks)), g.expected_outputs, g.split_size)
@@ -164,8 +164,8 @@ def test_where_plan_matches_java_planner(spark, oracle_warehouse, v1_table):
     java_files = {p for g in expected for p in g[0]}
     my_files = {p for g in got for p in g[0]}
     assert java_files and java_files <= my_files
-    from icectl.engine.transforms import parse_transform
-    from icectl.engine.types import primitive
+    from icectl.spec.transforms import parse_transform
+    from icectl.spec.types import primitive
 
     b30 = parse_transform("bucket[4]").apply(primitive("int"), 30)
     assert {f.partition["id_bucket"] for f in v1_table.data_files if f.file_path in my_files} == {b30}
@@ -258,8 +258,8 @@ def test_compact_matches_java(kind, spark, java_table_factory, oracle_warehouse)
 # -- concurrency -----------------------------------------------------------------------------------
 
 def test_append_while_compaction_runs_survives(spark, java_table_factory, oracle_warehouse):
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
 
     jt = java_table_factory("v3")
     table = load(oracle_warehouse, jt.identifier)
@@ -282,8 +282,8 @@ def test_append_while_compaction_runs_survives(spark, java_table_factory, oracle
 
 @pytest.mark.parametrize("kind", ["v2_unpartitioned", "v3"])
 def test_delete_while_compaction_runs_conflicts(kind, spark, java_table_factory, oracle_warehouse):
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
     from icectl.errors import CommitConflictError
 
     jt = java_table_factory(kind)

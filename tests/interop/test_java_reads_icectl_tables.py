@@ -78,9 +78,9 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     """icectl reads the table, Spark commits, then icectl commits: the compare-and-set fails,
     icectl re-reads and retries, and both appends are in the table."""
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.snapshot_writer import build_snapshot, SnapshotChange
-    from icectl.engine.table import commit_with_retry, load_table
+    from icectl.formats.manifest import DataFile
+    from icectl.table.snapshots import build_snapshot, SnapshotChange
+    from icectl.table.loaded import commit_with_retry, load_table
 
     icectl(jc_args, "create", "--yes", "db.shared", "--schema", "id:long!, name:string", "--format-version", "2")
     catalog = build_catalog(resolve_catalog_config("jc", uri=jc_args[3], warehouse=jc_args[5]))

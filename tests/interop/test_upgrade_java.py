@@ -100,9 +100,9 @@ def test_java_v3_table_to_v4_through_a_sql_catalog(java_table_factory, oracle_wa
     assert sorted(f["file_path"] for f in files if f["content"] == "data") == sorted(f.file_path for f in jt.data_files)
 
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
-    from icectl.engine.manifest import DataFile
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.formats.manifest import DataFile
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     catalog = build_catalog(resolve_catalog_config("ice", uri=sql[3], warehouse=sql[5]))
     t = load_table(catalog, parse_identifier(jt.identifier))
@@ -131,7 +131,7 @@ def test_java_v3_table_to_v4_through_a_sql_catalog(java_table_factory, oracle_wa
     # new manifests with relative paths and content_stats, and the table validates clean.
     import datetime as dt
 
-    from icectl.engine.scan import plan_files
+    from icectl.table.scan import plan_files
 
     result = icectl(sql, "compact", jt.identifier, "--yes", "--rewrite-all")
     assert result["committed"] and not result["failed_groups"], result

@@ -43,7 +43,7 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
                                                                        monkeypatch):
     """Java's manifests take the polars path (the lean decoder is never needed), and the lean
     decoder, forced, checks the same entries clean."""
-    import icectl.engine.validate_entries as entries
+    import icectl.validate.entries as entries
 
     jt = request.getfixturevalue(fixture)
     lean = entries.frame_from_records
@@ -53,10 +53,16 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
     monkeypatch.setattr(entries, "frame_from_records", refuse)
     code, fast = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
     assert code == 0 and _findings(fast) == []
-    monkeypatch.setattr(entries, "frame_from_records", lean)
+    lean_calls: list[int] = []
+
+    def counted(*a, **k):
+        lean_calls.append(1)
+        return lean(*a, **k)
+    monkeypatch.setattr(entries, "frame_from_records", counted)
     monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
     code, slow = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
     assert code == 0 and _findings(slow) == []
+    assert lean_calls, "the forced run must decode with the lean decoder"
     assert fast["checked"] == slow["checked"]
 
 

@@ -31,7 +31,7 @@ def parquet_bytes(ids: list[int], names: list[str | None]) -> bytes:
 
 
 def upload_data_file(fio: FileIO, path: str, ids: list[int], names: list[str | None]):
-    from icectl.engine.manifest import DataFile
+    from icectl.formats.manifest import DataFile
 
     data = parquet_bytes(ids, names)
     fio.write(path, data)
@@ -180,8 +180,8 @@ def _catalog(name: str | None = None):
 
 
 def test_sql_catalog_s3_warehouse_create_append_inspect(s3_sql_config):
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]
     code, out, err = cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--output", "json"])
@@ -247,8 +247,8 @@ def test_sql_catalog_s3_explicit_catalog_flag_and_list(s3_sql_config):
 
 def test_table_by_s3_location_path(s3_sql_config):
     """The read-only path catalog opens ``s3://bucket/wh/db/t`` with the config's S3 properties."""
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]
     assert cli(["create", "--yes", "db.t", "--schema", "id:long!, name:string", "--format-version", "1"])[0] == 0
@@ -278,8 +278,8 @@ def test_table_by_s3_location_path(s3_sql_config):
 
 
 def test_hadoop_catalog_on_s3_create_append_describe(moto_s3, s3_prefix, tmp_path, monkeypatch):
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     wh = f"{s3_prefix}/hwh"
     cfg = write_config(tmp_path / "icectl.yaml", {"fs": {"type": "hadoop", "warehouse": wh, **moto_s3}})
@@ -328,8 +328,8 @@ def test_validate_on_s3_clean_then_a_missing_and_a_resized_file(s3_sql_config):
     """`validate` and `validate --deep` read the manifests and the files from S3 (threads for
     the object store): clean at first; a data file deleted and another rewritten with other bytes
     are FILE_MISSING and FILE_SIZE_MISMATCH (and a row-count mismatch), nothing else."""
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]
     code, _, err = cli(["create", "--yes", "db.v", "--schema", "id:long!, name:string", "--format-version", "2"])

@@ -19,11 +19,11 @@ import pytest
 from icectl.catalog.hadoop import HadoopCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.engine.manifest import DataFile, FileContent
-from icectl.engine.operations import create_table
-from icectl.engine.puffin import deletion_vector_file
-from icectl.engine.snapshot_writer import append_files
-from icectl.engine.table import load_table
+from icectl.formats.manifest import DataFile, FileContent
+from icectl.ops.operations import create_table
+from icectl.formats.puffin import deletion_vector_file
+from icectl.table.snapshots import append_files
+from icectl.table.loaded import load_table
 from icectl.io import FileIO
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "cli"))  # the documented output shapes

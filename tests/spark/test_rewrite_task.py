@@ -16,11 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icectl.engine.conversions import to_bytes
-from icectl.engine.create import load_schema_argument
-from icectl.engine.puffin import deletion_vector_file
-from icectl.engine.types import primitive
+from icectl.spec.conversions import to_bytes
+from icectl.ops.create import load_schema_argument
+from icectl.formats.puffin import deletion_vector_file
+from icectl.spec.types import primitive
 from icectl.spark.rewrite import LAST_UPDATED_SEQ, ROW_ID, rewrite_task
+
+pytestmark = pytest.mark.spark  # the Spark job's data plane (no JVM needed, but it is the job's code)
 
 FID = b"PARQUET:field_id"
 UTC = dt.timezone.utc
@@ -106,7 +108,7 @@ def test_file_without_field_ids_matched_by_name(tmp_path):
 
 
 def test_initial_default_fills_missing_column(tmp_path):
-    from icectl.engine.types import schema_from_json
+    from icectl.spec.types import schema_from_json
 
     js = SIMPLE.to_json()
     js["fields"].append({"id": 3, "name": "level", "required": False, "type": "int", "initial-default": 42})
@@ -424,7 +426,7 @@ def fake_template(tmp_path):
 
 
 def _data_file(table, path, ids, *, partition=(), spec_id=0, names=None):
-    from icectl.engine.manifest import DataFile
+    from icectl.formats.manifest import DataFile
 
     simple_file(path, ids, names)
     return DataFile(str(path), "parquet", partition, len(ids), os.path.getsize(path), spec_id=spec_id)
@@ -432,7 +434,7 @@ def _data_file(table, path, ids, *, partition=(), spec_id=0, names=None):
 
 def _read_table(table) -> list[tuple]:
     """Rows of the live data files of main (for tables without live delete files)."""
-    from icectl.engine.scan import plan_files
+    from icectl.table.scan import plan_files
 
     tasks, deletes = plan_files(table, table.metadata.current_snapshot)
     assert deletes == [], "live delete files remain"
@@ -446,11 +448,11 @@ def _read_table(table) -> list[tuple]:
 
 def test_compaction_end_to_end_with_deletes(tmp_path, fake_template):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
-    from icectl.engine.manifest import DataFile, FileContent
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -476,7 +478,7 @@ def test_compaction_end_to_end_with_deletes(tmp_path, fake_template):
     snap = t2.metadata.current_snapshot
     assert snap.summary["operation"] == "replace" and snap.summary["total-records"] == "5"
     # new files keep the starting snapshot's data sequence number
-    from icectl.engine.scan import plan_files
+    from icectl.table.scan import plan_files
 
     tasks, _ = plan_files(t2, snap)
     assert {x.data_sequence_number for x in tasks} == {plan.starting_sequence_number}
@@ -489,11 +491,11 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     back as files of the current (unpartitioned) spec: not with the old spec and the partition of
     the first input file (which would be wrong for rows of the other partitions)."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
-    from icectl.engine.operations import create_table
-    from icectl.engine.partitioning import PartitionSpec
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.operations import create_table
+    from icectl.spec.partitioning import PartitionSpec
+    from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -517,10 +519,10 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     """One task fails (its input is gone), another succeeded: what the job wrote is removed,
     nothing is committed, the error says why."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
     from icectl.errors import ExternalCommandError
     from icectl.io import FileIO
 
@@ -545,8 +547,8 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
 def _two_partition_table(tmp_path):
     """db.t partitioned by name, three files in partition x: a and b small, k much larger."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -560,7 +562,7 @@ def _two_partition_table(tmp_path):
 def _java_style_position_deletes(table, data_file, positions):
     """A v2 position delete file as Iceberg Java writes it for one data file: no
     referenced_data_file, equal lower and upper bounds on file_path."""
-    from icectl.engine.manifest import DataFile, FileContent
+    from icectl.formats.manifest import DataFile, FileContent
 
     path = data_file.file_path.rsplit("/", 1)[0] + f"/pd-{os.path.basename(data_file.file_path)}"
     position_delete_file(path, [(data_file.file_path, p) for p in positions])
@@ -574,10 +576,10 @@ def test_concurrent_commits_during_the_job(tmp_path, fake_template):
     """Planned from one state; while the "job" runs other writers commit. An append and a
     position delete file scoped to a file that is not rewritten do not conflict (the commit
     retries on the new state); a delete on a rewritten file does, and nothing is left behind."""
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
     from icectl.errors import CommitConflictError
 
     t, (a, b, k) = _two_partition_table(tmp_path)
@@ -594,7 +596,7 @@ def test_concurrent_commits_during_the_job(tmp_path, fake_template):
     res = run_compaction(t, plan, JobSettings(template_path=fake_template, work_dir=str(tmp_path / "w1")))
     assert len(res.committed) == 1
     t2 = t.refresh()
-    from icectl.engine.scan import plan_files
+    from icectl.table.scan import plan_files
 
     tasks, deletes = plan_files(t2, t2.metadata.current_snapshot)
     names = sorted(os.path.basename(x.file.file_path) for x in tasks)
@@ -616,11 +618,11 @@ def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
     """--partial-progress: one commit per batch of groups; a batch that conflicts is reported
     and its files removed, the others stay committed."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, run_compaction
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
-    from icectl.engine.table import load_table
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
+    from icectl.table.loaded import load_table
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())

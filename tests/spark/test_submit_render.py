@@ -134,8 +134,8 @@ def test_package_zip(tmp_path):
         names = set(z.namelist())
     for needed in ("icectl/__init__.py", "icectl/errors.py", "icectl/io/__init__.py", "icectl/spark/__init__.py",
                    "icectl/spark/rewrite.py", "icectl/spark/job.py", "icectl/spark/default-template.yaml",
-                   "icectl/engine/types.py", "icectl/engine/conversions.py", "icectl/engine/puffin.py",
-                   "icectl/engine/transforms.py", "icectl/engine/manifest.py"):
+                   "icectl/spec/types.py", "icectl/spec/conversions.py", "icectl/formats/puffin.py",
+                   "icectl/spec/transforms.py", "icectl/formats/manifest.py"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith("icectl/cli/")]  # the CLI stays home
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
@@ -152,7 +152,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
         import sys
         sys.path.insert(0, {out!r})
         sys.modules.pop("icectl", None)
-        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.engine.puffin, icectl.engine.transforms
+        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.formats.puffin, icectl.spec.transforms
         assert icectl.__file__.startswith({out!r}), icectl.__file__
         assert not [m for m in sys.modules if m.startswith("icectl.cli")], sorted(sys.modules)
         print("ok")
@@ -163,33 +163,87 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
 
 def _table(tmp_path):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.engine.operations import create_table
+    from icectl.ops.operations import create_table
     from icectl.io import FileIO
 
     return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")
 
 
 def test_prepare_local_and_cluster(tmp_path):
-    """compact's prepare(): plan file written, local masters need no zip, others get one."""
+    """compact's prepare(): the command for a work folder, and nothing written (a dry run leaves
+    nothing behind); the job's files are written when it runs: local masters need no zip."""
     import json
 
-    from icectl.engine.compaction import CompactOptions, plan_compaction
-    from icectl.engine.compaction_job import JobSettings, prepare
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare
 
     t = _table(tmp_path)
     plan = plan_compaction(t, CompactOptions())
     work = tmp_path / "work"
-    _, argv, wd, result_file = prepare(t, plan, JobSettings(work_dir=str(work)))
+    template, argv, wd, result_file = prepare(t, plan, JobSettings(work_dir=str(work)))
     job = os.path.join(os.path.dirname(submit.__file__), "job.py")
     assert argv[1:] == ["--master", "local[*]", "--deploy-mode", "client", "--name", "icectl-compact-db.t",
                         "--driver-memory", "1g", *DEFAULT_CONF,
                         job, "--plan", str(work / "plan.json"), "--result", str(work / "result.json")]
     assert wd == str(work) and result_file == str(work / "result.json")
+    assert not work.exists()
+    _write_job_files(t, plan, template, wd)
     assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
+    assert sorted(os.listdir(work)) == ["plan.json"]
     work2 = tmp_path / "work2"
-    _, argv, _, _ = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
-    assert argv[argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and (work2 / "icectl.zip").exists()
+    template, argv, _, _ = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
+    assert argv[argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
+    _write_job_files(t, plan, template, str(work2))
+    assert (work2 / "icectl.zip").exists() and (work2 / "plan.json").exists()
     assert argv[2] == "yarn"
+
+
+def _small_files_table(tmp_path):
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.table.snapshots import append_files
+
+    t = _table(tmp_path)
+    for i in range(6):
+        path = f"{t.location}/data/f{i}.parquet"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(b"x" * 10)
+        t = append_files(t, [DataFile(content=FileContent.DATA, file_path=path, file_format="PARQUET",
+                                      partition=(), record_count=1, file_size_in_bytes=10)])
+    return t
+
+
+def test_failed_runs_leave_work_folder_only_when_the_error_names_its_log(tmp_path, monkeypatch):
+    """A compaction that fails before Spark starts leaves no work folder in the temp folder; one
+    whose spark-submit ran and failed keeps it, and the error names the log in it."""
+    import glob
+    import tempfile
+
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    t = _small_files_table(tmp_path)
+    plan = plan_compaction(t, CompactOptions())
+    assert plan.groups
+    missing = tmp_path / "missing.yaml"
+    missing.write_text("spark_submit: /no/such/spark-submit\n")
+    with pytest.raises(ExternalCommandError, match="spark-submit not found"):
+        run_compaction(t, plan, JobSettings(template_path=str(missing)))
+    assert os.listdir(tmp) == []
+    script = tmp_path / "fail-submit"
+    script.write_text("#!/bin/sh\necho 'java.lang.IllegalStateException: boom' >&2\nexit 7\n")
+    script.chmod(0o755)
+    failing = tmp_path / "failing.yaml"
+    failing.write_text(f"spark_submit: {script}\n")
+    with pytest.raises(ExternalCommandError) as e:
+        run_compaction(t, plan, JobSettings(template_path=str(failing)))
+    [work] = glob.glob(str(tmp / "icectl-spark-*"))
+    log = os.path.join(work, "spark-submit.log")
+    assert f"(log: {log})" in e.value.message and os.path.exists(log)
+    assert t.refresh().metadata_location == t.metadata_location  # nothing committed
 
 
 def test_run_command_errors(tmp_path):
@@ -198,7 +252,7 @@ def test_run_command_errors(tmp_path):
     log = str(tmp_path / "log")
     with pytest.raises(ExternalCommandError, match="spark-submit not found: /no/such/spark-submit") as e:
         submit.run_command(["/no/such/spark-submit", "--version"], t, log_file=log)
-    assert e.value.exit_code == 9 and "pyspark" in (e.value.hint or "")
+    assert e.value.exit_code == 9 and "pip install 'icectl[spark]' (pyspark==3.5.9)" in (e.value.hint or "")
     script = tmp_path / "fake-submit"
     script.write_text("#!/bin/sh\necho 'starting'\necho 'java.lang.IllegalStateException: boom' >&2\nexit 7\n")
     script.chmod(0o755)

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from icectl.engine.manifest import (
+from icectl.formats.manifest import (
     DataFile,
     EntryStatus,
     ManifestContent,
@@ -139,6 +139,6 @@ def newest_data_manifest(base: Base) -> Callable[[ManifestFile], bool]:
 
 
 def commit_extra(base: Base, files: list[DataFile]) -> None:
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.table.snapshots import append_files
 
     append_files(base.table, files)

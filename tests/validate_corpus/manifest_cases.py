@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from icectl.engine.manifest import (
+from icectl.formats.manifest import (
     DataFile,
     EntryStatus,
     FieldSummary,
@@ -55,7 +55,7 @@ def _list_duplicate(base: Base) -> None:
 @case("partition-summary-not-bounding", 2, "PARTITION_SUMMARY")
 def _summary_bounds(base: Base) -> None:
     """A partition summary whose lower bound is above a live partition value."""
-    from icectl.engine.conversions import to_bytes
+    from icectl.spec.conversions import to_bytes
 
     def fn(ms):
         for m in ms:
@@ -235,7 +235,7 @@ def _bound_type(base: Base) -> None:
 @case("bound-order", 2, "BOUND_ORDER")
 def _bound_order(base: Base) -> None:
     """A lower bound above its upper bound."""
-    from icectl.engine.conversions import to_bytes
+    from icectl.spec.conversions import to_bytes
 
     def fn(entries):
         entries[0].data_file.lower_bounds[1] = to_bytes("long", 1000)

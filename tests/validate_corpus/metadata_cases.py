@@ -212,6 +212,36 @@ def _sort_zero(base: Base) -> None:
         {"transform": "identity", "source-id": 1, "direction": "asc", "null-order": "nulls-first"}))
 
 
+@case("current-schema-missing", 2, "CURRENT_ID_MISSING")
+def _current_schema_missing(base: Base) -> None:
+    """current-schema-id names no schema (validate reports it; it does not refuse the table)."""
+    edit_json(base, lambda o: o.update({"current-schema-id": 7}))
+
+
+@case("default-sort-order-missing", 2, "CURRENT_ID_MISSING")
+def _default_order_missing(base: Base) -> None:
+    """default-sort-order-id names no sort order."""
+    edit_json(base, lambda o: o.update({"default-sort-order-id": 7}))
+
+
+@case("v1-schemas-without-current-schema-id", 1, "META_FIELD_MISSING")
+def _v1_schemas_without_current(base: Base) -> None:
+    """A v1 table with 'schemas' but no 'current-schema-id' (Iceberg Java refuses it)."""
+    edit_json(base, lambda o: o.pop("current-schema-id"))
+
+
+@case("schema-not-a-struct", 2, "META_INVALID")
+def _schema_not_struct(base: Base) -> None:
+    """A schema object without "type": "struct" (Iceberg Java refuses it)."""
+    edit_json(base, lambda o: o["schemas"][0].pop("type"))
+
+
+@case("empty-sort-orders", 2, "META_INVALID")
+def _empty_sort_orders(base: Base) -> None:
+    """A v2 table whose sort-orders list is empty (Iceberg Java refuses it)."""
+    edit_json(base, lambda o: o.update({"sort-orders": []}))
+
+
 @case("default-spec-missing", 2, "CURRENT_ID_MISSING")
 def _default_spec(base: Base) -> None:
     """default-spec-id names no spec."""

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.catalog.base import Catalog
-from icectl.engine.conversions import to_bytes
-from icectl.engine.manifest import DataFile, FileContent
-from icectl.engine.table import Table, load_table
+from icectl.spec.conversions import to_bytes
+from icectl.formats.manifest import DataFile, FileContent
+from icectl.table.loaded import Table, load_table
 
 IDENT = ("db", "t")
 SCHEMA = "id:long!, name:string, ts:timestamptz"
@@ -128,7 +128,7 @@ def write_equality_delete(table: Table, ids: list[int], day: int) -> DataFile:
 
 
 def write_dv(table: Table, data: DataFile, positions: list[int]) -> DataFile:
-    from icectl.engine.puffin import deletion_vector_file
+    from icectl.formats.puffin import deletion_vector_file
 
     blob_bytes, blobs = deletion_vector_file({data.file_path: positions})
     path = os.path.join(table.location, "data", f"{uuid.uuid4()}-dv.puffin")
@@ -142,8 +142,8 @@ def write_dv(table: Table, data: DataFile, positions: list[int]) -> DataFile:
 
 def build(root: str, format_version: int, *, catalog: str = "sql", deletes: bool = True) -> Base:
     """The valid table described in the module docstring."""
-    from icectl.engine.operations import create_table
-    from icectl.engine.snapshot_writer import append_files
+    from icectl.ops.operations import create_table
+    from icectl.table.snapshots import append_files
 
     cat = make_catalog(str(root), catalog)
     t = create_table(cat, IDENT, schema_text=SCHEMA, partition_by="day(ts)", format_version=format_version)

@@ -9,8 +9,8 @@ from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say
 
 if TYPE_CHECKING:
-    from icectl.engine.metadata import TableMetadata
-    from icectl.engine.types import IcebergType, NestedField, Schema
+    from icectl.spec.metadata import TableMetadata
+    from icectl.spec.types import IcebergType, NestedField, Schema
 
 
 @dataclass
@@ -26,7 +26,7 @@ class RefView:
 
 
 def ref_views(md: TableMetadata) -> list[RefView]:
-    from icectl.engine.inspect import ref_rows
+    from icectl.ops.inspect import ref_rows
 
     return [RefView(n, r.ref_type, r.snapshot_id, r.min_snapshots_to_keep, r.max_snapshot_age_ms, r.max_ref_age_ms)
             for n, r in ref_rows(md)]
@@ -42,7 +42,7 @@ def print_refs(env: Env, refs: list[RefView]) -> None:
 # -- schemas ----------------------------------------------------------------------------------------------
 
 def _type_label(t: IcebergType) -> str:
-    from icectl.engine.types import ListType, MapType, StructType
+    from icectl.spec.types import ListType, MapType, StructType
 
     if isinstance(t, StructType):
         return "struct"
@@ -66,7 +66,7 @@ def _field_line(f: NestedField) -> Line:
 
 
 def _field_nodes(t: IcebergType) -> list[list[Node]]:
-    from icectl.engine.types import ListType, MapType, StructType
+    from icectl.spec.types import ListType, MapType, StructType
 
     if isinstance(t, StructType):
         fields = list(t.fields)

@@ -8,8 +8,8 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
 
 if TYPE_CHECKING:
-    from icectl.engine.compaction import CompactionPlan
-    from icectl.engine.compaction_job import CompactionResult
+    from icectl.ops.compaction import CompactionPlan
+    from icectl.ops.compaction_job import CompactionResult
 
 
 @dataclass

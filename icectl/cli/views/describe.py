@@ -9,8 +9,8 @@ from icectl.cli.output import SpecJson, fmt_bytes, fmt_ts, iso_ts, num, print_kv
 from icectl.cli.views.common import RefView
 
 if TYPE_CHECKING:
-    from icectl.engine.inspect import Description
-    from icectl.engine.metadata import TableMetadata
+    from icectl.ops.inspect import Description
+    from icectl.spec.metadata import TableMetadata
 
 
 @dataclass

@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
 
 if TYPE_CHECKING:
-    from icectl.engine.expire import ExpiryPlan, ExpiryResult, FileToDelete
+    from icectl.ops.expire import ExpiryPlan, ExpiryResult, FileToDelete
 
 
 @dataclass
@@ -47,7 +47,7 @@ class ExpireReport:
 
 
 def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: bool, explain: bool) -> ExpireReport:
-    from icectl.engine.expire import FileToDelete, bytes_by_kind, java_counts
+    from icectl.ops.expire import FileToDelete, bytes_by_kind, java_counts
 
     files = plan.files if result is None else result.deleted
     metadata = [] if result is None else [FileToDelete(p, "metadata", None) for p in result.metadata_files_deleted]
@@ -66,7 +66,7 @@ def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: boo
 
 @text_renderer(ExpireReport)
 def _expire_text(env: Env, r: ExpireReport) -> None:
-    from icectl.engine.reachability import KINDS
+    from icectl.table.reachability import KINDS
 
     say(env, f"{r.table}: {len(r.expired_snapshot_ids)} snapshots {'expired' if r.applied else 'to expire'}, "
              f"{len(r.retained_snapshot_ids)} retained"

@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, num, opt, print_table, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.engine.inspect import FileRow
+    from icectl.ops.inspect import FileRow
 
 
 @dataclass

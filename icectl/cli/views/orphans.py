@@ -9,8 +9,8 @@ from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
 from icectl.cli.views.expire import FailedDelete
 
 if TYPE_CHECKING:
-    from icectl.engine.expire import FileToDelete
-    from icectl.engine.orphans import OrphanPlan
+    from icectl.ops.expire import FileToDelete
+    from icectl.ops.orphans import OrphanPlan
 
 
 @dataclass

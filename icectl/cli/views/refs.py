@@ -9,7 +9,7 @@ from icectl.cli.output import say, text_renderer
 from icectl.cli.views.common import RefView
 
 if TYPE_CHECKING:
-    from icectl.engine.refs import RefImpact
+    from icectl.ops.refs import RefImpact
 
 
 @dataclass

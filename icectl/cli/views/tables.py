@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import SpecJson, print_kv, print_table, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.engine.metadata import TableMetadata
+    from icectl.spec.metadata import TableMetadata
 
 
 @dataclass

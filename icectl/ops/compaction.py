@@ -1,0 +1,488 @@
+"""Compaction planning and commit (Iceberg Java's BinPackRewriteFilePlanner defaults and
+RewriteDataFiles commit rules). The rewrite itself runs in the Spark job (icectl/spark).
+
+Planning: the live data files of the branch head, each with the deletes that apply; files
+from older specs grouped together, the rest by partition; a file is a candidate when it is
+smaller than ``min-file-size`` (0.75 x target) or larger than ``max-file-size`` (1.8 x target),
+has at least ``delete-file-threshold`` deletes, or file-scoped deletes remove at least 30 % of
+it; candidates are bin-packed into groups up to ``max-file-group-size`` (100 GB); a group is
+rewritten when it has at least ``min-input-files`` (5) files, or more than one file and more
+than the target size, or more than ``max-file-size`` bytes, or a file with too many deletes.
+
+Commit: a ``replace`` snapshot whose new files keep the starting snapshot's data sequence
+number (so equality deletes committed meanwhile still apply to them), validated against
+commits that happened while the job ran: every replaced file must still be live and no new
+position delete or deletion vector may apply to one. Delete files that no live data file can
+use any more are removed in the same commit.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
+from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.table.scan import FileScanTask, delete_applies, plan_files, referenced_data_file
+from icectl.table.loaded import Table
+from icectl.errors import ConflictingChangeError, NotFoundError, UsageError
+from icectl.io import join
+
+TARGET_FILE_SIZE = "write.target-file-size-bytes"
+TARGET_FILE_SIZE_DEFAULT = 512 * 1024 * 1024
+SPLIT_OVERHEAD = 5 * 1024
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    target_file_size: int | None = None
+    min_file_size: int | None = None
+    max_file_size: int | None = None
+    min_input_files: int = 5
+    rewrite_all: bool = False
+    max_file_group_size: int = 100 * 1024 ** 3
+    delete_file_threshold: int = 2 ** 31 - 1
+    delete_ratio_threshold: float = 0.3
+    where: str | None = None
+    strategy: str = "binpack"
+    sort_by: str | None = None
+    branch: str = MAIN_BRANCH
+    only_equality_deleted: bool = False  # rewrite-deletes --apply-equality-deletes
+
+
+@dataclass
+class FileGroup:
+    group_id: int
+    partition_key: tuple
+    partition_display: str
+    tasks: list[FileScanTask]
+    expected_outputs: int
+    split_size: int
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(t.length for t in self.tasks)
+
+    @property
+    def input_records(self) -> int:
+        return sum(t.file.record_count for t in self.tasks)
+
+    @property
+    def delete_files(self) -> int:
+        return len({d.file.file_path for t in self.tasks for d in t.deletes})
+
+
+@dataclass
+class CompactionPlan:
+    table: str
+    branch: str
+    starting_snapshot_id: int | None
+    starting_sequence_number: int
+    target_file_size: int
+    min_file_size: int
+    max_file_size: int
+    groups: list[FileGroup] = field(default_factory=list)
+    total_files: int = 0
+    sort: list[dict[str, Any]] | None = None
+
+    @property
+    def input_files(self) -> int:
+        return sum(len(g.tasks) for g in self.groups)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(g.input_bytes for g in self.groups)
+
+
+def _sizes(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
+    target = opts.target_file_size or int(md.properties.get(TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT))
+    lo = opts.min_file_size if opts.min_file_size is not None else int(target * 0.75)
+    hi = opts.max_file_size if opts.max_file_size is not None else int(target * 1.8)
+    if target <= 0:
+        raise UsageError("the target file size must be positive")
+    if not lo < target < hi:
+        raise UsageError(f"need min-file-size ({lo}) < target ({target}) < max-file-size ({hi})")
+    return target, lo, hi
+
+
+def expected_output_files(input_size: int, target: int, min_size: int, write_max: int) -> int:
+    if input_size < target:
+        return 1
+    with_rem = math.ceil(input_size / target)
+    without = input_size // target
+    avg_without = input_size // without
+    if input_size % target > min_size:
+        return with_rem
+    if avg_without < min(1.1 * target, write_max):
+        return without
+    return with_rem
+
+
+def _too_many_deletes(t: FileScanTask, opts: CompactOptions) -> bool:
+    return len(t.deletes) >= opts.delete_file_threshold
+
+
+def _too_high_delete_ratio(t: FileScanTask, opts: CompactOptions) -> bool:
+    if not t.deletes or not t.file.record_count:
+        return False
+    scoped = sum(d.file.record_count for d in t.deletes if referenced_data_file(d.file) is not None)
+    return min(scoped, t.file.record_count) / t.file.record_count >= opts.delete_ratio_threshold
+
+
+def _pack(items: list[Any], lengths: list[int], limit: int) -> list[list[Any]]:
+    """Items in order, in consecutive bins: a bin is closed when the next item would take it past
+    ``limit`` (an item larger than the limit gets a bin of its own)."""
+    bins: list[list[Any]] = []
+    current: list[Any] = []
+    size = 0
+    for item, length in zip(items, lengths):
+        if current and size + length > limit:
+            bins.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += length
+    if current:
+        bins.append(current)
+    return bins
+
+
+def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
+    md = table.metadata
+    if opts.strategy not in ("binpack", "sort"):
+        raise UsageError("--strategy must be binpack or sort")
+    ref = md.all_refs.get(opts.branch)
+    if ref is None and opts.branch != MAIN_BRANCH:  # main of an empty table: nothing to compact
+        raise NotFoundError(f"branch {opts.branch!r} does not exist in {table.name}")
+    if ref is not None and not ref.is_branch:
+        raise UsageError(f"{opts.branch!r} is a tag; compaction commits to a branch")
+    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+    target, lo, hi = _sizes(md, opts)
+    write_max = int(target + (hi - target) * 0.5)
+    plan = CompactionPlan(table.name, opts.branch, snap.snapshot_id if snap else None,
+                          snap.sequence_number if snap else 0, target, lo, hi)
+    plan.sort = sort_columns(table, opts) if opts.strategy == "sort" else None
+    tasks, _ = plan_files(table, snap)
+    plan.total_files = len(tasks)
+    predicate = compile_where(table, opts.where) if opts.where else None
+    if predicate is not None:
+        tasks = [t for t in tasks if predicate(t.file)]
+    if opts.only_equality_deleted:
+        tasks = [t for t in tasks if any(d.file.content == FileContent.EQUALITY_DELETES for d in t.deletes)]
+        opts = CompactOptions(**{**opts.__dict__, "rewrite_all": True})
+    by_partition: dict[tuple, list[FileScanTask]] = {}
+    for t in tasks:
+        # Files of older specs are grouped together (as Java's groupByPartition does).
+        key = (t.file.spec_id, t.file.partition) if t.file.spec_id == md.default_spec_id else ("older-specs",)
+        by_partition.setdefault(key, []).append(t)
+    gid = 0
+    for key, part_tasks in by_partition.items():
+        candidates = part_tasks if opts.rewrite_all else [
+            t for t in part_tasks
+            if t.length < lo or t.length > hi or _too_many_deletes(t, opts) or _too_high_delete_ratio(t, opts)]
+        # BinPacking.ListPacker with lookback 1
+        for b in _pack(candidates, [t.length for t in candidates], opts.max_file_group_size):
+            total = sum(t.length for t in b)
+            keep = opts.rewrite_all or (len(b) > 1 and len(b) >= opts.min_input_files) or \
+                (len(b) > 1 and total > target) or total > hi or \
+                any(_too_many_deletes(t, opts) or _too_high_delete_ratio(t, opts) for t in b)
+            if not keep:
+                continue
+            gid += 1
+            n_out = expected_output_files(total, target, lo, write_max)
+            split = max(target, min(total // n_out + SPLIT_OVERHEAD, write_max))
+            plan.groups.append(FileGroup(gid, key, _display_partition(table, key), b, n_out, split))
+    return plan
+
+
+def _display_partition(table: Table, key: tuple) -> str:
+    if key == ("older-specs",):
+        return "(files of older specs)"
+    spec_id, values = key
+    spec = table.metadata.spec_by_id(spec_id)
+    if not spec.fields:
+        return "(unpartitioned)"
+    from icectl.spec.transforms import parse_transform
+
+    parts = []
+    for f, v in zip(spec.fields, values):
+        try:
+            shown = parse_transform(f.transform).human(v, table.metadata.find_type(f.source_id)) if v is not None else "null"
+        except Exception:
+            shown = str(v)
+        parts.append(f"{f.name}={shown}")
+    return "/".join(parts)
+
+
+def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
+    from icectl.ops.create import parse_sort_order
+
+    md = table.metadata
+    order = parse_sort_order(opts.sort_by, md.schema) if opts.sort_by else md.sort_order
+    if order.is_unsorted:
+        raise UsageError("--strategy sort needs a sort order: the table has none, give --sort-by")
+    out = []
+    for f in order.fields:
+        base = f.transform.split("[")[0]
+        if base not in ("identity", "year", "month", "day", "hour", "truncate"):
+            # Order-preserving transforms sort like their source column; bucket and void do not.
+            raise UsageError(f"cannot sort by {f.transform}: only identity and order-preserving transforms "
+                             f"(year, month, day, hour, truncate) are supported")
+        name = md.schema.column_name(f.source_id)
+        if name is None or "." in name:
+            raise UsageError(f"sort field {f.source_id} is not a top-level column of the current schema")
+        out.append({"column": name, "transform": f.transform, "direction": f.direction, "null_order": f.null_order})
+    return out
+
+
+# -- --where on partition source columns ----------------------------------------------------------
+
+_CMP = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(>=|<=|!=|==|=|<|>)\s*(.+?)\s*$")
+
+
+def compile_where(table: Table, text: str):
+    """A predicate over data files from ``col op literal [and ...]`` on partition source columns,
+    projected inclusively through each partition transform (a file is selected when its
+    partition may hold matching rows)."""
+    from icectl.spec.conversions import from_json
+    from icectl.spec.transforms import parse_transform
+
+    md = table.metadata
+    clauses = [c for c in re.split(r"\s+and\s+", text.strip(), flags=re.IGNORECASE) if c]
+    checks = []
+    for clause in clauses:
+        m = _CMP.match(clause)
+        if not m:
+            raise UsageError(f"cannot parse --where clause {clause!r}: use COLUMN OP VALUE joined by AND "
+                             f"(OP one of = != < <= > >=)")
+        col, op, lit = m.group(1), m.group(2).replace("==", "="), m.group(3)
+        field = md.schema.field_by_name(col)
+        if field is None:
+            raise UsageError(f"--where: column {col!r} is not in the schema")
+        if lit.startswith("'") and lit.endswith("'"):
+            lit = lit[1:-1]
+        try:
+            value = from_json(field.field_type, _json_literal(field.field_type, lit))
+        except Exception as e:
+            raise UsageError(f"--where: {lit!r} is not a {field.field_type} value: {e}") from None
+        per_spec: dict[int, list[tuple[int, Any]]] = {}
+        for spec in md.partition_specs:
+            for i, pf in enumerate(spec.fields):
+                if pf.source_id == field.field_id:
+                    per_spec.setdefault(spec.spec_id, []).append((i, parse_transform(pf.transform)))
+        if not per_spec:
+            raise UsageError(f"--where filters on partition source columns; {col!r} is not one")
+        checks.append((field, op, value, per_spec))
+
+    def matches(f: DataFile) -> bool:
+        for field, op, value, per_spec in checks:
+            for idx, tr in per_spec.get(f.spec_id, []):
+                pv = f.partition[idx] if idx < len(f.partition) else None
+                if pv is None:
+                    if op != "!=":
+                        return False
+                    continue
+                if not _may_match(tr, field.field_type, op, value, pv):
+                    return False
+        return True
+
+    return matches
+
+
+def _json_literal(t: Any, lit: str) -> Any:
+    base = getattr(t, "base", "")
+    if base in ("int", "long"):
+        return int(lit)
+    if base in ("float", "double"):
+        return float(lit)
+    if base == "boolean":
+        return lit.lower() == "true"
+    if base in ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns") and len(lit) == 10:
+        lit = lit + "T00:00:00"
+    if base in ("timestamptz", "timestamptz_ns") and not re.search(r"(Z|[+-]\d\d:\d\d)$", lit):
+        lit = lit + "+00:00"
+    return lit
+
+
+def _may_match(tr: Any, source_type: Any, op: str, value: Any, pv: Any) -> bool:
+    name = str(tr).split("[")[0]
+    if name == "void":
+        return True
+    if name == "bucket":
+        return op != "=" or tr.apply(source_type, value) == pv
+    projected = tr.apply(source_type, value)
+    if name == "identity":
+        return {"=": pv == projected, "!=": pv != projected, "<": pv < projected, "<=": pv <= projected,
+                ">": pv > projected, ">=": pv >= projected}[op]
+    # Order-preserving transforms (year, month, day, hour, truncate): inclusive projection.
+    return {"=": pv == projected, "!=": True, "<": pv <= projected, "<=": pv <= projected,
+            ">": pv >= projected, ">=": pv >= projected}[op]
+
+
+# -- the plan file for the Spark job ----------------------------------------------------------------
+
+def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str]) -> dict[str, Any]:
+    md = table.metadata
+    row_lineage = md.format_version >= 3
+    groups = []
+    for g in plan.groups:
+        out_dir = join(md.location or "", "data", _partition_path(table, g))
+        inputs = [_task_json(table, t) for t in g.tasks]
+        # A group is split into tasks of about the split size, as Java splits input by
+        # inputSplitSize; a sort rewrites a group in one task so its files are sorted.
+        tasks = _pack(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
+            else [inputs] if inputs else []
+        repartition = repartition_spec(table) if g.partition_key == ("older-specs",) else None
+        groups.append({"group_id": g.group_id, "partition": g.partition_display, "tasks": [
+            {"task_id": f"{g.group_id}-{i}", "group_id": g.group_id, "output_dir": out_dir, "inputs": ts,
+             "repartition": repartition}
+            for i, ts in enumerate(tasks)]})
+    return {
+        "version": 1, "table": table.name, "location": md.location, "format_version": md.format_version,
+        "schema": md.schema.to_json(), "target_file_size": plan.target_file_size, "row_lineage": row_lineage,
+        "sort": plan.sort, "io_properties": io_properties, "groups": groups,
+        "compression": md.properties.get("write.parquet.compression-codec", "zstd"),
+        "row_group_bytes": int(md.properties.get("write.parquet.row-group-size-bytes", 128 * 1024 * 1024)),
+        "app_name": f"icectl-compact-{table.name}",
+    }
+
+
+def repartition_spec(table: Table) -> list[dict[str, Any]]:
+    """How the job computes the current spec's partition of each row of an older-spec file."""
+    md = table.metadata
+    out = []
+    for f in md.spec.fields:
+        src = md.schema.find_field(f.source_id)
+        if src is None or md.schema.column_name(f.source_id) != src.name:
+            raise UsageError(f"partition source {f.source_id} is not a top-level column; cannot repartition")
+        out.append({"name": f.name, "transform": f.transform, "column": src.name, "source_type": str(src.field_type)})
+    return out
+
+
+def _partition_path(table: Table, g: FileGroup) -> str:
+    if g.partition_key == ("older-specs",) or g.partition_display.startswith("("):
+        return ""
+    from urllib.parse import quote
+
+    return "/".join(quote(p, safe="=") for p in g.partition_display.split("/"))
+
+
+def _task_json(table: Table, t: FileScanTask) -> dict[str, Any]:
+    pos, eq = [], []
+    for d in t.deletes:
+        f = d.file
+        if f.content == FileContent.EQUALITY_DELETES:
+            eq.append({"path": f.file_path, "equality_ids": list(f.equality_ids or [])})
+        elif f.is_deletion_vector:
+            pos.append({"path": f.file_path, "format": "puffin", "offset": f.content_offset,
+                        "length": f.content_size_in_bytes})
+        else:
+            aliases = [a for a in {t.file.file_path, _alias(t.file.file_path)} if a != t.file.file_path]
+            pos.append({"path": f.file_path, "format": "parquet", "path_aliases": aliases})
+    return {"path": t.file.file_path, "format": t.file.file_format, "record_count": t.file.record_count,
+            "size": t.file.file_size_in_bytes, "first_row_id": t.file.first_row_id,
+            "data_sequence_number": t.data_sequence_number, "position_deletes": pos, "equality_deletes": eq}
+
+
+def _alias(path: str) -> str:
+    """Position delete files may name a local data file as ``file:/x`` or ``/x``."""
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    if path.startswith("/"):
+        return "file:" + path
+    return path
+
+
+# -- the commit --------------------------------------------------------------------------------------
+
+def output_data_files(table: Table, group: FileGroup, files: list[dict[str, Any]]) -> list[DataFile]:
+    """DataFiles for what the job wrote for a group; files of older specs come back partitioned
+    by the current spec, with their partition values from the job."""
+    from icectl.spec.conversions import from_json
+    from icectl.formats.manifest import partition_fields
+
+    md = table.metadata
+    first = group.tasks[0].file
+    spec_id, partition = (first.spec_id, first.partition)
+    if group.partition_key == ("older-specs",):
+        # rewritten into the current spec; an unpartitioned one has no partition values to report
+        spec_id, partition = md.default_spec_id, ()
+    out = []
+    for f in files:
+        if f.get("partition") is not None:
+            spec_id = md.default_spec_id
+            types = [t for _, _, t in partition_fields(md.spec, md.find_type)]
+            partition = tuple(None if v is None else from_json(t, v) for t, v in zip(types, f["partition"]))
+        out.append(data_file_from_output(
+            f, spec_id=spec_id, partition=partition,
+            sort_order_id=table.metadata.default_sort_order_id if f.get("sorted") else None))
+    return out
+
+
+def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
+                          sort_order_id: int | None = None) -> DataFile:
+    """The DataFile of a Parquet file described by ``icectl.spark.rewrite.describe_parquet_file``
+    (bounds as hex strings: the description travels as JSON from the executors)."""
+    return DataFile(
+        file_path=f["path"], file_format="parquet", partition=partition, record_count=int(f["record_count"]),
+        file_size_in_bytes=int(f["size"]), content=FileContent.DATA, spec_id=spec_id,
+        column_sizes={int(k): int(v) for k, v in f["column_sizes"].items()},
+        value_counts={int(k): int(v) for k, v in f["value_counts"].items()},
+        null_value_counts={int(k): int(v) for k, v in f["null_value_counts"].items()},
+        nan_value_counts={int(k): int(v) for k, v in f["nan_value_counts"].items()} or None,
+        lower_bounds={int(k): bytes.fromhex(v) for k, v in f["lower_bounds"].items()},
+        upper_bounds={int(k): bytes.fromhex(v) for k, v in f["upper_bounds"].items()},
+        split_offsets=list(f.get("split_offsets") or []) or None,
+        sort_order_id=sort_order_id,
+    )
+
+
+def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
+                  outputs: dict[int, list[DataFile]]) -> TableMetadata:
+    """New metadata replacing the groups' files with their outputs, validated against the
+    current state of the branch (re-run on every commit attempt)."""
+    from icectl.table.snapshots import SnapshotChange, build_snapshot
+
+    md = table.metadata
+    ref = md.all_refs.get(plan.branch)
+    head = md.snapshot_by_id(ref.snapshot_id) if ref else None
+    tasks, deletes = plan_files(table, head)
+    live = {t.file.file_path: t.entry for t in tasks}
+    replaced: list[ManifestEntry] = []
+    for g in groups:
+        for t in g.tasks:
+            e = live.get(t.file.file_path)
+            if e is None:
+                raise ConflictingChangeError(f"compaction conflict: {t.file.file_path} was removed by a commit while "
+                                          f"the rewrite ran")
+            replaced.append(e)
+    replaced_paths = {e.data_file.file_path for e in replaced}
+    unpartitioned = {s.spec_id for s in md.partition_specs if s.is_unpartitioned}
+    for d in deletes:
+        if (d.sequence_number or 0) <= plan.starting_sequence_number or d.data_file.content == FileContent.EQUALITY_DELETES:
+            continue  # equality deletes keep applying: the new files keep the starting sequence number
+        for e in replaced:
+            if delete_applies(d, e, unpartitioned_specs=unpartitioned):
+                raise ConflictingChangeError(
+                    f"compaction conflict: a delete file committed while the rewrite ran ({d.data_file.file_path}) "
+                    f"applies to {e.data_file.file_path}; nothing was committed",
+                    hint="run compact again: it plans from the new state")
+    # Delete files that no remaining live data file can use are removed in the same commit.
+    remaining = [t.entry for t in tasks if t.file.file_path not in replaced_paths]
+    removable = []
+    for d in deletes:
+        if d.data_file.content == FileContent.EQUALITY_DELETES and (d.sequence_number or 0) > plan.starting_sequence_number:
+            continue  # still applies to the new files
+        if not any(delete_applies(d, e, unpartitioned_specs=unpartitioned) for e in remaining):
+            if any(delete_applies(d, e, unpartitioned_specs=unpartitioned) for e in replaced) or \
+                    d.data_file.is_deletion_vector:
+                removable.append(d)
+    added = [f for g in groups for f in outputs.get(g.group_id, [])]
+    change = SnapshotChange("replace", added=added,
+                            removed=[(e, e.data_file) for e in replaced] + [(d, d.data_file) for d in removable],
+                            added_data_sequence_number=plan.starting_sequence_number)
+    return build_snapshot(table, change, branch=plan.branch)
+
+
+__all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "job_plan", "plan_compaction",
+           "EntryStatus"]

@@ -1,0 +1,251 @@
+"""Rewriting delete files (Iceberg Java's rewrite_position_delete_files and
+remove-dangling-deletes, and the v3 move to deletion vectors):
+
+- v2: position-delete files of a partition are merged into one file (rows for data files that
+  are no longer live, or that a delete no longer applies to by the sequence-number rules, are
+  dropped); dangling deletes are dropped: a position delete or deletion vector whose data files
+  are gone, an equality delete older than every live data file of its partition;
+- v3 and later: position-delete files become deletion vectors (one per data file, in Puffin
+  files, merged with the file's existing vector), since v3 writers may not add position-delete
+  files; deletion vectors of data files that are gone are dropped.
+
+Delete files hold no table data beyond positions, so they are read and written here, in the
+driver; ``--apply-equality-deletes`` rewrites the affected data files through the Spark job.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
+from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.table.scan import plan_files
+from icectl.table.loaded import Table
+from icectl.errors import NotFoundError, UsageError
+from icectl.io import join
+
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+
+
+@dataclass
+class DeleteRewritePlan:
+    table: str
+    branch: str
+    format_version: int
+    starting_snapshot_id: int | None
+    to_merge: dict[tuple, list[ManifestEntry]] = field(default_factory=dict)  # partition -> position delete files
+    dangling: list[ManifestEntry] = field(default_factory=list)
+    to_dv: list[ManifestEntry] = field(default_factory=list)  # v3: position delete files to convert
+    dvs_to_merge: list[ManifestEntry] = field(default_factory=list)  # v3: existing DVs merged with converted ones
+    equality_targets: int = 0
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.to_merge or self.dangling or self.to_dv)
+
+
+def plan_delete_rewrite(table: Table, *, branch: str = MAIN_BRANCH, min_files_to_merge: int = 2) -> DeleteRewritePlan:
+    md = table.metadata
+    ref = md.all_refs.get(branch)
+    if ref is None and branch != MAIN_BRANCH:  # main of an empty table: nothing to rewrite (as compact)
+        raise NotFoundError(f"branch {branch!r} does not exist in {table.name}")
+    if ref is not None and not ref.is_branch:
+        raise UsageError(f"{branch!r} is a tag; a delete rewrite commits to a branch")
+    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+    tasks, deletes = plan_files(table, snap)
+    plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None)
+    live = {t.file.file_path: t for t in tasks}
+    unpartitioned = {s.spec_id for s in md.partition_specs if s.is_unpartitioned}
+    min_seq_by_part: dict[tuple, int] = {}
+    min_seq_all = min((t.data_sequence_number for t in tasks), default=None)
+    for t in tasks:
+        k = (t.file.spec_id, t.file.partition)
+        min_seq_by_part[k] = min(min_seq_by_part.get(k, t.data_sequence_number), t.data_sequence_number)
+    used = {d.file.file_path + f"@{d.file.content_offset}" for t in tasks for d in t.deletes}
+    positional: list[ManifestEntry] = []
+    for d in deletes:
+        f = d.data_file
+        key = f.file_path + f"@{f.content_offset}"
+        if key not in used:
+            plan.dangling.append(d)  # applies to no live data file
+            continue
+        if f.is_deletion_vector:
+            continue
+        if f.content == FileContent.POSITION_DELETES:
+            positional.append(d)
+        elif f.content == FileContent.EQUALITY_DELETES:
+            plan.equality_targets += 1
+    if md.format_version >= 3:
+        plan.to_dv = positional
+        targets = {p for d in positional for p in _referenced(d, live)}
+        plan.dvs_to_merge = [d for d in deletes if d.data_file.is_deletion_vector and
+                             d.data_file.referenced_data_file in targets and d not in plan.dangling]
+    else:
+        by_part: dict[tuple, list[ManifestEntry]] = {}
+        for d in positional:
+            by_part.setdefault((d.data_file.spec_id, d.data_file.partition), []).append(d)
+        plan.to_merge = {k: v for k, v in by_part.items() if len(v) >= min_files_to_merge}
+    del unpartitioned, min_seq_all, min_seq_by_part
+    return plan
+
+
+def _key(d: ManifestEntry) -> tuple[str, int | None]:
+    return d.data_file.file_path, d.data_file.content_offset
+
+
+def _referenced(d: ManifestEntry, live: dict[str, Any]) -> list[str]:
+    if d.data_file.referenced_data_file:
+        return [d.data_file.referenced_data_file]
+    return [p for p, t in live.items() if any(_key(x.entry) == _key(d) for x in t.deletes)]
+
+
+def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
+    import pyarrow.parquet as pq
+
+    f = d.data_file
+    with table.io.filesystem(f.file_path).open(table.io._fs_path(f.file_path), "rb") as fh:
+        t = pq.read_table(fh)
+    cols = {}
+    for i, fld in enumerate(t.schema):
+        md = fld.metadata or {}
+        fid = int(md[b"PARQUET:field_id"]) if b"PARQUET:field_id" in md else None
+        if fid == DELETE_FILE_PATH_ID or (fid is None and fld.name == "file_path"):
+            cols["path"] = t.column(i).to_pylist()
+        if fid == DELETE_POS_ID or (fid is None and fld.name == "pos"):
+            cols["pos"] = t.column(i).to_pylist()
+    out: dict[str, list[int]] = {}
+    for p, pos in zip(cols.get("path", []), cols.get("pos", [])):
+        out.setdefault(p, []).append(pos)
+    return out
+
+
+def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry, positions: dict[str, list[int]]) -> dict[str, list[int]]:
+    """Only rows for live data files this delete applies to (by path and sequence number)."""
+    out = {}
+    for path, pos in positions.items():
+        for candidate in {path, path[5:] if path.startswith("file:") else "file:" + path}:
+            t = tasks_by_path.get(candidate)
+            if t is not None and any(_key(x.entry) == _key(d) for x in t.deletes):
+                out[candidate] = pos
+                break
+    return out
+
+
+def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id: int, partition: tuple) -> DataFile:
+    """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
+    the data folder, rows sorted by path and position, with its metrics."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from icectl.spec.conversions import to_bytes
+    from icectl.spec.types import PrimitiveType
+
+    paths, positions = [], []
+    for p in sorted(rows):
+        for pos in sorted(set(rows[p])):
+            paths.append(p)
+            positions.append(pos)
+    schema = pa.schema([pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": b"2147483546"}),
+                        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"2147483545"})])
+    md = table.metadata
+    path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-deletes.parquet")
+    with table.io.filesystem(path).open(table.io._fs_path(path), "wb") as fh:
+        pq.write_table(pa.table({"file_path": paths, "pos": positions}, schema=schema), fh)
+    size = table.io.size(path)
+    s, l = PrimitiveType("string"), PrimitiveType("long")
+    return DataFile(
+        file_path=path, file_format="parquet", partition=partition, record_count=len(paths), file_size_in_bytes=size,
+        content=FileContent.POSITION_DELETES, spec_id=spec_id,
+        value_counts={DELETE_FILE_PATH_ID: len(paths), DELETE_POS_ID: len(paths)},
+        null_value_counts={DELETE_FILE_PATH_ID: 0, DELETE_POS_ID: 0},
+        lower_bounds={DELETE_FILE_PATH_ID: to_bytes(s, paths[0]), DELETE_POS_ID: to_bytes(l, min(positions))},
+        upper_bounds={DELETE_FILE_PATH_ID: to_bytes(s, paths[-1]), DELETE_POS_ID: to_bytes(l, max(positions))},
+        referenced_data_file=paths[0] if len(set(paths)) == 1 else None,
+    )
+
+
+def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[TableMetadata, dict[str, int]]:
+    """New metadata for the rewrite (re-planned against the current table on each attempt), and
+    counts for the report."""
+    from icectl.table.snapshots import SnapshotChange, build_snapshot
+
+    fresh = plan_delete_rewrite(table, branch=plan.branch)
+    md = table.metadata
+    snap = md.snapshot_by_id(md.all_refs[plan.branch].snapshot_id)
+    tasks, _ = plan_files(table, snap)
+    by_path = {t.file.file_path: t for t in tasks}
+    added: list[DataFile] = []
+    removed: list[ManifestEntry] = list(fresh.dangling)
+    seqs: dict[str, int] = {}
+    counts = {"dangling_removed": len(fresh.dangling), "merged_inputs": 0, "merged_outputs": 0,
+              "converted_to_dvs": 0, "deletion_vectors_written": 0}
+    for (spec_id, partition), entries in fresh.to_merge.items():
+        rows: dict[str, list[int]] = {}
+        for d in entries:
+            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+                rows.setdefault(p, []).extend(pos)
+        removed += entries
+        counts["merged_inputs"] += len(entries)
+        if rows:
+            f = write_position_delete_file(table, rows, spec_id, partition)
+            seqs[f.file_path] = max(d.sequence_number or 0 for d in entries)
+            added.append(f)
+            counts["merged_outputs"] += 1
+    if fresh.to_dv:
+        from icectl.formats.puffin import read_deletion_vector
+
+        positions: dict[str, set[int]] = {}
+        for d in fresh.to_dv:
+            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+                positions.setdefault(p, set()).update(pos)
+        for d in fresh.dvs_to_merge:
+            f = d.data_file
+            bm = read_deletion_vector(_range_reader(table, f.file_path), f.content_offset, f.content_size_in_bytes,
+                                      record_count=f.record_count, source=f.file_path)
+            positions.setdefault(f.referenced_data_file, set()).update(bm)
+        removed += fresh.to_dv + fresh.dvs_to_merge
+        counts["converted_to_dvs"] = len(fresh.to_dv)
+        dvs = write_deletion_vectors(table, {p: pos for p, pos in positions.items() if pos and p in by_path},
+                                     {p: t.file for p, t in by_path.items()})
+        added += dvs
+        counts["deletion_vectors_written"] += len(dvs)
+    change = SnapshotChange("replace", added=added,
+                            removed=[(e, e.data_file) for e in removed], added_sequence_numbers=seqs)
+    return build_snapshot(table, change, branch=plan.branch), counts
+
+
+def write_deletion_vectors(table: Table, positions: dict[str, Any], data_files: dict[str, DataFile]) -> list[DataFile]:
+    """Deletion vectors (v3) for the deleted ``positions`` of each data file, in one Puffin file
+    per partition in the data folder; a DV's DataFile carries its data file's spec and partition
+    (spec "Deletion Vectors"). ``data_files`` maps each path in ``positions`` to its DataFile."""
+    from icectl.formats.puffin import deletion_vector_file
+
+    md = table.metadata
+    by_part: dict[tuple, dict[str, Any]] = {}
+    for p, pos in positions.items():
+        f = data_files[p]
+        by_part.setdefault((f.spec_id, f.partition), {})[p] = pos
+    out = []
+    for (spec_id, partition), entries in by_part.items():
+        data, blobs = deletion_vector_file({p: sorted(v) for p, v in entries.items()})
+        path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-dv.puffin")
+        table.io.write(path, data)
+        for b in blobs:
+            out.append(DataFile(
+                file_path=path, file_format="puffin", partition=partition, record_count=b.cardinality,
+                file_size_in_bytes=len(data), content=FileContent.POSITION_DELETES, spec_id=spec_id,
+                referenced_data_file=b.referenced_data_file, content_offset=b.offset,
+                content_size_in_bytes=b.length))
+    return out
+
+
+def _range_reader(table: Table, path: str) -> Any:
+    from icectl.formats.puffin import FileIOSource
+
+    return FileIOSource(table.io, path)
+
+
+__all__ = ["DeleteRewritePlan", "build_delete_rewrite", "plan_delete_rewrite", "write_deletion_vectors",
+           "write_position_delete_file", "UsageError"]

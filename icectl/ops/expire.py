@@ -1,0 +1,380 @@
+"""Snapshot expiry (spec: "Snapshot Retention Policy"), exactly as Iceberg Java's RemoveSnapshots
+decides what to keep and ExpireSnapshotsSparkAction decides what to delete:
+
+- ``main`` is always kept; another ref is removed when its head is older than its
+  ``max-ref-age-ms`` (else the table's ``history.expire.max-ref-age-ms``, default: never) or
+  points at a snapshot that does not exist;
+- every retained ref's head is kept;
+- each retained branch keeps its ancestors while they are among its first
+  ``min-snapshots-to-keep`` or younger than ``now - max-snapshot-age-ms`` (per ref, else the
+  table's ``history.expire.*`` properties or ``--retain-last`` / ``--older-than``);
+- snapshots outside every retained branch's ancestry (and not a tag head) are kept only while
+  younger than the cutoff;
+- the files to delete are those the expired snapshots reach that no retained snapshot reaches.
+
+Planning is pure: :func:`plan_expiry` returns an :class:`ExpiryPlan` that can be printed (dry
+run, ``--explain``) or applied; :func:`apply_expiry` commits with a compare-and-set, re-planning
+on conflict, and deletes only after the commit succeeded.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from icectl.spec.metadata import MAIN_BRANCH, SnapshotLogEntry, SnapshotRef, TableMetadata
+from icectl.table.reachability import (
+    DATA, DELETION_VECTOR, EQUALITY_DELETES, KINDS, MANIFEST, MANIFEST_LIST, METADATA, PARTITION_STATISTICS,
+    POSITION_DELETES, STATISTICS, reachable_files,
+)
+from icectl.table.loaded import Table, commit_with_retry
+from icectl.errors import RefusedError, UsageError
+from icectl.io import normalize_location
+
+MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
+MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
+MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
+MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 60 * 60 * 1000
+MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
+MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
+GC_ENABLED = "gc.enabled"
+
+
+@dataclass(frozen=True)
+class ExpireOptions:
+    older_than_ms: int | None = None  # absolute cutoff; None: now - history.expire.max-snapshot-age-ms
+    retain_last: int | None = None
+    snapshot_ids: tuple[int, ...] = ()
+    clean_expired_metadata: bool = False
+    delete_files: bool = True
+    now_ms: int | None = None
+
+
+@dataclass
+class FileToDelete:
+    path: str
+    kind: str
+    size: int | None
+
+
+@dataclass
+class ExpiryPlan:
+    table: str
+    base_metadata_location: str
+    expired_snapshot_ids: list[int]
+    retained_snapshot_ids: list[int]
+    removed_refs: list[str]
+    reasons: dict[int, list[str]]
+    new_metadata: TableMetadata = field(repr=False)
+    files: list[FileToDelete] = field(default_factory=list)
+    removed_schema_ids: list[int] = field(default_factory=list)
+    removed_spec_ids: list[int] = field(default_factory=list)
+    skipped_outside_location: list[str] = field(default_factory=list)
+
+    @property
+    def changes_metadata(self) -> bool:
+        return bool(self.expired_snapshot_ids or self.removed_refs or self.removed_schema_ids or self.removed_spec_ids)
+
+
+@dataclass
+class ExpiryResult:
+    plan: ExpiryPlan
+    committed_metadata_location: str | None
+    deleted: list[FileToDelete]
+    failed: list[tuple[str, str]]  # (path, error)
+    metadata_files_deleted: list[str] = field(default_factory=list)
+
+
+def _prop_int(md: TableMetadata, key: str, default: int) -> int:
+    v = md.properties.get(key)
+    try:
+        return int(v) if v is not None else default
+    except ValueError:
+        raise UsageError(f"table property {key}={v!r} is not an integer") from None
+
+
+def compute_retention(md: TableMetadata, opts: ExpireOptions) -> tuple[set[int], dict[str, SnapshotRef], dict[int, list[str]]]:
+    """(snapshot ids to retain, refs to retain, reasons per retained id) as RemoveSnapshots does."""
+    now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
+    default_older_than = opts.older_than_ms if opts.older_than_ms is not None else \
+        now - _prop_int(md, MAX_SNAPSHOT_AGE_MS, MAX_SNAPSHOT_AGE_MS_DEFAULT)
+    default_min = opts.retain_last if opts.retain_last is not None else \
+        _prop_int(md, MIN_SNAPSHOTS_TO_KEEP, MIN_SNAPSHOTS_TO_KEEP_DEFAULT)
+    default_max_ref_age = _prop_int(md, MAX_REF_AGE_MS, MAX_REF_AGE_MS_DEFAULT)
+    reasons: dict[int, list[str]] = {}
+
+    def keep(sid: int, why: str) -> None:
+        reasons.setdefault(sid, []).append(why)
+
+    retained_refs: dict[str, SnapshotRef] = {}
+    for name, ref in md.refs.items():
+        if name == MAIN_BRANCH:
+            retained_refs[name] = ref
+            continue
+        snap = md.snapshot_by_id(ref.snapshot_id)
+        max_age = ref.max_ref_age_ms if ref.max_ref_age_ms is not None else default_max_ref_age
+        if snap is not None and now - snap.timestamp_ms <= max_age:
+            retained_refs[name] = ref
+    if MAIN_BRANCH not in md.refs and md.current_snapshot_id is not None:
+        retained_refs[MAIN_BRANCH] = SnapshotRef(md.current_snapshot_id, "branch")
+
+    for name, ref in sorted(retained_refs.items()):
+        keep(ref.snapshot_id, f"head of {'branch' if ref.is_branch else 'tag'} {name}")
+    for sid in opts.snapshot_ids:
+        holders = [n for n, r in retained_refs.items() if r.snapshot_id == sid]
+        if holders:
+            raise UsageError(f"cannot expire snapshot {sid}: still referenced by refs {sorted(holders)}")
+
+    referenced: set[int] = set()
+    for name, ref in sorted(retained_refs.items()):
+        if not ref.is_branch:
+            referenced.add(ref.snapshot_id)
+            continue
+        older_than = now - ref.max_snapshot_age_ms if ref.max_snapshot_age_ms is not None else default_older_than
+        min_keep = ref.min_snapshots_to_keep if ref.min_snapshots_to_keep is not None else default_min
+        kept_here = 0
+        stopped = False
+        for anc in md.ancestors_of(ref.snapshot_id):
+            referenced.add(anc.snapshot_id)
+            if stopped:
+                continue
+            if kept_here < min_keep:
+                kept_here += 1
+                keep(anc.snapshot_id, f"within the first {min_keep} of branch {name}")
+            elif anc.timestamp_ms >= older_than:
+                kept_here += 1
+                keep(anc.snapshot_id, f"younger than the cutoff of branch {name} ({_fmt(older_than)})")
+            else:
+                stopped = True
+    for s in md.snapshots:
+        if s.snapshot_id not in referenced and s.timestamp_ms >= default_older_than:
+            keep(s.snapshot_id, f"not in any branch's history, but younger than the cutoff ({_fmt(default_older_than)})")
+    retained = set(reasons) - set(opts.snapshot_ids)
+    # An explicitly expired id that a rule would keep still goes (as in Java), unless a ref holds it.
+    return retained, retained_refs, {k: v for k, v in reasons.items() if k in retained}
+
+
+def _fmt(ms: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _updated_snapshot_log(md: TableMetadata, keep: set[int]) -> tuple[SnapshotLogEntry, ...]:
+    """As Iceberg Java rebuilds the snapshot log: an entry of a removed snapshot drops every
+    entry before it, so the log never claims a history that cannot be read."""
+    out: list[SnapshotLogEntry] = []
+    for e in md.snapshot_log:
+        if e.snapshot_id in keep:
+            out.append(e)
+        else:
+            out.clear()
+    return tuple(out)
+
+
+def build_expired_metadata(table: Table, opts: ExpireOptions) -> tuple[TableMetadata, set[int], dict[str, SnapshotRef], dict[int, list[str]], list[int], list[int]]:
+    md = table.metadata
+    unknown = [sid for sid in opts.snapshot_ids if md.snapshot_by_id(sid) is None]
+    if unknown:
+        from icectl.errors import NotFoundError
+
+        raise NotFoundError(f"snapshot {unknown[0]} does not exist in {table.name}")
+    retained, refs, reasons = compute_retention(md, opts)
+    snapshots = tuple(s for s in md.snapshots if s.snapshot_id in retained)
+    removed_schemas: list[int] = []
+    removed_specs: list[int] = []
+    schemas, specs = md.schemas, md.partition_specs
+    if opts.clean_expired_metadata:
+        # As Iceberg Java (RemoveSnapshots): the schemas and specs of the snapshots the retention
+        # rules keep, found before the explicitly expired ids are taken out, so an explicit id a
+        # rule would keep still holds its schema and specs.
+        import dataclasses
+
+        kept_by_rules = compute_retention(md, dataclasses.replace(opts, snapshot_ids=()))[0] if opts.snapshot_ids \
+            else retained
+        reachable_specs = {md.default_spec_id}
+        reachable_schemas = {md.current_schema_id}
+        for s in (x for x in md.snapshots if x.snapshot_id in kept_by_rules):
+            reachable_schemas.add(s.schema_id if s.schema_id is not None else md.current_schema_id)
+            for m in table.manifests(s):
+                reachable_specs.add(m.partition_spec_id)
+        removed_specs = [p.spec_id for p in specs if p.spec_id not in reachable_specs]
+        removed_schemas = [s.schema_id for s in schemas if s.schema_id not in reachable_schemas]
+        specs = tuple(p for p in specs if p.spec_id in reachable_specs)
+        schemas = tuple(s for s in schemas if s.schema_id in reachable_schemas)
+    new = md.replace(
+        snapshots=snapshots,
+        refs={n: r for n, r in md.refs.items() if n in refs},
+        snapshot_log=_updated_snapshot_log(md, retained),
+        statistics=tuple(s for s in md.statistics if s.snapshot_id in retained),
+        partition_statistics=tuple(s for s in md.partition_statistics if s.snapshot_id in retained),
+        schemas=schemas, partition_specs=specs,
+    )
+    return new, retained, refs, reasons, removed_schemas, removed_specs
+
+
+def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
+    md = table.metadata
+    if opts.retain_last is not None and opts.retain_last < 1:
+        raise UsageError("--retain-last must be at least 1")
+    new, retained, refs, reasons, removed_schemas, removed_specs = build_expired_metadata(table, opts)
+    expired = [s for s in md.snapshots if s.snapshot_id not in retained]
+    plan = ExpiryPlan(
+        table=table.name, base_metadata_location=table.metadata_location,
+        expired_snapshot_ids=[s.snapshot_id for s in expired],
+        retained_snapshot_ids=[s.snapshot_id for s in md.snapshots if s.snapshot_id in retained],
+        removed_refs=sorted(n for n in md.refs if n not in refs), reasons=reasons, new_metadata=new,
+        removed_schema_ids=removed_schemas, removed_spec_ids=removed_specs,
+    )
+    if opts.delete_files and expired:
+        plan.files, plan.skipped_outside_location = files_to_delete(table, md, new)
+    return plan
+
+
+def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -> tuple[list[FileToDelete], list[str]]:
+    """Files the snapshots removed between ``before`` and ``after`` reach, minus those any snapshot
+    of ``after`` reaches (ExpireSnapshotsSparkAction's candidate set minus valid set)."""
+    # The CLI plans (to show what goes) and then applies on the same Table: when nothing changed
+    # in between (same table state, same snapshots and statistics kept), reuse the first answer
+    # rather than read every manifest again (the files are immutable; a conflict refreshes the
+    # table, which starts without this cache).
+    key = None
+    if before is table.metadata:
+        key = (tuple(s.snapshot_id for s in after.snapshots), after.location, after.statistics,
+               after.partition_statistics)
+        cached = table.__dict__.get("_files_to_delete")
+        if cached is not None and cached[0] is before and cached[1] == key:
+            return list(cached[2]), list(cached[3])
+    kept_ids = {s.snapshot_id for s in after.snapshots}
+    expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
+    valid = reachable_files(table, after, after.snapshots)
+    candidates = reachable_files(table, before, expired, skip_manifests=set(
+        p for p, k in valid.files.items() if k == MANIFEST))
+    out: list[FileToDelete] = []
+    outside: list[str] = []
+    root = normalize_location(before.location or "") + "/"
+    for path, kind in candidates.files.items():
+        if path in valid:
+            continue
+        if not normalize_location(path).startswith(root):
+            outside.append(path)  # never delete outside the table location, whatever the metadata says
+            continue
+        out.append(FileToDelete(path, kind, candidates.sizes.get(path)))
+    _fill_sizes(table, [f for f in out if f.size is None])
+    order = {k: i for i, k in enumerate(KINDS)}
+    out.sort(key=lambda f: (order.get(f.kind, 99), f.path))
+    if key is not None:
+        table.__dict__["_files_to_delete"] = (before, key, list(out), sorted(outside))
+    return out, sorted(outside)
+
+
+def _fill_sizes(table: Table, files: list[FileToDelete]) -> None:
+    """Manifest lists carry no recorded size: ask the storage, so bytes reclaimed add up."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def size(f: FileToDelete) -> None:
+        try:
+            f.size = table.io.size(f.path)
+        except Exception:
+            f.size = None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(size, files))
+
+
+def java_counts(files: list[FileToDelete]) -> dict[str, int]:
+    """The columns Iceberg Java's expire_snapshots procedure returns (DVs count as position deletes)."""
+    def n(*kinds: str) -> int:
+        return sum(1 for f in files if f.kind in kinds)
+
+    return {
+        "deleted_data_files_count": n(DATA),
+        "deleted_position_delete_files_count": n(POSITION_DELETES, DELETION_VECTOR),
+        "deleted_equality_delete_files_count": n(EQUALITY_DELETES),
+        "deleted_manifest_files_count": n(MANIFEST),
+        "deleted_manifest_lists_count": n(MANIFEST_LIST),
+        "deleted_statistics_files_count": n(STATISTICS, PARTITION_STATISTICS),
+    }
+
+
+def bytes_by_kind(files: list[FileToDelete]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for f in files:
+        out[f.kind] = out.get(f.kind, 0) + (f.size or 0)
+    return out
+
+
+def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[FileToDelete]], tuple[list[FileToDelete], list[tuple[str, str]]]] | None = None,
+                 before_commit: Callable[[ExpiryPlan], None] | None = None) -> ExpiryResult:
+    """Commit the expiry (re-planning on conflict), then delete what the committed change
+    unreferenced and what the table's latest metadata does not reach."""
+    if opts.delete_files and table.metadata.properties.get(GC_ENABLED, "true").lower() == "false":
+        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may "
+                           "corrupt other tables)", hint="use --no-delete-files to expire metadata only")
+    first = plan_expiry(table, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
+    if not first.changes_metadata:
+        return ExpiryResult(first, None, [], [], [])
+    state: dict[str, object] = {}
+
+    def build(current: Table) -> TableMetadata:
+        plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
+        state["base"] = current
+        state["plan"] = plan
+        if before_commit is not None:
+            before_commit(plan)
+        return plan.new_metadata
+
+    committed = commit_with_retry(table, build)
+    plan: ExpiryPlan = state["plan"]  # type: ignore[assignment]
+    base: Table = state["base"]  # type: ignore[assignment]
+    deleted: list[FileToDelete] = []
+    failed: list[tuple[str, str]] = []
+    metadata_deleted: list[str] = []
+    if opts.delete_files:
+        files, outside = files_to_delete(base, base.metadata, committed.metadata)
+        plan.files, plan.skipped_outside_location = files, outside
+        # A writer may have committed after us: never delete what the newest metadata reaches.
+        latest = committed.refresh()
+        if latest.metadata_location != committed.metadata_location:
+            new_ids = {s.snapshot_id for s in committed.metadata.snapshots}
+            newer = [s for s in latest.metadata.snapshots if s.snapshot_id not in new_ids]
+            still = reachable_files(latest, latest.metadata, newer)
+            files = [f for f in files if f.path not in still]
+        if delete is None:
+            delete = lambda fs: delete_files(table.io, fs)  # noqa: E731
+        deleted, failed = delete(files)
+    metadata_deleted = committed.deleted_metadata_files
+    return ExpiryResult(plan, committed.metadata_location, deleted, failed, metadata_deleted)
+
+
+def delete_files(io, files: list[FileToDelete], *, workers: int = 8,
+                 progress: Callable[[int], None] | None = None) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
+    """Delete in parallel; a file that fails to delete is reported, never fatal."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from icectl.errors import IcectlError, NotFoundError
+
+    def one(f: FileToDelete) -> tuple[FileToDelete, str | None]:
+        try:
+            io.delete(f.path)
+            return f, None
+        except NotFoundError:
+            return f, "already gone"
+        except (IcectlError, OSError) as e:
+            return f, str(e)
+
+    deleted: list[FileToDelete] = []
+    failed: list[tuple[str, str]] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for f, err in pool.map(one, files):
+            if err is None:
+                deleted.append(f)
+            else:
+                failed.append((f.path, err))
+            if progress:
+                progress(1)
+    return deleted, failed
+
+
+__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "java_counts",
+           "plan_expiry", "METADATA", "MANIFEST", "MANIFEST_LIST", "STATISTICS"]

@@ -1,0 +1,328 @@
+"""Branches, tags, rollback and cherry-pick, with Iceberg Java's rules (SnapshotManager,
+CherryPickOperation; spec: "Snapshot References").
+
+Each operation is a function from the current table to new metadata, so the caller can commit
+it with :func:`icectl.table.loaded.commit_with_retry`, which re-reads and re-validates on a
+conflict.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
+from icectl.table.loaded import Table
+from icectl.errors import AlreadyExistsError, ConflictingChangeError, NoSnapshotsError, NotFoundError, UsageError
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+def _branch(md: TableMetadata, name: str) -> SnapshotRef:
+    ref = md.all_refs.get(name)
+    if ref is None:
+        if not md.snapshots:
+            raise NoSnapshotsError()
+        raise NotFoundError(f"branch {name!r} does not exist")
+    if not ref.is_branch:
+        raise UsageError(f"{name!r} is a tag, not a branch")
+    return ref
+
+
+def _snapshot(md: TableMetadata, snapshot_id: int) -> Snapshot:
+    s = md.snapshot_by_id(snapshot_id)
+    if s is None:
+        if not md.snapshots:
+            raise NoSnapshotsError()
+        raise NotFoundError(f"snapshot {snapshot_id} does not exist")
+    return s
+
+
+def set_branch_snapshot(md: TableMetadata, branch: str, snapshot_id: int, *, now_ms: int | None = None) -> TableMetadata:
+    """Point a branch at a snapshot, keeping its retention; moving ``main`` also moves
+    ``current-snapshot-id`` and appends to the snapshot log (as TableMetadata.Builder does).
+    A branch already at the snapshot is a no-op (no duplicate snapshot-log entry), as in Java."""
+    current = md.all_refs.get(branch)
+    if current is not None and current.is_branch and current.snapshot_id == snapshot_id and (
+            branch != MAIN_BRANCH or md.current_snapshot_id == snapshot_id):
+        return md
+    now = max(now_ms or _now(), md.last_updated_ms)
+    refs = dict(md.refs)
+    old = refs.get(branch)
+    refs[branch] = SnapshotRef(snapshot_id, "branch", *(
+        (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
+    changes: dict = {"refs": refs, "last_updated_ms": now}
+    if branch == MAIN_BRANCH:
+        changes["current_snapshot_id"] = snapshot_id
+        changes["snapshot_log"] = md.snapshot_log + (SnapshotLogEntry(now, snapshot_id),)
+    return md.replace(**changes)
+
+
+def is_ancestor(md: TableMetadata, head: int, candidate: int) -> bool:
+    return any(s.snapshot_id == candidate for s in md.ancestors_of(head))
+
+
+# -- rollback ---------------------------------------------------------------------------------------
+
+def rollback_to_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+    """rollback_to_snapshot: the target must be an ancestor of the branch head."""
+    head = _branch(md, branch).snapshot_id
+    _snapshot(md, snapshot_id)
+    if not is_ancestor(md, head, snapshot_id):
+        raise UsageError(f"cannot roll back to snapshot {snapshot_id}: not an ancestor of {branch} ({head})",
+                         hint="use --set-current to move the branch to any snapshot")
+    return set_branch_snapshot(md, branch, snapshot_id)
+
+
+def snapshot_before(md: TableMetadata, timestamp_ms: int, *, branch: str = MAIN_BRANCH) -> Snapshot:
+    """The latest ancestor of the branch head committed strictly before ``timestamp_ms``."""
+    head = _branch(md, branch).snapshot_id
+    best: Snapshot | None = None
+    for s in md.ancestors_of(head):
+        if s.timestamp_ms < timestamp_ms and (best is None or s.timestamp_ms > best.timestamp_ms):
+            best = s
+    if best is None:
+        raise NotFoundError(f"cannot roll back: no ancestor of {branch} is older than {timestamp_ms}")
+    return best
+
+
+def rollback_to_timestamp(md: TableMetadata, timestamp_ms: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+    return set_branch_snapshot(md, branch, snapshot_before(md, timestamp_ms, branch=branch).snapshot_id)
+
+
+def set_current_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+    """set_current_snapshot: any existing snapshot."""
+    _snapshot(md, snapshot_id)
+    if branch in md.all_refs:
+        _branch(md, branch)
+    return set_branch_snapshot(md, branch, snapshot_id)
+
+
+@dataclass
+class RefImpact:
+    """What moving a branch from its head to a target changes."""
+
+    branch: str
+    from_snapshot_id: int | None
+    to_snapshot_id: int
+    leaving_history: list[int] = field(default_factory=list)
+    joining_history: list[int] = field(default_factory=list)
+    data_files_added: int = 0  # live at the target, not at the head
+    data_files_removed: int = 0  # live at the head, not at the target
+    records_added: int = 0
+    records_removed: int = 0
+
+
+def ref_impact(table: Table, branch: str, target: int) -> RefImpact:
+    md = table.metadata
+    ref = md.all_refs.get(branch)
+    head = ref.snapshot_id if ref else None
+    imp = RefImpact(branch, head, target)
+    head_line = [s.snapshot_id for s in md.ancestors_of(head)] if head is not None else []
+    target_line = [s.snapshot_id for s in md.ancestors_of(target)]
+    imp.leaving_history = [s for s in head_line if s not in set(target_line)]
+    imp.joining_history = [s for s in target_line if s not in set(head_line)]
+    # Read only the manifests the two snapshots do not share.
+    head_snap, target_snap = md.snapshot_by_id(head), md.snapshot_by_id(target)
+    hm = {m.manifest_path: m for m in table.manifests(head_snap)} if head_snap else {}
+    tm = {m.manifest_path: m for m in table.manifests(target_snap)} if target_snap else {}
+
+    def live(manifests) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for m in manifests:
+            if m.content != ManifestContent.DATA:
+                continue
+            for e in table.read_entries(m, live_only=True, with_stats=False):
+                out[e.data_file.file_path] = e.data_file.record_count
+        return out
+
+    at_head = live(m for p, m in hm.items() if p not in tm)
+    at_target = live(m for p, m in tm.items() if p not in hm)
+    added = {p: n for p, n in at_target.items() if p not in at_head}
+    removed = {p: n for p, n in at_head.items() if p not in at_target}
+    imp.data_files_added, imp.records_added = len(added), sum(added.values())
+    imp.data_files_removed, imp.records_removed = len(removed), sum(removed.values())
+    return imp
+
+
+# -- cherry-pick -------------------------------------------------------------------------------------
+
+SOURCE_SNAPSHOT_ID = "source-snapshot-id"
+PUBLISHED_WAP_ID = "published-wap-id"
+WAP_ID = "wap.id"
+
+
+def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
+                validate_only: bool = False) -> TableMetadata | None:
+    """Apply a snapshot's changes to a branch as Iceberg Java's CherryPickOperation does: a
+    snapshot whose parent is the branch head is fast-forwarded; an append is re-applied as a new
+    append; a dynamic overwrite (``replace-partitions=true``) replaces the partitions it wrote.
+    The new snapshot's summary names ``source-snapshot-id``; a snapshot already picked (or already
+    in the branch's history, or whose WAP id was already published) is refused.
+
+    With ``validate_only``, every check runs but nothing is written: a fast-forward still returns
+    its metadata, a pick that needs a new snapshot returns None."""
+    from icectl.table.snapshots import SnapshotChange, build_snapshot
+
+    md = table.metadata
+    snap = _snapshot(md, snapshot_id)
+    head = md.all_refs.get(branch)
+    head_id = head.snapshot_id if head else None
+    op = snap.operation
+    # Boolean.parseBoolean, as PropertyUtil.propertyAsBoolean: case-insensitive "true".
+    dynamic = op == "overwrite" and snap.summary.get("replace-partitions", "").lower() == "true"
+    ancestors = md.ancestors_of(head_id) if head_id is not None else []
+    wap_id = snap.summary.get(WAP_ID)
+    if wap_id and (op == "append" or dynamic):
+        # WapUtil.validateWapPublish runs for appends and dynamic overwrites before Java decides
+        # on a fast-forward; an ancestor publishes a WAP id by carrying it as wap.id (a
+        # fast-forwarded staged snapshot) or as published-wap-id (a re-applied one).
+        for a in ancestors:
+            if wap_id in (a.summary.get(WAP_ID), a.summary.get(PUBLISHED_WAP_ID)):
+                raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: WAP id {wap_id} was already published "
+                                 f"by snapshot {a.snapshot_id}")
+    if snap.parent_snapshot_id == head_id:
+        return set_branch_snapshot(md, branch, snapshot_id)  # a fast-forward, whatever the operation
+    if op != "append" and not dynamic:
+        raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: not append, dynamic overwrite, or "
+                         f"fast-forward (its operation is {op})")
+    if any(a.snapshot_id == snapshot_id for a in ancestors):
+        raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: already an ancestor of {branch}")
+    for a in ancestors:
+        if a.summary.get(SOURCE_SNAPSHOT_ID) == str(snapshot_id):
+            raise UsageError(f"cannot cherry-pick snapshot {snapshot_id}: already picked to create ancestor {a.snapshot_id}")
+    if dynamic and snap.parent_snapshot_id is not None and (
+            head_id is None or not is_ancestor(md, head_id, snap.parent_snapshot_id)):
+        raise ConflictingChangeError(f"cannot cherry-pick overwrite snapshot {snapshot_id}: it is not based on an "
+                                  f"ancestor of {branch}")
+    entries = [e for m in table.manifests(snap) if m.content == ManifestContent.DATA
+               for e in table.read_entries(m) if e.snapshot_id == snapshot_id]
+    added = [e.data_file for e in entries if e.status == EntryStatus.ADDED]
+    removed = []
+    if dynamic:
+        gone = {e.data_file.file_path for e in entries if e.status == EntryStatus.DELETED}
+        partitions = {(f.spec_id, f.partition) for f in added}
+        live = {e.data_file.file_path: e for e in table.live_entries(md.snapshot_by_id(head_id))
+                if e.data_file.content == FileContent.DATA}
+        missing = sorted(gone - set(live))
+        if missing:
+            raise ConflictingChangeError(f"cannot cherry-pick snapshot {snapshot_id}: {missing[0]} it replaces is no "
+                                      f"longer in {branch}")
+        # Nothing may have been added to the replaced partitions since the picked snapshot's parent.
+        since = [s.snapshot_id for s in ancestors]
+        if snap.parent_snapshot_id in since:
+            newer = set(since[:since.index(snap.parent_snapshot_id)])
+            for e in live.values():
+                if e.snapshot_id in newer and (e.data_file.spec_id, e.data_file.partition) in partitions:
+                    raise ConflictingChangeError(f"cannot cherry-pick snapshot {snapshot_id}: {e.data_file.file_path} "
+                                              f"was added to a partition it replaces")
+        removed = [(live[p], live[p].data_file) for p in sorted(gone)]
+    if validate_only:
+        return None
+    extra = {SOURCE_SNAPSHOT_ID: str(snapshot_id)}
+    if wap_id:
+        extra[PUBLISHED_WAP_ID] = wap_id
+    if dynamic:
+        extra["replace-partitions"] = "true"
+    change = SnapshotChange("overwrite" if dynamic else "append", added=added, removed=removed, extra_summary=extra)
+    return build_snapshot(table, change, branch=branch)
+
+
+# -- branches and tags ------------------------------------------------------------------------------
+
+def create_ref(md: TableMetadata, name: str, *, ref_type: str, snapshot_id: int | None = None,
+               max_ref_age_ms: int | None = None, max_snapshot_age_ms: int | None = None,
+               min_snapshots_to_keep: int | None = None) -> TableMetadata:
+    if md.format_version < 2 and name != MAIN_BRANCH:
+        # Iceberg Java allows refs in v1 metadata; icectl does too (the refs map is optional in v1).
+        pass
+    if name in md.all_refs:
+        raise AlreadyExistsError(f"ref {name!r} already exists")
+    if not name or name.strip() != name:
+        raise UsageError(f"invalid ref name {name!r}")
+    sid = snapshot_id if snapshot_id is not None else md.current_snapshot_id
+    if sid is None:
+        if not md.snapshots:
+            raise NoSnapshotsError()
+        raise UsageError("the table has no current snapshot to point the ref at; give --snapshot")
+    _snapshot(md, sid)
+    if ref_type == "tag" and (max_snapshot_age_ms is not None or min_snapshots_to_keep is not None):
+        raise UsageError("tags have only --max-ref-age; snapshot retention applies to branches")
+    for v, what in ((max_ref_age_ms, "--max-ref-age"), (max_snapshot_age_ms, "--max-snapshot-age")):
+        if v is not None and v <= 0:
+            raise UsageError(f"{what} must be positive")
+    if min_snapshots_to_keep is not None and min_snapshots_to_keep <= 0:
+        raise UsageError("--min-snapshots-to-keep must be positive")
+    refs = dict(md.refs)
+    refs[name] = SnapshotRef(sid, ref_type, min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
+    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+
+
+def drop_ref(md: TableMetadata, name: str, *, ref_type: str) -> TableMetadata:
+    if name == MAIN_BRANCH:
+        raise UsageError("the main branch cannot be dropped")
+    ref = md.refs.get(name)
+    if ref is None or ref.ref_type != ref_type:
+        raise NotFoundError(f"{ref_type} {name!r} does not exist")
+    refs = {n: r for n, r in md.refs.items() if n != name}
+    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+
+
+def rename_branch(md: TableMetadata, old: str, new: str) -> TableMetadata:
+    if old == MAIN_BRANCH:
+        raise UsageError("the main branch cannot be renamed")
+    ref = _branch(md, old)
+    if new in md.all_refs:
+        raise AlreadyExistsError(f"ref {new!r} already exists")
+    refs = {(new if n == old else n): r for n, r in md.refs.items()}
+    refs[new] = ref
+    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+
+
+def fast_forward(md: TableMetadata, name: str, to: str) -> TableMetadata:
+    """Move branch ``name`` to the head of ``to``; its head must be an ancestor of that head."""
+    ref = _branch(md, name)
+    target = md.all_refs.get(to)
+    if target is None:
+        raise NotFoundError(f"ref {to!r} does not exist")
+    if not is_ancestor(md, target.snapshot_id, ref.snapshot_id):
+        raise UsageError(f"cannot fast-forward {name}: its head {ref.snapshot_id} is not an ancestor of {to} "
+                         f"({target.snapshot_id})")
+    return set_branch_snapshot(md, name, target.snapshot_id)
+
+
+def set_retention(md: TableMetadata, name: str, *, max_ref_age_ms: int | None = None,
+                  max_snapshot_age_ms: int | None = None, min_snapshots_to_keep: int | None = None) -> TableMetadata:
+    ref = md.refs.get(name)
+    if ref is None:
+        raise NotFoundError(f"ref {name!r} does not exist")
+    if not ref.is_branch and (max_snapshot_age_ms is not None or min_snapshots_to_keep is not None):
+        raise UsageError("tags have only --max-ref-age")
+    if name == MAIN_BRANCH and max_ref_age_ms is not None:
+        raise UsageError("the main branch never expires; it has no max ref age")
+    new = SnapshotRef(ref.snapshot_id, ref.ref_type,
+                      min_snapshots_to_keep if min_snapshots_to_keep is not None else ref.min_snapshots_to_keep,
+                      max_snapshot_age_ms if max_snapshot_age_ms is not None else ref.max_snapshot_age_ms,
+                      max_ref_age_ms if max_ref_age_ms is not None else ref.max_ref_age_ms, ref.extra)
+    refs = dict(md.refs)
+    refs[name] = new
+    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+
+
+def parse_duration_ms(text: str | None) -> int | None:
+    """``7d``, ``36h``, ``90m``, ``30s``, ``500ms``, ``2w`` or plain milliseconds."""
+    import re
+
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|h|d|w)?\s*", text)
+    if not m:
+        raise UsageError(f"invalid duration {text!r}: use e.g. 7d, 36h, 90m, 30s or milliseconds")
+    mult = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000, None: 1}[m.group(2)]
+    return int(m.group(1)) * mult
+
+
+Builder = Callable[[Table], TableMetadata]

@@ -1,0 +1,493 @@
+"""Table metadata (spec: "Table Metadata", "Table Metadata Fields", Appendix C, Appendix E).
+
+Read tolerantly, write strictly: :func:`parse_table_metadata` accepts any format version 1-4
+(v1's singular ``schema`` / ``partition-spec`` normalised into the lists), and
+:meth:`TableMetadata.to_json` writes exactly the fields the table's format version requires
+or allows. Keys this version of icectl does not know are kept in ``extra`` and written back.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from icectl.spec.partitioning import (
+    PARTITION_DATA_ID_START,
+    PartitionSpec,
+    SortOrder,
+    UNSORTED,
+    sort_order_from_json,
+    spec_from_json,
+)
+from icectl.spec.types import Schema, schema_from_json
+from icectl.errors import InvalidMetadataError, UnsupportedFormatVersionError
+
+SUPPORTED_FORMAT_VERSIONS = (1, 2, 3, 4)
+MAX_FORMAT_VERSION = 4
+MAIN_BRANCH = "main"
+INITIAL_SEQUENCE_NUMBER = 0
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """A named reference (spec: "Snapshot References"): a branch or a tag with retention."""
+
+    snapshot_id: int
+    ref_type: str  # "branch" | "tag"
+    min_snapshots_to_keep: int | None = None
+    max_snapshot_age_ms: int | None = None
+    max_ref_age_ms: int | None = None
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def is_branch(self) -> bool:
+        return self.ref_type == "branch"
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"snapshot-id": self.snapshot_id, "type": self.ref_type}
+        if self.min_snapshots_to_keep is not None:
+            d["min-snapshots-to-keep"] = self.min_snapshots_to_keep
+        if self.max_snapshot_age_ms is not None:
+            d["max-snapshot-age-ms"] = self.max_snapshot_age_ms
+        if self.max_ref_age_ms is not None:
+            d["max-ref-age-ms"] = self.max_ref_age_ms
+        for k, v in self.extra:
+            d.setdefault(k, v)
+        return d
+
+
+_REF_KEYS = {"snapshot-id", "type", "min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms"}
+
+
+def ref_from_json(obj: dict[str, Any]) -> SnapshotRef:
+    try:
+        ref_type = str(obj["type"]).lower()
+        if ref_type not in ("branch", "tag"):
+            raise InvalidMetadataError(f"ref type must be 'branch' or 'tag', not {obj['type']!r}")
+        return SnapshotRef(
+            snapshot_id=int(obj["snapshot-id"]),
+            ref_type=ref_type,
+            min_snapshots_to_keep=_opt_int(obj.get("min-snapshots-to-keep")),
+            max_snapshot_age_ms=_opt_int(obj.get("max-snapshot-age-ms")),
+            max_ref_age_ms=_opt_int(obj.get("max-ref-age-ms")),
+            extra=tuple((k, v) for k, v in obj.items() if k not in _REF_KEYS),
+        )
+    except KeyError as e:
+        raise InvalidMetadataError(f"ref is missing {e.args[0]!r}: {obj!r}") from None
+
+
+_SNAPSHOT_KEYS = {"snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list",
+                  "manifests", "summary", "schema-id", "first-row-id", "added-rows", "key-id"}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot (spec: "Snapshots")."""
+
+    snapshot_id: int
+    timestamp_ms: int
+    parent_snapshot_id: int | None = None
+    sequence_number: int = INITIAL_SEQUENCE_NUMBER
+    manifest_list: str | None = None
+    manifests: tuple[str, ...] | None = None  # v1 only: inline manifest paths
+    summary: dict[str, str] = field(default_factory=dict)
+    schema_id: int | None = None
+    first_row_id: int | None = None  # v3
+    added_rows: int | None = None  # v3
+    key_id: str | None = None  # v3 encryption
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def operation(self) -> str | None:
+        return self.summary.get("operation")
+
+    def to_json(self, format_version: int) -> dict[str, Any]:
+        d: dict[str, Any] = {"snapshot-id": self.snapshot_id}
+        if self.parent_snapshot_id is not None:
+            d["parent-snapshot-id"] = self.parent_snapshot_id
+        if format_version >= 2:
+            d["sequence-number"] = self.sequence_number
+        d["timestamp-ms"] = self.timestamp_ms
+        if self.manifest_list is not None:
+            d["manifest-list"] = self.manifest_list
+        elif self.manifests is not None:
+            d["manifests"] = list(self.manifests)
+        # v1 allows a missing summary; later versions require one with an operation.
+        if self.summary or format_version >= 2:
+            d["summary"] = {"operation": self.operation or "append", **self.summary}
+        if self.schema_id is not None:
+            d["schema-id"] = self.schema_id
+        if format_version >= 3:
+            if self.first_row_id is not None:
+                d["first-row-id"] = self.first_row_id
+            if self.added_rows is not None:
+                d["added-rows"] = self.added_rows
+            if self.key_id is not None:
+                d["key-id"] = self.key_id
+        for k, v in self.extra:
+            d.setdefault(k, v)
+        return d
+
+
+def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
+    try:
+        summary = obj.get("summary") or {}
+        if not isinstance(summary, dict):
+            raise InvalidMetadataError(f"snapshot {obj.get('snapshot-id')} has a summary that is not an object")
+        manifests = obj.get("manifests")
+        return Snapshot(
+            snapshot_id=int(obj["snapshot-id"]),
+            timestamp_ms=int(obj["timestamp-ms"]),
+            parent_snapshot_id=_opt_int(obj.get("parent-snapshot-id")),
+            sequence_number=int(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER)),
+            manifest_list=obj.get("manifest-list"),
+            manifests=tuple(manifests) if manifests is not None else None,
+            summary={str(k): str(v) for k, v in summary.items()},
+            schema_id=_opt_int(obj.get("schema-id")),
+            first_row_id=_opt_int(obj.get("first-row-id")),
+            added_rows=_opt_int(obj.get("added-rows")),
+            key_id=obj.get("key-id"),
+            extra=tuple((k, v) for k, v in obj.items() if k not in _SNAPSHOT_KEYS),
+        )
+    except KeyError as e:
+        raise InvalidMetadataError(f"snapshot is missing {e.args[0]!r}") from None
+
+
+@dataclass(frozen=True)
+class SnapshotLogEntry:
+    timestamp_ms: int
+    snapshot_id: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"timestamp-ms": self.timestamp_ms, "snapshot-id": self.snapshot_id}
+
+
+@dataclass(frozen=True)
+class MetadataLogEntry:
+    timestamp_ms: int
+    metadata_file: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"timestamp-ms": self.timestamp_ms, "metadata-file": self.metadata_file}
+
+
+@dataclass(frozen=True)
+class StatisticsFile:
+    """A table statistics file (Puffin) or partition statistics file; the JSON object is kept."""
+
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.raw, "snapshot-id": self.snapshot_id, "statistics-path": self.statistics_path,
+                "file-size-in-bytes": self.file_size_in_bytes}
+
+
+def statistics_from_json(obj: dict[str, Any]) -> StatisticsFile:
+    try:
+        return StatisticsFile(int(obj["snapshot-id"]), str(obj["statistics-path"]),
+                              int(obj["file-size-in-bytes"]), dict(obj))
+    except KeyError as e:
+        raise InvalidMetadataError(f"statistics entry is missing {e.args[0]!r}") from None
+
+
+_TABLE_KEYS = {
+    "format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms", "last-column-id",
+    "schema", "schemas", "current-schema-id", "partition-spec", "partition-specs", "default-spec-id",
+    "last-partition-id", "properties", "current-snapshot-id", "snapshots", "snapshot-log", "metadata-log",
+    "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics", "next-row-id",
+    "encryption-keys",
+}
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """The table metadata file's content, normalised to the lists of v2 and later."""
+
+    format_version: int
+    table_uuid: str | None
+    location: str | None
+    last_updated_ms: int
+    last_column_id: int
+    schemas: tuple[Schema, ...]
+    current_schema_id: int
+    partition_specs: tuple[PartitionSpec, ...]
+    default_spec_id: int
+    last_partition_id: int
+    last_sequence_number: int = INITIAL_SEQUENCE_NUMBER
+    properties: dict[str, str] = field(default_factory=dict)
+    current_snapshot_id: int | None = None
+    snapshots: tuple[Snapshot, ...] = ()
+    snapshot_log: tuple[SnapshotLogEntry, ...] = ()
+    metadata_log: tuple[MetadataLogEntry, ...] = ()
+    sort_orders: tuple[SortOrder, ...] = (UNSORTED,)
+    default_sort_order_id: int = 0
+    refs: dict[str, SnapshotRef] = field(default_factory=dict)
+    statistics: tuple[StatisticsFile, ...] = ()
+    partition_statistics: tuple[StatisticsFile, ...] = ()
+    next_row_id: int | None = None  # v3
+    encryption_keys: tuple[dict[str, Any], ...] = ()  # v3
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    # -- lookups ------------------------------------------------------------------------------
+    @property
+    def schema(self) -> Schema:
+        return self.schema_by_id(self.current_schema_id)
+
+    def schema_by_id(self, schema_id: int | None) -> Schema:
+        for s in self.schemas:
+            if s.schema_id == schema_id:
+                return s
+        if schema_id is None:
+            return self.schema
+        raise InvalidMetadataError(f"schema {schema_id} does not exist")
+
+    @property
+    def current_schema_or_none(self) -> Schema | None:
+        """The current schema, or None when current-schema-id names no schema (validate reports it)."""
+        return next((s for s in self.schemas if s.schema_id == self.current_schema_id), None)
+
+    def find_type(self, field_id: int):
+        """The type of a field id in the current schema, else in the newest schema that has it."""
+        current = self.current_schema_or_none
+        for s in ((current,) if current is not None else ()) + tuple(reversed(self.schemas)):
+            t = s.find_type(field_id)
+            if t is not None:
+                return t
+        return None
+
+    @property
+    def spec(self) -> PartitionSpec:
+        return self.spec_by_id(self.default_spec_id)
+
+    def spec_by_id(self, spec_id: int) -> PartitionSpec:
+        for s in self.partition_specs:
+            if s.spec_id == spec_id:
+                return s
+        raise InvalidMetadataError(f"partition spec {spec_id} does not exist")
+
+    @property
+    def specs_by_id(self) -> dict[int, PartitionSpec]:
+        return {s.spec_id: s for s in self.partition_specs}
+
+    @property
+    def sort_order(self) -> SortOrder:
+        for o in self.sort_orders:
+            if o.order_id == self.default_sort_order_id:
+                return o
+        raise InvalidMetadataError(f"sort order {self.default_sort_order_id} does not exist")
+
+    def snapshot_by_id(self, snapshot_id: int | None) -> Snapshot | None:
+        if snapshot_id is None:
+            return None
+        return self._snapshot_index.get(snapshot_id)
+
+    @property
+    def _snapshot_index(self) -> dict[int, Snapshot]:
+        idx = self.__dict__.get("_snap_idx")
+        if idx is None:
+            idx = {s.snapshot_id: s for s in self.snapshots}
+            object.__setattr__(self, "_snap_idx", idx)
+        return idx
+
+    @property
+    def current_snapshot(self) -> Snapshot | None:
+        return self.snapshot_by_id(self.current_snapshot_id)
+
+    def snapshot_for_ref(self, name: str) -> Snapshot | None:
+        ref = self.all_refs.get(name)
+        return self.snapshot_by_id(ref.snapshot_id) if ref else None
+
+    @property
+    def all_refs(self) -> dict[str, SnapshotRef]:
+        """The refs, with ``main`` implied by ``current-snapshot-id`` when refs omit it (v1)."""
+        refs = dict(self.refs)
+        if MAIN_BRANCH not in refs and self.current_snapshot_id is not None:
+            refs[MAIN_BRANCH] = SnapshotRef(self.current_snapshot_id, "branch")
+        return refs
+
+    def ancestors_of(self, snapshot_id: int | None) -> list[Snapshot]:
+        """The snapshot and its ancestors, newest first, stopping where a parent is missing."""
+        out: list[Snapshot] = []
+        seen: set[int] = set()
+        snap = self.snapshot_by_id(snapshot_id)
+        while snap is not None and snap.snapshot_id not in seen:
+            out.append(snap)
+            seen.add(snap.snapshot_id)
+            snap = self.snapshot_by_id(snap.parent_snapshot_id)
+        return out
+
+    def property(self, key: str, default: str | None = None) -> str | None:
+        return self.properties.get(key, default)
+
+    # -- writing ------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        v = self.format_version
+        d: dict[str, Any] = {"format-version": v}
+        if self.table_uuid is not None:
+            d["table-uuid"] = self.table_uuid
+        if self.location is not None or v < 4:
+            d["location"] = self.location
+        if v >= 2:
+            d["last-sequence-number"] = self.last_sequence_number
+        d["last-updated-ms"] = self.last_updated_ms
+        d["last-column-id"] = self.last_column_id
+        if v == 1:
+            # v1 readers need the singular fields; later writers keep the lists too (Appendix E).
+            d["schema"] = self.schema.to_json()
+        d["current-schema-id"] = self.current_schema_id
+        d["schemas"] = [s.to_json() for s in self.schemas]
+        if v == 1:
+            d["partition-spec"] = self.spec.fields_json(v)
+        d["default-spec-id"] = self.default_spec_id
+        d["partition-specs"] = [s.to_json(v) for s in self.partition_specs]
+        d["last-partition-id"] = self.last_partition_id
+        d["default-sort-order-id"] = self.default_sort_order_id
+        d["sort-orders"] = [o.to_json() for o in self.sort_orders]
+        d["properties"] = dict(self.properties)
+        d["current-snapshot-id"] = self.current_snapshot_id if self.current_snapshot_id is not None else -1
+        if v >= 2 or self.refs:
+            d["refs"] = {name: r.to_json() for name, r in self.refs.items()}
+        d["snapshots"] = [s.to_json(v) for s in self.snapshots]
+        d["statistics"] = [s.to_json() for s in self.statistics]
+        if v >= 2 or self.partition_statistics:
+            d["partition-statistics"] = [s.to_json() for s in self.partition_statistics]
+        d["snapshot-log"] = [e.to_json() for e in self.snapshot_log]
+        d["metadata-log"] = [e.to_json() for e in self.metadata_log]
+        if v >= 3:
+            d["next-row-id"] = self.next_row_id if self.next_row_id is not None else 0
+            if self.encryption_keys:
+                d["encryption-keys"] = list(self.encryption_keys)
+        for k, val in self.extra:
+            d.setdefault(k, val)
+        return d
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.to_json(), indent=2).encode()
+
+    def replace(self, **changes: Any) -> TableMetadata:
+        return replace(self, **changes)
+
+
+def _opt_int(v: Any) -> int | None:
+    if v is None:
+        return None
+    return int(v)
+
+
+def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "metadata") -> TableMetadata:
+    """Parse a metadata JSON document of any supported format version.
+
+    ``source`` names the file in error messages.
+    """
+    if isinstance(data, dict):
+        obj = data
+    else:
+        try:
+            obj = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
+    try:
+        return _parse(obj)
+    except InvalidMetadataError as e:
+        if e.message.startswith(source):
+            raise
+        raise type(e)(f"{source}: {e.message}", hint=e.hint) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e)
+        raise InvalidMetadataError(f"{source}: invalid table metadata: {what}") from None
+
+
+def _parse(obj: dict[str, Any]) -> TableMetadata:
+    if "format-version" not in obj:
+        raise InvalidMetadataError("missing field 'format-version'")
+    version = obj["format-version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise InvalidMetadataError(f"format-version must be an integer, not {version!r}")
+    if version not in SUPPORTED_FORMAT_VERSIONS:
+        raise UnsupportedFormatVersionError(
+            f"unsupported format-version {version}: icectl reads format versions 1 to {MAX_FORMAT_VERSION}",
+            hint="a newer icectl may read this table" if version > MAX_FORMAT_VERSION else None)
+
+    if "schemas" in obj:
+        # Iceberg Java (TableMetadataParser) requires current-schema-id whenever schemas is given.
+        if obj.get("current-schema-id") is None:
+            raise InvalidMetadataError("'schemas' is given without 'current-schema-id'")
+        schemas = tuple(schema_from_json(s) for s in obj["schemas"])
+        current_schema_id = int(obj["current-schema-id"])
+    elif "schema" in obj:
+        s = schema_from_json(obj["schema"])
+        schemas = (s,)
+        current_schema_id = s.schema_id
+    else:
+        raise KeyError("schemas")
+    if not schemas:
+        raise InvalidMetadataError("table metadata has no schema")
+
+    if "partition-specs" in obj:
+        specs = tuple(spec_from_json(s) for s in obj["partition-specs"])
+        default_spec_id = int(obj.get("default-spec-id", specs[0].spec_id if specs else 0))
+    elif "partition-spec" in obj:
+        specs = (spec_from_json(obj["partition-spec"], spec_id=0),)
+        default_spec_id = 0
+    else:
+        raise KeyError("partition-specs")
+    if not specs:
+        raise InvalidMetadataError("table metadata has no partition spec")
+    last_partition_id = obj.get("last-partition-id")
+    if last_partition_id is None:
+        last_partition_id = max((s.last_field_id for s in specs), default=PARTITION_DATA_ID_START - 1)
+
+    if version >= 2 and not obj.get("sort-orders"):
+        # "sort-orders" is required from v2 on and holds at least the unsorted order (Java refuses both).
+        raise InvalidMetadataError(f"format version {version} requires a non-empty 'sort-orders'")
+    sort_orders = tuple(sort_order_from_json(o) for o in obj.get("sort-orders", [])) or (UNSORTED,)
+    current_snapshot_id = _opt_int(obj.get("current-snapshot-id"))
+    if current_snapshot_id == -1:
+        current_snapshot_id = None
+    if obj.get("refs") is not None:
+        refs = {str(k): ref_from_json(v) for k, v in obj["refs"].items()}
+    else:
+        # Without refs (v1), main is the current snapshot, as Iceberg Java reads it; refs given
+        # without main stay without main.
+        refs = {MAIN_BRANCH: SnapshotRef(current_snapshot_id, "branch")} if current_snapshot_id is not None else {}
+    if version >= 4 and obj.get("location") is None:
+        location = None
+    elif obj.get("location") is None:  # absent or null: required before v4
+        raise InvalidMetadataError(f"format version {version} requires a 'location'")
+    else:
+        location = str(obj["location"])
+
+    md = TableMetadata(
+        format_version=version,
+        table_uuid=obj.get("table-uuid"),
+        location=location.rstrip("/") if location else location,
+        last_updated_ms=int(obj["last-updated-ms"]),
+        last_column_id=int(obj["last-column-id"]),
+        schemas=schemas,
+        current_schema_id=current_schema_id,
+        partition_specs=specs,
+        default_spec_id=default_spec_id,
+        last_partition_id=int(last_partition_id),
+        last_sequence_number=int(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER)),
+        properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
+        current_snapshot_id=current_snapshot_id,
+        snapshots=tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
+        snapshot_log=tuple(SnapshotLogEntry(int(e["timestamp-ms"]), int(e["snapshot-id"]))
+                           for e in obj.get("snapshot-log") or []),
+        metadata_log=tuple(MetadataLogEntry(int(e["timestamp-ms"]), str(e["metadata-file"]))
+                           for e in obj.get("metadata-log") or []),
+        sort_orders=sort_orders,
+        default_sort_order_id=int(obj.get("default-sort-order-id", sort_orders[0].order_id)),
+        refs=refs,
+        statistics=tuple(statistics_from_json(s) for s in obj.get("statistics") or []),
+        partition_statistics=tuple(statistics_from_json(s) for s in obj.get("partition-statistics") or []),
+        next_row_id=_opt_int(obj.get("next-row-id")),
+        encryption_keys=tuple(obj.get("encryption-keys") or ()),
+        extra=tuple((k, v) for k, v in obj.items() if k not in _TABLE_KEYS),
+    )
+    return md

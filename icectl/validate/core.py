@@ -1,0 +1,338 @@
+"""``validate``: check every layer of a table against the rules of its format version and report
+every finding, never stopping at the first.
+
+Layers and where their checks live:
+
+- table metadata, raw JSON and parsed: :mod:`icectl.validate.metadata`;
+- manifest lists and the cross-manifest rules of a snapshot (a live path listed twice, deletion
+  vectors): :mod:`icectl.validate.snapshots`; manifests (one lean pass over every entry,
+  decoded by :mod:`icectl.formats.avro_lean`, bounds a column at a time in
+  :mod:`icectl.validate.bounds`): :mod:`icectl.validate.manifests`;
+- ``--deep``: the files themselves (existence and size, Parquet row counts, Puffin footers and
+  deletion vectors, snapshot summary totals): :mod:`icectl.validate.deep`.
+
+A finding has a severity, a stable code (the table :data:`CODES`, also in the README's
+"Validation codes"), the rule it breaks (a section of the spec or of the v4 walk-through in
+``shared/seeds``) and where it is (file, snapshot, manifest, entry). Errors break a rule a reader
+relies on; warnings break a "should" or are suspicious but readable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+E, W = Severity.ERROR, Severity.WARNING
+
+# code -> (severity, rule, meaning). Codes are stable: add new ones, never rename or reuse.
+CODES: dict[str, tuple[Severity, str, str]] = {
+    # -- table metadata ------------------------------------------------------------------------
+    "META_UNREADABLE": (E, "Table Metadata", "the metadata file is missing or cannot be read"),
+    "META_INVALID_JSON": (E, "Appendix C: JSON serialization", "the metadata file is not a JSON object"),
+    "META_FORMAT_VERSION": (E, "Table Metadata Fields: format-version",
+                            "format-version is missing, not an integer, or not 1 to 4"),
+    "META_FIELD_MISSING": (E, "Table Metadata Fields / Snapshots (writer requirements); Appendix E",
+                           "a field the format version requires is missing"),
+    "META_FIELD_FORBIDDEN": (W, "Writer requirements; Appendix E",
+                             "a field the format version says to omit is present"),
+    "META_FIELD_TYPE": (E, "Appendix C: JSON serialization", "a field has the wrong JSON type"),
+    "META_INVALID": (E, "Table Metadata", "the metadata cannot be read as table metadata (the message says why)"),
+    "SCHEMA_ID_DUPLICATE": (E, "Schema Evolution", "two schemas share a schema-id"),
+    "FIELD_ID_DUPLICATE": (E, "Nested Types", "a field id is used twice in one schema"),
+    "FIELD_ID_RESERVED": (E, "Reserved Field IDs", "a schema uses a field id above 2147483447"),
+    "LAST_COLUMN_ID": (E, "Table Metadata Fields: last-column-id", "a field id is above last-column-id"),
+    "TYPE_NOT_IN_VERSION": (E, "Schemas and Data Types; Default values",
+                            "a type or column default the table's format version does not have"),
+    "SPEC_ID_DUPLICATE": (E, "Partition Evolution", "two partition specs share a spec-id"),
+    "PARTITION_FIELD_ID_DUPLICATE": (E, "Partitioning",
+                                     "a partition field id is used twice in a spec, or (v2+) for different "
+                                     "fields in different specs"),
+    "LAST_PARTITION_ID": (E, "Table Metadata Fields: last-partition-id",
+                          "a partition field id is above last-partition-id"),
+    "SOURCE_COLUMN_MISSING": (E, "Partitioning; Sorting",
+                              "a partition or sort field's source column is in no schema"),
+    "SORT_ORDER_ID_DUPLICATE": (E, "Sorting", "two sort orders share an order-id"),
+    "SORT_ORDER_ZERO": (E, "Sorting", "order-id 0 is reserved for the unsorted order but has fields"),
+    "CURRENT_ID_MISSING": (E, "Table Metadata Fields",
+                           "current-schema-id, default-spec-id or default-sort-order-id names nothing"),
+    "SNAPSHOT_ID_DUPLICATE": (E, "Snapshots", "two snapshots share a snapshot-id"),
+    "SNAPSHOT_PARENT_CYCLE": (E, "Snapshots", "a snapshot is its own ancestor"),
+    "SNAPSHOT_OPERATION": (W, "Snapshots: summary", "a snapshot's summary has no known operation"),
+    "SEQUENCE_NUMBER_BACKWARDS": (E, "Sequence Numbers",
+                                  "a snapshot's sequence-number is not above its parent's"),
+    "SEQUENCE_NUMBER_ABOVE_LAST": (E, "Table Metadata Fields: last-sequence-number",
+                                   "a snapshot's sequence-number is above last-sequence-number"),
+    "SEQUENCE_NUMBER_DUPLICATE": (E, "Sequence Numbers", "two snapshots share a sequence-number"),
+    "REF_MISSING_SNAPSHOT": (E, "Snapshot Reference", "a branch or tag points at a snapshot that does not exist"),
+    "REF_INVALID": (E, "Snapshot Reference", "a ref whose type is not branch or tag, or a main that is a tag"),
+    "CURRENT_SNAPSHOT_MISSING": (E, "Table Metadata Fields: current-snapshot-id",
+                                 "current-snapshot-id names a snapshot that does not exist"),
+    "CURRENT_SNAPSHOT_MISMATCH": (E, "Table Metadata Fields: current-snapshot-id",
+                                  "current-snapshot-id is not the snapshot of the main branch"),
+    "SNAPSHOT_LOG_ORDER": (E, "Table Metadata Fields: snapshot-log",
+                           "snapshot-log timestamps go backwards, or past last-updated-ms"),
+    "SNAPSHOT_LOG_UNKNOWN": (W, "Table Metadata Fields: snapshot-log",
+                             "a snapshot-log entry names an expired snapshot but was kept"),
+    "METADATA_LOG_ORDER": (E, "Table Metadata Fields: metadata-log",
+                           "metadata-log timestamps go backwards, or past last-updated-ms"),
+    "STATISTICS_UNKNOWN_SNAPSHOT": (W, "Table Statistics", "a statistics file belongs to no snapshot of the table"),
+    "LINEAGE_NEXT_ROW_ID": (E, "Row Lineage: next-row-id",
+                            "next-row-id is missing in a v3+ table, or a row id range reaches past it"),
+    "LINEAGE_SNAPSHOT": (E, "Snapshot Row IDs",
+                         "a snapshot's first-row-id and added-rows are incomplete, negative or overlap another's"),
+    "LINEAGE_BEFORE_V3": (E, "Row Lineage; Appendix E", "row-lineage fields in a v1 or v2 table"),
+    "LINEAGE_MANIFEST": (E, "First Row ID Assignment",
+                         "a manifest's first_row_id is missing, on a delete manifest, or outside its snapshot's range"),
+    "LINEAGE_ADDED_ROWS": (E, "Snapshot Row IDs",
+                           "added-rows is not the rows of the manifests assigned row ids in the snapshot"),
+    "LINEAGE_FILE": (E, "First Row ID Inheritance",
+                     "a delete file with a first_row_id, or a data file's row ids past next-row-id"),
+    "PATH_ESCAPES_LOCATION": (E, "v4 walk-through: Relative paths", "a relative path leads outside the table location"),
+    "PATH_RELATIVE_BEFORE_V4": (E, "Manifests: file_path (full URI); v4 walk-through: Relative paths",
+                                "a relative path in a v1 to v3 table"),
+    "V4_FILESYSTEM_CATALOG": (E, "v4 walk-through: The file-system catalog is gone",
+                              "a format version 4 table in a file-system catalog"),
+    # -- manifest lists -----------------------------------------------------------------------
+    "MANIFEST_LIST_UNREADABLE": (E, "Manifest Lists",
+                                 "the manifest list is missing, truncated, not Avro or lacks required fields"),
+    "MANIFEST_LIST_DUPLICATE": (E, "Manifest Lists", "a manifest is listed twice in one manifest list"),
+    "MANIFEST_SPEC_UNKNOWN": (E, "Manifest Lists: partition_spec_id", "a manifest's partition spec is not in the table"),
+    "MANIFEST_CONTENT_MISMATCH": (E, "Manifests; Manifest Lists: content",
+                                  "manifest list content, manifest header content and entries disagree"),
+    "MANIFEST_SEQUENCE": (E, "Manifest Lists: sequence_number, min_sequence_number",
+                          "a manifest's sequence numbers disagree with its snapshot or its live entries"),
+    "MANIFEST_COUNTS": (E, "Manifest Lists: added/existing/deleted files and rows counts",
+                        "file or row counts per status differ from the manifest's entries"),
+    "MANIFEST_LENGTH": (E, "Manifest Lists: manifest_length", "manifest_length is not the manifest's size"),
+    "PARTITION_SUMMARY": (E, "Manifest Lists: field_summary",
+                          "a partition summary does not bound its live values (or has the wrong shape)"),
+    # -- manifests --------------------------------------------------------------------------------
+    "MANIFEST_UNREADABLE": (E, "Manifests", "the manifest is missing, truncated, not Avro or has the wrong schema"),
+    "MANIFEST_HEADER": (E, "Manifests: key-value metadata",
+                        "required key-value metadata missing, a format-version above the table's, "
+                        "or a partition-spec-id that is not the list's"),
+    "MANIFEST_PARTITION_TUPLE": (E, "Manifests: partition",
+                                 "the partition struct does not match the manifest's partition spec"),
+    "ENTRY_STATUS": (E, "Manifest Entry Fields: status", "an entry status that is not 0, 1 or 2"),
+    "ENTRY_INHERITANCE": (E, "Manifest Entry Fields; Sequence Number Inheritance",
+                          "snapshot id or sequence numbers that break inheritance"),
+    "ENTRY_VALUES": (E, "Manifests: data_file", "a negative record_count or file_size_in_bytes"),
+    "FILE_FORMAT_UNKNOWN": (W, "Manifests: file_format", "a file format other than avro, orc, parquet, puffin"),
+    "DUPLICATE_LIVE_FILE": (E, "Scan Planning", "a live file is listed more than once in one snapshot"),
+    "DELETE_FILE_IN_V1": (E, "Delete Formats", "a delete file or delete manifest in a v1 table"),
+    "EQUALITY_IDS": (E, "Equality Delete Files; Manifests: equality_ids",
+                     "equality deletes without valid equality_ids (or equality_ids on another file: warning)"),
+    "DV_BEFORE_V3": (E, "Deletion Vectors (v3)", "a deletion vector in a v1 or v2 table"),
+    "DV_FIELDS": (E, "Deletion Vectors",
+                  "a deletion vector without referenced_data_file, content_offset or content_size_in_bytes, "
+                  "or with a range outside its file"),
+    "DV_DUPLICATE": (E, "Deletion Vectors", "more than one deletion vector for one data file in a snapshot"),
+    "DV_REFERENCED_FILE_NOT_LIVE": (E, "Deletion Vectors", "a deletion vector's data file is not live in the snapshot"),
+    "REFERENCED_FILE_NOT_LIVE": (W, "Manifests: referenced_data_file",
+                                 "a position delete file's referenced data file is not live in the snapshot"),
+    "V3_NEW_POSITION_DELETE_FILE": (E, "Deletion Vectors (v3: position delete files deprecated)",
+                                    "a v3 manifest adds a position delete file instead of a deletion vector"),
+    "V3_EQUALITY_DELETE": (W, "Row Lineage (equality deletes break lineage)",
+                           "a v3 manifest adds an equality delete file"),
+    "BOUND_TYPE": (E, "Appendix D: Single-value serialization; Manifests: lower_bounds/upper_bounds",
+                   "a lower or upper bound is not a value of its column's type (or is NaN)"),
+    "BOUND_ORDER": (E, "Manifests: lower_bounds/upper_bounds", "a lower bound is above its upper bound"),
+    "BOUND_UNKNOWN_FIELD": (W, "Manifests: lower_bounds/upper_bounds", "a bound for a field id in no schema"),
+    # -- --deep: the files --------------------------------------------------------------------------
+    "FILE_MISSING": (E, "Table Metadata Fields: snapshots (valid snapshots)", "a referenced file does not exist"),
+    "FILE_SIZE_MISMATCH": (E, "Manifests: file_size_in_bytes", "a file's size is not the recorded size"),
+    "FILE_UNREADABLE": (E, "Appendix A: Format-specific Requirements", "a data or delete file's footer cannot be read"),
+    "RECORD_COUNT_MISMATCH": (E, "Manifests: record_count", "a file holds another number of rows than record_count"),
+    "PUFFIN_INVALID": (E, "Puffin: File structure", "a Puffin file's footer is invalid"),
+    "DV_BLOB_MISMATCH": (E, "Deletion Vectors; Puffin: deletion-vector-v1",
+                         "a deletion vector's offset and length are not a deletion-vector-v1 blob for its data file"),
+    "DV_CORRUPT": (E, "Puffin: deletion-vector-v1", "a deletion vector fails its length, magic, CRC or bitmap check"),
+    "DV_CARDINALITY": (E, "Deletion Vectors: record_count",
+                       "a deletion vector's cardinality is not its record_count"),
+    "SUMMARY_TOTALS": (W, "Snapshots: summary", "a snapshot summary total differs from its manifests"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken rule, and where."""
+
+    code: str
+    message: str
+    file: str | None = None
+    snapshot_id: int | None = None
+    manifest: str | None = None
+    entry: int | None = None  # position of the entry in its manifest (or list), from 0
+    severity: Severity = field(default=None)  # type: ignore[assignment]  # from CODES
+    rule: str = ""
+
+    def __post_init__(self) -> None:
+        sev, rule, _ = CODES[self.code]
+        if self.severity is None:
+            object.__setattr__(self, "severity", sev)
+        if not self.rule:
+            object.__setattr__(self, "rule", rule)
+
+    @property
+    def where(self) -> str:
+        parts = []
+        if self.snapshot_id is not None:
+            parts.append(f"snapshot {self.snapshot_id}")
+        if self.manifest is not None:
+            parts.append(f"manifest {self.manifest}")
+        if self.entry is not None:
+            parts.append(f"entry {self.entry}")
+        if self.file is not None and self.file != self.manifest:
+            parts.append(self.file)
+        return ", ".join(parts)
+
+
+@dataclass
+class ValidateOptions:
+    deep: bool = False
+    all_snapshots: bool = False
+    check_bounds: bool = True
+    workers: int | None = None  # threads scanning manifests: None = automatic, 1 = none
+
+
+@dataclass
+class Checked:
+    """How much was looked at."""
+
+    snapshots: int = 0
+    manifest_lists: int = 0
+    manifests: int = 0
+    entries: int = 0
+    files: int = 0  # --deep: distinct data, delete and statistics files
+
+
+@dataclass
+class ValidationReport:
+    table: str
+    metadata_location: str | None
+    format_version: int | None
+    deep: bool
+    all_snapshots: bool
+    checked: Checked
+    findings: list[Finding]
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == Severity.WARNING]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class Collector:
+    """Findings, deduplicated (a manifest shared by many snapshots is reported once)."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def add(self, code: str, message: str, **where: Any) -> None:
+        f = Finding(code, message, **where)
+        self.extend([f])
+
+    def extend(self, findings: list[Finding]) -> None:
+        for f in findings:
+            key = (f.code, f.message, f.file, f.manifest, f.entry, f.severity)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.findings.append(f)
+
+
+def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateOptions | None = None) -> ValidationReport:
+    """Validate the table ``identifier`` of ``catalog`` (any catalog, a PathCatalog included).
+
+    The table's metadata file is read here, not through ``load_table``: a table whose metadata
+    cannot be parsed, or a v4 table in a file-system catalog, is reported, not refused. Raises
+    NotFoundError only when the catalog has no such table.
+    """
+    import time
+
+    from icectl.catalog.base import ident_str
+
+    opts = options or ValidateOptions()
+    started = time.monotonic()
+    location = catalog.load_metadata_location(identifier)
+    out = Collector()
+    checked = Checked()
+    md = None
+    raw = _read_metadata_bytes(catalog.io, location, out)
+    if raw is not None:
+        from icectl.validate.metadata import check_metadata
+
+        md = check_metadata(raw, location, out, catalog_kind=getattr(catalog, "kind", ""),
+                            supports_v4=getattr(catalog, "supports_v4", True))
+    if md is not None:
+        from icectl.table.loaded import Table
+        from icectl.validate.snapshots import check_snapshots
+
+        if md.location is None and md.format_version >= 4:
+            try:
+                md = md.replace(location=catalog.default_table_location(identifier))
+            except IcectlError:
+                pass
+        table = Table(identifier, md, location, catalog)
+        check_snapshots(table, opts, out, checked)
+    return ValidationReport(
+        table=ident_str(identifier), metadata_location=location,
+        format_version=md.format_version if md is not None else _raw_version(raw),
+        deep=opts.deep, all_snapshots=opts.all_snapshots, checked=checked, findings=_ordered(out.findings),
+        seconds=round(time.monotonic() - started, 3))
+
+
+def _read_metadata_bytes(io: Any, location: str, out: Collector) -> bytes | None:
+    try:
+        data = io.read(location)
+    except NotFoundError:
+        out.add("META_UNREADABLE", f"metadata file not found: {location}", file=location)
+        return None
+    except IcectlError as e:
+        out.add("META_UNREADABLE", f"cannot read {location}: {e.message}", file=location)
+        return None
+    if location.endswith(".gz.metadata.json") or location.endswith(".metadata.json.gz"):
+        import gzip
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            out.add("META_UNREADABLE", f"{location}: not valid gzip: {e}", file=location)
+            return None
+    return data
+
+
+def _raw_version(raw: bytes | None) -> int | None:
+    if raw is None:
+        return None
+    import json
+
+    try:
+        v = json.loads(raw).get("format-version")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _ordered(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.severity != Severity.ERROR, f.code))
+
+
+__all__ = ["CODES", "Checked", "Collector", "Finding", "InvalidMetadataError", "Severity", "ValidateOptions",
+           "ValidationReport", "validate_table"]

@@ -1,0 +1,221 @@
+"""``validate --deep``: the files themselves. Every live data and delete file exists with its
+recorded size; Parquet (and Avro, ORC) row counts equal ``record_count`` (footers only, never the
+data); Puffin footers are valid and each deletion vector is a ``deletion-vector-v1`` blob for its
+data file whose CRC and cardinality check out; snapshot summary totals equal what the manifests
+say; statistics files exist with their recorded sizes.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from icectl.validate.core import Checked, Collector
+from icectl.validate.manifests import LiveFile, ManifestRef, ManifestScan
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+
+LOCAL_THREADS = 4  # local disk: more threads contend in the kernel (measured on 200,000 files)
+REMOTE_THREADS = 16  # object stores: latency-bound
+
+
+@dataclass
+class _FileCheck:
+    path: str
+    size: int
+    record_count: int
+    file_format: str
+    manifest: str
+    entry: int
+    snapshot_id: int
+
+
+def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], scans: dict[ManifestRef, ManifestScan],
+               out: Collector, checked: Checked) -> None:
+    files: dict[str, _FileCheck] = {}
+    dvs: dict[str, list[tuple[LiveFile, str, int]]] = {}
+    listed: set[int] = set()  # scans whose data files are in ``files`` (the first snapshot listing one wins)
+    for snap, refs in per_snapshot:
+        for r in refs:
+            scan = scans.get(r)
+            if scan is None:
+                continue  # a path that breaks the rules, reported already
+            if id(scan) not in listed:
+                listed.add(id(scan))
+                for path, entry, records, size, fmt in scan.data:
+                    if path not in files:
+                        files[path] = _FileCheck(path, size, records, fmt, scan.path, entry, snap.snapshot_id)
+            for f in scan.deletes:
+                if f.is_dv:
+                    dvs.setdefault(f.path, []).append((f, scan.path, snap.snapshot_id))
+                elif f.path not in files:
+                    files[f.path] = _FileCheck(f.path, f.file_size_in_bytes, f.record_count, f.file_format, scan.path,
+                                               f.entry, snap.snapshot_id)
+        if all(r in scans for r in refs):
+            _check_summary(snap, [scans[r] for r in refs], out)
+    stats = [(table.resolve(s.statistics_path), s.file_size_in_bytes, s.snapshot_id, s.raw)
+             for s in table.metadata.statistics + table.metadata.partition_statistics]
+    local = table.io.local_file(table.location or "/") is not None
+    with ThreadPoolExecutor(LOCAL_THREADS if local else REMOTE_THREADS) as pool:
+        for findings in pool.map(lambda fc: _check_file(table.io, fc), list(files.values())):
+            for code, msg, where in findings:
+                out.add(code, msg, **where)
+        for findings in pool.map(lambda item: _check_puffin(table, item[0], item[1]), list(dvs.items())):
+            for code, msg, where in findings:
+                out.add(code, msg, **where)
+        for findings in pool.map(lambda s: _check_statistics(table.io, *s), stats):
+            for code, msg, where in findings:
+                out.add(code, msg, **where)
+    checked.files = len(files) + len(dvs) + len(stats)
+
+
+Found = list[tuple[str, str, dict[str, Any]]]
+
+
+def _check_file(io: Any, fc: _FileCheck) -> Found:
+    where = {"file": fc.path, "manifest": fc.manifest, "entry": fc.entry, "snapshot_id": fc.snapshot_id}
+    try:
+        size = io.size(fc.path)
+    except NotFoundError:
+        return [("FILE_MISSING", "the file does not exist", where)]
+    except IcectlError as e:
+        return [("FILE_MISSING", f"cannot stat the file: {e.message}", where)]
+    found: Found = []
+    if size != fc.size:
+        found.append(("FILE_SIZE_MISMATCH", f"the file has {size} bytes, file_size_in_bytes is {fc.size}", where))
+    try:
+        rows = _row_count(io, fc.path, fc.file_format)
+    except Exception as e:  # a corrupt footer: pyarrow and fastavro raise many kinds
+        found.append(("FILE_UNREADABLE", f"cannot read the {fc.file_format} footer ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0] if str(e) else ''})", where))
+        return found
+    if rows is not None and rows != fc.record_count:
+        found.append(("RECORD_COUNT_MISMATCH", f"the file holds {rows} rows, record_count is {fc.record_count}", where))
+    return found
+
+
+def _row_count(io: Any, path: str, file_format: str) -> int | None:
+    local = io.local_file(path)  # pyarrow reads a local footer itself, without the GIL
+    if file_format == "parquet":
+        import pyarrow.parquet as pq
+
+        if local is not None:
+            import pyarrow as pa
+
+            with pa.OSFile(local) as f:
+                return int(pq.ParquetFile(f).metadata.num_rows)
+        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
+            return int(pq.ParquetFile(f).metadata.num_rows)
+    if file_format == "orc":
+        import pyarrow.orc as orc
+
+        if local is not None:
+            return int(orc.ORCFile(local).nrows)
+        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
+            return int(orc.ORCFile(f).nrows)
+    if file_format == "avro":  # from the block headers: no block is decoded
+        from icectl.formats.avro_lean import open_avro
+
+        return open_avro(io.read(path), source=path).record_count()
+    return None
+
+
+def _check_puffin(table: Any, path: str, entries: list[tuple[LiveFile, str, int]]) -> Found:
+    """Each DV in one Puffin file against the file's footer and its blob."""
+    from icectl.formats import puffin
+
+    first, manifest, sid = entries[0]
+    where = {"file": path, "manifest": manifest, "entry": first.entry, "snapshot_id": sid}
+    try:
+        data = table.io.read(path)
+    except NotFoundError:
+        return [("FILE_MISSING", "the deletion vector file does not exist", where)]
+    except IcectlError as e:
+        return [("FILE_MISSING", f"cannot read the deletion vector file: {e.message}", where)]
+    found: Found = []
+    sizes = {f.file_size_in_bytes for f, _, _ in entries}
+    if sizes != {len(data)}:
+        found.append(("FILE_SIZE_MISMATCH", f"the file has {len(data)} bytes, file_size_in_bytes is "
+                      f"{', '.join(map(str, sorted(sizes)))}", where))
+    try:
+        footer = puffin.read_puffin_footer(data, source=path)
+    except IcectlError as e:
+        found.append(("PUFFIN_INVALID", e.message, where))
+        return found
+    blobs = {(b.offset, b.length): b for b in footer.blobs}
+    for f, mpath, snap_id in entries:
+        w = {"file": path, "manifest": mpath, "entry": f.entry, "snapshot_id": snap_id}
+        blob = blobs.get((f.content_offset, f.content_size_in_bytes))
+        if blob is None or blob.type != puffin.DELETION_VECTOR_V1:
+            found.append(("DV_BLOB_MISMATCH", f"no deletion-vector-v1 blob at offset {f.content_offset} length "
+                          f"{f.content_size_in_bytes}", w))
+            continue
+        target = blob.properties.get(puffin.REFERENCED_DATA_FILE)
+        if target is not None and f.referenced_data_file is not None and target != f.referenced_data_file:
+            try:
+                resolved = table.resolve(target)
+            except IcectlError:
+                resolved = target
+            if resolved != f.referenced_data_file:
+                found.append(("DV_BLOB_MISMATCH", f"the blob is for {target}, the entry for {f.referenced_data_file}", w))
+        try:
+            puffin.read_deletion_vector(data, f.content_offset, f.content_size_in_bytes, record_count=f.record_count,
+                                        source=path)
+        except InvalidMetadataError as e:
+            code = "DV_CARDINALITY" if "cardinality check failed" in e.message else "DV_CORRUPT"
+            found.append((code, e.message, w))
+    return found
+
+
+def _check_statistics(io: Any, path: str, size: int, snapshot_id: int, raw: dict[str, Any]) -> Found:
+    where = {"file": path, "snapshot_id": snapshot_id}
+    try:
+        actual = io.size(path)
+    except NotFoundError:
+        return [("FILE_MISSING", "the statistics file does not exist", where)]
+    except IcectlError as e:
+        return [("FILE_MISSING", f"cannot stat the statistics file: {e.message}", where)]
+    if actual != size:
+        return [("FILE_SIZE_MISMATCH", f"the statistics file has {actual} bytes, file-size-in-bytes is {size}", where)]
+    footer_size = raw.get("file-footer-size-in-bytes")
+    if footer_size is not None:  # a table statistics file is Puffin; partition statistics are not
+        from icectl.formats import puffin
+
+        try:
+            footer = puffin.read_puffin_footer(puffin.FileIOSource(io, path), source=path)
+        except IcectlError as e:
+            return [("PUFFIN_INVALID", e.message, where)]
+        if footer.footer_size != footer_size:
+            return [("PUFFIN_INVALID", f"the footer is {footer.footer_size} bytes, file-footer-size-in-bytes is "
+                     f"{footer_size}", where)]
+    return []
+
+
+def _check_summary(snap: Any, scans: list[ManifestScan], out: Collector) -> None:
+    """Iceberg Java's SnapshotSummary totals against the live files (a DV counts its blob's size)."""
+    s = snap.summary
+    if not any(k.startswith("total-") for k in s):
+        return
+    data_files = delete_files = records = size = pos = eq = 0
+    for scan in scans:
+        if not scan.readable:
+            return  # the manifest was reported; its totals are unknown
+        if scan.data_files is not None:  # column sums: a snapshot's manifests are summed again for each snapshot
+            data_files += len(scan.data_files)
+            records += int(scan.data_files.get_column("records").sum())
+            size += int(scan.data_files.get_column("size").sum())
+        for f in scan.deletes:
+            delete_files += 1
+            size += f.content_size_in_bytes if f.is_dv and f.content_size_in_bytes else f.file_size_in_bytes
+            if f.content == 1:
+                pos += f.record_count
+            else:
+                eq += f.record_count
+    actual = {"total-data-files": data_files, "total-delete-files": delete_files, "total-records": records,
+              "total-files-size": size, "total-position-deletes": pos, "total-equality-deletes": eq}
+    wrong = []
+    for key, value in actual.items():
+        text = s.get(key)
+        if text is not None and text.lstrip("-").isdigit() and int(text) != value:
+            wrong.append(f"{key} {text} (manifests: {value})")
+    if wrong:
+        out.add("SUMMARY_TOTALS", "the summary says " + ", ".join(wrong), snapshot_id=snap.snapshot_id)

@@ -1,0 +1,391 @@
+"""Manifest lists and the rules of one snapshot, for ``validate``: which snapshots to check, their
+manifest lists (spec: "Manifest Lists", "First Row ID Assignment"), the scan of each distinct
+manifest (:mod:`icectl.validate.manifests`, in threads) and the
+rules across a snapshot's manifests ("Scan Planning": a live file once; "Deletion Vectors": one per
+data file, for a live data file).
+"""
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+from icectl.spec.metadata import Snapshot
+from icectl.validate.core import Checked, Collector, Finding, ValidateOptions
+from icectl.validate.manifests import (
+    REQUIRED_LIST_V2,
+    ManifestRef,
+    ManifestScan,
+    ScanContext,
+    finish_scans,
+    scan_manifest_pending,
+)
+from icectl.errors import IcectlError, NotFoundError
+
+def scan_context(table: Any, options: ValidateOptions) -> ScanContext:
+    from icectl.formats.manifest import partition_fields
+
+    md = table.metadata
+    types: dict[int, str] = {}
+    from icectl.spec.types import PrimitiveType, walk_fields
+
+    current = md.current_schema_or_none
+    for s in (*md.schemas, *((current,) if current is not None else ())):  # the current schema last: its types win
+        for _, f in walk_fields(s.fields):
+            types[f.field_id] = str(f.field_type) if isinstance(f.field_type, PrimitiveType) else "nested"
+    specs = {}
+    for spec in md.partition_specs:
+        specs[spec.spec_id] = tuple((fid, name, str(t)) for fid, name, t in partition_fields(spec, md.find_type))
+    return ScanContext(md.format_version, md.location, md.next_row_id, specs, types,
+                       check_bounds=options.check_bounds, deep=options.deep)
+
+
+def selected_snapshots(md: Any, all_snapshots: bool) -> list[Snapshot]:
+    if all_snapshots:
+        return list(md.snapshots)
+    ids: list[int] = []
+    for ref in md.all_refs.values():
+        ids.append(ref.snapshot_id)
+    if md.current_snapshot_id is not None:
+        ids.append(md.current_snapshot_id)
+    out, seen = [], set()
+    for sid in ids:
+        s = md.snapshot_by_id(sid)
+        if s is not None and sid not in seen:
+            seen.add(sid)
+            out.append(s)
+    return sorted(out, key=lambda s: (s.sequence_number, s.timestamp_ms))
+
+
+def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef] | None:
+    """The manifest-list entries of a snapshot, with the manifest list's own rules checked."""
+    from icectl.validate.metadata import check_path
+
+    md = table.metadata
+    fv = md.format_version
+    sid = snap.snapshot_id
+    if snap.manifest_list is None:
+        return _inline_refs(table, snap, out)
+    path = check_path(md, snap.manifest_list, out, snapshot_id=sid)
+    if path is None:
+        return None
+    try:
+        data = table.io.read(path)
+    except NotFoundError:
+        out.add("MANIFEST_LIST_UNREADABLE", "manifest list not found", file=path, snapshot_id=sid)
+        return None
+    except IcectlError as e:
+        out.add("MANIFEST_LIST_UNREADABLE", e.message, file=path, snapshot_id=sid)
+        return None
+    try:
+        import fastavro
+
+        reader = fastavro.reader(io.BytesIO(data))
+        names = {f["name"] for f in reader.writer_schema.get("fields", [])}
+        records = list(reader)
+    except Exception as e:  # fastavro raises many kinds for corrupt or truncated input
+        out.add("MANIFEST_LIST_UNREADABLE", f"not a valid Avro file ({type(e).__name__}: {e})", file=path,
+                snapshot_id=sid)
+        return None
+    need = ["manifest_path", "manifest_length", "partition_spec_id"]
+    if fv >= 2 and snap.sequence_number > 0:
+        need += list(REQUIRED_LIST_V2)
+    missing = [n for n in need if n not in names]
+    if missing:
+        out.add("MANIFEST_LIST_UNREADABLE", f"the manifest list lacks required fields {', '.join(missing)}", file=path,
+                snapshot_id=sid)
+        if any(n in missing for n in ("manifest_path", "manifest_length", "partition_spec_id")):
+            return None
+    refs: list[ManifestRef] = []
+    seen: set[str] = set()
+    for i, r in enumerate(records):
+        where = {"file": path, "snapshot_id": sid, "entry": i}
+        mpath = check_path(md, r["manifest_path"], out, **where)
+        usable = mpath is not None
+        mpath = mpath or str(r["manifest_path"])
+        if mpath in seen:
+            out.add("MANIFEST_LIST_DUPLICATE", f"manifest {mpath} is listed twice", manifest=mpath, **where)
+            continue
+        seen.add(mpath)
+        parts = r.get("partitions")
+        ref = ManifestRef(
+            path=mpath, length=r.get("manifest_length"), spec_id=r["partition_spec_id"],
+            content=r.get("content") or 0, sequence_number=r.get("sequence_number") or 0,
+            min_sequence_number=r.get("min_sequence_number") or 0, added_snapshot_id=r.get("added_snapshot_id"),
+            added_files=_first(r, "added_files_count", "added_data_files_count"),
+            existing_files=_first(r, "existing_files_count", "existing_data_files_count"),
+            deleted_files=_first(r, "deleted_files_count", "deleted_data_files_count"),
+            added_rows=r.get("added_rows_count"), existing_rows=r.get("existing_rows_count"),
+            deleted_rows=r.get("deleted_rows_count"),
+            partitions=None if parts is None else tuple(
+                (bool(p.get("contains_null")), p.get("contains_nan"), p.get("lower_bound"), p.get("upper_bound"))
+                for p in parts),
+            first_row_id=r.get("first_row_id"), usable_path=usable)
+        _check_ref(table, snap, ref, out, where)
+        refs.append(ref)
+    _check_lineage_refs(md, snap, refs, out, path)
+    return refs
+
+
+def _first(r: dict[str, Any], *names: str) -> Any:
+    for n in names:
+        if n in r:
+            return r[n]
+    return None
+
+
+def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef]:
+    """v1 snapshots may list manifests inline: no list entry, so counts and sequence numbers are unknown."""
+    from icectl.formats.manifest import read_manifest_header
+    from icectl.validate.metadata import check_path
+
+    refs = []
+    for p in snap.manifests or ():
+        path = check_path(table.metadata, p, out, snapshot_id=snap.snapshot_id)
+        if path is None:
+            continue
+        spec_id = 0
+        try:
+            header = read_manifest_header(table.io.read(path), source=path)
+            spec_id = header.partition_spec_id or 0
+        except IcectlError:
+            pass  # the scan reports it
+        refs.append(ManifestRef(path=path, length=None, spec_id=spec_id, added_snapshot_id=snap.snapshot_id))
+    return refs
+
+
+def _check_ref(table: Any, snap: Snapshot, ref: ManifestRef, out: Collector, where: dict[str, Any]) -> None:
+    md = table.metadata
+    fv = md.format_version
+    w = {**where, "manifest": ref.path}
+    if ref.spec_id not in md.specs_by_id:
+        out.add("MANIFEST_SPEC_UNKNOWN", f"partition_spec_id {ref.spec_id} is not a spec of the table", **w)
+    if ref.content not in (0, 1):
+        out.add("MANIFEST_CONTENT_MISMATCH", f"content {ref.content} (0 data, 1 deletes)", **w)
+    elif ref.content == 1 and fv == 1:
+        out.add("DELETE_FILE_IN_V1", "a delete manifest in a format version 1 table", **w)
+    if fv >= 2 and snap.sequence_number > 0:
+        if ref.sequence_number > snap.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"sequence_number {ref.sequence_number} is above the snapshot's "
+                    f"{snap.sequence_number}", **w)
+        elif ref.added_snapshot_id == snap.snapshot_id and ref.sequence_number != snap.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"a manifest added by this snapshot has sequence_number "
+                    f"{ref.sequence_number}, the snapshot's is {snap.sequence_number}", **w)
+        if ref.min_sequence_number > ref.sequence_number:
+            out.add("MANIFEST_SEQUENCE", f"min_sequence_number {ref.min_sequence_number} is above sequence_number "
+                    f"{ref.sequence_number}", **w)
+
+
+def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: Collector, path: str) -> None:
+    fv = md.format_version
+    sid = snap.snapshot_id
+    if fv < 3:
+        for i, r in enumerate(refs):
+            if r.first_row_id is not None:
+                out.add("LINEAGE_BEFORE_V3", f"first_row_id {r.first_row_id} in a format version {fv} table",
+                        file=path, snapshot_id=sid, manifest=r.path, entry=i)
+        return
+    for i, r in enumerate(refs):
+        if r.content == 1 and r.first_row_id is not None:
+            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=path,
+                    snapshot_id=sid, manifest=r.path, entry=i)
+    if snap.first_row_id is None or snap.added_rows is None:
+        return
+    first, end = snap.first_row_id, snap.first_row_id + snap.added_rows
+    assigned = []
+    for i, r in enumerate(refs):
+        if r.content != 0:
+            continue
+        if r.first_row_id is None:
+            out.add("LINEAGE_MANIFEST", "a data manifest without first_row_id in a snapshot with row lineage",
+                    file=path, snapshot_id=sid, manifest=r.path, entry=i)
+        elif r.first_row_id >= first:
+            n = (r.added_rows or 0) + (r.existing_rows or 0)
+            assigned.append((r.first_row_id, r.first_row_id + n, i, r.path))
+    total = 0
+    prev_end = first
+    for start, stop, i, mpath in sorted(assigned):
+        total += stop - start
+        if stop > end:
+            out.add("LINEAGE_MANIFEST", f"row ids {start} to {stop - 1} are outside the snapshot's {first} to {end - 1}",
+                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+        elif start < prev_end and stop > start:
+            out.add("LINEAGE_MANIFEST", f"row ids from {start} overlap the manifest before it (to {prev_end - 1})",
+                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+        prev_end = max(prev_end, stop)
+    if total != snap.added_rows:
+        out.add("LINEAGE_ADDED_ROWS", f"added-rows is {snap.added_rows}, the manifests assigned row ids in this "
+                f"snapshot hold {total} rows", file=path, snapshot_id=sid)
+
+
+def _workers(options: ValidateOptions, n: int, local: bool) -> int:
+    """Threads for the manifests: a core each on local disk (decoding is the work), more for an
+    object store (waiting for reads is)."""
+    if options.workers is not None:
+        return max(1, options.workers)
+    return max(1, min(os.cpu_count() or 1, n, 8) if local else min(n, 16))
+
+
+def _read_or_none(fio: Any, path: str) -> bytes | None:
+    try:
+        return fio.read(path)
+    except NotFoundError:
+        return None
+
+
+def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, options: ValidateOptions) -> dict[ManifestRef, ManifestScan]:
+    """Scan each distinct manifest once, in threads: polars decodes and checks with the GIL
+    released, so the threads use every core (and object stores are read concurrently)."""
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(ref: ManifestRef) -> ManifestScan:
+        return scan_manifest_pending(_read_or_none(table.io, ref.path), ref, ctx)
+
+    workers = _workers(options, len(refs), all(table.io.local_file(r.path) is not None for r in refs))
+    order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
+    found: dict[ManifestRef, ManifestScan] = {}
+    enabled = gc.isenabled()
+    gc.disable()  # many small objects and no cycles: collections would cost more than the work
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for chunk in _chunks(order, CHUNK_BYTES):  # decoded entries wait in memory: a bounded batch
+                scans = list(pool.map(one, chunk)) if workers > 1 else list(map(one, chunk))
+                finish_scans(scans, ctx)
+                found.update(zip(chunk, scans))
+    finally:
+        if enabled:
+            gc.enable()
+    return {r: found[r] for r in refs}
+
+
+CHUNK_BYTES = 64 * 1024 * 1024  # of manifest files checked together (~400,000 entries of 8 columns)
+
+
+def _chunks(refs: list[ManifestRef], limit: int) -> list[list[ManifestRef]]:
+    out: list[list[ManifestRef]] = [[]]
+    size = 0
+    for r in refs:
+        if out[-1] and size + (r.length or 0) > limit:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += r.length or 0
+    return out
+
+
+class LiveIndex:
+    """The live data files of many manifests, indexed once for the rules of every snapshot that
+    lists them: which manifests list a path live twice, which pairs of manifests share a live
+    path (only a snapshot that holds such a manifest or pair can list a path twice), and where
+    the paths that delete files name are live."""
+
+    def __init__(self, scans: list[ManifestScan]):
+        import polars as pl
+
+        self.position = {id(s): i for i, s in enumerate(scans)}
+        frames = [s.data_files.select("path", "entry").with_columns(pl.lit(i, dtype=pl.UInt32).alias("m"))
+                  for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
+        data = pl.concat(frames) if frames else pl.DataFrame(schema={"path": pl.String, "entry": pl.UInt32,
+                                                                     "m": pl.UInt32})
+        self.self_duplicates = set(data.group_by("path", "m").len().filter(pl.col("len") > 1)
+                                   .get_column("m").unique().to_list())
+        pm = data.select("path", "m").unique()
+        shared = pm.join(pm, on="path", suffix="_b").filter(pl.col("m") < pl.col("m_b")).select("m", "m_b").unique()
+        self.partners: dict[int, set[int]] = {}
+        for a, b in shared.rows():
+            self.partners.setdefault(a, set()).add(b)
+        named = {p for s in scans for f in s.deletes for p in (f.path, f.referenced_data_file) if p is not None}
+        self.where: dict[str, list[tuple[int, int]]] = {}
+        if named:
+            for path, entry, m in data.filter(pl.col("path").is_in(list(named))).rows():
+                self.where.setdefault(path, []).append((m, entry))
+
+    def may_repeat(self, members: set[int]) -> bool:
+        """Whether the manifests ``members`` (positions) can list a live path twice."""
+        return any(m in self.self_duplicates or not self.partners.get(m, set()).isdisjoint(members) for m in members)
+
+
+def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checked: Checked) -> None:
+    """Manifest lists, manifests and snapshot-level rules of the selected snapshots (and --deep)."""
+    md = table.metadata
+    snaps = selected_snapshots(md, options.all_snapshots)
+    ctx = scan_context(table, options)
+    per_snapshot: list[tuple[Snapshot, list[ManifestRef]]] = []
+    for snap in snaps:
+        refs = read_manifest_refs(table, snap, out)
+        checked.snapshots += 1
+        if refs is None:
+            continue
+        checked.manifest_lists += 1 if snap.manifest_list is not None else 0
+        per_snapshot.append((snap, refs))
+    distinct = list(dict.fromkeys(r for _, refs in per_snapshot for r in refs if r.usable_path))
+    scans = scan_manifests(table, distinct, ctx, options)
+    checked.manifests = len(scans)
+    checked.entries = sum(s.entries for s in scans.values())
+    index = LiveIndex(list(scans.values()))
+    for snap, refs in per_snapshot:
+        usable = [r for r in refs if r.usable_path]
+        for r in usable:
+            out.extend([_with_snapshot(f, snap.snapshot_id) for f in scans[r].findings])
+        complete = len(usable) == len(refs) and all(scans[r].readable for r in usable)
+        check_snapshot_files(snap, [scans[r] for r in usable], out, complete=complete, index=index)
+    if options.deep:
+        from icectl.validate.deep import check_deep
+
+        check_deep(table, per_snapshot, scans, out, checked)
+
+
+def _with_snapshot(f: Finding, sid: int) -> Finding:
+    if f.snapshot_id is not None:
+        return f
+    from dataclasses import replace
+
+    return replace(f, snapshot_id=sid)
+
+
+def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True,
+                         index: LiveIndex | None = None) -> None:
+    """Rules across the manifests of one snapshot: each live file once, deletion vectors. When a
+    manifest could not be read (``complete`` False), "not a live data file" cannot be told.
+    ``index`` is the :class:`LiveIndex` of (at least) these manifests, made once for many
+    snapshots; without it one is made here."""
+    index = index if index is not None else LiveIndex(scans)
+    sid = snap.snapshot_id
+    seen: dict[Any, tuple[str, int]] = {}
+    members = {index.position[id(s)] for s in scans}
+    if index.may_repeat(members):  # every live path, in order, to say where each repeat is
+        for scan in scans:
+            for path, entry, *_ in scan.data:
+                prev = seen.setdefault(path, (scan.path, entry))
+                if prev[1] != entry or prev[0] != scan.path:
+                    out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
+                            snapshot_id=sid, manifest=scan.path, entry=entry, file=path)
+    else:  # each path once: only the data files the delete files name are looked up
+        by_position = {index.position[id(s)]: s.path for s in scans}
+        for f in (f for scan in scans for f in scan.deletes):
+            for path in (f.path, f.referenced_data_file):
+                for m, entry in index.where.get(path, ()) if path is not None else ():
+                    if m in by_position:
+                        seen.setdefault(path, (by_position[m], entry))
+    data_paths = set(seen)
+    dvs: dict[str, tuple[str, int]] = {}
+    for scan in scans:
+        for f in scan.deletes:
+            # Several DVs share one Puffin file: a DV is its (file, blob) pair.
+            key = (f.path, f.content_offset, f.referenced_data_file) if f.is_dv else f.path
+            prev = seen.setdefault(key, (scan.path, f.entry))
+            duplicate = prev[1] != f.entry or prev[0] != scan.path
+            if duplicate:
+                out.add("DUPLICATE_LIVE_FILE", f"{f.path} is live in {prev[0]} (entry {prev[1]}) and again here",
+                        snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)
+            if f.is_dv and f.referenced_data_file is not None:
+                first = dvs.setdefault(f.referenced_data_file, (scan.path, f.entry))
+                if first != (scan.path, f.entry) and not duplicate:
+                    out.add("DV_DUPLICATE", f"a second deletion vector for {f.referenced_data_file} (the first is in "
+                            f"{first[0]}, entry {first[1]})", snapshot_id=sid, manifest=scan.path, entry=f.entry,
+                            file=f.path)
+            if complete and f.referenced_data_file is not None and f.referenced_data_file not in data_paths:
+                code = "DV_REFERENCED_FILE_NOT_LIVE" if f.is_dv else "REFERENCED_FILE_NOT_LIVE"
+                out.add(code, f"references {f.referenced_data_file}, which is not a live data file of the snapshot",
+                        snapshot_id=sid, manifest=scan.path, entry=f.entry, file=f.path)
