@@ -136,7 +136,7 @@ def prepare(a: argparse.Namespace) -> dict:
 
     from icectl.catalog.hadoop import HadoopCatalog
     from icectl.formats.manifest import DataFile
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 

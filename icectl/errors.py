@@ -81,6 +81,13 @@ class ConflictingChangeError(CommitConflictError):
     """A concurrent commit made this change invalid: re-reading and retrying cannot help."""
 
 
+class CommitStateUnknownError(IcectlError):
+    """A commit was sent but its outcome is unknown (a timeout, a server error): nothing that it
+    would unreference may be deleted, and the table must be checked before trying again."""
+
+    exit_code = ExitCode.CONFLICT
+
+
 class AlreadyExistsError(CommitConflictError):
     """A table or namespace that already exists."""
 

@@ -1,55 +1,49 @@
-"""The catalog contract: where a table's current-metadata pointer lives and how it is swapped.
+"""The catalog contract: where a table's current metadata lives, and how a change is committed.
 
-Catalogs deal in metadata locations and bytes, never in parsed metadata: the engine parses and
-builds metadata, a catalog stores it and moves the pointer with a compare-and-set.
+Every change is ``commit(identifier, requirements, updates)``, the REST catalog spec's shape: a
+REST catalog sends them to its server, which applies them. The SQL and file-system catalogs are
+:class:`MetastoreCatalog`s: they check the requirements against the table's current metadata,
+apply the updates with :mod:`icectl.table.builder`, write the next metadata file and move the
+pointer with a compare-and-set; when another commit moved it first, they do it all again on the
+new metadata while the requirements still hold (as Iceberg Java's REST server does), and report a
+conflict when they do not.
 """
 from __future__ import annotations
 
-import re
-import uuid
+import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
+from icectl.io import FileIO, normalize_location
+from icectl.spec.metadata import TableMetadata
+from icectl.table.builder import MetadataBuilder
+from icectl.table.identifier import Identifier, ident_str, parse_identifier
+from icectl.table.metadata_io import (
+    metadata_bytes,
+    metadata_file_version,
+    new_metadata_location,
+    read_metadata_file,
+)
+from icectl.table.requirements import AssertCreate, TableRequirement, validate_requirements
+from icectl.table.updates import TableUpdate, UpgradeFormatVersion
 
-from icectl.errors import UsageError
-from icectl.io import FileIO, join
+__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "TableState", "ident_str", "metadata_file_version",
+           "parse_identifier"]
 
-Identifier = tuple[str, ...]
-
-
-def parse_identifier(text: str) -> Identifier:
-    """``ns.table`` or ``ns1.ns2.table``; a table needs a namespace."""
-    parts = tuple(p for p in text.strip().split("."))
-    if len(parts) < 2 or any(not p for p in parts):
-        raise UsageError(f"invalid table name {text!r}: expected NAMESPACE.TABLE, e.g. db.events")
-    return parts
-
-
-def ident_str(ident: Identifier) -> str:
-    return ".".join(ident)
-
-
-_VERSION = re.compile(r"^(?:v)?(\d+)[-.]")
-
-
-def metadata_file_version(location: str | None) -> int:
-    """The version number in ``00003-<uuid>.metadata.json`` or ``v3.metadata.json``; -1 if none."""
-    if not location:
-        return -1
-    name = location.rsplit("/", 1)[-1]
-    m = _VERSION.match(name)
-    return int(m.group(1)) if m else -1
-
-
-def new_metadata_location(table_location: str, previous: str | None, codec_suffix: str = "") -> str:
-    """``<location>/metadata/<NNNNN>-<uuid>.metadata.json``, numbered after the previous file."""
-    version = metadata_file_version(previous) + 1
-    return join(table_location, "metadata", f"{version:05d}-{uuid.uuid4()}{codec_suffix}.metadata.json")
+COMMIT_RETRIES = "commit.retry.num-retries"
+DEFAULT_COMMIT_RETRIES = 4
 
 
 @dataclass(frozen=True)
-class TableEntry:
-    identifier: Identifier
+class TableState:
+    """A table as its catalog gives it: the current metadata file and its content."""
+
     metadata_location: str
+    metadata: TableMetadata
+    # Storage properties the catalog hands out for this table (REST: vended credentials).
+    config: dict[str, str] = field(default_factory=dict)
+    # Old metadata files the commit deleted (write.metadata.delete-after-commit.enabled).
+    deleted_metadata_files: tuple[str, ...] = ()
 
 
 class Catalog(ABC):
@@ -62,23 +56,26 @@ class Catalog(ABC):
     kind: str = "catalog"
 
     @abstractmethod
-    def load_metadata_location(self, ident: Identifier) -> str:
-        """The current metadata file of a table; NoSuchTableError if there is none."""
+    def load(self, ident: Identifier) -> TableState:
+        """The table's current metadata; NoSuchTableError if there is none."""
+
+    @abstractmethod
+    def commit(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
+               now_ms: int | None = None, base_location: str | None = None) -> TableState:
+        """Apply ``updates`` if ``requirements`` hold (``assert-create``: create the table).
+
+        Raises CommitConflictError (a requirement failed, or the table moved too often) and the
+        errors of the builder for updates the table does not allow. ``now_ms`` is the commit
+        time where the catalog applies the updates itself (a server uses its own clock).
+        ``base_location`` is the metadata file the caller planned against: a catalog that moves
+        the pointer itself compares-and-sets from exactly that file (any commit in between is a
+        conflict the caller re-plans for); a server ignores it and relies on the requirements."""
 
     @abstractmethod
     def default_table_location(self, ident: Identifier) -> str: ...
 
-    @abstractmethod
-    def create_table(self, ident: Identifier, *, table_location: str, metadata: bytes, format_version: int) -> str:
-        """Write the first metadata file and register the table; return its location."""
-
-    @abstractmethod
-    def commit(self, ident: Identifier, *, base_location: str, table_location: str, metadata: bytes,
-               format_version: int) -> str:
-        """Write ``metadata`` as the next version and swap the pointer from ``base_location``.
-
-        Raises CommitConflictError when the pointer moved since ``base_location`` was read.
-        """
+    def load_metadata_location(self, ident: Identifier) -> str:
+        return self.load(ident).metadata_location
 
     def list_namespaces(self) -> list[Identifier]:
         raise UsageError(f"the {self.kind} catalog cannot list namespaces")
@@ -94,3 +91,126 @@ class Catalog(ABC):
 
     def drop_table(self, ident: Identifier) -> None:
         raise UsageError(f"the {self.kind} catalog cannot drop tables")
+
+
+class MetastoreCatalog(Catalog):
+    """A catalog whose pointer icectl moves itself: it applies the updates with the builder.
+
+    Subclasses give the pointer's primitives: :meth:`load_metadata_location`,
+    :meth:`_create_pointer` (write the first file and register the table) and :meth:`_swap_pointer`
+    (write the next file and compare-and-set)."""
+
+    @abstractmethod
+    def load_metadata_location(self, ident: Identifier) -> str:
+        """The current metadata file of a table; NoSuchTableError if there is none."""
+
+    @abstractmethod
+    def _create_pointer(self, ident: Identifier, md: TableMetadata, location: str) -> str:
+        """Write ``md`` (at ``location``, or where the catalog names its files) and register the
+        table; AlreadyExistsError if it exists. Return the file written."""
+
+    @abstractmethod
+    def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
+        """Write ``md`` (at ``location``, or where the catalog names its files) and move the
+        pointer from ``base_location``; CommitConflictError when it moved. Return the new file."""
+
+    def _check_format_version(self, location: str, md: TableMetadata) -> None:
+        if md.format_version >= 4 and not self.supports_v4:
+            raise UnsupportedError(f"{location}: format version 4 tables cannot live in a {self.kind} catalog (v4 "
+                                   "needs a metastore catalog)",
+                                   hint="register the metadata file in a SQL catalog: icectl register")
+
+    def load(self, ident: Identifier) -> TableState:
+        location = self.load_metadata_location(ident)
+        md = read_metadata_file(self.io, location)
+        self._check_format_version(location, md)
+        if md.location is None and md.format_version >= 4:
+            # v4: "location ... becomes optional - the catalog can supply it".
+            md = md.replace(location=self.default_table_location(ident))
+        return TableState(location, md)
+
+    def commit(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
+               now_ms: int | None = None, base_location: str | None = None) -> TableState:
+        if self.read_only:
+            raise UnsupportedError("a table opened by path is read-only: use a catalog to change it",
+                                   hint="register the metadata file in a catalog first")
+        if any(isinstance(r, AssertCreate) for r in requirements):
+            return self._create(ident, requirements, updates, now_ms=now_ms)
+        attempts = None
+        attempt = 0
+        while True:
+            base = self.load(ident)
+            if base_location is not None and base.metadata_location != base_location:
+                raise CommitConflictError(f"table {ident_str(ident)} changed since it was read (its metadata "
+                                          f"location is no longer {base_location})")
+            validate_requirements(requirements, base.metadata)
+            builder = MetadataBuilder(base.metadata, now_ms=now_ms).apply(updates)
+            if not builder.has_changes:
+                return base
+            md = builder.build(previous_location=base.metadata_location)
+            table_location = md.location or self.default_table_location(ident)
+            self._check_format_version(base.metadata_location, md)
+            location = new_metadata_location(md, table_location, base.metadata_location)
+            try:
+                location = self._swap_pointer(ident, base.metadata_location, md, location)
+            except CommitConflictError:
+                # Another commit moved the pointer. A caller that named its base re-plans; otherwise
+                # apply the updates again to the new metadata while the requirements still hold
+                # (they are checked again above), as a REST server does.
+                if base_location is not None:
+                    raise
+                if attempts is None:
+                    attempts = _retries(base.metadata)
+                if attempt >= attempts:
+                    raise
+                attempt += 1
+                time.sleep(min(0.05 * 2 ** attempt, 1.0))
+                continue
+            deleted = _delete_removed_metadata_files(self.io, base.metadata, md, table_location)
+            return TableState(location, md, deleted_metadata_files=tuple(deleted))
+
+    def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
+                now_ms: int | None) -> TableState:
+        validate_requirements(requirements, None)
+        fv = next((u.format_version for u in updates if isinstance(u, UpgradeFormatVersion)), None)
+        md = MetadataBuilder(None, format_version=fv, now_ms=now_ms).apply(updates).build()
+        table_location = md.location or self.default_table_location(ident)
+        self._check_format_version(table_location, md)
+        location = new_metadata_location(md, table_location, None)
+        location = self._create_pointer(ident, md, location)
+        return TableState(location, md)
+
+    def write_metadata(self, location: str, md: TableMetadata) -> None:
+        self.io.write(location, metadata_bytes(md, location))
+
+
+def _retries(md: TableMetadata) -> int:
+    try:
+        return max(0, int(md.properties.get(COMMIT_RETRIES, DEFAULT_COMMIT_RETRIES)))
+    except ValueError:
+        return DEFAULT_COMMIT_RETRIES
+
+
+def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMetadata,
+                                   table_location: str) -> list[str]:
+    """With ``write.metadata.delete-after-commit.enabled``, delete the metadata files that fell
+    off the metadata log, after the commit succeeded (as Iceberg Java's TableOperations), and
+    never one outside the table location."""
+    if new.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
+        return []
+    from icectl.io import resolve_path
+
+    kept = {e.metadata_file for e in new.metadata_log}
+    root = normalize_location(table_location) + "/"
+    deleted = []
+    for e in base.metadata_log:
+        path = resolve_path(table_location, e.metadata_file, base.format_version)
+        if e.metadata_file in kept or not normalize_location(path).startswith(root):
+            continue
+        try:
+            io.delete(path)
+            deleted.append(path)
+        except (IcectlError, OSError):  # an old metadata file that cannot be deleted becomes an orphan
+            pass
+    return deleted
+

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 import uuid
 
-from icectl.catalog.base import Catalog, Identifier, ident_str
+from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
+from icectl.spec.metadata import TableMetadata
 from icectl.errors import (AlreadyExistsError, CommitConflictError, InvalidMetadataError, NoSuchTableError,
                            NotFoundError, UnsupportedError)
 from icectl.io import FileIO, join
@@ -17,7 +18,7 @@ _V = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
 HINT = "version-hint.text"
 
 
-class HadoopCatalog(Catalog):
+class HadoopCatalog(MetastoreCatalog):
     kind = "file-system"
     supports_v4 = False
 
@@ -77,20 +78,20 @@ class HadoopCatalog(Catalog):
         if table_location.rstrip("/") != expected:
             raise UnsupportedError(f"a file-system catalog table must live at {expected}, not {table_location}")
 
-    def create_table(self, ident: Identifier, *, table_location: str, metadata: bytes, format_version: int) -> str:
-        self._check(table_location, ident, format_version)
+    def _create_pointer(self, ident: Identifier, md: TableMetadata, location: str) -> str:
+        self._check(md.location or "", ident, md.format_version)
         if self.current_version(ident) is not None:
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists")
-        return self._write_version(ident, 1, metadata)
+        return self._write_version(ident, 1, md.to_bytes())
 
-    def commit(self, ident: Identifier, *, base_location: str, table_location: str, metadata: bytes,
-               format_version: int) -> str:
-        self._check(table_location, ident, format_version)
+    def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
+        # Files are named vN.metadata.json here, whatever name the caller proposed.
+        self._check(md.location or "", ident, md.format_version)
         current = self.current_version(ident)
         base = _V.match(base_location.rsplit("/", 1)[-1])
         if current is None or base is None or int(base.group(1)) != current:
             raise CommitConflictError(f"table {ident_str(ident)} changed: the current version is v{current}")
-        return self._write_version(ident, current + 1, metadata)
+        return self._write_version(ident, current + 1, md.to_bytes())
 
     def _write_version(self, ident: Identifier, version: int, metadata: bytes) -> str:
         mdir = self._metadata_dir(ident)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from icectl.catalog.base import Catalog, Identifier, metadata_file_version
+from icectl.catalog.base import Identifier, MetastoreCatalog, metadata_file_version
 from icectl.errors import NoSuchTableError, UnsupportedError
 from icectl.io import FileIO, join
 
@@ -20,7 +20,7 @@ def looks_like_path(text: str) -> bool:
     return "/" in text or text.endswith(".json") or "://" in text or text.startswith(".")
 
 
-class PathCatalog(Catalog):
+class PathCatalog(MetastoreCatalog):
     kind = "path"
     read_only = True
 
@@ -69,9 +69,9 @@ class PathCatalog(Catalog):
             return folder[: -len("/metadata")] if folder.endswith("/metadata") else folder
         return t
 
-    def create_table(self, ident, *, table_location, metadata, format_version):  # type: ignore[override]
+    def _create_pointer(self, ident, md, location):  # type: ignore[override]
         raise UnsupportedError("a table opened by path is read-only: use a catalog to change it")
 
-    def commit(self, ident, *, base_location, table_location, metadata, format_version):  # type: ignore[override]
+    def _swap_pointer(self, ident, base_location, md, location):  # type: ignore[override]
         raise UnsupportedError("a table opened by path is read-only: use a catalog to change it",
                                hint="register the metadata file in a catalog first")

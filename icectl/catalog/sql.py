@@ -10,7 +10,8 @@ import sqlite3
 import threading
 from typing import Any
 
-from icectl.catalog.base import Catalog, Identifier, ident_str, new_metadata_location
+from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
+from icectl.spec.metadata import TableMetadata
 from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, NoSuchNamespaceError,
                            NoSuchTableError, NotFoundError, StorageError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join, local_path
@@ -42,7 +43,7 @@ def sqlite_path(uri: str) -> str:
     return uri
 
 
-class SqlCatalog(Catalog):
+class SqlCatalog(MetastoreCatalog):
     kind = "sql"
 
     def __init__(self, name: str, uri: str, warehouse: str | None, io: FileIO, *, create: bool = True,
@@ -147,13 +148,12 @@ class SqlCatalog(Catalog):
             raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
         return row[0]
 
-    def create_table(self, ident: Identifier, *, table_location: str, metadata: bytes, format_version: int) -> str:
+    def _create_pointer(self, ident: Identifier, md: TableMetadata, location: str) -> str:
         self._ready(write=True)
         if self._exists(ident):
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}")
         self.create_namespace(ident[:-1])
-        location = new_metadata_location(table_location, None)
-        self.io.write(location, metadata)
+        self.write_metadata(location, md)
         try:
             self._insert(ident, location)
         except AlreadyExistsError:
@@ -190,10 +190,8 @@ class SqlCatalog(Catalog):
         self.create_namespace(ident[:-1])
         self._insert(ident, metadata_location)
 
-    def commit(self, ident: Identifier, *, base_location: str, table_location: str, metadata: bytes,
-               format_version: int) -> str:
-        location = new_metadata_location(table_location, base_location)
-        self.io.write(location, metadata)
+    def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
+        self.write_metadata(location, md)
         cur = self._exec(
             "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
             "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?",

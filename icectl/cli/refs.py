@@ -29,36 +29,47 @@ MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help=
 def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
            impact: Callable[[Any, Any], Any] | None = None) -> None:
     """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
-    from icectl.cli.views.refs import RefChange
+    from icectl.ops.refs import plan_ref_change
 
     t = env.open_table(table_name)
-    new = build(t)
+    plan = plan_ref_change(t, build)
+    new = plan.after
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
     after: dict[str, int | None] = {n: r.snapshot_id for n, r in new.all_refs.items()}
-    imp = impact(t, new) if impact else None
-    change = RefChange(t.name, action, dry_run, False, None, before, after, new.current_snapshot_id, imp)
-    if new is t.metadata:  # already so (e.g. set to its own head): nothing to commit, as in Java
+    change = _change(t, action, dry_run, before, after, new.current_snapshot_id, plan,
+                     impact(t, new) if impact else None)
+    if plan.changes_nothing:  # already so (e.g. set to its own head): nothing to commit, as in Java
         change.action += ": nothing to change"
         render(env, change)
         return
-    _show_ask_commit(env, t, change, build, yes=yes)
+    _show_ask_commit(env, plan, change, yes=yes)
 
 
-def _show_ask_commit(env: Env, t: Any, change: RefChange, build: Callable[[Any], Any], *, yes: bool) -> None:
-    """A dry run shows the change; otherwise show it, ask, commit ``build`` with retry (it is
-    built again against a refreshed table) and show what was committed."""
+def _change(t: Any, action: str, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
+            impact: Any = None) -> RefChange:
+    from icectl.cli.views.refs import RefChange
+    from icectl.table.commit import sent_json, snapshot_commit_json
+
+    sent = sent_json(t.metadata, plan.requirements(), plan.updates) if plan.updates is not None else \
+        snapshot_commit_json(t.metadata, next(iter(n for n in after if after[n] is None), "main"))
+    return RefChange(t.name, action, dry_run, False, None, before, after, current, impact, [sent])
+
+
+def _show_ask_commit(env: Env, plan: Any, change: RefChange, *, yes: bool) -> None:
+    """A dry run shows the change; otherwise show it, ask, commit with retry (planned again
+    against a refreshed table) and show what was committed and what was sent."""
     from icectl.cli.confirm import confirm_plan
-    from icectl.table.loaded import commit_with_retry
+    from icectl.ops.refs import commit_ref_change
 
     if change.dry_run:
         render(env, change)
         return
     confirm_plan(env, change, f"{change.action}?", yes=yes)
-    committed = commit_with_retry(t, build)
-    md = committed.metadata
-    render(env, replace(change, applied=True, metadata_location=committed.metadata_location,
+    done = commit_ref_change(plan)
+    md = done.table.metadata
+    render(env, replace(change, applied=True, metadata_location=done.table.metadata_location,
                         refs_after={n: r.snapshot_id for n, r in md.all_refs.items()},
-                        current_snapshot_id=md.current_snapshot_id))
+                        current_snapshot_id=md.current_snapshot_id, commits=[done.sent_json()]))
 
 
 def rollback(
@@ -109,7 +120,6 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
-    from icectl.cli.views.refs import RefChange
     from icectl.ops import refs
 
     env: Env = ctx.obj
@@ -117,14 +127,13 @@ def cherry_pick(
     action = f"cherry-pick snapshot {snapshot} onto {branch}"
     # Plan with every check but without writing: a new snapshot's manifests are written only by
     # the commit, so a dry run or a refusal leaves no files behind (and --yes writes them once).
-    preview = refs.cherry_pick(t, snapshot, branch=branch, validate_only=True)
+    plan = refs.plan_cherry_pick(t, snapshot, branch=branch)
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
     after: dict[str, int | None] = dict(before)
-    after[branch] = preview.all_refs[branch].snapshot_id if preview is not None else None
-    current = preview.current_snapshot_id if preview is not None else (
+    after[branch] = plan.after.all_refs[branch].snapshot_id if plan.after is not None else None
+    current = plan.after.current_snapshot_id if plan.after is not None else (
         None if branch == "main" else t.metadata.current_snapshot_id)
-    change = RefChange(t.name, action, dry_run, False, None, before, after, current)
-    _show_ask_commit(env, t, change, lambda cur: refs.cherry_pick(cur, snapshot, branch=branch), yes=yes)
+    _show_ask_commit(env, plan, _change(t, action, dry_run, before, after, current, plan), yes=yes)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:

@@ -27,8 +27,7 @@ def rewrite_deletes(
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.rewrite_deletes import (DeleteRewriteOutcome, EqualityRewriteOutcome,
                                                   delete_rewrite_report)
-    from icectl.ops.delete_rewrite import build_delete_rewrite, plan_delete_rewrite
-    from icectl.table.loaded import commit_with_retry
+    from icectl.ops.delete_rewrite import plan_delete_rewrite, run_delete_rewrite
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -43,29 +42,15 @@ def rewrite_deletes(
         render(env, report)
         return
     confirm_plan(env, report, "Rewrite the delete files?", yes=yes)
-    outcome = DeleteRewriteOutcome([], None)
-    if eq_plan is not None and eq_plan.groups:
-        from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.compaction_job import JobSettings
 
-        r = run_compaction(t, eq_plan, JobSettings(template_path=template, master=master),
-                           progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
-        outcome.committed += r.committed
-        outcome.equality_rewrite = EqualityRewriteOutcome(r.rewritten_data_files, r.removed_delete_files)
-        t = t.refresh()
-        plan = plan_delete_rewrite(t, branch=branch)
-    if plan.changes:
-        counts: dict[str, int] = {}
-
-        def build(cur):
-            md, c = build_delete_rewrite(cur, plan)
-            counts.clear()
-            counts.update(c)
-            return md
-
-        committed = commit_with_retry(t, build)
-        outcome.committed.append(committed.metadata_location)
-        outcome = replace(outcome, **counts)
-    render(env, replace(report, applied=bool(outcome.committed), result=outcome))
+    run = run_delete_rewrite(t, plan, equality_plan=eq_plan, job_settings=JobSettings(template_path=template,
+                                                                                        master=master),
+                             progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
+    eq = None if run.equality_rewritten_data_files is None else EqualityRewriteOutcome(
+        run.equality_rewritten_data_files, run.equality_removed_delete_files or 0)
+    outcome = replace(DeleteRewriteOutcome(run.committed, eq), **run.counts)
+    render(env, replace(report, applied=bool(run.committed), result=outcome, commits=run.commits))
 
 
 def register(app: typer.Typer) -> None:

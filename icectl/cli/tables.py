@@ -29,7 +29,7 @@ def create(
     from icectl.catalog import parse_identifier
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.tables import Created
-    from icectl.ops.operations import apply_create, check_create_arguments, plan_create
+    from icectl.ops.create import apply_create, check_create_arguments, plan_create
 
     env: Env = ctx.obj
     ident = parse_identifier(table)
@@ -41,13 +41,14 @@ def create(
     plan = plan_create(catalog, ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
                        properties=prop or [], format_version=format_version, location=location)
     name = ".".join(ident)
+    commit = plan.commit_json()
     if dry_run:
-        render(env, Created.of(name, plan.metadata, None, dry_run=True))
+        render(env, Created.of(name, plan.metadata, None, dry_run=True, commit=commit))
         return
-    confirm_plan(env, Created.of(name, plan.metadata, None), f"Create table {name}?", yes=yes,
+    confirm_plan(env, Created.of(name, plan.metadata, None, commit=commit), f"Create table {name}?", yes=yes,
                  action="create the table")
     t = apply_create(catalog, plan)
-    render(env, Created.of(t.name, t.metadata, t.metadata_location))
+    render(env, Created.of(t.name, t.metadata, t.metadata_location, commit=commit))
 
 
 def list_(

@@ -25,13 +25,18 @@ def upgrade_format(
     from icectl.ops.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
+    from icectl.table.commit import sent_json
+    from icectl.table.requirements import requirements_for
+
     env: Env = ctx.obj
     t = env.open_table(table)
     plan = plan_upgrade(t, to)
+    planned = [sent_json(t.metadata, requirements_for(t.metadata, plan.updates), plan.updates)] if plan.updates \
+        else []
     if dry_run or not plan.steps:
-        render(env, UpgradeResult(plan, dry_run, False, None))
+        render(env, UpgradeResult(plan, dry_run, False, None, planned))
         return
-    report = UpgradeResult(plan, False, False, None)
+    report = UpgradeResult(plan, False, False, None, planned)
     if plan.blockers:
         render(env, report)
         b = plan.blockers[0]
@@ -39,8 +44,8 @@ def upgrade_format(
         raise cls(f"cannot upgrade {plan.table}: {b.message}", hint=b.hint)
     confirm_plan(env, report, f"Upgrade {plan.table} from format version {plan.from_version} to {plan.to_version}?",
                  yes=yes)
-    committed = apply_upgrade(t, to)
-    render(env, UpgradeResult(plan, False, True, committed.metadata_location))
+    done = apply_upgrade(t, to)
+    render(env, UpgradeResult(plan, False, True, done.table.metadata_location, [done.sent_json()]))
 
 
 def register_cmd(

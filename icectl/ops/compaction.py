@@ -26,6 +26,9 @@ from icectl.formats.manifest import DataFile, EntryStatus, FileContent, Manifest
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.table.scan import FileScanTask, delete_applies, plan_files, referenced_data_file
 from icectl.table.loaded import Table
+from icectl.table.commit import snapshot_commit_json
+from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.updates import TableUpdate
 from icectl.errors import ConflictingChangeError, NotFoundError, UsageError
 from icectl.io import join
 
@@ -85,6 +88,8 @@ class CompactionPlan:
     groups: list[FileGroup] = field(default_factory=list)
     total_files: int = 0
     sort: list[dict[str, Any]] | None = None
+    # A commit it will send (its snapshot is null until the job wrote the files).
+    planned_commit: dict = field(default_factory=dict, repr=False)
 
     @property
     def input_files(self) -> int:
@@ -160,7 +165,8 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     target, lo, hi = _sizes(md, opts)
     write_max = int(target + (hi - target) * 0.5)
     plan = CompactionPlan(table.name, opts.branch, snap.snapshot_id if snap else None,
-                          snap.sequence_number if snap else 0, target, lo, hi)
+                          snap.sequence_number if snap else 0, target, lo, hi,
+                          planned_commit=snapshot_commit_json(md, opts.branch))
     plan.sort = sort_columns(table, opts) if opts.strategy == "sort" else None
     tasks, _ = plan_files(table, snap)
     plan.total_files = len(tasks)
@@ -438,11 +444,9 @@ def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
 
 
 def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
-                  outputs: dict[int, list[DataFile]]) -> TableMetadata:
-    """New metadata replacing the groups' files with their outputs, validated against the
-    current state of the branch (re-run on every commit attempt)."""
-    from icectl.table.snapshots import SnapshotChange, build_snapshot
-
+                  outputs: dict[int, list[DataFile]]) -> list[TableUpdate]:
+    """The updates of a ``replace`` snapshot swapping the groups' files for their outputs,
+    validated against the current state of the branch (re-run on every commit attempt)."""
     md = table.metadata
     ref = md.all_refs.get(plan.branch)
     head = md.snapshot_by_id(ref.snapshot_id) if ref else None

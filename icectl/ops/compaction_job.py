@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from icectl.ops.compaction import CompactionPlan, CompactOptions, FileGroup, build_replace, job_plan, output_data_files
 from icectl.formats.manifest import DataFile
-from icectl.table.loaded import Table, commit_with_retry
+from icectl.table.commit import commit_table
+from icectl.table.loaded import Table
 from icectl.errors import ExternalCommandError, IcectlError
 
 
@@ -37,6 +38,7 @@ class CompactionResult:
     added_bytes: int = 0
     failed_groups: list[tuple[int, str]] = field(default_factory=list)
     log_file: str | None = None
+    sent: list[dict[str, list]] = field(default_factory=list)  # each commit's requirements and updates
 
 
 def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact"):
@@ -100,7 +102,9 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         current = table
         for batch in batches:
             try:
-                current = commit_with_retry(current, lambda t, b=batch: build_replace(t, plan, b, outputs))
+                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, b, outputs))
+                current = done.table
+                result.sent.append(done.sent_json())
             except IcectlError as e:
                 if not settings.partial_progress:
                     raise

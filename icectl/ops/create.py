@@ -9,10 +9,11 @@ children, depth by depth.
 from __future__ import annotations
 
 import json
+import os
 import re
-import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
 from icectl.spec.partitioning import (
@@ -35,7 +36,31 @@ from icectl.spec.types import (
     schema_from_json,
     type_min_version,
 )
-from icectl.errors import IcectlError, InvalidMetadataError, UsageError
+from icectl.errors import (AlreadyExistsError, IcectlError, InvalidMetadataError, NoSuchTableError, UnsupportedError,
+                           UsageError)
+from icectl.io import has_scheme
+from icectl.table.builder import apply_updates
+from icectl.table.identifier import Identifier, ident_str
+from icectl.table.loaded import Table
+from icectl.table.requirements import AssertCreate, TableRequirement
+from icectl.table.updates import (
+    LAST_ADDED,
+    AddSchema,
+    AddSortOrder,
+    AddSpec,
+    AssignUUID,
+    SetCurrentSchema,
+    SetDefaultSortOrder,
+    SetDefaultSpec,
+    SetLocation,
+    SetProperties,
+    TableUpdate,
+    UpgradeFormatVersion,
+    updates_json,
+)
+
+if TYPE_CHECKING:
+    from icectl.catalog.base import Catalog
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -283,37 +308,106 @@ def parse_properties(pairs: list[str] | None) -> dict[str, str]:
 
 # -- the first metadata ------------------------------------------------------------------------------
 
-def new_table_metadata(*, schema: Schema, spec: PartitionSpec, sort_order: SortOrder, location: str | None,
-                       properties: dict[str, str], format_version: int,
-                       last_updated_ms: int | None = None) -> TableMetadata:
-    if format_version not in (1, 2, 3, 4):
+def create_updates(*, schema: Schema, spec: PartitionSpec, sort_order: SortOrder, location: str | None,
+                   properties: dict[str, str], format_version: int) -> list[TableUpdate]:
+    """The updates that create a table, in the order Iceberg Java's ``newTableMetadata`` records
+    them (a REST create transaction sends these after ``assert-create``)."""
+    if format_version not in range(1, MAX_FORMAT_VERSION + 1):
         raise UsageError(f"format version must be 1 to {MAX_FORMAT_VERSION}, not {format_version}")
-    need = type_min_version(schema.as_struct)
-    if need > format_version:
-        raise UsageError(f"the schema uses types of format version {need} (e.g. variant, timestamp_ns); "
-                         f"use --format-version {need}")
-    for f in schema.all_field_ids():
-        fld = schema.find_field(f)
-        if fld and (fld.has_initial_default or fld.has_write_default) and format_version < 3:
-            raise UsageError("column defaults need format version 3 or later")
-    if format_version == 1 and spec.fields:
-        # v1: "partition field IDs ... assigned sequentially starting at 1000" already hold.
-        pass
     if location is None and format_version < 4:
         raise IcectlError("a table location is required")
-    return TableMetadata(
-        format_version=format_version,
-        table_uuid=str(uuid.uuid4()),
-        location=location.rstrip("/") if location else None,
-        last_updated_ms=int(time.time() * 1000) if last_updated_ms is None else last_updated_ms,
-        last_column_id=schema.highest_field_id,
-        schemas=(schema,),
-        current_schema_id=schema.schema_id,
-        partition_specs=(spec,),
-        default_spec_id=spec.spec_id,
-        last_partition_id=spec.last_field_id,
-        properties=dict(properties),
-        sort_orders=(sort_order,),
-        default_sort_order_id=sort_order.order_id if not sort_order.is_unsorted else 0,
-        next_row_id=0 if format_version >= 3 else None,
-    )
+    updates: list[TableUpdate] = [
+        AssignUUID(str(uuid.uuid4())),
+        UpgradeFormatVersion(format_version),
+        AddSchema(schema, schema.highest_field_id),
+        SetCurrentSchema(LAST_ADDED),
+        AddSpec(spec),
+        SetDefaultSpec(LAST_ADDED),
+        AddSortOrder(sort_order),
+        SetDefaultSortOrder(LAST_ADDED),
+    ]
+    if location is not None:
+        updates.append(SetLocation(location.rstrip("/")))
+    if properties:
+        updates.append(SetProperties(dict(properties)))
+    return updates
+
+
+@dataclass
+class CreatePlan:
+    """What ``create`` would write: the updates, and the first metadata they give."""
+
+    identifier: Identifier
+    location: str | None  # the table location (None only for a v4 table without one)
+    updates: list[TableUpdate]
+    metadata: TableMetadata
+    requirements: list[TableRequirement] = field(default_factory=lambda: [AssertCreate()])
+
+    def commit_json(self) -> dict[str, list]:
+        return {"requirements": [r.to_json() for r in self.requirements],
+                "updates": updates_json(self.updates, self.metadata.format_version)}
+
+
+def check_create_arguments(*, schema_text: str, partition_by: str | None = None, sort_by: str | None = None,
+                           properties: list[str] | dict[str, str] | None = None, format_version: int = 2) -> None:
+    """Raise what :func:`plan_create` would raise for bad arguments, without a catalog, so a
+    create that fails on its arguments opens (and so creates) no catalog database or folder."""
+    _plan(None, ("unchecked", "table"), schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
+          properties=properties, format_version=format_version, location="unchecked://location")
+
+
+def plan_create(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
+                sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
+                format_version: int = 2, location: str | None = None, created_ms: int | None = None) -> CreatePlan:
+    """Check the arguments and the catalog and build the first metadata, writing nothing: neither
+    the catalog database nor the table folder is created (a SQLite catalog is created by its first
+    write, and a missing one holds no table). ``created_ms``: the first ``last-updated-ms``."""
+    if catalog.read_only:
+        raise UsageError("cannot create a table through a path: configure a catalog")
+    check_create_arguments(schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
+                           properties=properties, format_version=format_version)
+    if location is not None and not has_scheme(location):
+        location = os.path.abspath(os.path.expanduser(location))
+    table_location = (location or catalog.default_table_location(ident)).rstrip("/")
+    if format_version >= 4 and not catalog.supports_v4:
+        raise UnsupportedError(f"a {catalog.kind} catalog cannot hold a format version 4 table (v4 requires a "
+                               "metastore catalog)", hint="create it in a SQL catalog (e.g. --uri sqlite:///catalog.db); "
+                               "an existing table moves to one with icectl register")
+    try:
+        catalog.load_metadata_location(ident)
+    except NoSuchTableError:
+        pass
+    else:
+        raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {catalog.name}")
+    return _plan(catalog, ident, schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
+                 properties=properties, format_version=format_version, location=table_location, created_ms=created_ms)
+
+
+def _plan(catalog: Catalog | None, ident: Identifier, *, schema_text: str, partition_by: str | None,
+          sort_by: str | None, properties: list[str] | dict[str, str] | None, format_version: int,
+          location: str | None, created_ms: int | None = None) -> CreatePlan:
+    schema = load_schema_argument(schema_text)
+    spec = parse_partition_spec(partition_by, schema)
+    order = parse_sort_order(sort_by, schema)
+    props = properties if isinstance(properties, dict) else parse_properties(properties)
+    updates = create_updates(schema=schema, spec=spec, sort_order=order, location=location, properties=props,
+                             format_version=format_version)
+    md = apply_updates(None, updates, now_ms=created_ms)
+    return CreatePlan(ident, md.location, updates, md)
+
+
+def apply_create(catalog: Catalog, plan: CreatePlan, *, now_ms: int | None = None) -> Table:
+    """Commit the planned updates with ``assert-create`` (the catalog checks again that the name
+    is free: a create that raced with another fails with AlreadyExistsError)."""
+    state = catalog.commit(plan.identifier, plan.requirements, plan.updates, now_ms=now_ms)
+    return Table(plan.identifier, state.metadata, state.metadata_location, catalog)
+
+
+def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
+                 sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
+                 format_version: int = 2, location: str | None = None, created_ms: int | None = None) -> Table:
+    """Create a table from the compact schema form (or a schema JSON file) and expressions;
+    ``created_ms`` is its first ``last-updated-ms`` (default: now)."""
+    plan = plan_create(catalog, ident, schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
+                       properties=properties, format_version=format_version, location=location, created_ms=created_ms)
+    return apply_create(catalog, plan, now_ms=created_ms)

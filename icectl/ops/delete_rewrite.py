@@ -22,6 +22,9 @@ from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.table.scan import plan_files
 from icectl.table.loaded import Table
+from icectl.table.commit import snapshot_commit_json
+from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.updates import TableUpdate
 from icectl.errors import NotFoundError, UsageError
 from icectl.io import join
 
@@ -40,6 +43,8 @@ class DeleteRewritePlan:
     to_dv: list[ManifestEntry] = field(default_factory=list)  # v3: position delete files to convert
     dvs_to_merge: list[ManifestEntry] = field(default_factory=list)  # v3: existing DVs merged with converted ones
     equality_targets: int = 0
+    # The commit it will send (its snapshot is null until written): requirements and updates.
+    planned_commit: dict = field(default_factory=dict, repr=False)
 
     @property
     def changes(self) -> bool:
@@ -55,7 +60,8 @@ def plan_delete_rewrite(table: Table, *, branch: str = MAIN_BRANCH, min_files_to
         raise UsageError(f"{branch!r} is a tag; a delete rewrite commits to a branch")
     snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     tasks, deletes = plan_files(table, snap)
-    plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None)
+    plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None,
+                             planned_commit=snapshot_commit_json(md, branch))
     live = {t.file.file_path: t for t in tasks}
     unpartitioned = {s.spec_id for s in md.partition_specs if s.is_unpartitioned}
     min_seq_by_part: dict[tuple, int] = {}
@@ -166,11 +172,9 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id
     )
 
 
-def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[TableMetadata, dict[str, int]]:
-    """New metadata for the rewrite (re-planned against the current table on each attempt), and
+def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[TableUpdate], dict[str, int]]:
+    """The updates of the rewrite (re-planned against the current table on each attempt), and
     counts for the report."""
-    from icectl.table.snapshots import SnapshotChange, build_snapshot
-
     fresh = plan_delete_rewrite(table, branch=plan.branch)
     md = table.metadata
     snap = md.snapshot_by_id(md.all_refs[plan.branch].snapshot_id)
@@ -239,6 +243,46 @@ def write_deletion_vectors(table: Table, positions: dict[str, Any], data_files: 
                 referenced_data_file=b.referenced_data_file, content_offset=b.offset,
                 content_size_in_bytes=b.length))
     return out
+
+
+@dataclass
+class DeleteRewriteRun:
+    """What a delete rewrite committed: the metadata files, its counts, the equality-delete
+    rewrite's counts (a Spark job, with ``--apply-equality-deletes``), and each commit sent."""
+
+    committed: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    equality_rewritten_data_files: int | None = None
+    equality_removed_delete_files: int | None = None
+    commits: list[dict] = field(default_factory=list)
+
+
+def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: Any = None, job_settings: Any = None,
+                       progress: Any = None) -> DeleteRewriteRun:
+    """Rewrite the data files equality deletes touch (when planned: a Spark job), then commit the
+    delete rewrite, planned again against the table as it then is (and on every retry)."""
+    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.table.commit import commit_table
+
+    run = DeleteRewriteRun()
+    if equality_plan is not None and equality_plan.groups:
+        r = run_compaction(table, equality_plan, job_settings or JobSettings(), progress=progress)
+        run.committed += r.committed
+        run.commits += r.sent
+        run.equality_rewritten_data_files, run.equality_removed_delete_files = r.rewritten_data_files, \
+            r.removed_delete_files
+        table = table.refresh()
+        plan = plan_delete_rewrite(table, branch=plan.branch)
+    if plan.changes:
+        def build(cur: Table) -> list[TableUpdate]:
+            updates, counts = build_delete_rewrite(cur, plan)
+            run.counts = counts
+            return updates
+
+        done = commit_table(table, build)
+        run.committed.append(done.table.metadata_location)
+        run.commits.append(done.sent_json())
+    return run
 
 
 def _range_reader(table: Table, path: str) -> Any:

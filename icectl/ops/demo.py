@@ -42,7 +42,10 @@ from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.table.builder import MetadataBuilder
+from icectl.table.commit import TableCommit, send
 from icectl.table.loaded import Table
+from icectl.table.updates import TableUpdate
 from icectl.errors import AlreadyExistsError, NoSuchTableError, UsageError
 from icectl.io import join
 
@@ -118,6 +121,8 @@ class DemoResult:
     # Every snapshot's rows (COLUMNS order, deletes applied), as the generator made them: what a
     # reader must return. Not part of the JSON output.
     rows_by_snapshot: dict[int, list[tuple]] = field(default_factory=dict, repr=False)
+    # Each commit sent, oldest first: {"requirements": [...], "updates": [...]}.
+    commits: list[dict] = field(default_factory=list)
 
 
 def check_demo_arguments(namespace: str, *, format_version: int) -> Identifier:
@@ -172,16 +177,19 @@ class _Builder:
         self.states: dict[int, dict[str, frozenset[int]]] = {}
         self.notes: dict[int, str] = {}
         self.table: Table = None  # type: ignore[assignment]
+        self.commits: list[dict] = []
 
     def at(self, days: float) -> int:
         return self.now - int(days * DAY_MS)
 
     def build(self, command_prefix: str) -> DemoResult:
         from icectl.ops import refs
-        from icectl.ops.operations import create_table
+        from icectl.ops.create import apply_create, plan_create
 
-        self.table = create_table(self.catalog, self.ident, schema_text=SCHEMA, partition_by=PARTITION_BY,
-                                  format_version=self.v, location=self.location, created_ms=self.at(15))
+        plan = plan_create(self.catalog, self.ident, schema_text=SCHEMA, partition_by=PARTITION_BY,
+                           format_version=self.v, location=self.location, created_ms=self.at(15))
+        self.table = apply_create(self.catalog, plan, now_ms=self.at(15))
+        self.commits.append(plan.commit_json())
         d1, d2, d3, d4 = EVENT_DAYS
         a1 = [self.data_file(d1, 40) for _ in range(3)]
         self.commit("append", f"3 files of {d1}", added=a1, days=14)
@@ -284,8 +292,8 @@ class _Builder:
                                 extra_summary=dict(extra or {}))
         sid = self.ids_rng.getrandbits(63) or 1
         ts = self.at(days)
-        self.table = t.commit(build_snapshot(t, change, branch=branch, timestamp_ms=ts, snapshot_id=sid,
-                                             stage_only=stage_only), now_ms=ts)
+        self.send(build_snapshot(t, change, branch=branch, timestamp_ms=ts, snapshot_id=sid, stage_only=stage_only),
+                  now_ms=ts)
         state = dict(self.states.get(parent, {})) if parent is not None else {}
         for f in removed:
             del state[f.file_path]
@@ -327,10 +335,15 @@ class _Builder:
         note = f"{n} rows of {', '.join(days_of)} deleted ({_count(len(added), kind)})"
         return self.commit("delete", note, added=added, removed_entries=removed, days=days, deleted_positions=by_path)
 
-    def metadata_commit(self, md: TableMetadata, *, days: float) -> None:
-        """Commit metadata without a new snapshot, as of ``days`` ago."""
+    def metadata_commit(self, updates: list[TableUpdate], *, days: float) -> None:
+        """Commit updates that add no snapshot, as of ``days`` ago."""
         ts = self.at(days)
-        self.table = self.table.commit(md.replace(last_updated_ms=ts), now_ms=ts)
+        self.send(updates, now_ms=ts)
+
+    def send(self, updates: list[TableUpdate], *, now_ms: int) -> None:
+        done = send(self.table, TableCommit(updates), now_ms=now_ms)
+        self.table = done.table
+        self.commits.append(done.sent_json())
 
     def add_column(self, *, days: float) -> None:
         """Schema evolution: an optional ``country`` string column in a new schema."""
@@ -339,10 +352,9 @@ class _Builder:
         md = self.table.metadata
         old = md.schema
         new = Schema(old.fields + (NestedField(md.last_column_id + 1, ADDED_COLUMN, PrimitiveType("string")),),
-                     schema_id=max(s.schema_id for s in md.schemas) + 1,
-                     identifier_field_ids=old.identifier_field_ids)
-        self.metadata_commit(md.replace(schemas=md.schemas + (new,), current_schema_id=new.schema_id,
-                                        last_column_id=md.last_column_id + 1), days=days)
+                     schema_id=old.schema_id, identifier_field_ids=old.identifier_field_ids)
+        # The updates a client's builder records: add-schema (a new id) and set-current-schema.
+        self.metadata_commit(MetadataBuilder(md).set_current_schema(new).changes, days=days)
 
     def plant_orphan(self, day: dt.date) -> tuple[str, bool]:
         """A Parquet file that no snapshot references (as a failed write leaves one), 8 days old."""
@@ -421,7 +433,7 @@ class _Builder:
             records=len(rows[md.current_snapshot_id]), refs=refs, staged_snapshot_id=staged, wap_id=WAP_ID,
             schema_ids=[s.schema_id for s in md.schemas], added_column=ADDED_COLUMN, orphan_files=orphans,
             orphan_age_days=ORPHAN_AGE_MS // DAY_MS if aged else None,
-            try_commands=commands, rows_by_snapshot=rows)
+            try_commands=commands, rows_by_snapshot=rows, commits=self.commits)
 
 
 def _count(n: int, what: str) -> str:

@@ -22,12 +22,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from icectl.spec.metadata import MAIN_BRANCH, SnapshotLogEntry, SnapshotRef, TableMetadata
+from icectl.spec.metadata import MAIN_BRANCH, SnapshotRef, TableMetadata
 from icectl.table.reachability import (
     DATA, DELETION_VECTOR, EQUALITY_DELETES, KINDS, MANIFEST, MANIFEST_LIST, METADATA, PARTITION_STATISTICS,
     POSITION_DELETES, STATISTICS, reachable_files,
 )
-from icectl.table.loaded import Table, commit_with_retry
+from icectl.table.builder import apply_updates
+from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.requirements import requirements_for
+from icectl.table.loaded import Table
+from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
 from icectl.errors import RefusedError, UsageError
 from icectl.io import normalize_location
 
@@ -66,6 +70,8 @@ class ExpiryPlan:
     removed_refs: list[str]
     reasons: dict[int, list[str]]
     new_metadata: TableMetadata = field(repr=False)
+    updates: list[TableUpdate] = field(default_factory=list, repr=False)
+    planned_commit: dict = field(default_factory=dict, repr=False)  # its requirements and updates, as JSON
     files: list[FileToDelete] = field(default_factory=list)
     removed_schema_ids: list[int] = field(default_factory=list)
     removed_spec_ids: list[int] = field(default_factory=list)
@@ -83,6 +89,7 @@ class ExpiryResult:
     deleted: list[FileToDelete]
     failed: list[tuple[str, str]]  # (path, error)
     metadata_files_deleted: list[str] = field(default_factory=list)
+    committed: Committed | None = field(default=None, repr=False)  # what was sent, and the table after it
 
 
 def _prop_int(md: TableMetadata, key: str, default: int) -> int:
@@ -160,19 +167,10 @@ def _fmt(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _updated_snapshot_log(md: TableMetadata, keep: set[int]) -> tuple[SnapshotLogEntry, ...]:
-    """As Iceberg Java rebuilds the snapshot log: an entry of a removed snapshot drops every
-    entry before it, so the log never claims a history that cannot be read."""
-    out: list[SnapshotLogEntry] = []
-    for e in md.snapshot_log:
-        if e.snapshot_id in keep:
-            out.append(e)
-        else:
-            out.clear()
-    return tuple(out)
-
-
-def build_expired_metadata(table: Table, opts: ExpireOptions) -> tuple[TableMetadata, set[int], dict[str, SnapshotRef], dict[int, list[str]], list[int], list[int]]:
+def expiry_updates(table: Table, opts: ExpireOptions) -> tuple[list[TableUpdate], set[int], dict[str, SnapshotRef], dict[int, list[str]], list[int], list[int]]:
+    """The updates of an expiry, in the order Iceberg Java's RemoveSnapshots makes them: the refs
+    that aged out, the expired snapshots (the builder drops their statistics and rebuilds the
+    snapshot log), and with ``clean_expired_metadata`` the specs and schemas no kept snapshot uses."""
     md = table.metadata
     unknown = [sid for sid in opts.snapshot_ids if md.snapshot_by_id(sid) is None]
     if unknown:
@@ -180,10 +178,8 @@ def build_expired_metadata(table: Table, opts: ExpireOptions) -> tuple[TableMeta
 
         raise NotFoundError(f"snapshot {unknown[0]} does not exist in {table.name}")
     retained, refs, reasons = compute_retention(md, opts)
-    snapshots = tuple(s for s in md.snapshots if s.snapshot_id in retained)
     removed_schemas: list[int] = []
     removed_specs: list[int] = []
-    schemas, specs = md.schemas, md.partition_specs
     if opts.clean_expired_metadata:
         # As Iceberg Java (RemoveSnapshots): the schemas and specs of the snapshots the retention
         # rules keep, found before the explicitly expired ids are taken out, so an explicit id a
@@ -198,33 +194,33 @@ def build_expired_metadata(table: Table, opts: ExpireOptions) -> tuple[TableMeta
             reachable_schemas.add(s.schema_id if s.schema_id is not None else md.current_schema_id)
             for m in table.manifests(s):
                 reachable_specs.add(m.partition_spec_id)
-        removed_specs = [p.spec_id for p in specs if p.spec_id not in reachable_specs]
-        removed_schemas = [s.schema_id for s in schemas if s.schema_id not in reachable_schemas]
-        specs = tuple(p for p in specs if p.spec_id in reachable_specs)
-        schemas = tuple(s for s in schemas if s.schema_id in reachable_schemas)
-    new = md.replace(
-        snapshots=snapshots,
-        refs={n: r for n, r in md.refs.items() if n in refs},
-        snapshot_log=_updated_snapshot_log(md, retained),
-        statistics=tuple(s for s in md.statistics if s.snapshot_id in retained),
-        partition_statistics=tuple(s for s in md.partition_statistics if s.snapshot_id in retained),
-        schemas=schemas, partition_specs=specs,
-    )
-    return new, retained, refs, reasons, removed_schemas, removed_specs
+        removed_specs = [p.spec_id for p in md.partition_specs if p.spec_id not in reachable_specs]
+        removed_schemas = [s.schema_id for s in md.schemas if s.schema_id not in reachable_schemas]
+    updates: list[TableUpdate] = [RemoveSnapshotRef(n) for n in md.refs if n not in refs]
+    expired = tuple(s.snapshot_id for s in md.snapshots if s.snapshot_id not in retained)
+    if expired:
+        updates.append(RemoveSnapshots(expired))
+    if removed_specs:
+        updates.append(RemovePartitionSpecs(tuple(removed_specs)))
+    if removed_schemas:
+        updates.append(RemoveSchemas(tuple(removed_schemas)))
+    return updates, retained, refs, reasons, removed_schemas, removed_specs
 
 
 def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
     md = table.metadata
     if opts.retain_last is not None and opts.retain_last < 1:
         raise UsageError("--retain-last must be at least 1")
-    new, retained, refs, reasons, removed_schemas, removed_specs = build_expired_metadata(table, opts)
+    updates, retained, refs, reasons, removed_schemas, removed_specs = expiry_updates(table, opts)
+    new = apply_updates(md, updates) if updates else md
     expired = [s for s in md.snapshots if s.snapshot_id not in retained]
     plan = ExpiryPlan(
         table=table.name, base_metadata_location=table.metadata_location,
         expired_snapshot_ids=[s.snapshot_id for s in expired],
         retained_snapshot_ids=[s.snapshot_id for s in md.snapshots if s.snapshot_id in retained],
         removed_refs=sorted(n for n in md.refs if n not in refs), reasons=reasons, new_metadata=new,
-        removed_schema_ids=removed_schemas, removed_spec_ids=removed_specs,
+        updates=updates, removed_schema_ids=removed_schemas, removed_spec_ids=removed_specs,
+        planned_commit=sent_json(md, requirements_for(md, updates), updates) if updates else {},
     )
     if opts.delete_files and expired:
         plan.files, plan.skipped_outside_location = files_to_delete(table, md, new)
@@ -314,22 +310,20 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     first = plan_expiry(table, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
     if not first.changes_metadata:
         return ExpiryResult(first, None, [], [], [])
-    state: dict[str, object] = {}
+    state: dict[str, ExpiryPlan] = {}
 
-    def build(current: Table) -> TableMetadata:
+    def build(current: Table) -> list[TableUpdate]:
         plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
-        state["base"] = current
         state["plan"] = plan
         if before_commit is not None:
             before_commit(plan)
-        return plan.new_metadata
+        return plan.updates
 
-    committed = commit_with_retry(table, build)
-    plan: ExpiryPlan = state["plan"]  # type: ignore[assignment]
-    base: Table = state["base"]  # type: ignore[assignment]
+    done = commit_table(table, build)
+    committed, base = done.table, done.base
+    plan = state["plan"]
     deleted: list[FileToDelete] = []
     failed: list[tuple[str, str]] = []
-    metadata_deleted: list[str] = []
     if opts.delete_files:
         files, outside = files_to_delete(base, base.metadata, committed.metadata)
         plan.files, plan.skipped_outside_location = files, outside
@@ -343,8 +337,8 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
         if delete is None:
             delete = lambda fs: delete_files(table.io, fs)  # noqa: E731
         deleted, failed = delete(files)
-    metadata_deleted = committed.deleted_metadata_files
-    return ExpiryResult(plan, committed.metadata_location, deleted, failed, metadata_deleted)
+    return ExpiryResult(plan, committed.metadata_location, deleted, failed, done.deleted_metadata_files,
+                        committed=done)
 
 
 def delete_files(io, files: list[FileToDelete], *, workers: int = 8,

@@ -1,24 +1,25 @@
 """Branches, tags, rollback and cherry-pick, with Iceberg Java's rules (SnapshotManager,
 CherryPickOperation; spec: "Snapshot References").
 
-Each operation is a function from the current table to new metadata, so the caller can commit
-it with :func:`icectl.table.loaded.commit_with_retry`, which re-reads and re-validates on a
-conflict.
+Each operation is a function from the current table's metadata to the updates that make the
+change (``set-snapshot-ref``, ``remove-snapshot-ref``; a cherry-pick that re-applies a snapshot
+adds one), so the caller can commit it with :func:`icectl.table.commit.commit_table`, which reads
+the table again and re-validates on a conflict. No change: no updates.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent
-from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
-from icectl.table.loaded import Table
 from icectl.errors import AlreadyExistsError, ConflictingChangeError, NoSnapshotsError, NotFoundError, UsageError
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
+from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
+from icectl.table.builder import apply_updates
+from icectl.table.commit import Committed, commit_table
+from icectl.table.loaded import Table
+from icectl.table.requirements import TableRequirement, requirements_for
+from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.updates import RemoveSnapshotRef, SetSnapshotRef, TableUpdate
 
 
 def _branch(md: TableMetadata, name: str) -> SnapshotRef:
@@ -41,24 +42,17 @@ def _snapshot(md: TableMetadata, snapshot_id: int) -> Snapshot:
     return s
 
 
-def set_branch_snapshot(md: TableMetadata, branch: str, snapshot_id: int, *, now_ms: int | None = None) -> TableMetadata:
-    """Point a branch at a snapshot, keeping its retention; moving ``main`` also moves
-    ``current-snapshot-id`` and appends to the snapshot log (as TableMetadata.Builder does).
-    A branch already at the snapshot is a no-op (no duplicate snapshot-log entry), as in Java."""
+def set_branch_snapshot(md: TableMetadata, branch: str, snapshot_id: int) -> list[TableUpdate]:
+    """Point a branch at a snapshot, keeping its retention (``set-snapshot-ref``; on ``main`` the
+    builder also moves ``current-snapshot-id`` and appends to the snapshot log). A branch already
+    at the snapshot needs no update (no duplicate snapshot-log entry), as in Java."""
     current = md.all_refs.get(branch)
     if current is not None and current.is_branch and current.snapshot_id == snapshot_id and (
             branch != MAIN_BRANCH or md.current_snapshot_id == snapshot_id):
-        return md
-    now = max(now_ms or _now(), md.last_updated_ms)
-    refs = dict(md.refs)
-    old = refs.get(branch)
-    refs[branch] = SnapshotRef(snapshot_id, "branch", *(
-        (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
-    changes: dict = {"refs": refs, "last_updated_ms": now}
-    if branch == MAIN_BRANCH:
-        changes["current_snapshot_id"] = snapshot_id
-        changes["snapshot_log"] = md.snapshot_log + (SnapshotLogEntry(now, snapshot_id),)
-    return md.replace(**changes)
+        return []
+    old = md.refs.get(branch)
+    return [SetSnapshotRef(branch, SnapshotRef(snapshot_id, "branch", *(
+        (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ())))]
 
 
 def is_ancestor(md: TableMetadata, head: int, candidate: int) -> bool:
@@ -67,7 +61,7 @@ def is_ancestor(md: TableMetadata, head: int, candidate: int) -> bool:
 
 # -- rollback ---------------------------------------------------------------------------------------
 
-def rollback_to_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+def rollback_to_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> list[TableUpdate]:
     """rollback_to_snapshot: the target must be an ancestor of the branch head."""
     head = _branch(md, branch).snapshot_id
     _snapshot(md, snapshot_id)
@@ -89,11 +83,11 @@ def snapshot_before(md: TableMetadata, timestamp_ms: int, *, branch: str = MAIN_
     return best
 
 
-def rollback_to_timestamp(md: TableMetadata, timestamp_ms: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+def rollback_to_timestamp(md: TableMetadata, timestamp_ms: int, *, branch: str = MAIN_BRANCH) -> list[TableUpdate]:
     return set_branch_snapshot(md, branch, snapshot_before(md, timestamp_ms, branch=branch).snapshot_id)
 
 
-def set_current_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> TableMetadata:
+def set_current_snapshot(md: TableMetadata, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> list[TableUpdate]:
     """set_current_snapshot: any existing snapshot."""
     _snapshot(md, snapshot_id)
     if branch in md.all_refs:
@@ -156,7 +150,7 @@ WAP_ID = "wap.id"
 
 
 def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
-                validate_only: bool = False) -> TableMetadata | None:
+                validate_only: bool = False) -> list[TableUpdate] | None:
     """Apply a snapshot's changes to a branch as Iceberg Java's CherryPickOperation does: a
     snapshot whose parent is the branch head is fast-forwarded; an append is re-applied as a new
     append; a dynamic overwrite (``replace-partitions=true``) replaces the partitions it wrote.
@@ -164,8 +158,7 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
     in the branch's history, or whose WAP id was already published) is refused.
 
     With ``validate_only``, every check runs but nothing is written: a fast-forward still returns
-    its metadata, a pick that needs a new snapshot returns None."""
-    from icectl.table.snapshots import SnapshotChange, build_snapshot
+    its updates, a pick that needs a new snapshot returns None."""
 
     md = table.metadata
     snap = _snapshot(md, snapshot_id)
@@ -235,10 +228,8 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
 
 def create_ref(md: TableMetadata, name: str, *, ref_type: str, snapshot_id: int | None = None,
                max_ref_age_ms: int | None = None, max_snapshot_age_ms: int | None = None,
-               min_snapshots_to_keep: int | None = None) -> TableMetadata:
-    if md.format_version < 2 and name != MAIN_BRANCH:
-        # Iceberg Java allows refs in v1 metadata; icectl does too (the refs map is optional in v1).
-        pass
+               min_snapshots_to_keep: int | None = None) -> list[TableUpdate]:
+    # Iceberg Java allows refs in v1 metadata; icectl does too (the refs map is optional in v1).
     if name in md.all_refs:
         raise AlreadyExistsError(f"ref {name!r} already exists")
     if not name or name.strip() != name:
@@ -256,33 +247,30 @@ def create_ref(md: TableMetadata, name: str, *, ref_type: str, snapshot_id: int 
             raise UsageError(f"{what} must be positive")
     if min_snapshots_to_keep is not None and min_snapshots_to_keep <= 0:
         raise UsageError("--min-snapshots-to-keep must be positive")
-    refs = dict(md.refs)
-    refs[name] = SnapshotRef(sid, ref_type, min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
-    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+    return [SetSnapshotRef(name, SnapshotRef(sid, ref_type, min_snapshots_to_keep, max_snapshot_age_ms,
+                                             max_ref_age_ms))]
 
 
-def drop_ref(md: TableMetadata, name: str, *, ref_type: str) -> TableMetadata:
+def drop_ref(md: TableMetadata, name: str, *, ref_type: str) -> list[TableUpdate]:
     if name == MAIN_BRANCH:
         raise UsageError("the main branch cannot be dropped")
     ref = md.refs.get(name)
     if ref is None or ref.ref_type != ref_type:
         raise NotFoundError(f"{ref_type} {name!r} does not exist")
-    refs = {n: r for n, r in md.refs.items() if n != name}
-    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+    return [RemoveSnapshotRef(name)]
 
 
-def rename_branch(md: TableMetadata, old: str, new: str) -> TableMetadata:
+def rename_branch(md: TableMetadata, old: str, new: str) -> list[TableUpdate]:
+    """As Java's ManageSnapshots.renameBranch: the ref under its new name, then the old name removed."""
     if old == MAIN_BRANCH:
         raise UsageError("the main branch cannot be renamed")
     ref = _branch(md, old)
     if new in md.all_refs:
         raise AlreadyExistsError(f"ref {new!r} already exists")
-    refs = {(new if n == old else n): r for n, r in md.refs.items()}
-    refs[new] = ref
-    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+    return [SetSnapshotRef(new, ref), RemoveSnapshotRef(old)]
 
 
-def fast_forward(md: TableMetadata, name: str, to: str) -> TableMetadata:
+def fast_forward(md: TableMetadata, name: str, to: str) -> list[TableUpdate]:
     """Move branch ``name`` to the head of ``to``; its head must be an ancestor of that head."""
     ref = _branch(md, name)
     target = md.all_refs.get(to)
@@ -295,7 +283,7 @@ def fast_forward(md: TableMetadata, name: str, to: str) -> TableMetadata:
 
 
 def set_retention(md: TableMetadata, name: str, *, max_ref_age_ms: int | None = None,
-                  max_snapshot_age_ms: int | None = None, min_snapshots_to_keep: int | None = None) -> TableMetadata:
+                  max_snapshot_age_ms: int | None = None, min_snapshots_to_keep: int | None = None) -> list[TableUpdate]:
     ref = md.refs.get(name)
     if ref is None:
         raise NotFoundError(f"ref {name!r} does not exist")
@@ -307,9 +295,7 @@ def set_retention(md: TableMetadata, name: str, *, max_ref_age_ms: int | None = 
                       min_snapshots_to_keep if min_snapshots_to_keep is not None else ref.min_snapshots_to_keep,
                       max_snapshot_age_ms if max_snapshot_age_ms is not None else ref.max_snapshot_age_ms,
                       max_ref_age_ms if max_ref_age_ms is not None else ref.max_ref_age_ms, ref.extra)
-    refs = dict(md.refs)
-    refs[name] = new
-    return md.replace(refs=refs, last_updated_ms=max(_now(), md.last_updated_ms))
+    return [SetSnapshotRef(name, new)]
 
 
 def parse_duration_ms(text: str | None) -> int | None:
@@ -325,4 +311,43 @@ def parse_duration_ms(text: str | None) -> int | None:
     return int(m.group(1)) * mult
 
 
-Builder = Callable[[Table], TableMetadata]
+Builder = Callable[[Table], list[TableUpdate]]
+
+
+@dataclass
+class RefCommit:
+    """A planned change of refs: the updates planned against ``table`` (None when the commit
+    writes a new snapshot: its updates exist only when it is written), the metadata they give
+    (None likewise), and ``build``, which plans it again against a fresh table on a conflict."""
+
+    table: Table
+    build: Builder
+    updates: list[TableUpdate] | None
+    after: TableMetadata | None
+
+    @property
+    def changes_nothing(self) -> bool:
+        return self.updates == []
+
+    def requirements(self) -> list[TableRequirement]:
+        return requirements_for(self.table.metadata, self.updates or [])
+
+
+def plan_ref_change(table: Table, build: Builder) -> RefCommit:
+    """Plan a change whose updates write nothing (refs only)."""
+    updates = build(table)
+    return RefCommit(table, build, updates, apply_updates(table.metadata, updates) if updates else table.metadata)
+
+
+def plan_cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> RefCommit:
+    """Every check of a cherry-pick, without writing: a fast-forward has its updates; one that
+    re-applies the snapshot writes its manifests only when committed (so a dry run or a refusal
+    leaves no file behind)."""
+    preview = cherry_pick(table, snapshot_id, branch=branch, validate_only=True)
+    return RefCommit(table, lambda t: cherry_pick(t, snapshot_id, branch=branch) or [], preview,
+                     apply_updates(table.metadata, preview) if preview else None)
+
+
+def commit_ref_change(plan: RefCommit) -> Committed:
+    """Commit with retry: on a conflict the change is planned again against the fresh table."""
+    return commit_table(plan.table, plan.build)

@@ -20,7 +20,10 @@ from typing import Any
 
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
-from icectl.table.loaded import Table, commit_with_retry, load_table, read_metadata_file
+from icectl.table.builder import apply_updates
+from icectl.table.commit import Committed, commit_table
+from icectl.table.loaded import Table, load_table, read_metadata_file
+from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
 from icectl.errors import AlreadyExistsError, NoSuchTableError, RefusedError, UnsupportedError, UsageError
 from icectl.io import has_scheme
 
@@ -62,6 +65,7 @@ class UpgradePlan:
     blockers: list[Blocker]
     readers: list[ReaderSupport]
     new_metadata: TableMetadata | None = field(default=None, repr=False)
+    updates: list[TableUpdate] = field(default_factory=list, repr=False)
 
     @property
     def can_apply(self) -> bool:
@@ -136,21 +140,16 @@ def plan_upgrade(table: Table, to_version: int) -> UpgradePlan:
     steps = [_STEPS[v] for v in range(start + 1, to_version + 1)]
     blockers = _blockers(table, start, to_version)
     new = None
+    updates: list[TableUpdate] = []
     if not blockers and steps:
-        new = md
-        for s in steps:
-            new = _upgrade_once(new, s.to_version)
+        # One upgrade-format-version to the target (the report lists each step's rules); a v1
+        # table without a uuid gets one, which v2 requires.
+        updates = ([AssignUUID(str(uuid.uuid4()))] if md.table_uuid is None else []) + [UpgradeFormatVersion(to_version)]
+        new = apply_updates(md, updates)
     return UpgradePlan(table=table.name, metadata_location=table.metadata_location, catalog=table.catalog.kind,
                        from_version=start, to_version=to_version, steps=steps, found=_found(table, start, to_version),
-                       blockers=blockers, readers=readers_for(to_version), new_metadata=new)
-
-
-def _upgrade_once(md: TableMetadata, to: int) -> TableMetadata:
-    if to == 2:
-        return md.replace(format_version=2, table_uuid=md.table_uuid or str(uuid.uuid4()))
-    if to == 3:
-        return md.replace(format_version=3, next_row_id=md.next_row_id if md.next_row_id is not None else 0)
-    return md.replace(format_version=4)
+                       blockers=blockers, readers=readers_for(to_version), new_metadata=new,
+                       updates=updates)
 
 
 def _blockers(table: Table, start: int, to: int) -> list[Blocker]:
@@ -221,19 +220,19 @@ def _found(table: Table, start: int, to: int) -> list[str]:
     return out
 
 
-def apply_upgrade(table: Table, to_version: int) -> Table:
+def apply_upgrade(table: Table, to_version: int) -> Committed:
     """Commit the upgrade (re-planned against the current metadata on each attempt)."""
-    def build(t: Table) -> TableMetadata:
+    def build(t: Table) -> list[TableUpdate]:
         plan = plan_upgrade(t, to_version)
         if plan.blockers:
             b = plan.blockers[0]
             cls = UnsupportedError if b.code in ("V4_FILESYSTEM_CATALOG", "READ_ONLY") else RefusedError
             raise cls(f"cannot upgrade {t.name}: {b.message}", hint=b.hint)
-        if plan.new_metadata is None:
+        if not plan.updates:
             raise UsageError(f"{t.name} is already format version {plan.from_version}")
-        return plan.new_metadata
+        return plan.updates
 
-    return commit_with_retry(table, build)
+    return commit_table(table, build)
 
 
 # -- register ---------------------------------------------------------------------------------------

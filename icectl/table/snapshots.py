@@ -23,8 +23,10 @@ from icectl.formats.manifest import (
     write_manifest,
     write_manifest_list,
 )
-from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata
-from icectl.table.loaded import Table, note_written
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
+from icectl.table.commit import note_written
+from icectl.table.loaded import Table
+from icectl.table.updates import AddSnapshot, SetSnapshotRef, TableUpdate
 from icectl.errors import UsageError
 from icectl.io import join
 
@@ -168,10 +170,11 @@ def _summary(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
 
 def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
                    timestamp_ms: int | None = None, snapshot_id: int | None = None,
-                   stage_only: bool = False) -> TableMetadata:
-    """Write the manifests and manifest list of a new snapshot on ``branch``; return the new
-    metadata (not yet committed). With ``stage_only`` the snapshot's parent is the branch head
-    but no ref moves (Iceberg Java's ``stageOnly()``, how write-audit-publish stages a commit)."""
+                   stage_only: bool = False) -> list[TableUpdate]:
+    """Write the manifests and manifest list of a new snapshot on ``branch``; return the updates
+    that commit it: ``add-snapshot`` and ``set-snapshot-ref`` (the branch keeps its retention).
+    With ``stage_only`` the snapshot's parent is the branch head but no ref moves (Iceberg Java's
+    ``stageOnly()``, how write-audit-publish stages a commit)."""
     md = table.metadata
     v = md.format_version
     ref = md.all_refs.get(branch)
@@ -245,20 +248,12 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
         summary=_summary(parent, change), schema_id=md.current_schema_id,
         first_row_id=first_row_id, added_rows=added_rows,
     )
-    changes = dict(snapshots=md.snapshots + (snap,), last_updated_ms=ts,
-                   last_sequence_number=sequence_number if v >= 2 else md.last_sequence_number,
-                   next_row_id=next_row_id if v >= 3 else md.next_row_id)
     if stage_only:
-        return md.replace(**changes)
-    refs = dict(md.refs)
-    old = refs.get(branch)
-    refs[branch] = SnapshotRef(snapshot_id, "branch", *(
+        return [AddSnapshot(snap)]
+    old = md.refs.get(branch)
+    ref = SnapshotRef(snapshot_id, "branch", *(
         (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
-    changes["refs"] = refs
-    if branch == MAIN_BRANCH:
-        changes["current_snapshot_id"] = snapshot_id
-        changes["snapshot_log"] = md.snapshot_log + (SnapshotLogEntry(ts, snapshot_id),)
-    return md.replace(**changes)
+    return [AddSnapshot(snap), SetSnapshotRef(branch, ref)]
 
 
 def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRANCH,
@@ -272,5 +267,5 @@ def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRAN
         op = "delete"
     else:
         op = "overwrite"
-    md = build_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch, timestamp_ms=timestamp_ms)
-    return table.commit(md)
+    return table.commit(build_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch,
+                                       timestamp_ms=timestamp_ms))

@@ -14,7 +14,7 @@ from icectl.catalog.sql import SqlCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.table.snapshots import append_files
 from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchTableError, UnsupportedError
@@ -279,7 +279,10 @@ def test_v4_table_in_a_file_system_layout_is_refused_by_name_but_readable_by_pat
 def test_v4_commit_refused(catalog, wh):
     """Even a caller bypassing create cannot commit v4 metadata into a file-system table."""
     t = create_table(catalog, ("db", "t"), schema_text=SCHEMA, format_version=3)
+    from icectl.table.requirements import requirements_for
+    from icectl.table.updates import UpgradeFormatVersion
+
+    ups = [UpgradeFormatVersion(4)]
     with pytest.raises(UnsupportedError, match="SQL catalog|metastore"):
-        catalog.commit(("db", "t"), base_location=t.metadata_location, table_location=t.location,
-                       metadata=t.metadata.to_bytes(), format_version=4)
+        catalog.commit(("db", "t"), requirements_for(t.metadata, ups), ups)
     assert metadata_names(wh) == ["v1.metadata.json"]

@@ -25,11 +25,14 @@ ANY = object()  # any JSON value (a partition value in the spec's single-value J
 SPEC_JSON = dict  # a schema, partition spec or sort order in the spec's JSON form (Appendix C)
 NUMBER = (int, float)
 
+# What a mutating command sends (or would send): the REST spec's TableRequirement and TableUpdate
+# objects. A snapshot that only the commit writes is null before it.
+COMMIT = {"requirements": [dict], "updates": [dict]}
 REF = {"name": str, "type": str, "snapshot_id": int, "min_snapshots_to_keep": Opt(int),
        "max_snapshot_age_ms": Opt(int), "max_ref_age_ms": Opt(int)}
 CREATED = {"name": str, "location": str, "metadata_location": Opt(str), "format_version": int,
            "table_uuid": Opt(str), "schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON,
-           "properties": Map(str), "dry_run": bool, "applied": bool}
+           "properties": Map(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 LISTING = {"catalog": str, "namespaces": [str], "tables": [str]}
 CURRENT_SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "sequence_number": int, "timestamp_ms": int,
                     "committed_at": str, "operation": str, "schema_id": Opt(int), "manifest_list": str,
@@ -74,23 +77,25 @@ EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids"
           "counts": {"deleted_data_files_count": int, "deleted_position_delete_files_count": int,
                      "deleted_equality_delete_files_count": int, "deleted_manifest_files_count": int,
                      "deleted_manifest_lists_count": int, "deleted_statistics_files_count": int},
-          "bytes": Map(int), "explain": Opt([{"snapshot_id": int, "reasons": [str]}])}
+          "bytes": Map(int), "explain": Opt([{"snapshot_id": int, "reasons": [str]}]), "commits": [COMMIT]}
 ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "older_than_ms": int,
            "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
-           "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}]}
+           "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}],
+           "commits": [COMMIT]}
 REF_CHANGE = {"table": str, "action": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str),
               "refs_before": Map(int), "refs_after": Map(Opt(int)), "current_snapshot_id": Opt(int),
               "impact": Opt({"branch": str, "from_snapshot_id": Opt(int), "to_snapshot_id": int,
                              "leaving_history": [int], "joining_history": [int], "data_files_added": int,
-                             "data_files_removed": int, "records_added": int, "records_removed": int})}
+                             "data_files_removed": int, "records_added": int, "records_removed": int}),
+              "commits": [COMMIT]}
 COMPACT_PLAN = {"table": str, "branch": str, "starting_snapshot_id": Opt(int), "target_file_size": int,
                 "min_file_size": int, "max_file_size": int, "live_data_files": int, "input_files": int,
                 "input_bytes": int, "groups": [{"group_id": int, "partition": str, "files": int, "bytes": int,
                                                 "records": int, "delete_files": int, "expected_output_files": int}],
-                "spark_submit": Opt([str]), "dry_run": bool, "applied": bool}
+                "spark_submit": Opt([str]), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 COMPACT_RESULT = {"table": str, "dry_run": bool, "applied": bool, "committed": [str], "rewritten_data_files": int,
                   "added_data_files": int, "removed_delete_files": int, "rewritten_bytes": int, "added_bytes": int,
-                  "failed_groups": [{"group_id": int, "error": str}], "log_file": Opt(str)}
+                  "failed_groups": [{"group_id": int, "error": str}], "log_file": Opt(str), "commits": [COMMIT]}
 REWRITE_DELETES = {"table": str, "branch": str, "format_version": int, "dangling_delete_files": [str],
                    "position_delete_files_to_merge": int, "partitions_to_merge": int,
                    "position_delete_files_to_convert": int, "deletion_vectors_to_merge": int,
@@ -100,16 +105,17 @@ REWRITE_DELETES = {"table": str, "branch": str, "format_version": int, "dangling
                    "result": Opt({"committed": [str],
                                   "equality_rewrite": Opt({"rewritten_data_files": int, "removed_delete_files": int}),
                                   "dangling_removed": int, "merged_inputs": int, "merged_outputs": int,
-                                  "converted_to_dvs": int, "deletion_vectors_written": int})}
+                                  "converted_to_dvs": int, "deletion_vectors_written": int}),
+                   "commits": [COMMIT]}
 UPGRADE = {"plan": {"table": str, "metadata_location": str, "catalog": str, "from_version": int, "to_version": int,
                     "steps": [{"from_version": int, "to_version": int, "changes": [str], "allows": [str],
                                "forbids": [str]}],
                     "found": [str], "blockers": [{"code": str, "message": str, "hint": Opt(str)}],
                     "readers": [{"reader": str, "reads": bool, "note": str}]},
-           "dry_run": bool, "applied": bool, "metadata_location": Opt(str)}
+           "dry_run": bool, "applied": bool, "metadata_location": Opt(str), "commits": [COMMIT]}
 REGISTER = {"plan": {"table": str, "catalog": str, "metadata_location": str, "format_version": int,
                      "location": Opt(str), "table_uuid": Opt(str), "snapshots": int, "current_snapshot_id": Opt(int)},
-            "dry_run": bool, "applied": bool, "registered": bool}
+            "dry_run": bool, "applied": bool, "registered": bool, "commits": [COMMIT]}
 
 DEMO = {"table": str, "location": str, "metadata_location": str, "format_version": int,
         "snapshots": [{"snapshot_id": int, "parent_snapshot_id": Opt(int), "operation": str, "timestamp_ms": int,
@@ -117,7 +123,7 @@ DEMO = {"table": str, "location": str, "metadata_location": str, "format_version
         "data_files": int, "delete_files": int, "records": int,
         "refs": [{"name": str, "type": str, "snapshot_id": int, "records": int}], "staged_snapshot_id": int,
         "wap_id": str, "schema_ids": [int], "added_column": str, "orphan_files": [str], "orphan_age_days": Opt(int),
-        "try_commands": [{"command": str, "why": str}]}
+        "try_commands": [{"command": str, "why": str}], "commits": [COMMIT]}
 
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {

@@ -10,10 +10,12 @@ import os
 
 import pytest
 
+from icectl.table.updates import SetSnapshotRef
+
 from icectl.errors import ExitCode
 
 CREATED_KEYS = {"name", "location", "metadata_location", "format_version", "table_uuid", "schema", "partition_spec",
-                "sort_order", "properties", "dry_run", "applied"}
+                "sort_order", "properties", "dry_run", "applied", "commits"}
 DESCRIBE_KEYS = {"name", "table_uuid", "location", "metadata_location", "format_version", "last_updated_ms",
                  "last_sequence_number", "last_column_id", "next_row_id", "current_schema_id", "schema", "schemas",
                  "default_spec_id", "partition_specs", "default_sort_order_id", "sort_orders", "properties", "refs",
@@ -275,9 +277,8 @@ def history(request, ws):
     files = {n: _data(loc, n, r) for n, r in (("a", 10), ("b", 20), ("c", 5), ("d", 7))}
     t = append_files(t, [files["a"], files["b"]])
     s1 = t.metadata.current_snapshot_id
-    md = t.metadata
-    t = t.commit(md.replace(refs={**md.refs, "t1": SnapshotRef(s1, "tag", max_ref_age_ms=86_400_000),
-                                  "dev": SnapshotRef(s1, "branch", min_snapshots_to_keep=2)}))
+    t = t.commit([SetSnapshotRef("t1", SnapshotRef(s1, "tag", max_ref_age_ms=86_400_000)),
+                  SetSnapshotRef("dev", SnapshotRef(s1, "branch", min_snapshots_to_keep=2))])
     t = append_files(t, [files["c"]])
     s2 = t.metadata.current_snapshot_id
     t = append_files(t, [files["d"]], branch="dev")
@@ -442,8 +443,9 @@ def test_snapshots_tree_of_a_long_history_is_shallow(ws):
         parent = sid
     from icectl.spec.metadata import SnapshotRef
 
-    t.commit(md.replace(snapshots=tuple(snaps), last_sequence_number=5000, current_snapshot_id=parent,
-                        refs={"main": SnapshotRef(parent, "branch")}))
+    from icectl.table.updates import AddSnapshot
+
+    t.commit([AddSnapshot(s) for s in snaps] + [SetSnapshotRef("main", SnapshotRef(parent, "branch"))])
     tree = ws.json("snapshots", "db.long", "--tree")
     [run] = tree["roots"]
     assert [n["snapshot_id"] for n in run["snapshots"]] == list(range(1000, 6000))

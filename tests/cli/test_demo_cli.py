@@ -23,7 +23,7 @@ from demo_rows import RECORDS, S, SNAPSHOT_IDS  # noqa: E402
 
 RESULT_KEYS = {"table", "location", "metadata_location", "format_version", "snapshots", "data_files", "delete_files",
                "records", "refs", "staged_snapshot_id", "wap_id", "schema_ids", "added_column", "orphan_files",
-               "orphan_age_days", "try_commands"}
+               "orphan_age_days", "try_commands", "commits"}
 SNAPSHOT_KEYS = {"snapshot_id", "parent_snapshot_id", "operation", "timestamp_ms", "committed_at", "branch", "refs",
                  "records", "description"}
 

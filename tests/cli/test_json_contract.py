@@ -61,9 +61,10 @@ class Lab:
         t = append_files(t, [tables.write_position_delete(t, f1, [1])])
         main = [s.snapshot_id for s in reversed(t.metadata.ancestors_of(t.metadata.current_snapshot_id))]
         self.s1, self.s2, self.s3, self.s4, self.s5 = main
-        md = refs.create_ref(t.metadata, "dev", ref_type="branch", snapshot_id=self.s3)
-        md = refs.create_ref(md, "old", ref_type="branch", snapshot_id=self.s1)
-        t = t.commit(refs.create_ref(md, "t1", ref_type="tag", snapshot_id=self.s1))
+        md = t.metadata
+        t = t.commit(refs.create_ref(md, "dev", ref_type="branch", snapshot_id=self.s3)
+                     + refs.create_ref(md, "old", ref_type="branch", snapshot_id=self.s1)
+                     + refs.create_ref(md, "t1", ref_type="tag", snapshot_id=self.s1))
         t = append_files(t, [tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))],
                          branch="dev")
         self.dev = t.metadata.refs["dev"].snapshot_id

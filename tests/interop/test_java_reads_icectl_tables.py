@@ -80,7 +80,8 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     from icectl.catalog import build_catalog, resolve_catalog_config
     from icectl.formats.manifest import DataFile
     from icectl.table.snapshots import build_snapshot, SnapshotChange
-    from icectl.table.loaded import commit_with_retry, load_table
+    from icectl.table.commit import commit_table
+    from icectl.table.loaded import load_table
 
     icectl(jc_args, "create", "--yes", "db.shared", "--schema", "id:long!, name:string", "--format-version", "2")
     catalog = build_catalog(resolve_catalog_config("jc", uri=jc_args[3], warehouse=jc_args[5]))
@@ -95,7 +96,7 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
         attempts.append(t.metadata_location)
         return build_snapshot(t, SnapshotChange("append", added=[DataFile(path, "parquet", (), 2, size)]))
 
-    committed = commit_with_retry(stale, build)
+    committed = commit_table(stale, build).table
     assert len(attempts) == 2  # the first attempt lost the race to Spark's commit
     spark.sql("INSERT INTO jc.db.shared VALUES (2, 'spark')")
     rows = sorted(r[0] for r in spark.sql("SELECT id FROM jc.db.shared").collect())

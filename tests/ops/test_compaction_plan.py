@@ -27,7 +27,7 @@ from icectl.ops.compaction import (
     plan_compaction,
 )
 from icectl.formats.manifest import DataFile, FileContent
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.table.snapshots import append_files
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import primitive
@@ -101,12 +101,11 @@ def evolve_spec(table, partition_by: str):
     """Add a new default spec (as ALTER TABLE ... PARTITION FIELD does) and commit."""
     from icectl.ops.create import parse_partition_spec
 
+    from icectl.table.builder import MetadataBuilder
+
     md = table.metadata
-    new_id = max(s.spec_id for s in md.partition_specs) + 1
-    spec = parse_partition_spec(partition_by, md.schema, spec_id=new_id, next_field_id=md.last_partition_id + 1)
-    md2 = md.replace(partition_specs=md.partition_specs + (spec,), default_spec_id=new_id,
-                     last_partition_id=max([md.last_partition_id] + [f.field_id for f in spec.fields]))
-    return table.commit(md2)
+    spec = parse_partition_spec(partition_by, md.schema, next_field_id=md.last_partition_id + 1)
+    return table.commit(MetadataBuilder(md).set_default_spec(spec).changes)
 
 
 # -- sizes: what is a candidate --------------------------------------------------------------------
@@ -523,10 +522,9 @@ def test_branches_and_tags(catalog):
     assert plan_compaction(t, OPTS).starting_snapshot_id is None  # empty table: nothing to do
     t = with_files(t, *(data(t, 100) for _ in range(5)))
     sid = t.metadata.current_snapshot_id
-    refs = dict(t.metadata.refs)
-    refs["tg"] = SnapshotRef(sid, "tag")
-    refs["br"] = SnapshotRef(sid, "branch")
-    t = t.commit(t.metadata.replace(refs=refs))
+    from icectl.table.updates import SetSnapshotRef
+
+    t = t.commit([SetSnapshotRef("tg", SnapshotRef(sid, "tag")), SetSnapshotRef("br", SnapshotRef(sid, "branch"))])
     with pytest.raises(UsageError, match="tag"):
         plan_compaction(t, CompactOptions(target_file_size=T, branch="tg"))
     with pytest.raises(NotFoundError):

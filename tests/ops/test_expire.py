@@ -3,7 +3,7 @@ Retention Policy") on hand-built metadata, a Hypothesis property over random sna
 file cleanup end to end on small real tables on local disk (no Java, no Spark).
 
 Retention tests build ``TableMetadata`` directly and call :func:`compute_retention` /
-:func:`build_expired_metadata` with ``ExpireOptions(now_ms=NOW)``. File tests write real Parquet
+:func:`plan_expiry` with ``ExpireOptions(now_ms=NOW)``. File tests write real Parquet
 files with pyarrow, commit them with ``append_files`` / ``build_snapshot`` at chosen (future)
 timestamps, and compare directory listings before and after.
 """
@@ -23,7 +23,6 @@ from icectl.ops.create import parse_compact_schema, parse_partition_spec
 from icectl.ops.expire import (
     ExpireOptions,
     apply_expiry,
-    build_expired_metadata,
     bytes_by_kind,
     compute_retention,
     java_counts,
@@ -37,11 +36,13 @@ from icectl.spec.metadata import (
     StatisticsFile,
     TableMetadata,
 )
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.spec.partitioning import UNPARTITIONED, PartitionSpec
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
 from icectl.table.loaded import Table
 from icectl.spec.types import Schema
+from icectl.table.builder import MetadataBuilder
+from icectl.table.updates import SetStatistics
 from icectl.errors import NotFoundError, RefusedError, UsageError
 from icectl.io import FileIO
 
@@ -278,11 +279,11 @@ def test_snapshot_log_removed_entry_drops_everything_before_it():
     log = [SnapshotLogEntry(NOW - 10 * DAY, 1), SnapshotLogEntry(NOW - 9 * DAY, 4), SnapshotLogEntry(NOW - 8 * DAY, 2),
            SnapshotLogEntry(NOW - 4 * DAY, 4), SnapshotLogEntry(NOW - DAY, 5)]
     md = make_md(CHAIN, snapshot_log=log)
-    new = build_expired_metadata(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False))[0]
+    new = plan_expiry(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False)).new_metadata
     # 4 is kept, but its first entry precedes the removed 2, so it goes with everything before 2.
     assert [(e.timestamp_ms, e.snapshot_id) for e in new.snapshot_log] == [(NOW - 4 * DAY, 4), (NOW - DAY, 5)]
     md = make_md(CHAIN)
-    new = build_expired_metadata(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False))[0]
+    new = plan_expiry(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False)).new_metadata
     assert [e.snapshot_id for e in new.snapshot_log] == [4, 5]
 
 
@@ -290,7 +291,7 @@ def test_statistics_of_removed_snapshots_are_dropped():
     stats = [StatisticsFile(1, "/nonexistent/t/metadata/s1.stats", 10), StatisticsFile(5, "/nonexistent/t/metadata/s5.stats", 11)]
     pstats = [StatisticsFile(2, "/nonexistent/t/metadata/p2.parquet", 12), StatisticsFile(4, "/nonexistent/t/metadata/p4.parquet", 13)]
     md = make_md(CHAIN, statistics=stats, partition_statistics=pstats)
-    new = build_expired_metadata(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False))[0]
+    new = plan_expiry(memory_table(md), ExpireOptions(now_ms=NOW, delete_files=False)).new_metadata
     assert [s.snapshot_id for s in new.statistics] == [5]
     assert [s.snapshot_id for s in new.partition_statistics] == [4]
     assert [s.snapshot_id for s in new.snapshots] == [4, 5]
@@ -431,7 +432,7 @@ def test_retention_properties(case):
             assert any(("within the first" in r) or ("younger than the cutoff of branch" in r) for r in reasons[sid])
 
     # The new metadata holds exactly the retained snapshots and refs, and a consistent log.
-    new = build_expired_metadata(memory_table(md), ExpireOptions(**{**opts.__dict__, "delete_files": False}))[0]
+    new = plan_expiry(memory_table(md), ExpireOptions(**{**opts.__dict__, "delete_files": False})).new_metadata
     assert {s.snapshot_id for s in new.snapshots} == ids
     assert set(new.refs) == set(kept_refs)
     assert all(e.snapshot_id in ids for e in new.snapshot_log)
@@ -669,9 +670,8 @@ def test_clean_expired_metadata_keeps_specs_still_used_by_retained_manifests(tmp
     md = t.metadata
     s1 = Schema(parse_compact_schema("id:long!, name:string, x:int").fields, 1)
     spec1 = PartitionSpec(1, parse_partition_spec("id", md.schema).fields)
-    t = t.commit(md.replace(schemas=md.schemas + (s1,), current_schema_id=1, last_column_id=3,
-                            partition_specs=md.partition_specs + (spec1,), default_spec_id=1,
-                            last_partition_id=spec1.last_field_id))
+    t = t.commit(MetadataBuilder(md).set_current_schema(s1).set_default_spec(spec1).changes)
+    assert t.metadata.current_schema_id == 1 and t.metadata.default_spec_id == 1
     b = data_file(t, "b", [3])
     b.spec_id, b.partition = 1, (3,)
     t = append_files(t, [b], timestamp_ms=T0 + DAY)
@@ -695,8 +695,7 @@ def test_statistics_files_of_expired_snapshots_are_deleted(tmp_path):
         with open(p, "wb") as f:
             f.write(b"PFA1" + b"\0" * 20)
         paths[sid] = p
-    md = t.metadata.replace(statistics=tuple(StatisticsFile(sid, p, os.path.getsize(p)) for sid, p in paths.items()))
-    t = t.commit(md)
+    t = t.commit([SetStatistics(StatisticsFile(sid, p, os.path.getsize(p))) for sid, p in paths.items()])
     res = apply_expiry(t, h.options())
     stats = [f for f in res.deleted if f.kind == "statistics"]
     assert [f.path for f in stats] == [paths[h.s1]] and stats[0].size == 24

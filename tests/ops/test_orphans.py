@@ -20,7 +20,7 @@ from icectl.cli.main import run
 from icectl.ops import orphans
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.ops.orphans import PrefixMismatchError, plan_orphans, split_path
 from icectl.spec.partitioning import UNPARTITIONED
 from icectl.ops.create import parse_compact_schema

@@ -17,14 +17,21 @@ import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.ops import refs
+from icectl.table.builder import apply_updates
 from icectl.formats.manifest import DataFile
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.loaded import Table, commit_with_retry
+from icectl.table.commit import commit_table
+from icectl.table.loaded import Table
 from icectl.errors import AlreadyExistsError, NotFoundError, UsageError
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
+
+
+def applied(md, updates):
+    """The metadata after a refs operation's updates (the operation itself returns updates)."""
+    return apply_updates(md, updates) if updates else md
 
 
 def write_parquet(path: str, ids: list[int]) -> DataFile:
@@ -62,7 +69,7 @@ class Repo:
         return self.table.metadata.snapshot_by_id(sid).timestamp_ms
 
     def commit(self, build) -> Table:
-        self.table = commit_with_retry(self.table, build)
+        self.table = commit_table(self.table, build).table
         return self.table
 
 
@@ -105,8 +112,8 @@ def test_rollback_to_non_ancestor_is_refused(repo):
 
 
 def test_rollback_keeps_branch_retention(repo):
-    md = refs.set_retention(repo.table.metadata, "main", min_snapshots_to_keep=3, max_snapshot_age_ms=DAY)
-    new = refs.rollback_to_snapshot(md, repo.s2)
+    md = applied(repo.table.metadata, refs.set_retention(repo.table.metadata, "main", min_snapshots_to_keep=3, max_snapshot_age_ms=DAY))
+    new = applied(md, refs.rollback_to_snapshot(md, repo.s2))
     r = new.refs["main"]
     assert (r.snapshot_id, r.min_snapshots_to_keep, r.max_snapshot_age_ms) == (repo.s2, 3, DAY)
 
@@ -120,7 +127,7 @@ def test_rollback_to_timestamp_picks_latest_ancestor_strictly_older(repo):
     assert refs.snapshot_before(md, repo.ts(repo.s2) + 1).snapshot_id == repo.s2
     with pytest.raises(NotFoundError):
         refs.snapshot_before(md, repo.ts(repo.s1))
-    new = refs.rollback_to_timestamp(md, repo.T0 + 2 * HOUR + 30 * 60_000)
+    new = applied(md, refs.rollback_to_timestamp(md, repo.T0 + 2 * HOUR + 30 * 60_000))
     assert new.current_snapshot_id == repo.s2 and new.snapshot_log[-1].snapshot_id == repo.s2
     # On another branch: its own ancestry.
     assert refs.snapshot_before(md, repo.T0 + 3 * HOUR, branch="dev").snapshot_id == repo.d1
@@ -135,14 +142,14 @@ def test_set_current_accepts_any_snapshot(repo):
 
 
 def test_set_current_on_a_tag_is_refused(repo):
-    md = refs.create_ref(repo.table.metadata, "v1", ref_type="tag", snapshot_id=repo.s1)
+    md = applied(repo.table.metadata, refs.create_ref(repo.table.metadata, "v1", ref_type="tag", snapshot_id=repo.s1))
     with pytest.raises(UsageError, match="is a tag"):
         refs.set_current_snapshot(md, repo.s2, branch="v1")
 
 
 def test_moving_another_branch_does_not_touch_main_or_the_log(repo):
     md = repo.table.metadata
-    new = refs.set_current_snapshot(md, repo.s3, branch="dev")
+    new = applied(md, refs.set_current_snapshot(md, repo.s3, branch="dev"))
     assert new.refs["dev"].snapshot_id == repo.s3
     assert new.current_snapshot_id == md.current_snapshot_id and new.snapshot_log == md.snapshot_log
 
@@ -151,7 +158,7 @@ def test_setting_main_to_its_own_head_is_a_no_op(repo):
     """As TableMetadata.Builder.setBranchSnapshot: a ref already at the snapshot is unchanged, so
     the snapshot log gains no duplicate entry."""
     md = repo.table.metadata
-    new = refs.set_current_snapshot(md, repo.s3)
+    new = applied(md, refs.set_current_snapshot(md, repo.s3))
     assert new.snapshot_log == md.snapshot_log and new.refs == md.refs
 
 
@@ -168,10 +175,10 @@ def test_ref_impact_counts_what_a_move_changes(repo):
 # ------------------------------------------------------------------------------ branches and tags
 
 def test_branch_create_at_current_or_given_snapshot_with_retention(repo):
-    md = refs.create_ref(repo.table.metadata, "b1", ref_type="branch")
+    md = applied(repo.table.metadata, refs.create_ref(repo.table.metadata, "b1", ref_type="branch"))
     assert md.refs["b1"].snapshot_id == repo.s3 and md.refs["b1"].is_branch
-    md = refs.create_ref(md, "b2", ref_type="branch", snapshot_id=repo.s1, max_ref_age_ms=7 * DAY,
-                         max_snapshot_age_ms=2 * DAY, min_snapshots_to_keep=3)
+    md = applied(md, refs.create_ref(md, "b2", ref_type="branch", snapshot_id=repo.s1, max_ref_age_ms=7 * DAY,
+                         max_snapshot_age_ms=2 * DAY, min_snapshots_to_keep=3))
     r = md.refs["b2"]
     assert (r.snapshot_id, r.max_ref_age_ms, r.max_snapshot_age_ms, r.min_snapshots_to_keep) == (
         repo.s1, 7 * DAY, 2 * DAY, 3)
@@ -204,8 +211,8 @@ def test_branch_drop_and_main_cannot_be_dropped(repo):
 
 
 def test_branch_rename_keeps_head_and_retention(repo):
-    md = refs.set_retention(repo.table.metadata, "dev", min_snapshots_to_keep=2)
-    md = refs.rename_branch(md, "dev", "feature")
+    md = applied(repo.table.metadata, refs.set_retention(repo.table.metadata, "dev", min_snapshots_to_keep=2))
+    md = applied(md, refs.rename_branch(md, "dev", "feature"))
     assert "dev" not in md.refs
     assert md.refs["feature"].snapshot_id == repo.d1 and md.refs["feature"].min_snapshots_to_keep == 2
     with pytest.raises(UsageError, match="main branch cannot be renamed"):
@@ -214,14 +221,14 @@ def test_branch_rename_keeps_head_and_retention(repo):
         refs.rename_branch(md, "feature", "main")
     with pytest.raises(NotFoundError):
         refs.rename_branch(md, "nope", "x")
-    md = refs.create_ref(md, "v1", ref_type="tag")
+    md = applied(md, refs.create_ref(md, "v1", ref_type="tag"))
     with pytest.raises(UsageError, match="is a tag"):
         refs.rename_branch(md, "v1", "v2")
 
 
 def test_branch_fast_forward(repo):
-    md = refs.create_ref(repo.table.metadata, "old", ref_type="branch", snapshot_id=repo.s1)
-    new = refs.fast_forward(md, "old", "main")
+    md = applied(repo.table.metadata, refs.create_ref(repo.table.metadata, "old", ref_type="branch", snapshot_id=repo.s1))
+    new = applied(md, refs.fast_forward(md, "old", "main"))
     assert new.refs["old"].snapshot_id == repo.s3
     assert new.current_snapshot_id == repo.s3 and new.snapshot_log == md.snapshot_log
     with pytest.raises(UsageError, match="not an ancestor"):
@@ -229,27 +236,27 @@ def test_branch_fast_forward(repo):
     with pytest.raises(NotFoundError):
         refs.fast_forward(md, "old", "nope")
     # Fast-forwarding main itself moves the current snapshot and logs it.
-    md = refs.set_current_snapshot(md, repo.s2)
-    new = refs.fast_forward(md, "main", "dev")
+    md = applied(md, refs.set_current_snapshot(md, repo.s2))
+    new = applied(md, refs.fast_forward(md, "main", "dev"))
     assert new.current_snapshot_id == repo.d1 and new.snapshot_log[-1].snapshot_id == repo.d1
     # To a tag's head works too.
-    md = refs.create_ref(md, "t", ref_type="tag", snapshot_id=repo.s3)
-    assert refs.fast_forward(md, "main", "t").current_snapshot_id == repo.s3
+    md = applied(md, refs.create_ref(md, "t", ref_type="tag", snapshot_id=repo.s3))
+    assert applied(md, refs.fast_forward(md, "main", "t")).current_snapshot_id == repo.s3
 
 
 def test_branch_retain(repo):
-    md = refs.set_retention(repo.table.metadata, "dev", max_ref_age_ms=DAY, min_snapshots_to_keep=4)
-    md = refs.set_retention(md, "dev", max_snapshot_age_ms=HOUR)  # others unchanged
+    md = applied(repo.table.metadata, refs.set_retention(repo.table.metadata, "dev", max_ref_age_ms=DAY, min_snapshots_to_keep=4))
+    md = applied(md, refs.set_retention(md, "dev", max_snapshot_age_ms=HOUR))  # others unchanged
     r = md.refs["dev"]
     assert (r.snapshot_id, r.max_ref_age_ms, r.max_snapshot_age_ms, r.min_snapshots_to_keep) == (repo.d1, DAY, HOUR, 4)
     with pytest.raises(UsageError, match="never expires"):
         refs.set_retention(md, "main", max_ref_age_ms=DAY)
-    md = refs.set_retention(md, "main", min_snapshots_to_keep=2)
+    md = applied(md, refs.set_retention(md, "main", min_snapshots_to_keep=2))
     assert md.refs["main"].min_snapshots_to_keep == 2
-    md = refs.create_ref(md, "v1", ref_type="tag")
+    md = applied(md, refs.create_ref(md, "v1", ref_type="tag"))
     with pytest.raises(UsageError, match="tags have only"):
         refs.set_retention(md, "v1", min_snapshots_to_keep=2)
-    assert refs.set_retention(md, "v1", max_ref_age_ms=DAY).refs["v1"].max_ref_age_ms == DAY
+    assert applied(md, refs.set_retention(md, "v1", max_ref_age_ms=DAY)).refs["v1"].max_ref_age_ms == DAY
     with pytest.raises(NotFoundError):
         refs.set_retention(md, "nope", max_ref_age_ms=DAY)
 
@@ -411,7 +418,7 @@ def test_wap_check_runs_before_a_fast_forward(repo):
         refs.cherry_pick(repo.table, w2)
     # Without a WAP id the same shape is a plain fast-forward.
     w3 = _stage(repo, "stage3", "job-4", repo.table.metadata.current_snapshot_id, repo.T0 + 8 * HOUR)
-    assert refs.cherry_pick(repo.table, w3).current_snapshot_id == w3
+    assert applied(repo.table.metadata, refs.cherry_pick(repo.table, w3)).current_snapshot_id == w3
 
 
 def test_validate_only_writes_nothing(repo):

@@ -65,7 +65,7 @@ def test_stepwise_upgrades_validate_clean_and_keep_committing(start, tmp_path):
     t = base.table
     records = sum(f.record_count for f in base.data_files)
     for to in range(start + 1, 5):
-        t = apply_upgrade(t, to)
+        t = apply_upgrade(t, to).table
         assert t.metadata.format_version == to
         assert clean(base) == []
         f = tables.write_data_file(t, [100 + to], ["z"], tables.day_of("2026-02-01"))
@@ -126,7 +126,9 @@ def test_json_shapes(tmp_path):
     code, out, err = cli(tmp_path, "-o", "json", "upgrade-format", "db.t", "--to", "3", "--dry-run")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"plan", "dry_run", "applied", "metadata_location"}
+    assert set(doc) == {"plan", "dry_run", "applied", "metadata_location", "commits"}
+    assert doc["commits"] == [{"requirements": [{"type": "assert-table-uuid", "uuid": doc["commits"][0]["requirements"][0]["uuid"]}],
+                               "updates": [{"action": "upgrade-format-version", "format-version": 3}]}]
     assert set(doc["plan"]) == {"table", "metadata_location", "catalog", "from_version", "to_version", "steps",
                                 "found", "blockers", "readers"}
     assert doc["dry_run"] is True and doc["applied"] is False and doc["metadata_location"] is None

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.s3
 @pytest.fixture
 def s3_table(moto_s3, s3_prefix, tmp_path, monkeypatch):
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
 
     props = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}", "warehouse": f"{s3_prefix}/wh", **moto_s3}

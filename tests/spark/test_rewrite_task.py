@@ -451,7 +451,7 @@ def test_compaction_end_to_end_with_deletes(tmp_path, fake_template):
     from icectl.ops.compaction import CompactOptions, plan_compaction
     from icectl.ops.compaction_job import JobSettings, run_compaction
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
@@ -493,7 +493,7 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     from icectl.catalog.hadoop import HadoopCatalog
     from icectl.ops.compaction import CompactOptions, plan_compaction
     from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.spec.partitioning import PartitionSpec
     from icectl.table.snapshots import append_files
     from icectl.io import FileIO
@@ -521,7 +521,7 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     from icectl.catalog.hadoop import HadoopCatalog
     from icectl.ops.compaction import CompactOptions, plan_compaction
     from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
     from icectl.errors import ExternalCommandError
     from icectl.io import FileIO
@@ -547,7 +547,7 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
 def _two_partition_table(tmp_path):
     """db.t partitioned by name, three files in partition x: a and b small, k much larger."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
     from icectl.io import FileIO
 
@@ -620,7 +620,7 @@ def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
     from icectl.catalog.hadoop import HadoopCatalog
     from icectl.ops.compaction import CompactOptions, plan_compaction
     from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
     from icectl.table.loaded import load_table
     from icectl.io import FileIO

@@ -163,7 +163,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
 
 def _table(tmp_path):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.io import FileIO
 
     return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")

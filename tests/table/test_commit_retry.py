@@ -1,4 +1,4 @@
-"""commit_with_retry: a lost compare-and-set removes the manifests its attempt wrote, and a
+"""commit_table: a lost compare-and-set removes the manifests its attempt wrote, and a
 conflict that re-reading cannot fix is not retried."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.formats.manifest import DataFile
-from icectl.ops.operations import create_table
+from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.loaded import commit_with_retry
+from icectl.table.commit import commit_table
 from icectl.errors import ConflictingChangeError
 
 
@@ -43,7 +43,7 @@ def test_lost_attempt_removes_its_manifests(tmp_path):
         attempts.append(t.metadata_location)
         return build_snapshot(t, SnapshotChange("append", added=[_file(t, f"a{len(attempts)}")]))
 
-    final = commit_with_retry(stale, build)
+    final = commit_table(stale, build).table
     assert len(attempts) == 2
     referenced = set()
     for s in final.metadata.snapshots:
@@ -63,5 +63,5 @@ def test_conflicting_change_is_not_retried(tmp_path):
         raise ConflictingChangeError("the change no longer applies")
 
     with pytest.raises(ConflictingChangeError):
-        commit_with_retry(t, build)
+        commit_table(t, build).table
     assert len(calls) == 1

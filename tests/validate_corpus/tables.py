@@ -142,7 +142,7 @@ def write_dv(table: Table, data: DataFile, positions: list[int]) -> DataFile:
 
 def build(root: str, format_version: int, *, catalog: str = "sql", deletes: bool = True) -> Base:
     """The valid table described in the module docstring."""
-    from icectl.ops.operations import create_table
+    from icectl.ops.create import create_table
     from icectl.table.snapshots import append_files
 
     cat = make_catalog(str(root), catalog)

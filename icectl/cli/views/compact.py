@@ -1,7 +1,7 @@
 """What ``compact`` prints: its plan, and the result of a run."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
@@ -42,6 +42,8 @@ class CompactionPlanView:
     spark_submit: list[str] | None
     dry_run: bool
     applied: bool
+    # The commit it will send once the job wrote the files (its snapshot null until then).
+    commits: list[dict] = field(default_factory=list)
 
 
 def compaction_plan(plan: CompactionPlan, argv: list[str] | None, *, dry_run: bool) -> CompactionPlanView:
@@ -51,7 +53,7 @@ def compaction_plan(plan: CompactionPlan, argv: list[str] | None, *, dry_run: bo
         live_data_files=plan.total_files, input_files=plan.input_files, input_bytes=plan.input_bytes,
         groups=[GroupPlan(g.group_id, g.partition_display, len(g.tasks), g.input_bytes, g.input_records,
                           g.delete_files, g.expected_outputs) for g in plan.groups],
-        spark_submit=argv, dry_run=dry_run, applied=False)
+        spark_submit=argv, dry_run=dry_run, applied=False, commits=[plan.planned_commit] if plan.groups else [])
 
 
 @text_renderer(CompactionPlanView)
@@ -95,12 +97,13 @@ class CompactionOutcome:
     added_bytes: int
     failed_groups: list[FailedGroup]
     log_file: str | None
+    commits: list[dict] = field(default_factory=list)  # each commit sent: requirements and updates
 
 
 def compaction_result(r: CompactionResult) -> CompactionOutcome:
     return CompactionOutcome(r.plan.table, False, bool(r.committed), r.committed, r.rewritten_data_files,
                              r.added_data_files, r.removed_delete_files, r.rewritten_bytes, r.added_bytes,
-                             [FailedGroup(g, e) for g, e in r.failed_groups], r.log_file)
+                             [FailedGroup(g, e) for g, e in r.failed_groups], r.log_file, r.sent)
 
 
 @text_renderer(CompactionOutcome)

@@ -1,7 +1,7 @@
 """What ``expire`` prints."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
@@ -44,6 +44,8 @@ class ExpireReport:
     counts: dict[str, int]
     bytes: dict[str, int]
     explain: list[RetainedBecause] | None  # with --explain: the rules that keep each retained snapshot
+    # The commit sent (or, before it, to send): {"requirements": [...], "updates": [...]}.
+    commits: list[dict] = field(default_factory=list)
 
 
 def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: bool, explain: bool) -> ExpireReport:
@@ -61,7 +63,9 @@ def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: boo
         failed_deletes=[] if result is None else [FailedDelete(p, e) for p, e in result.failed],
         skipped_outside_location=plan.skipped_outside_location, counts=java_counts(files), bytes=bytes_by_kind(files),
         explain=[RetainedBecause(sid, plan.reasons.get(sid, [])) for sid in plan.retained_snapshot_ids]
-        if explain else None)
+        if explain else None,
+        commits=[result.committed.sent_json()] if result is not None and result.committed is not None
+        else ([plan.planned_commit] if plan.planned_commit else []))
 
 
 @text_renderer(ExpireReport)

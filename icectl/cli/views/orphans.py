@@ -37,6 +37,7 @@ class OrphanReport:
     failed_deletes: list[FailedDelete]
     prefix_mismatches: list[PrefixMismatch]
     orphan_sizes: list[int] = field(repr=False)
+    commits: list[dict] = field(default_factory=list)  # none: removing orphans changes no metadata
 
 
 def orphan_report(plan: OrphanPlan, *, dry_run: bool, deleted: list[FileToDelete] | None = None,

@@ -1,7 +1,7 @@
 """What ``refs``, ``rollback``, ``cherry-pick``, ``branch ...`` and ``tag ...`` print."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from icectl.cli.context import Env
@@ -27,6 +27,10 @@ class RefChange:
     refs_after: dict[str, int | None]
     current_snapshot_id: int | None
     impact: RefImpact | None = None
+    # Each commit sent (or, before it, to send): the REST spec's TableRequirements and
+    # TableUpdates, {"requirements": [...], "updates": [...]}. A snapshot that only the commit
+    # writes is null until then.
+    commits: list[dict] = field(default_factory=list)
 
 
 @text_renderer(RefChange)

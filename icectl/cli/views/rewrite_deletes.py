@@ -1,7 +1,7 @@
 """What ``rewrite-deletes`` prints."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
@@ -53,6 +53,8 @@ class DeleteRewriteReport:
     dry_run: bool
     applied: bool
     result: DeleteRewriteOutcome | None  # None until applied
+    # Each commit sent (or, before them, to send): {"requirements": [...], "updates": [...]}.
+    commits: list[dict] = field(default_factory=list)
 
 
 def delete_rewrite_report(plan: DeleteRewritePlan, eq_plan: CompactionPlan | None, *, dry_run: bool) -> DeleteRewriteReport:
@@ -64,7 +66,18 @@ def delete_rewrite_report(plan: DeleteRewritePlan, eq_plan: CompactionPlan | Non
         deletion_vectors_to_merge=len(plan.dvs_to_merge), equality_delete_files=plan.equality_targets,
         equality_rewrite=None if eq_plan is None else EqualityRewritePlan(eq_plan.input_files, len(eq_plan.groups),
                                                                           eq_plan.input_bytes),
-        dry_run=dry_run, applied=False, result=None)
+        dry_run=dry_run, applied=False, result=None, commits=planned_commits(plan, eq_plan))
+
+
+def planned_commits(plan: DeleteRewritePlan, eq_plan: CompactionPlan | None) -> list[dict]:
+    """The commits a rewrite will send: the equality-delete rewrite's, then the delete rewrite's
+    (their snapshots exist only once written)."""
+    out = []
+    if eq_plan is not None and eq_plan.groups:
+        out.append(eq_plan.planned_commit)
+    if plan.changes:
+        out.append(plan.planned_commit)
+    return out
 
 
 @text_renderer(DeleteRewriteReport)

@@ -27,13 +27,16 @@ class Created:
     dry_run: bool
     applied: bool
     metadata: TableMetadata = field(repr=False)
+    # The commit sent (or to send): assert-create and the updates that create the table.
+    commits: list[dict] = field(default_factory=list)
 
     @classmethod
-    def of(cls, name: str, md: TableMetadata, metadata_location: str | None, *, dry_run: bool = False) -> "Created":
+    def of(cls, name: str, md: TableMetadata, metadata_location: str | None, *, dry_run: bool = False,
+           commit: dict | None = None) -> "Created":
         applied = metadata_location is not None
         return cls(name, md.location, metadata_location, md.format_version, md.table_uuid if applied else None,
                    md.schema.to_json(), md.spec.to_json(md.format_version), md.sort_order.to_json(),
-                   dict(md.properties), dry_run, applied, md)
+                   dict(md.properties), dry_run, applied, md, [commit] if commit else [])
 
 
 @text_renderer(Created)

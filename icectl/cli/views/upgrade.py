@@ -1,7 +1,7 @@
 """What ``upgrade-format`` and ``register`` print."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
@@ -19,6 +19,10 @@ class UpgradeResult:
     dry_run: bool
     applied: bool
     metadata_location: str | None  # the committed metadata file; None until committed
+    # Each commit sent (or, before it, to send): the REST spec's TableRequirements and
+    # TableUpdates, {"requirements": [...], "updates": [...]}. A snapshot that only the commit
+    # writes is null until then.
+    commits: list[dict] = field(default_factory=list)
 
 
 @text_renderer(UpgradeResult)
@@ -67,6 +71,7 @@ class Registered:
     dry_run: bool
     applied: bool
     registered: bool
+    commits: list[dict] = field(default_factory=list)  # none: register adds a catalog entry, no metadata update
 
 
 @text_renderer(Registered)
