@@ -124,7 +124,7 @@ class SqlCatalog(MetastoreCatalog):
                         if self._conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
                             self._conn.execute(ddl.format(if_not_exists=""))
                 break
-            except (psycopg.errors.DuplicateTable, psycopg.errors.UniqueViolation):
+            except (psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
                 if attempt == 2:
                     raise StorageError(f"PostgreSQL server {self._server}: could not create the catalog tables "
                                        "while another client was creating them") from None
@@ -245,7 +245,9 @@ class SqlCatalog(MetastoreCatalog):
             vals += ", 'TABLE'"
         try:
             self._exec(f"INSERT INTO iceberg_tables ({cols}) VALUES ({vals})", params)
-        except (sqlite3.IntegrityError, _Duplicate):
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
 
     def register_table(self, ident: Identifier, metadata_location: str) -> None:
@@ -284,8 +286,9 @@ class SqlCatalog(MetastoreCatalog):
             try:
                 self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
                            "property_value) VALUES (?, ?, 'exists', 'true')", (self.name, ns))
-            except (sqlite3.IntegrityError, _Duplicate):
-                pass  # created at the same moment by another client
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):  # a duplicate: another client created it at the same moment
+                    raise
 
     def list_namespaces(self) -> list[Identifier]:
         if not self._ready(write=False):
@@ -319,3 +322,8 @@ class SqlCatalog(MetastoreCatalog):
 
 class _Duplicate(Exception):
     """A PostgreSQL unique violation (a row that another client inserted first)."""
+
+
+def _is_duplicate(e: Exception) -> bool:
+    """A primary-key violation (not another integrity error, such as a NULL where none may be)."""
+    return isinstance(e, _Duplicate) or "UNIQUE" in str(e).upper()

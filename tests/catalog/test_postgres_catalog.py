@@ -184,15 +184,24 @@ def test_a_role_without_create_uses_existing_tables(postgres_server, postgres_db
 
 # -- several clients ----------------------------------------------------------------------------
 
-def test_many_clients_create_the_tables_at_once(postgres_server, postgres_db, tmp_path):
+@pytest.mark.parametrize("round_", range(4))
+def test_many_clients_create_the_tables_at_once(postgres_server, postgres_db, tmp_path, monkeypatch, round_):
+    """Clients that find no tables create them at the same moment: one wins, the others use its
+    tables (PostgreSQL reports the losers' CREATE TABLE as a duplicate table, type or key)."""
     n = 8
     barrier = threading.Barrier(n)
     catalogs: list[SqlCatalog] = []
     errors: list[BaseException] = []
+    init = SqlCatalog._init_postgres_schema
+
+    def init_together(self):  # connected: all look for the tables at once
+        barrier.wait()
+        init(self)
+
+    monkeypatch.setattr(SqlCatalog, "_init_postgres_schema", init_together)
 
     def open_catalog():
         try:
-            barrier.wait()
             catalogs.append(SqlCatalog("cat", postgres_server.uri(postgres_db), str(tmp_path), FileIO()))
         except BaseException as e:  # reported below
             errors.append(e)
