@@ -87,7 +87,8 @@ class Cluster:
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def _run(self, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.run_as, *args], capture_output=True, text=True, timeout=timeout)
+        # cwd: a folder the server's user can enter (the checkout may be under /root).
+        return subprocess.run([*self.run_as, *args], capture_output=True, text=True, timeout=timeout, cwd=self.root)
 
     def start(self) -> None:
         sockets = os.path.join(self.root, "sockets")

@@ -120,7 +120,8 @@ class SqlCatalog(MetastoreCatalog):
         for attempt in range(3):
             try:
                 with self._lock, self._conn.transaction():
-                    for table, ddl in (("iceberg_tables", TABLES_DDL), ("iceberg_namespace_properties", NAMESPACES_DDL)):
+                    for table, ddl in (("iceberg_tables", TABLES_DDL),
+                                       ("iceberg_namespace_properties", NAMESPACES_DDL)):
                         if self._conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
                             self._conn.execute(ddl.format(if_not_exists=""))
                 break
