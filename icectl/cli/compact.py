@@ -69,8 +69,7 @@ def compact(
     settings = JobSettings(template_path=template or _catalog_template(env), master=master,
                            partial_progress=partial_progress, max_commits=max_commits)
     if dry_run:
-        _, argv, work, _ = prepare(t, plan, settings)
-        render(env, compaction_plan(plan, argv, dry_run=True))
+        render(env, compaction_plan(plan, prepare(t, plan, settings).argv, dry_run=True))
         return
     if not plan.groups:
         render(env, compaction_plan(plan, None, dry_run=False))

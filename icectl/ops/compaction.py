@@ -339,7 +339,8 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
         tasks = _pack(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
             else [inputs] if inputs else []
         repartition = repartition_spec(table) if g.partition_key == ("older-specs",) else None
-        groups.append({"group_id": g.group_id, "partition": g.partition_display, "tasks": [
+        groups.append({"group_id": g.group_id, "partition": g.partition_display,
+                       "expected_outputs": g.expected_outputs, "tasks": [
             {"task_id": f"{g.group_id}-{i}", "group_id": g.group_id, "output_dir": out_dir, "inputs": ts,
              "repartition": repartition}
             for i, ts in enumerate(tasks)]})

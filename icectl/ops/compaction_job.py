@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -14,7 +16,8 @@ from icectl.ops.compaction import CompactionPlan, CompactOptions, FileGroup, bui
 from icectl.formats.manifest import DataFile
 from icectl.table.commit import commit_table
 from icectl.table.loaded import Table
-from icectl.errors import ExternalCommandError, IcectlError
+from icectl.io import join
+from icectl.errors import ExternalCommandError, IcectlError, NotFoundError, UsageError
 
 
 @dataclass
@@ -41,55 +44,109 @@ class CompactionResult:
     sent: list[dict[str, list]] = field(default_factory=list)  # each commit's requirements and updates
 
 
-def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact"):
+@dataclass
+class PreparedJob:
+    """A rendered job: the command, the local work folder (log, icectl.zip), the folder of the
+    plan and result files (the work folder, or a run folder under the template's ``work_dir``
+    on storage a driver in the cluster can reach), and the packed environment it ships."""
+
+    template: Any
+    argv: list[str]
+    work: str
+    job_dir: str
+    plan_file: str
+    result_file: str
+    environment: Any = None  # icectl.spark.environment.PackedEnvironment
+
+    @property
+    def remote(self) -> bool:
+        return self.job_dir != self.work
+
+
+_SECRET = re.compile(r"secret|token|password|credential|access-key-id|sas|account-key", re.IGNORECASE)
+
+
+def shareable_properties(properties: dict[str, str]) -> dict[str, str]:
+    """Storage properties without credentials: what may go to a shared work folder or on the
+    command line; the job's driver and executors take credentials from their environment."""
+    return {k: v for k, v in properties.items() if not _SECRET.search(k)}
+
+
+def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
     """Render the spark-submit command for a work folder; nothing is written and nothing runs
     (a dry run shows the command; :func:`run_compaction` creates the folder and its files)."""
-    from icectl.spark import submit
+    from icectl.spark import environment, submit
 
     work = settings.work_dir or os.path.join(tempfile.gettempdir(), f"icectl-spark-{uuid.uuid4().hex[:12]}")
     template = submit.load_template(settings.template_path, master=settings.master)
-    plan_file = os.path.join(work, "plan.json")
-    result_file = os.path.join(work, "result.json")
+    if template.deploy_mode == "cluster" and not template.work_dir:
+        raise UsageError("deploy_mode cluster runs the driver on the cluster: set work_dir in the job template to "
+                         "a folder it can reach (e.g. hdfs:///tmp/icectl or s3://bucket/icectl-work)")
+    job_dir = join(template.work_dir, os.path.basename(work.rstrip("/"))) if template.work_dir else work
+    plan_file, result_file = join(job_dir, "plan.json"), join(job_dir, "result.json")
+    job_args = []
+    if job_dir != work:  # the job reads and writes them through FileIO: endpoints, never credentials
+        job_args = [a for k, v in sorted(shareable_properties(dict(table.io.properties)).items())
+                    for a in ("--io", f"{k}={v}")]
+    env = None
+    if template.pack_environment:
+        reqs = environment.requirements(locations=[table.metadata.location or "", template.work_dir or ""],
+                                        driver=template.deploy_mode == "cluster")
+        env = environment.packed_environment(reqs, python=template.pack_python)
     py_files = [os.path.join(work, submit.PACKAGE_ZIP)] if not template.master.startswith("local") else []
     argv = submit.render_command(template, job_file=os.path.join(os.path.dirname(submit.__file__), "job.py"),
                                  plan_file=plan_file, result_file=result_file, py_files=py_files,
-                                 command=command, table=table.name, spark_submit=submit.default_spark_submit())
-    return template, argv, work, result_file
+                                 command=command, table=table.name, spark_submit=submit.default_spark_submit(),
+                                 environment=env.archive if env else None, driver_python=sys.executable,
+                                 job_args=job_args)
+    return PreparedJob(template, argv, work, job_dir, plan_file, result_file, env)
 
 
-def _write_job_files(table: Table, plan: CompactionPlan, template: Any, work: str) -> None:
+def _write_job_files(table: Table, plan: CompactionPlan, job: PreparedJob) -> None:
     from icectl.spark import submit
 
-    os.makedirs(work, exist_ok=True)
-    with open(os.path.join(work, "plan.json"), "w") as f:
-        json.dump(job_plan(table, plan, io_properties=dict(table.io.properties)), f)
-    if not template.master.startswith("local"):
-        submit.package_zip(work)
+    os.makedirs(job.work, mode=0o700, exist_ok=True)
+    io_properties = dict(table.io.properties)
+    if job.remote:  # no credentials on shared storage
+        io_properties = shareable_properties(io_properties)
+    data = json.dumps(job_plan(table, plan, io_properties=io_properties)).encode()
+    if job.remote:
+        table.io.write(job.plan_file, data, overwrite=True)
+    else:
+        with open(job.plan_file, "wb") as f:
+            f.write(data)
+    if not job.template.master.startswith("local"):
+        submit.package_zip(job.work)
 
 
 def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
                    progress: Callable[[str], None] | None = None) -> CompactionResult:
-    from icectl.spark import submit
+    from icectl.spark import environment, submit
 
-    template, argv, work, result_file = prepare(table, plan, settings)
-    result = CompactionResult(plan, argv, log_file=os.path.join(work, "spark-submit.log"))
+    job = prepare(table, plan, settings)
+    result = CompactionResult(plan, job.argv, log_file=os.path.join(job.work, "spark-submit.log"))
     if not plan.groups:
         result.log_file = None
         return result
-    if progress:
-        progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
     written: list[str] = []
     try:
         try:
-            _write_job_files(table, plan, template, work)
-            submit.run_command(argv, template, log_file=result.log_file)
+            _write_job_files(table, plan, job)
+            if job.environment is not None and not job.environment.exists:
+                if progress:
+                    progress(f"packing the executors' Python environment once ({', '.join(job.environment.requirements)}) "
+                             f"into {job.environment.archive}")
+                environment.build(job.environment, log_file=os.path.join(job.work, "environment.log"))
+            if progress:
+                progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
+            submit.run_command(job.argv, job.template, log_file=result.log_file)
         except ExternalCommandError:
-            report = _read_result(result_file)
+            report = _read_result(table, job)
             written = [f["path"] for f in report.get("files", [])]
             if report.get("error"):  # the job's own reason says more than spark-submit's exit code
                 raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})") from None
             raise
-        report = _read_result(result_file)
+        report = _read_result(table, job)
         written = [f["path"] for f in report.get("files", [])]
         if report.get("error"):
             raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})")
@@ -119,32 +176,40 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
             result.removed_delete_files += int(s.get("removed-delete-files", 0))
             result.rewritten_bytes += sum(t.length for g in batch for t in g.tasks)
             result.added_bytes += sum(f.file_size_in_bytes for g in batch for f in outputs[g.group_id])
-        _cleanup_work(work, settings, result)
+        _cleanup_work(table, job, settings, result)
         return result
     except BaseException as e:
         if not result.committed:
             _remove(table, written)
-        # Keep the work folder only when the error names the log in it (spark-submit ran).
-        if not (isinstance(e, IcectlError) and result.log_file and result.log_file in e.message):
-            _cleanup_work(work, settings, result)
+        # Keep the work folder only when the error names a log in it (spark-submit, or the build
+        # of the packed environment, ran).
+        if not (isinstance(e, IcectlError) and os.path.join(job.work, "") in e.message):
+            _cleanup_work(table, job, settings, result)
         raise
 
 
-def _cleanup_work(work: str, settings: JobSettings, result: CompactionResult) -> None:
+def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result: CompactionResult) -> None:
     """A run that succeeded needs neither its plan nor its log; a failed run keeps them only
     when its error names the log (``ICECTL_KEEP_WORK`` keeps them always, for debugging)."""
-    if settings.work_dir is None and not os.environ.get("ICECTL_KEEP_WORK"):
+    if os.environ.get("ICECTL_KEEP_WORK"):
+        return
+    if job.remote:
+        _remove(table, [job.plan_file, job.result_file])
+    if settings.work_dir is None:
         import shutil
 
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(job.work, ignore_errors=True)
         result.log_file = None
 
 
-def _read_result(path: str) -> dict[str, Any]:
+def _read_result(table: Table, job: PreparedJob) -> dict[str, Any]:
+    """The job's report (files written, error), read where the job's driver wrote it."""
     try:
-        with open(path) as f:
+        if job.remote:
+            return json.loads(table.io.read(job.result_file))
+        with open(job.result_file) as f:
             return json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, NotFoundError):
         return {"files": [], "error": None}
 
 
@@ -172,4 +237,5 @@ def _remove(table: Table, paths: list[str]) -> None:
             pass
 
 
-__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "prepare", "run_compaction"]
+__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "PreparedJob", "prepare", "run_compaction",
+           "shareable_properties"]

@@ -1,7 +1,14 @@
-"""The PySpark job that spark-submit runs: ``job.py --plan PLAN.json --result RESULT.json``.
+"""The PySpark job that spark-submit runs: ``job.py --plan PLAN.json --result RESULT.json [--io K=V]...``.
 
-The driver reads the plan (metadata only), spreads its tasks over the executors, and collects
-the description of each file written; rows stay in the executors.
+The driver reads the plan (metadata only) and has the executors rewrite the data; rows stay in
+the executors. A bin-pack plan spreads its tasks over the executors (each task reads its input
+files a batch at a time and writes files of the target size); a sort plan lets Spark sort each
+group (:mod:`icectl.spark.sort`), so a group larger than the executors' memory is spilled, not
+held. The result file lists every file written and the first error.
+
+The plan and result may be on shared storage (``hdfs://``, ``s3://``: deploy mode cluster runs
+this driver on the cluster), read and written through icectl's FileIO with the storage
+properties given by ``--io`` (endpoints and the like; credentials come from the environment).
 """
 from __future__ import annotations
 
@@ -14,18 +21,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="icectl-spark-job")
     parser.add_argument("--plan", required=True)
     parser.add_argument("--result", required=True)
+    parser.add_argument("--io", action="append", default=[], metavar="KEY=VALUE",
+                        help="a storage property for reading the plan and writing the result")
     args = parser.parse_args(argv)
 
     from pyspark.sql import SparkSession
 
     from icectl.io import FileIO
 
-    with open(args.plan) as f:
-        plan = json.load(f)
+    io = FileIO(dict(kv.split("=", 1) for kv in args.io))
+    plan = json.loads(io.read(args.plan))
     spark = SparkSession.builder.appName(plan.get("app_name", "icectl")).getOrCreate()
     sc = spark.sparkContext
     sc.setLogLevel("WARN")
-    tasks = [t for g in plan["groups"] for t in g["tasks"]]
     plan_light = {k: v for k, v in plan.items() if k != "groups"}
 
     def run(task):
@@ -38,22 +46,27 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:
             return [{"task_error": f"task {task['task_id']}: {type(e).__name__}: {e}"}]
 
-    files = []
-    error = None
+    files: list[dict] = []
+    errors: list[str] = []
     try:
-        if tasks:
-            out = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
-            files = [f for f in out if "task_error" not in f]
-            errors = [f["task_error"] for f in out if "task_error" in f]
-            if errors:
-                error = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
+        if plan.get("sort"):
+            from icectl.spark.sort import sort_groups
+
+            files, errors = sort_groups(spark, plan, plan_light)
+        else:
+            tasks = [t for g in plan["groups"] for t in g["tasks"]]
+            if tasks:
+                out = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
+                files = [f for f in out if "task_error" not in f]
+                errors = [f["task_error"] for f in out if "task_error" in f]
     except Exception as e:  # report, then the caller removes what was written
-        error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        errors.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     finally:
         spark.stop()
-    FileIO(dict(plan.get("io_properties") or {}))
-    with open(args.result, "w") as f:
-        json.dump({"files": files, "error": error}, f)
+    error = None
+    if errors:
+        error = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
+    io.write(args.result, json.dumps({"files": files, "error": error}).encode(), overwrite=True)
     return 0 if error is None else 3
 
 

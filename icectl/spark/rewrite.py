@@ -142,67 +142,105 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
     return np.unique(np.concatenate(parts))
 
 
-def _equality_mask(io: Any, table: Any, schema: Any, eq_deletes: list[dict[str, Any]]) -> Any:
-    """True for rows NOT deleted by the equality deletes."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _equality_deletes(io: Any, eq_deletes: list[dict[str, Any]]) -> list[tuple[list[int], Any]]:
+    """Each equality delete file's field ids and deleted values (an Arrow array for one column,
+    a set of tuples for several), read once per input file."""
     import pyarrow.parquet as pq
 
-    keep = pa.array([True] * table.num_rows)
-    names = {f.field_id: f.name for f in schema.fields}
+    out = []
     for d in eq_deletes:
         with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
             dt = pq.read_table(fh)
         cols_by_id = {_field_id(f): i for i, f in enumerate(dt.schema)}
-        ids = d["equality_ids"]
+        ids = list(d["equality_ids"])
         if len(ids) == 1:
-            fid = ids[0]
-            values = dt.column(cols_by_id[fid]).combine_chunks()
-            target = table.column(names[fid])
+            out.append((ids, dt.column(cols_by_id[ids[0]]).combine_chunks()))
+        else:
+            out.append((ids, set(zip(*(dt.column(cols_by_id[fid]).to_pylist() for fid in ids)))))
+    return out
+
+
+def _equality_mask(table: Any, schema: Any, deletes: list[tuple[list[int], Any]]) -> Any:
+    """True for rows NOT deleted by the equality deletes (null matches null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keep = pa.array([True] * table.num_rows)
+    names = {f.field_id: f.name for f in schema.fields}
+    for ids, values in deletes:
+        if len(ids) == 1:
+            target = table.column(names[ids[0]])
             if values.type != target.type:
                 values = values.cast(target.type)
             hit = pc.is_in(target, value_set=values, skip_nulls=False)
         else:
-            keys = set(zip(*(dt.column(cols_by_id[fid]).to_pylist() for fid in ids)))
             rows = zip(*(table.column(names[fid]).to_pylist() for fid in ids))
-            hit = pa.array([r in keys for r in rows])
+            hit = pa.array([r in values for r in rows], pa.bool_())
         keep = pc.and_(keep, pc.invert(pc.fill_null(hit, False)))
     return keep
 
 
-def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool) -> Any:
-    """One input data file as an Arrow table in the output schema, deletes applied."""
+def iter_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool, *,
+               batch_rows: int = 65536) -> Iterator[Any]:
+    """One input data file as Arrow tables of at most ``batch_rows`` rows in the output schema,
+    deletes applied, read a batch at a time (a file larger than the memory is never whole in it)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with io.filesystem(inp["path"]).open(io._fs_path(inp["path"]), "rb") as fh:
-        raw = pq.read_table(fh)
-    n = raw.num_rows
-    columns = _project(raw, schema, [target.field(i) for i in range(len(schema.fields))])
-    if row_lineage:
-        existing_ids = {_field_id(f): i for i, f in enumerate(raw.schema)}
-        first = inp.get("first_row_id")
-        base = pa.array(np.arange(n, dtype=np.int64) + first) if first is not None else pa.nulls(n, pa.int64())
-        if ROW_ID in existing_ids:
-            col = raw.column(existing_ids[ROW_ID]).combine_chunks()
-            base = pa.array(np.where(col.is_null().to_numpy(zero_copy_only=False), base.to_numpy(zero_copy_only=False),
-                                     col.fill_null(0).to_numpy()), type=pa.int64()) if first is not None else col
-        seq = pa.array(np.full(n, inp["data_sequence_number"], dtype=np.int64))
-        if LAST_UPDATED_SEQ in existing_ids:
-            col = raw.column(existing_ids[LAST_UPDATED_SEQ]).combine_chunks()
-            seq = pa.array(np.where(col.is_null().to_numpy(zero_copy_only=False), seq.to_numpy(),
-                                    col.fill_null(0).to_numpy()), type=pa.int64())
-        columns += [base, seq]
-    t = pa.Table.from_arrays(columns, schema=target)
     positions = _deleted_positions(io, inp["path"], inp.get("position_deletes", []))
-    if positions is not None and len(positions):
-        keep = np.ones(n, dtype=bool)
-        keep[positions[(positions >= 0) & (positions < n)]] = False
-        t = t.filter(pa.array(keep))
-    if inp.get("equality_deletes"):
-        t = t.filter(_equality_mask(io, t, schema, inp["equality_deletes"]))
-    return t
+    eq_deletes = _equality_deletes(io, inp["equality_deletes"]) if inp.get("equality_deletes") else []
+    fields = [target.field(i) for i in range(len(schema.fields))]
+    first = inp.get("first_row_id")
+    offset = 0
+    with io.filesystem(inp["path"]).open(io._fs_path(inp["path"]), "rb") as fh:
+        pf = pq.ParquetFile(fh)
+        for batch in pf.iter_batches(batch_size=batch_rows, use_threads=False):
+            raw = pa.Table.from_batches([batch])
+            n = raw.num_rows
+            columns = _project(raw, schema, fields)
+            if row_lineage:
+                columns += _lineage(raw, n, offset, first, inp["data_sequence_number"])
+            t = pa.Table.from_arrays(columns, schema=target)
+            if positions is not None and len(positions):
+                lo, hi = np.searchsorted(positions, [offset, offset + n])
+                if hi > lo:
+                    keep = np.ones(n, dtype=bool)
+                    keep[positions[lo:hi] - offset] = False
+                    t = t.filter(pa.array(keep))
+            if eq_deletes and t.num_rows:
+                t = t.filter(_equality_mask(t, schema, eq_deletes))
+            offset += n
+            yield t
+
+
+def _lineage(raw: Any, n: int, offset: int, first: int | None, sequence_number: int) -> list[Any]:
+    """``_row_id`` (first_row_id + position where the file has none) and
+    ``_last_updated_sequence_number`` (the file's data sequence number where it has none)."""
+    import numpy as np
+    import pyarrow as pa
+
+    existing_ids = {_field_id(f): i for i, f in enumerate(raw.schema)}
+    base = pa.array(np.arange(offset, offset + n, dtype=np.int64) + first) if first is not None \
+        else pa.nulls(n, pa.int64())
+    if ROW_ID in existing_ids:
+        col = raw.column(existing_ids[ROW_ID]).combine_chunks()
+        base = pa.array(np.where(col.is_null().to_numpy(zero_copy_only=False), base.to_numpy(zero_copy_only=False),
+                                 col.fill_null(0).to_numpy()), type=pa.int64()) if first is not None else col
+    seq = pa.array(np.full(n, sequence_number, dtype=np.int64))
+    if LAST_UPDATED_SEQ in existing_ids:
+        col = raw.column(existing_ids[LAST_UPDATED_SEQ]).combine_chunks()
+        seq = pa.array(np.where(col.is_null().to_numpy(zero_copy_only=False), seq.to_numpy(),
+                                col.fill_null(0).to_numpy()), type=pa.int64())
+    return [base, seq]
+
+
+def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool) -> Any:
+    """One input data file as one Arrow table in the output schema, deletes applied."""
+    import pyarrow as pa
+
+    parts = list(iter_input(io, inp, schema, target, row_lineage))
+    return pa.concat_tables(parts) if parts else target.empty_table()
 
 
 # -- metrics ---------------------------------------------------------------------------------------
@@ -229,51 +267,82 @@ def _truncate_upper_bytes(b: bytes) -> bytes | None:
     return None
 
 
+class ColumnMetrics:
+    """Counts and bounds of the top-level primitive columns, gathered over the tables added
+    (a file is written a row group at a time: its rows need not stay in memory for its metrics)."""
+
+    _NO_BOUNDS = ("variant", "unknown", "geometry", "geography")
+    _AS_INT = ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "time", "date")
+
+    def __init__(self, schema: Any):
+        from icectl.spec.types import PrimitiveType
+
+        self.fields = [f for f in schema.fields if isinstance(f.field_type, PrimitiveType)]
+        self.vc: dict[int, int] = {}
+        self.nc: dict[int, int] = {}
+        self.nan: dict[int, int] = {}
+        self.lo: dict[int, Any] = {}
+        self.hi: dict[int, Any] = {}
+
+    def add(self, table: Any) -> "ColumnMetrics":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        for f in self.fields:
+            col = table.column(f.name)
+            t, fid = f.field_type, f.field_id
+            self.vc[fid] = self.vc.get(fid, 0) + len(col)
+            self.nc[fid] = self.nc.get(fid, 0) + col.null_count
+            if t.base in self._NO_BOUNDS:
+                continue
+            values = col
+            if t.base in ("float", "double"):
+                is_nan = pc.fill_null(pc.is_nan(col), False)
+                self.nan[fid] = self.nan.get(fid, 0) + (pc.sum(pc.cast(is_nan, pa.int64())).as_py() or 0)
+                values = col.filter(pc.invert(is_nan))
+            if len(values) - values.null_count == 0:
+                continue
+            if t.base in self._AS_INT:
+                values = values.cast(pa.int64() if t.base != "date" else pa.int32())
+            mm = pc.min_max(values)
+            vmin, vmax = mm["min"].as_py(), mm["max"].as_py()
+            if fid not in self.lo or vmin < self.lo[fid]:
+                self.lo[fid] = vmin
+            if fid not in self.hi or vmax > self.hi[fid]:
+                self.hi[fid] = vmax
+        return self
+
+    def result(self) -> dict[str, dict[int, Any]]:
+        """Counts, and bounds serialized as Appendix D single values (hex), strings and binary
+        truncated to 16."""
+        from icectl.spec.conversions import to_bytes
+        from icectl.formats.manifest import to_internal
+
+        lo, hi = {}, {}
+        for f in self.fields:
+            fid, t = f.field_id, f.field_type
+            if fid not in self.lo:
+                continue
+            vmin, vmax = self.lo[fid], self.hi[fid]
+            if t.base == "uuid":
+                import uuid as _uuid
+
+                vmin, vmax = _uuid.UUID(bytes=vmin), _uuid.UUID(bytes=vmax)
+            if t.base == "string":
+                lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_str(vmax))
+            elif t.base == "binary":
+                lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_bytes(vmax))
+            else:
+                lower, upper = to_internal(t, vmin), to_internal(t, vmax)
+            lo[fid] = to_bytes(t, lower).hex()
+            if upper is not None:
+                hi[fid] = to_bytes(t, upper).hex()
+        return {"value_counts": dict(self.vc), "null_value_counts": dict(self.nc), "nan_value_counts": dict(self.nan),
+                "lower_bounds": lo, "upper_bounds": hi}
+
+
 def column_metrics(table: Any, schema: Any) -> dict[str, dict[int, Any]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from icectl.spec.conversions import to_bytes
-    from icectl.formats.manifest import to_internal
-    from icectl.spec.types import PrimitiveType
-
-    vc, nc, nan, lo, hi = {}, {}, {}, {}, {}
-    for f in schema.fields:
-        if not isinstance(f.field_type, PrimitiveType):
-            continue
-        col = table.column(f.name)
-        t = f.field_type
-        vc[f.field_id] = len(col)
-        nc[f.field_id] = col.null_count
-        if t.base in ("variant", "unknown", "geometry", "geography"):
-            continue
-        values = col
-        if t.base in ("float", "double"):
-            is_nan = pc.is_nan(col)
-            nan[f.field_id] = pc.sum(pc.cast(pc.fill_null(is_nan, False), pa.int64())).as_py() or 0
-            values = col.filter(pc.invert(pc.fill_null(is_nan, False)))
-        if len(values) - values.null_count == 0:
-            continue
-        mm = pc.min_max(values)
-        vmin, vmax = mm["min"].as_py(), mm["max"].as_py()
-        if t.base in ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "time", "date"):
-            ints = pc.min_max(values.cast(pa.int64() if t.base != "date" else pa.int32()))
-            vmin, vmax = ints["min"].as_py(), ints["max"].as_py()
-        elif t.base == "uuid":
-            import uuid as _uuid
-
-            vmin, vmax = _uuid.UUID(bytes=vmin), _uuid.UUID(bytes=vmax)
-        if t.base == "string":
-            lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_str(vmax))
-        elif t.base == "binary":
-            lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_bytes(vmax))
-        else:
-            lower, upper = to_internal(t, vmin), to_internal(t, vmax)
-        lo[f.field_id] = to_bytes(t, lower).hex()
-        if upper is not None:
-            hi[f.field_id] = to_bytes(t, upper).hex()
-    return {"value_counts": vc, "null_value_counts": nc, "nan_value_counts": nan, "lower_bounds": lo,
-            "upper_bounds": hi}
+    return ColumnMetrics(schema).add(table).result()
 
 
 # -- the task --------------------------------------------------------------------------------------
@@ -281,7 +350,8 @@ def column_metrics(table: Any, schema: Any) -> dict[str, dict[int, Any]]:
 class _RollingWriter:
     """Parquet files of about ``target`` bytes each, written straight to storage, with row
     groups of up to ``row_group_bytes`` (Iceberg's write.parquet.row-group-size-bytes, 128 MB):
-    rows are buffered and written a row group at a time, not one row group per input file."""
+    rows are buffered and written a row group at a time, not one row group per input file. At
+    most one row group is in memory: each file's metrics are gathered as its row groups go."""
 
     def __init__(self, io: Any, out_dir: str, schema: Any, target: Any, target_size: int, compression: str,
                  row_group_bytes: int = 128 * 1024 * 1024):
@@ -301,7 +371,8 @@ class _RollingWriter:
         fs = self.io.filesystem(path)
         sink = fs.open(self.io._fs_path(path), "wb")
         writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
-        self._open = (path, sink, writer, [])
+        self._open = (path, sink, writer, ColumnMetrics(self.schema))
+        self._rows = 0
         self._written_arrow = 0
 
     def _flush_at(self) -> int:
@@ -328,12 +399,14 @@ class _RollingWriter:
             return
         if self._open is None:
             self._start()
-        path, sink, writer, parts = self._open
+        path, sink, writer, metrics = self._open
         t = pa.Table.from_batches(self._pending, schema=self.target)
+        self._pending, self._pending_bytes, written = [], 0, self._pending_bytes
         writer.write_table(t, row_group_size=max(t.num_rows, 1))
-        parts.append(t)
-        self._written_arrow += self._pending_bytes
-        self._pending, self._pending_bytes = [], 0
+        metrics.add(t)
+        self._rows += t.num_rows
+        self._written_arrow += written
+        del t
         if sink.tell() >= self.target_size * 0.95:
             self._finish()
 
@@ -344,27 +417,46 @@ class _RollingWriter:
     def _finish(self) -> None:
         if self._open is None:
             return
-        import pyarrow as pa
-
-        path, sink, writer, parts = self._open
+        path, sink, writer, metrics = self._open
         writer.close()
         sink.close()
         self._open = None
-        data = pa.concat_tables(parts) if parts else self.target.empty_table()
-        self.files.append(describe_parquet_file(self.io, path, data, self.schema))
+        self.files.append(_describe(self.io, path, self._rows, self.target, metrics.result()))
+
+    def abort(self) -> None:
+        """Remove every file this writer wrote or began."""
+        paths = [f["path"] for f in self.files]
+        if self._open is not None:
+            path, sink, writer, _ = self._open
+            paths.append(path)
+            for c in (writer.close, sink.close):
+                try:
+                    c()
+                except Exception:
+                    pass
+            self._open = None
+        for p in paths:
+            try:
+                self.io.delete(p)
+            except Exception:
+                pass
 
 
 def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[str, Any]:
     """What a manifest needs of a Parquet file just written from ``data`` (an Arrow table in
     :func:`output_schema`): size, record count, column sizes and split offsets from the footer,
     value and null counts and Appendix D bounds (hex) from the rows."""
+    return _describe(io, path, data.num_rows, data.schema, column_metrics(data, schema))
+
+
+def _describe(io: Any, path: str, record_count: int, arrow_schema: Any, metrics: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     with io.filesystem(path).open(io._fs_path(path), "rb") as fh:
         meta = pq.ParquetFile(fh).metadata
     sizes: dict[int, int] = {}
     offsets = []
-    ids_by_name = {f.name: _field_id(f) for f in data.schema}
+    ids_by_name = {f.name: _field_id(f) for f in arrow_schema}
     for rg in range(meta.num_row_groups):
         g = meta.row_group(rg)
         first = g.column(0)
@@ -373,9 +465,8 @@ def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[st
             fid = ids_by_name.get(g.column(c).path_in_schema.split(".")[0])
             if fid is not None and fid < ROW_ID - 100:
                 sizes[fid] = sizes.get(fid, 0) + g.column(c).total_compressed_size
-    m = column_metrics(data, schema)
-    return {"path": path, "size": io.size(path), "record_count": data.num_rows, "column_sizes": sizes,
-            "split_offsets": sorted(offsets), **m}
+    return {"path": path, "size": io.size(path), "record_count": record_count, "column_sizes": sizes,
+            "split_offsets": sorted(offsets), **metrics}
 
 
 def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compression: str = "zstd") -> dict[str, Any]:
@@ -420,8 +511,80 @@ def partitioner(spec: list[dict[str, Any]]):
     return split, path, as_json
 
 
+class TaskWriter:
+    """The files of one task: rows go to rolling writers under the task's output folder, one per
+    partition of the current spec when the task repartitions files of older specs."""
+
+    def __init__(self, io: Any, task: dict[str, Any], plan: dict[str, Any], schema: Any, target: Any):
+        self.io, self.task, self.plan, self.schema, self.target = io, task, plan, schema, target
+        self.writers: dict[Any, _RollingWriter] = {}
+        self.split = self.path_of = self.as_json = None
+        if task.get("repartition"):
+            self.split, self.path_of, self.as_json = partitioner(task["repartition"])
+
+    def write(self, data: Any) -> None:
+        parts = self.split(data) if self.split else {None: data}
+        for key, part in parts.items():
+            w = self.writers.get(key)
+            if w is None:
+                out_dir = self.task["output_dir"]
+                if key is not None:
+                    out_dir = out_dir.rstrip("/") + "/" + self.path_of(key)
+                w = self.writers[key] = _RollingWriter(
+                    self.io, out_dir, self.schema, self.target, int(self.plan["target_file_size"]),
+                    self.plan.get("compression", "zstd"), int(self.plan.get("row_group_bytes") or 128 * 1024 * 1024))
+            w.write(part)
+
+    def close(self) -> list[dict[str, Any]]:
+        """Finish every file and describe them (on failure, remove them all and raise)."""
+        try:
+            for w in self.writers.values():
+                w.close()
+        except BaseException:
+            self.abort()
+            raise
+        out = []
+        for key, w in self.writers.items():
+            for f in w.files:
+                f["task_id"] = self.task["task_id"]
+                f["group_id"] = self.task["group_id"]
+                f["sorted"] = bool(self.plan.get("sort"))
+                f["partition"] = self.as_json(key) if self.as_json else None
+                out.append(f)
+        return out
+
+    def abort(self) -> None:
+        for w in self.writers.values():
+            w.abort()
+
+
+def sort_in_memory(data: Any, sort: list[dict[str, Any]]) -> Any:
+    """Rows in the sort order (each field with its own direction and null order; NaN above every
+    other value as the spec orders floating point: "-NaN < -Infinity < ... < Infinity < NaN")."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not data.num_rows:
+        return data
+    keyed = data
+    keys = []
+    for i, s in enumerate(sort):
+        col = data.column(s["column"])
+        asc = s["direction"] == "asc"
+        keyed = keyed.append_column(f"__null_{i}", pc.is_null(col))
+        keys.append((f"__null_{i}", "descending" if s["null_order"] == "nulls-first" else "ascending"))
+        if pa.types.is_floating(col.type):
+            keyed = keyed.append_column(f"__nan_{i}", pc.fill_null(pc.is_nan(col), False))
+            keys.append((f"__nan_{i}", "ascending" if asc else "descending"))
+        keys.append((s["column"], "ascending" if asc else "descending"))
+    return data.take(pc.sort_indices(keyed, sort_keys=keys))
+
+
 def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rewrite one task (a group, or a slice of one) and return the files it wrote."""
+    """Rewrite one task (a group, or a slice of one) and return the files it wrote.
+
+    Input files are read a batch at a time. With a sort order the task's rows are sorted in
+    memory; the Spark job sorts large groups with Spark instead (:mod:`icectl.spark.sort`)."""
     from icectl.spec.types import schema_from_json
     from icectl.io import FileIO
 
@@ -429,63 +592,22 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
     schema = schema_from_json(plan["schema"])
     row_lineage = bool(plan.get("row_lineage"))
     target = output_schema(schema, row_lineage)
-    size = int(plan["target_file_size"])
-    codec = plan.get("compression", "zstd")
-    writers: dict[Any, _RollingWriter] = {}
-    repartition = task.get("repartition")
-    split = path_of = as_json = None
-    if repartition:
-        split, path_of, as_json = partitioner(repartition)
-
-    def write(data: Any) -> None:
-        parts = split(data) if split else {None: data}
-        for key, part in parts.items():
-            w = writers.get(key)
-            if w is None:
-                out_dir = task["output_dir"] if key is None else task["output_dir"].rstrip("/") + "/" + path_of(key)
-                w = writers[key] = _RollingWriter(io, out_dir, schema, target, size, codec,
-                                                  int(plan.get("row_group_bytes") or 128 * 1024 * 1024))
-            w.write(part)
-
+    writer = TaskWriter(io, task, plan, schema, target)
     try:
         if plan.get("sort"):
-            import pyarrow as pa
-            import pyarrow.compute as pc
-
             tables = [read_input(io, inp, schema, target, row_lineage) for inp in task["inputs"]]
+            import pyarrow as pa
+
             data = pa.concat_tables(tables) if tables else target.empty_table()
-            if data.num_rows:
-                # Each field has its own null order: sort by "is null" first, then by the value.
-                keyed = data
-                keys = []
-                for i, s in enumerate(plan["sort"]):
-                    keyed = keyed.append_column(f"__null_{i}", pc.is_null(data.column(s["column"])))
-                    keys += [(f"__null_{i}", "descending" if s["null_order"] == "nulls-first" else "ascending"),
-                             (s["column"], "ascending" if s["direction"] == "asc" else "descending")]
-                data = data.take(pc.sort_indices(keyed, sort_keys=keys))
-            write(data)
+            writer.write(sort_in_memory(data, plan["sort"]))
         else:
             for inp in task["inputs"]:
-                write(read_input(io, inp, schema, target, row_lineage))
-        for w in writers.values():
-            w.close()
+                for part in iter_input(io, inp, schema, target, row_lineage):
+                    writer.write(part)
     except BaseException:
-        for w in writers.values():
-            for p in [f["path"] for f in w.files] + ([w._open[0]] if w._open is not None else []):
-                try:
-                    io.delete(p)
-                except Exception:
-                    pass
+        writer.abort()
         raise
-    out = []
-    for key, w in writers.items():
-        for f in w.files:
-            f["task_id"] = task["task_id"]
-            f["group_id"] = task["group_id"]
-            f["sorted"] = bool(plan.get("sort"))
-            f["partition"] = as_json(key) if as_json else None
-            out.append(f)
-    return out
+    return writer.close()
 
 
 def iter_tasks(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:

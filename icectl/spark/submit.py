@@ -13,7 +13,8 @@ from icectl.errors import ExternalCommandError, UsageError
 
 DEFAULT_TEMPLATE = os.path.join(os.path.dirname(__file__), "default-template.yaml")
 _KEYS = {"spark_submit", "master", "deploy_mode", "name", "driver_memory", "executor_memory", "executor_cores",
-         "num_executors", "python", "conf", "extra_args", "env", "timeout_seconds"}
+         "num_executors", "python", "conf", "extra_args", "env", "timeout_seconds", "pack_environment",
+         "pack_python", "archives", "work_dir"}
 
 
 @dataclass
@@ -31,6 +32,10 @@ class JobTemplate:
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     timeout_seconds: int = 86400
+    pack_environment: bool = False  # ship the executors' Python packages with --archives (environment.py)
+    pack_python: str | None = None  # the interpreter the packed environment is built from
+    archives: list[str] = field(default_factory=list)  # further --archives (e.g. your own env.tar.gz#environment)
+    work_dir: str | None = None  # where the plan and result files go; deploy mode cluster: shared storage
 
 
 def load_template(path: str | None = None, *, master: str | None = None) -> JobTemplate:
@@ -58,11 +63,23 @@ def load_template(path: str | None = None, *, master: str | None = None) -> JobT
     t.conf = {str(k): _str(v) for k, v in (t.conf or {}).items()}
     t.extra_args = [_str(a) for a in (t.extra_args or [])]
     t.env = {str(k): _str(v) for k, v in (t.env or {}).items()}
+    t.archives = [_str(a) for a in (t.archives or [])]
+    if not isinstance(t.pack_environment, bool):
+        raise UsageError(f"{path}: pack_environment must be true or false, not {t.pack_environment!r}")
+    if t.pack_environment and t.python:
+        raise UsageError(f"{path}: pack_environment and python exclude each other: the packed environment "
+                         f"brings its own Python ({environment_python()})")
     if master:
         t.master = master
     if t.deploy_mode not in ("client", "cluster"):
         raise UsageError(f"{path}: deploy_mode must be client or cluster, not {t.deploy_mode!r}")
     return t
+
+
+def environment_python() -> str:
+    from icectl.spark.environment import EXECUTOR_PYTHON
+
+    return EXECUTOR_PYTHON
 
 
 def _str(v: Any) -> str:
@@ -96,9 +113,23 @@ def default_spark_submit() -> str | None:
 
 
 def render_command(t: JobTemplate, *, job_file: str, plan_file: str, result_file: str, py_files: list[str],
-                   command: str, table: str, spark_submit: str | None = None) -> list[str]:
-    """The spark-submit argument list (pure: a test compares it with the expected list)."""
+                   command: str, table: str, spark_submit: str | None = None, environment: str | None = None,
+                   driver_python: str | None = None, job_args: list[str] | None = None) -> list[str]:
+    """The spark-submit argument list (pure: a test compares it with the expected list).
+
+    ``environment``: a packed environment to ship with ``--archives`` (unpacked as
+    ``./environment`` beside each executor, and beside the driver in deploy mode cluster), whose
+    Python the executors run; in client mode the driver runs ``driver_python`` (icectl's)."""
     exe = t.spark_submit or spark_submit or "spark-submit"
+    conf = dict(t.conf)
+    archives = list(t.archives)
+    if environment:
+        from icectl.spark.environment import ARCHIVE_ALIAS, EXECUTOR_PYTHON
+
+        archives.insert(0, f"{environment}#{ARCHIVE_ALIAS}")
+        conf.setdefault("spark.pyspark.python", EXECUTOR_PYTHON)
+        if t.deploy_mode == "client" and driver_python:
+            conf.setdefault("spark.pyspark.driver.python", driver_python)
     argv = [exe, "--master", t.master, "--deploy-mode", t.deploy_mode,
             "--name", t.name.format(command=command, table=table)]
     if t.driver_memory:
@@ -109,12 +140,14 @@ def render_command(t: JobTemplate, *, job_file: str, plan_file: str, result_file
         argv += ["--executor-cores", str(t.executor_cores)]
     if t.num_executors:
         argv += ["--num-executors", str(t.num_executors)]
-    for k, v in sorted(t.conf.items()):
+    for k, v in sorted(conf.items()):
         argv += ["--conf", f"{k}={v}"]
     if py_files:
         argv += ["--py-files", ",".join(py_files)]
+    if archives:
+        argv += ["--archives", ",".join(archives)]
     argv += list(t.extra_args)
-    argv += [job_file, "--plan", plan_file, "--result", result_file]
+    argv += [job_file, "--plan", plan_file, "--result", result_file, *(job_args or [])]
     return argv
 
 

@@ -103,6 +103,113 @@ def test_master_override(tmp_path):
         "--py-files", "/w/icectl.zip,/w/extra.zip", *TAIL]
 
 
+def test_packed_environment_and_archives(tmp_path):
+    """pack_environment ships the archive as ./environment and runs the executors' Python from it;
+    in client mode the driver keeps icectl's Python, in cluster mode it runs from the archive too;
+    the template's own archives follow; its own conf wins."""
+    t = submit.load_template(write(tmp_path, """\
+        master: spark://head:7077
+        pack_environment: true
+        archives: ["hdfs:///libs/geo.tar.gz#geo"]
+        """))
+    assert t.pack_environment is True and t.archives == ["hdfs:///libs/geo.tar.gz#geo"]
+    argv = submit.render_command(t, job_file=JOB, plan_file=PLAN, result_file=RESULT, py_files=["/w/icectl.zip"],
+                                 command="compact", table="db.events", spark_submit="/s/spark-submit",
+                                 environment="/cache/executor-env-1.tar.gz", driver_python="/usr/bin/python3")
+    assert argv == [
+        "/s/spark-submit", "--master", "spark://head:7077", "--deploy-mode", "client", "--name",
+        "icectl-compact-db.events", "--driver-memory", "1g", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--conf", "spark.pyspark.driver.python=/usr/bin/python3", "--conf", "spark.pyspark.python=./environment/bin/python",
+        "--conf", "spark.sql.shuffle.partitions=8", "--conf", "spark.ui.enabled=false",
+        "--py-files", "/w/icectl.zip", "--archives", "/cache/executor-env-1.tar.gz#environment,hdfs:///libs/geo.tar.gz#geo",
+        *TAIL]
+    t = submit.load_template(write(tmp_path, """\
+        master: yarn
+        deploy_mode: cluster
+        pack_environment: true
+        conf: {spark.pyspark.python: ./environment/bin/python3.11}
+        """, "cluster.yaml"))
+    argv = submit.render_command(t, job_file=JOB, plan_file="s3://b/w/plan.json", result_file="s3://b/w/result.json",
+                                 py_files=[], command="compact", table="db.events", environment="/c/e.tar.gz",
+                                 driver_python="/usr/bin/python3", job_args=["--io", "s3.endpoint=http://s3:9000"])
+    assert argv[argv.index("--conf"):] == [
+        "--conf", "spark.pyspark.python=./environment/bin/python3.11", "--archives", "/c/e.tar.gz#environment",
+        JOB, "--plan", "s3://b/w/plan.json", "--result", "s3://b/w/result.json", "--io", "s3.endpoint=http://s3:9000"]
+    # without pack_environment nothing changes
+    assert "--archives" not in render(submit.load_template())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("pack_environment: true\npython: /opt/py/bin/python\n", "pack_environment and python exclude each other"),
+    ("pack_environment: sometimes\n", "pack_environment must be true or false"),
+])
+def test_bad_environment_templates(tmp_path, text, message):
+    with pytest.raises(UsageError, match=message):
+        submit.load_template(write(tmp_path, text))
+
+
+def test_executor_requirements_are_pinned_to_what_is_installed():
+    from importlib.metadata import version
+
+    from icectl.spark import environment
+
+    plain = environment.requirements(locations=["/warehouse/db/t", ""], driver=False)
+    assert plain == tuple(sorted(f"{n}=={version(n)}" for n in ("fsspec", "mmh3", "numpy", "pyarrow", "pyroaring")))
+    s3 = environment.requirements(locations=["s3a://bucket/db/t", "hdfs:///tmp/icectl"], driver=True)
+    assert set(s3) - set(plain) == {f"s3fs=={version('s3fs')}", f"pandas=={version('pandas')}"}
+
+
+def test_packed_environment_is_keyed_by_requirements_and_python(tmp_path):
+    from icectl.spark import environment
+
+    a = environment.packed_environment(("numpy==1",), cache=str(tmp_path))
+    assert a == environment.packed_environment(("numpy==1",), cache=str(tmp_path))
+    assert a.archive.startswith(str(tmp_path / "executor-env-")) and a.archive.endswith(".tar.gz")
+    assert not a.exists and a.python == sys.executable
+    assert environment.packed_environment(("numpy==2",), cache=str(tmp_path)).archive != a.archive
+    with pytest.raises(UsageError, match="pack_python '/no/such/python' cannot be run"):
+        environment.packed_environment(("numpy==1",), python="/no/such/python", cache=str(tmp_path))
+
+
+def test_prepare_cluster_deploy_mode_needs_shared_work_dir(tmp_path, monkeypatch):
+    """deploy_mode cluster: the plan and result go under the template's work_dir (shared storage),
+    written and read through FileIO; the job gets the storage properties that are not
+    credentials, and no credential reaches the command line or the shared plan."""
+    import json
+
+    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare, shareable_properties
+
+    monkeypatch.setenv("ICECTL_CACHE_DIR", str(tmp_path / "cache"))
+    t = _table(tmp_path)
+    plan = plan_compaction(t, CompactOptions())
+    cluster = write(tmp_path, "master: yarn\ndeploy_mode: cluster\n", "cluster.yaml")
+    with pytest.raises(UsageError, match="deploy_mode cluster runs the driver on the cluster: set work_dir"):
+        prepare(t, plan, JobSettings(template_path=cluster))
+    shared = tmp_path / "shared"
+    tpl = write(tmp_path, f"master: yarn\ndeploy_mode: cluster\nwork_dir: file://{shared}\npack_environment: true\n",
+                "shared.yaml")
+    t.io.properties.update({"s3.endpoint": "http://minio:9000", "s3.secret-access-key": "SECRET1",
+                            "s3.access-key-id": "KEYID", "s3.session-token": "TOKEN", "s3.region": "eu"})
+    work = tmp_path / "work"
+    job = prepare(t, plan, JobSettings(template_path=tpl, work_dir=str(work)))
+    assert job.remote and job.job_dir == f"file://{shared}/work"
+    assert job.plan_file == f"file://{shared}/work/plan.json" and job.result_file == f"file://{shared}/work/result.json"
+    tail = job.argv[job.argv.index("--plan"):]
+    assert tail == ["--plan", job.plan_file, "--result", job.result_file,
+                    "--io", "s3.endpoint=http://minio:9000", "--io", "s3.region=eu"]
+    assert not [a for a in job.argv if "SECRET1" in a or "KEYID" in a or "TOKEN" in a]
+    assert job.environment is not None and "pandas" in " ".join(job.environment.requirements)  # the driver runs from it
+    assert f"{job.environment.archive}#environment" in job.argv[job.argv.index("--archives") + 1]
+    assert "spark.pyspark.driver.python" not in " ".join(job.argv)
+    assert not shared.exists() and not work.exists()  # prepare writes nothing
+    _write_job_files(t, plan, job)
+    written = json.loads((shared / "work" / "plan.json").read_text())
+    assert written["io_properties"] == shareable_properties(dict(t.io.properties)) == {
+        "s3.endpoint": "http://minio:9000", "s3.region": "eu"}
+    assert sorted(os.listdir(work)) == ["icectl.zip"]
+
+
 def test_arguments_are_never_shell_split(tmp_path):
     t = submit.load_template(write(tmp_path, "conf: {spark.driver.extraJavaOptions: '-Da=1 -Db=$(rm -rf /)'}\n"))
     argv = render(t, table="db.`weird name`; true")
@@ -180,22 +287,23 @@ def test_prepare_local_and_cluster(tmp_path):
     t = _table(tmp_path)
     plan = plan_compaction(t, CompactOptions())
     work = tmp_path / "work"
-    template, argv, wd, result_file = prepare(t, plan, JobSettings(work_dir=str(work)))
-    job = os.path.join(os.path.dirname(submit.__file__), "job.py")
-    assert argv[1:] == ["--master", "local[*]", "--deploy-mode", "client", "--name", "icectl-compact-db.t",
-                        "--driver-memory", "1g", *DEFAULT_CONF,
-                        job, "--plan", str(work / "plan.json"), "--result", str(work / "result.json")]
-    assert wd == str(work) and result_file == str(work / "result.json")
+    job = prepare(t, plan, JobSettings(work_dir=str(work)))
+    script = os.path.join(os.path.dirname(submit.__file__), "job.py")
+    assert job.argv[1:] == ["--master", "local[*]", "--deploy-mode", "client", "--name", "icectl-compact-db.t",
+                            "--driver-memory", "1g", *DEFAULT_CONF,
+                            script, "--plan", str(work / "plan.json"), "--result", str(work / "result.json")]
+    assert job.work == job.job_dir == str(work) and job.result_file == str(work / "result.json")
+    assert not job.remote and job.environment is None
     assert not work.exists()
-    _write_job_files(t, plan, template, wd)
+    _write_job_files(t, plan, job)
     assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
     assert sorted(os.listdir(work)) == ["plan.json"]
     work2 = tmp_path / "work2"
-    template, argv, _, _ = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
-    assert argv[argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
-    _write_job_files(t, plan, template, str(work2))
+    job = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
+    assert job.argv[job.argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
+    _write_job_files(t, plan, job)
     assert (work2 / "icectl.zip").exists() and (work2 / "plan.json").exists()
-    assert argv[2] == "yarn"
+    assert job.argv[2] == "yarn"
 
 
 def _small_files_table(tmp_path):

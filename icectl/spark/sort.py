@@ -1,0 +1,182 @@
+"""Sort compaction with Spark's sort: a group of any size, whatever the executors' memory.
+
+Executors read the group's input files a batch at a time (:func:`icectl.spark.rewrite.iter_input`:
+field ids, deletes, row lineage) and hand the rows to Spark as Arrow (``mapInArrow``); Spark
+range-partitions them by the sort order into as many partitions as the group should have output
+files and sorts each partition, spilling to disk what does not fit in memory; executors then
+write each partition's rows, in order, into Parquet files (:class:`icectl.spark.rewrite.TaskWriter`).
+
+Spark has no type for some Iceberg types (time, nanosecond timestamps, uuid, fixed), so rows
+cross Spark in *carrier* types that keep the order and every value: dates as int, times and
+timestamps as long, uuid and fixed as binary; they are cast back before they are written.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+MAX_CONCURRENT_GROUPS = 5  # Iceberg Java's max-concurrent-file-group-rewrites default
+
+
+def spark_type(t: Any) -> Any:
+    """The Spark type that carries an Iceberg type through a sort."""
+    from pyspark.sql import types as T
+
+    from icectl.spec.types import ListType, MapType, PrimitiveType, StructType
+
+    if isinstance(t, PrimitiveType):
+        b = t.base
+        simple = {"boolean": T.BooleanType(), "int": T.IntegerType(), "long": T.LongType(), "float": T.FloatType(),
+                  "double": T.DoubleType(), "date": T.IntegerType(), "time": T.LongType(),
+                  "timestamp": T.LongType(), "timestamptz": T.LongType(), "timestamp_ns": T.LongType(),
+                  "timestamptz_ns": T.LongType(), "string": T.StringType(), "binary": T.BinaryType(),
+                  "uuid": T.BinaryType(), "fixed": T.BinaryType(), "unknown": T.NullType(),
+                  "variant": T.BinaryType(), "geometry": T.BinaryType(), "geography": T.BinaryType()}
+        if b in simple:
+            return simple[b]
+        if b == "decimal":
+            return T.DecimalType(t.precision, t.scale)
+    if isinstance(t, StructType):
+        return T.StructType([T.StructField(f.name, spark_type(f.field_type), True) for f in t.fields])
+    if isinstance(t, ListType):
+        return T.ArrayType(spark_type(t.element_field.field_type), True)
+    if isinstance(t, MapType):
+        return T.MapType(spark_type(t.key_field.field_type), spark_type(t.value_field.field_type), True)
+    raise ValueError(f"no Spark type carries {t}")
+
+
+def spark_schema(schema: Any, row_lineage: bool) -> Any:
+    """The rows of :func:`icectl.spark.rewrite.output_schema` in carrier types."""
+    from pyspark.sql import types as T
+
+    fields = [T.StructField(f.name, spark_type(f.field_type), True) for f in schema.fields]
+    if row_lineage:
+        fields += [T.StructField("_row_id", T.LongType(), True),
+                   T.StructField("_last_updated_sequence_number", T.LongType(), True)]
+    return T.StructType(fields)
+
+
+def carrier_schema(sschema: Any) -> Any:
+    """The Arrow schema Spark expects of ``mapInArrow`` batches for a Spark schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(sschema)
+
+
+def to_carrier(table: Any, carrier: Any) -> list[Any]:
+    """Output rows (Arrow, Iceberg types) as record batches in carrier types."""
+    import pyarrow as pa
+
+    columns = [table.column(i).cast(carrier.field(i).type) for i in range(table.num_columns)]
+    return pa.Table.from_arrays(columns, schema=carrier).to_batches()
+
+
+def from_carrier(batch: Any, target: Any) -> Any:
+    """Carrier rows back in the output schema (Iceberg types, field ids)."""
+    import pyarrow as pa
+
+    columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def ordering(df: Any, sort: list[dict[str, Any]]) -> list[Any]:
+    """The Spark sort expressions of a plan's sort fields (direction and null order each)."""
+    out = []
+    for s in sort:
+        col = df[s["column"]]
+        first = s["null_order"] == "nulls-first"
+        if s["direction"] == "asc":
+            out.append(col.asc_nulls_first() if first else col.asc_nulls_last())
+        else:
+            out.append(col.desc_nulls_first() if first else col.desc_nulls_last())
+    return out
+
+
+def expected_outputs(group: dict[str, Any], target_file_size: int) -> int:
+    if group.get("expected_outputs"):
+        return int(group["expected_outputs"])
+    size = sum(i.get("size") or 0 for t in group["tasks"] for i in t["inputs"])
+    return max(1, round(size / target_file_size))
+
+
+def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """Rewrite one group sorted; returns the files written and the error, if any (the files of a
+    partition that failed are removed by its task; those of the others are reported)."""
+    from icectl.spark.rewrite import output_schema
+    from icectl.spec.types import schema_from_json
+
+    tasks = group["tasks"]
+    inputs = [json.dumps(i) for t in tasks for i in t["inputs"]]
+    if not inputs:
+        return [], None
+    schema = schema_from_json(plan["schema"])
+    row_lineage = bool(plan.get("row_lineage"))
+    target = output_schema(schema, row_lineage)
+    sschema = spark_schema(schema, row_lineage)
+    carrier = carrier_schema(sschema)
+    task = dict(tasks[0], inputs=[])
+    sc = spark.sparkContext
+
+    def read(batches: Iterator[Any]) -> Iterator[Any]:
+        from icectl.io import FileIO
+        from icectl.spark.rewrite import iter_input
+
+        io = FileIO(dict(plan.get("io_properties") or {}))
+        for b in batches:
+            for text in b.column(0).to_pylist():
+                for part in iter_input(io, json.loads(text), schema, target, row_lineage):
+                    yield from to_carrier(part, carrier)
+
+    def write(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from icectl.io import FileIO
+        from icectl.spark.rewrite import TaskWriter
+
+        writer = TaskWriter(FileIO(dict(plan.get("io_properties") or {})), task, plan, schema, target)
+        try:
+            for b in batches:
+                writer.write(from_carrier(b, target))
+            out = [json.dumps(f) for f in writer.close()]
+        except Exception as e:
+            writer.abort()
+            out = [json.dumps({"task_error": f"group {group['group_id']}: {type(e).__name__}: {e}"})]
+        yield pa.RecordBatch.from_pydict({"file": out}, schema=pa.schema([("file", pa.string())]))
+
+    n_out = expected_outputs(group, int(plan["target_file_size"]))
+    src = spark.createDataFrame(sc.parallelize([(s,) for s in inputs], len(inputs)), "input string")
+    rows = src.mapInArrow(read, sschema)
+    keys = ordering(rows, plan["sort"])
+    sorted_rows = rows.repartitionByRange(n_out, *keys).sortWithinPartitions(*keys)
+    try:
+        collected = [json.loads(r["file"]) for r in sorted_rows.mapInArrow(write, "file string").collect()]
+    except Exception as e:  # a read failed: the write stage never ran, nothing was written
+        return [], f"group {group['group_id']}: {type(e).__name__}: {_first_line(e)}"
+    files = [f for f in collected if "task_error" not in f]
+    errors = [f["task_error"] for f in collected if "task_error" in f]
+    return files, (errors[0] if errors else None)
+
+
+def sort_groups(spark: Any, plan: dict[str, Any], plan_light: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every group of a sort plan, up to :data:`MAX_CONCURRENT_GROUPS` Spark jobs at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    groups = plan["groups"]
+    if not groups:
+        return [], []
+    with ThreadPoolExecutor(max_workers=min(MAX_CONCURRENT_GROUPS, len(groups))) as pool:
+        results = list(pool.map(lambda g: sort_group(spark, g, plan_light), groups))
+    files = [f for fs, _ in results for f in fs]
+    errors = [e for _, e in results if e]
+    return files, errors
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():
+        if "Error" in line or "Exception" in line:
+            return line.strip()[:500]
+    return text.splitlines()[0][:500] if text else ""
+
+
+__all__ = ["from_carrier", "sort_groups", "spark_schema", "to_carrier"]
