@@ -191,3 +191,94 @@ def test_bare_workers_fail_without_the_archive(tmp_path, spark_cluster, bare_pyt
     assert "No module named 'pyarrow'" in err, err
     assert load_table(t.catalog, ("db", "t")).metadata_location == t.metadata_location
     assert {os.path.join(d, f) for d, _, fs in os.walk(wh) for f in fs} == before
+
+
+LARGE_ROWS = 5_000_000
+PAYLOAD = 100  # bytes of random binary a row: ~120 bytes a row, ~600 MB in memory, incompressible
+
+
+def build_large_table(wh, files: int = 10):
+    """db.big: ``LARGE_ROWS`` rows (id, k: a random sort key, payload: random bytes) in
+    ``files`` uncompressed Parquet files, one group of ~600 MB for a sort compaction."""
+    import numpy as np
+
+    cat = HadoopCatalog("hc", str(wh), FileIO())
+    t = create_table(cat, ("db", "big"), schema_text="id:long!, k:long, payload:binary")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False, metadata={FID: b"1"}),
+                        pa.field("k", pa.int64(), metadata={FID: b"2"}),
+                        pa.field("payload", pa.binary(), metadata={FID: b"3"})])
+    rng = np.random.default_rng(7)
+    per = LARGE_ROWS // files
+    data_files, arrow_bytes = [], 0
+    for i in range(files):
+        ids = np.arange(i * per, (i + 1) * per, dtype=np.int64)
+        keys = rng.integers(-2 ** 40, 2 ** 40, per, dtype=np.int64)
+        payload = pa.FixedSizeBinaryArray.from_buffers(pa.binary(PAYLOAD), per,
+                                                       [None, pa.py_buffer(rng.bytes(per * PAYLOAD))]).cast(pa.binary())
+        tbl = pa.Table.from_arrays([pa.array(ids), pa.array(keys), payload], schema=schema)
+        arrow_bytes += tbl.nbytes
+        path = f"{t.location}/data/f{i}.parquet"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        pq.write_table(tbl, path, compression="none", row_group_size=128 * 1024)
+        data_files.append(DataFile(path, "parquet", (), per, os.path.getsize(path)))
+    return append_files(t, data_files), arrow_bytes
+
+
+def spilled_bytes(event_dir: str) -> tuple[int, int]:
+    """(memory, disk) bytes spilled by every task of every application logged in ``event_dir``."""
+    memory = disk = 0
+    for log in glob.glob(os.path.join(event_dir, "*")):
+        with open(log) as f:
+            for line in f:
+                event = json.loads(line)
+                if event.get("Event") == "SparkListenerTaskEnd":
+                    m = event.get("Task Metrics") or {}
+                    memory += m.get("Memory Bytes Spilled", 0)
+                    disk += m.get("Disk Bytes Spilled", 0)
+    return memory, disk
+
+
+def test_sort_of_a_group_larger_than_executor_memory(tmp_path, spark_cluster):
+    """One sort group of ~600 MB (in memory) on executors of 512 MB each: Spark range-partitions
+    the rows by the sort key into as many partitions as the plan expects files (3), sorts each
+    on the executors and spills to disk; every row is written once, each file sorted, the files
+    holding disjoint key ranges."""
+    import numpy as np
+
+    wh = tmp_path / "wh"
+    t, arrow_bytes = build_large_table(wh)
+    assert arrow_bytes > 512 * 1024 ** 2  # the group does not fit in one executor's memory
+    events = tmp_path / "events"
+    events.mkdir()
+    tpl = cluster_template(tmp_path, spark_cluster, "large.yaml",
+                           conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}"})
+    args = ["compact", "db.big", "--strategy", "sort", "--sort-by", "k", "--target-file-size", "256MB",
+            "--template", tpl]
+    code, out, err = icectl(wh, "-o", "json", *args, "--dry-run")
+    assert code == 0, err
+    [group] = json.loads(out)["groups"]
+    assert group["files"] == 10 and group["expected_output_files"] == 3  # 580 MB of Parquet at 256 MB a file
+    started = time.monotonic()
+    code, out, err = icectl(wh, "-o", "json", *args, "--yes")
+    elapsed = time.monotonic() - started
+    assert code == 0, err
+    res = json.loads(out)
+    assert (res["rewritten_data_files"], res["added_data_files"]) == (10, 3)
+    t = load_table(t.catalog, ("db", "big"))
+    files = [f for _, f in t.live_files(t.metadata.current_snapshot)]
+    assert len(files) == 3 and sum(f.record_count for f in files) == LARGE_ROWS
+    ids, ranges = [], []
+    for f in files:
+        pf = pq.ParquetFile(f.file_path)
+        k = np.concatenate([pf.read_row_group(i, columns=["k"]).column("k").to_numpy()
+                            for i in range(pf.num_row_groups)])
+        assert (np.diff(k) >= 0).all()  # each file sorted by k
+        ranges.append((k[0], k[-1]))
+        ids.append(pq.read_table(f.file_path, columns=["id"]).column("id").to_numpy())
+    ranges.sort()
+    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]))  # and the files hold disjoint ranges of k
+    assert (np.sort(np.concatenate(ids)) == np.arange(LARGE_ROWS)).all()  # every row once
+    memory, disk = spilled_bytes(str(events))
+    assert disk > 0 and memory > 0, (memory, disk)  # Spark sorted what did not fit by spilling to disk
+    print(f"\nsort of {arrow_bytes / 1024 ** 2:.0f} MB on executors of 512 MB: {elapsed:.1f} s, "
+          f"spilled {memory / 1024 ** 2:.0f} MB from memory, {disk / 1024 ** 2:.0f} MB to disk")
