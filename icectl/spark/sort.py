@@ -75,8 +75,56 @@ def from_carrier(batch: Any, target: Any) -> Any:
     """Carrier rows back in the output schema (Iceberg types, field ids)."""
     import pyarrow as pa
 
-    columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
-    return pa.Table.from_arrays(columns, schema=target)
+    return pa.Table.from_arrays([_restore(batch.column(i), target.field(i).type) for i in range(batch.num_columns)],
+                                schema=target)
+
+
+def _restore(arr: Any, t: Any) -> Any:
+    """``arr`` cast to ``t``, nested types rebuilt child by child: Spark gives a required field
+    inside a null struct as null, which neither Arrow's cast nor the Parquet writer accept, so
+    such slots get a placeholder value (no reader sees it: the struct is null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(t):
+        children = []
+        for j in range(t.num_fields):
+            f = t.field(j)
+            child = _restore(arr.field(j), f.type)
+            if not f.nullable and child.null_count:
+                child = pc.if_else(child.is_valid(), child, _placeholder(f.type))
+            children.append(child)
+        return pa.StructArray.from_arrays(children, fields=[t.field(j) for j in range(t.num_fields)], mask=mask)
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        values = _restore(arr.values, t.value_type)
+        cls, width = (pa.LargeListArray, pa.int64()) if pa.types.is_large_list(t) else (pa.ListArray, pa.int32())
+        return cls.from_arrays(arr.offsets.cast(width), values, type=t, mask=mask)
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(arr.offsets, _restore(arr.keys, t.key_type), _restore(arr.items, t.item_type),
+                                       type=t, mask=mask)
+    return arr.cast(t)
+
+
+def _placeholder(t: Any) -> Any:
+    """A value of type ``t``: zero, empty, or a struct of such."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([pa.array([_placeholder(t.field(j).type).as_py()], t.field(j).type)
+                                           for j in range(t.num_fields)],
+                                          fields=[t.field(j) for j in range(t.num_fields)])[0]
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
+        return pa.array([[]], t)[0]
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.scalar("", t)
+    if pa.types.is_fixed_size_binary(t):
+        return pa.scalar(bytes(t.byte_width), t)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.scalar(b"", t)
+    if pa.types.is_boolean(t):
+        return pa.scalar(False)
+    return pa.array([0]).cast(t)[0]
 
 
 def ordering(df: Any, sort: list[dict[str, Any]]) -> list[Any]:
