@@ -63,13 +63,15 @@ class PreparedJob:
         return self.job_dir != self.work
 
 
+_STORAGE = ("s3.", "client.", "gcs.", "adls.", "hdfs.")
 _SECRET = re.compile(r"secret|token|password|credential|access-key-id|sas|account-key", re.IGNORECASE)
 
 
 def shareable_properties(properties: dict[str, str]) -> dict[str, str]:
-    """Storage properties without credentials: what may go to a shared work folder or on the
-    command line; the job's driver and executors take credentials from their environment."""
-    return {k: v for k, v in properties.items() if not _SECRET.search(k)}
+    """The storage properties (``s3.endpoint``, ``s3.region``...) without credentials: what may go
+    to a shared work folder or on the command line. Catalog properties (a URI may hold a
+    password) stay home; the job's driver and executors take credentials from their environment."""
+    return {k: v for k, v in properties.items() if k.startswith(_STORAGE) and not _SECRET.search(k)}
 
 
 def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
