@@ -91,6 +91,9 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
         job_args = [a for k, v in sorted(shareable_properties(dict(table.io.properties)).items())
                     for a in ("--io", f"{k}={v}")]
     env = None
+    if template.pack_environment and template.master.startswith("local"):
+        raise UsageError("pack_environment is for a cluster: a local master runs this Python, which has the "
+                         "packages already (use --master or the template's master)")
     if template.pack_environment:
         reqs = environment.requirements(locations=[table.metadata.location or "", template.work_dir or ""],
                                         driver=template.deploy_mode == "cluster")

@@ -2,14 +2,17 @@
 files and describe them. The PySpark job (``job.py``) runs :func:`rewrite_task` in executors;
 tests can run it directly.
 
-For each input data file: read it by field id (columns renamed since it was written still
-match), apply the deletes that apply (positions from Parquet delete files and deletion vectors,
+For each input data file, a batch at a time: read it by field id (columns renamed since it was
+written still match), apply the deletes that apply (positions from Parquet delete files and deletion vectors,
 equality deletes by value, null matching null), materialise row lineage in v3+ (``_row_id`` =
 ``first_row_id`` + position and ``_last_updated_sequence_number`` = the file's data sequence
 number where the file has none), then write rows into files of about the target size and
 return each file's metrics: counts, column sizes, and lower and upper bounds serialized as the
 spec's Appendix D single values (strings and binary truncated to 16, as Iceberg Java's default
-``truncate(16)`` metrics mode).
+``truncate(16)`` metrics mode), gathered as each row group is written. Memory holds about one
+input batch and one output row group, whatever the sizes of the files; a task with a sort order
+sorts in memory (:func:`sort_in_memory`), which the Spark job leaves to Spark
+(:mod:`icectl.spark.sort`).
 """
 from __future__ import annotations
 

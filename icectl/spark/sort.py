@@ -220,10 +220,15 @@ def sort_groups(spark: Any, plan: dict[str, Any], plan_light: dict[str, Any]) ->
 
 
 def _first_line(e: BaseException) -> str:
+    """The Python exception a failed task raised (its last ``SomethingError: ...`` line; Spark
+    wraps it in a long Java message), else the first line."""
+    import re
+
     text = str(e).strip()
-    for line in text.splitlines():
-        if "Error" in line or "Exception" in line:
-            return line.strip()[:500]
+    raised = [m.group(0).strip() for m in re.finditer(r"^\s*[\w.]*(?:Error|Exception)\b.*$", text, re.M)
+              if not m.group(0).lstrip().startswith(("org.apache", "java.", "py4j", "at "))]
+    if raised:
+        return raised[-1][:500]
     return text.splitlines()[0][:500] if text else ""
 
 

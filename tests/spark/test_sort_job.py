@@ -206,3 +206,40 @@ def test_spark_sort_equals_the_in_memory_sort(tmp_path):
     together = pa.concat_tables([parts[i] for i in order])
     assert keys_of(together) == keys_of(expected)
     assert sorted(normalized(together.to_pylist()), key=lambda r: r["id"]) == by_id
+
+
+def test_sort_job_reports_a_missing_input_and_keeps_the_other_groups_files(tmp_path):
+    """A group whose input is gone fails with the reason (the Python error, not Spark's wrapper);
+    it wrote nothing; the other group's files are reported, so that icectl can remove them."""
+    good = tmp_path / "in" / "good.parquet"
+    good.parent.mkdir()
+    pq.write_table(rich_rows(random.Random(5), range(50)), str(good))
+    missing = str(tmp_path / "in" / "gone.parquet")
+
+    def inp(path):
+        return {"path": str(path), "format": "parquet", "record_count": 50, "size": 1000, "first_row_id": None,
+                "data_sequence_number": 1, "position_deletes": [], "equality_deletes": []}
+
+    def group(gid, inputs):
+        return {"group_id": gid, "partition": "(unpartitioned)", "expected_outputs": 1, "tasks": [
+            {"task_id": f"{gid}-0", "group_id": gid, "output_dir": str(tmp_path / f"out{gid}"), "inputs": inputs,
+             "repartition": None}]}
+
+    plan = {"version": 1, "table": "db.t", "location": str(tmp_path), "format_version": 2, "schema": SCHEMA_JSON,
+            "target_file_size": 1 << 30, "row_lineage": False, "sort": SORT, "io_properties": {},
+            "groups": [group(1, [inp(good)]), group(2, [inp(good), inp(missing)])], "compression": "zstd",
+            "app_name": "icectl-sort-failure"}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    t = submit.load_template()
+    argv = submit.render_command(t, job_file=os.path.join(os.path.dirname(submit.__file__), "job.py"),
+                                 plan_file=str(tmp_path / "plan.json"), result_file=str(tmp_path / "result.json"),
+                                 py_files=[], command="compact", table="db.t",
+                                 spark_submit=submit.default_spark_submit())
+    with pytest.raises(Exception, match="exit code 3"):
+        submit.run_command(argv, t, log_file=str(tmp_path / "log"))
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["error"].startswith("group 2: ") and "FileNotFoundError" in result["error"], result["error"]
+    assert missing in result["error"] and "org.apache" not in result["error"]
+    [f] = result["files"]
+    assert f["group_id"] == 1 and os.path.exists(f["path"]) and f["record_count"] == 50
+    assert not (tmp_path / "out2").exists() or not list((tmp_path / "out2").iterdir())

@@ -186,6 +186,10 @@ def test_prepare_cluster_deploy_mode_needs_shared_work_dir(tmp_path, monkeypatch
     cluster = write(tmp_path, "master: yarn\ndeploy_mode: cluster\n", "cluster.yaml")
     with pytest.raises(UsageError, match="deploy_mode cluster runs the driver on the cluster: set work_dir"):
         prepare(t, plan, JobSettings(template_path=cluster))
+    packed_local = write(tmp_path, "pack_environment: true\n", "packed-local.yaml")
+    with pytest.raises(UsageError, match="pack_environment is for a cluster"):
+        prepare(t, plan, JobSettings(template_path=packed_local))
+    assert prepare(t, plan, JobSettings(template_path=packed_local, master="yarn")).environment is not None
     shared = tmp_path / "shared"
     tpl = write(tmp_path, f"master: yarn\ndeploy_mode: cluster\nwork_dir: file://{shared}\npack_environment: true\n",
                 "shared.yaml")
