@@ -22,8 +22,8 @@ from typing import Any, Iterable, Iterator
 from icectl import secrets
 from icectl.catalog.base import (Catalog, NamespacePropertiesChange, TableState, check_property_changes)
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
-from icectl.errors import IcectlError, UnsupportedError, UsageError
-from icectl.io import FileIO
+from icectl.errors import IcectlError, NoSuchNamespaceError, UnsupportedError, UsageError
+from icectl.io import FileIO, has_scheme, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.requirements import AssertCreate, TableRequirement
@@ -198,8 +198,16 @@ class RestCatalog(Catalog):
                 "updates": updates_json(updates, fv)}
         what = f"create table {name}" if create else f"commit to table {name}"
         try:
-            resp = self._call(UPDATE_TABLE, what=what, kind=COMMIT, body=body,
-                              namespace=encode_namespace(ident[:-1]), table=encode_name(ident[-1]))
+            try:
+                resp = self._call(UPDATE_TABLE, what=what, kind=COMMIT, body=body,
+                                  namespace=encode_namespace(ident[:-1]), table=encode_name(ident[-1]))
+            except NoSuchNamespaceError:
+                if not create:
+                    raise
+                # As the SQL catalog does, creating a table creates its namespace.
+                self.create_namespace(ident[:-1])
+                resp = self._call(UPDATE_TABLE, what=what, kind=COMMIT, body=body,
+                                  namespace=encode_namespace(ident[:-1]), table=encode_name(ident[-1]))
         except UsageError as e:
             if any(isinstance(u, UpgradeFormatVersion) for u in updates) and not create:
                 raise UnsupportedError(e.message, hint="the server does not allow this format version") from None
@@ -215,10 +223,17 @@ class RestCatalog(Catalog):
             known = self._locations.get(ident)
         if known:
             return known
-        body = self._call(CREATE_TABLE, what=f"find a location for table {ident_str(ident)}", kind=WRITE,
-                          body={"name": ident[-1], "schema": {"type": "struct", "schema-id": 0, "fields": []},
-                                "stage-create": True},
-                          namespace=encode_namespace(ident[:-1]))
+        try:
+            body = self._call(CREATE_TABLE, what=f"find a location for table {ident_str(ident)}", kind=WRITE,
+                              body={"name": ident[-1], "schema": {"type": "struct", "schema-id": 0, "fields": []},
+                                    "stage-create": True},
+                              namespace=encode_namespace(ident[:-1]))
+        except NoSuchNamespaceError as e:
+            warehouse = self.properties.get("warehouse", "")
+            if has_scheme(warehouse) or warehouse.startswith("/"):
+                return join(warehouse, *ident)  # the usual layout, in a namespace the create will make
+            raise NoSuchNamespaceError(e.message, hint="the server chooses where a namespace's tables live: create "
+                                       "the namespace first, or pass --location") from None
         location = ((body or {}).get("metadata") or {}).get("location") if isinstance(body, dict) else None
         if not location:
             raise UsageError(f"the REST catalog {self.name} did not say where table {ident_str(ident)} would live",
