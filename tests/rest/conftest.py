@@ -128,3 +128,49 @@ def rest_env(rest_server, tmp_path, monkeypatch) -> RestEnv:
     env = RestEnv(cfg, "t" + uuid.uuid4().hex[:10], rest_server)
     env.write(uri=rest_server.url, **{"rest.client.retry-backoff-ms": "10"})
     return env
+
+
+class SparkRest:
+    """Spark as a REST client (tests/rest/spark_rest_client.py in its own process)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+
+    def sql(self, text: str) -> list[list[Any]]:
+        import json
+
+        self.proc.stdin.write(json.dumps({"sql": text}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the Spark REST client exited")
+        out = json.loads(line)
+        if "error" in out:
+            raise RuntimeError(out["error"])
+        return out["rows"]
+
+
+@pytest.fixture(scope="session")
+def spark_rest(rest_server, tmp_path_factory):
+    """One Spark session per test session, with catalog ``rc`` on the REST server."""
+    import json
+    import subprocess
+
+    pytest.importorskip("pyspark")
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    log = open(tmp_path_factory.mktemp("spark-rest") / "spark.log", "w")
+    proc = subprocess.Popen([sys.executable, str(HERE / "spark_rest_client.py"), str(oracle_dir()), rest_server.url,
+                             str(tmp_path_factory.mktemp("spark-rest-wh"))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        if not line or not json.loads(line).get("ready"):
+            raise RuntimeError(f"the Spark REST client did not start; see {log.name}")
+        yield SparkRest(proc)
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

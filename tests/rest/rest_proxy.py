@@ -37,8 +37,11 @@ class Fault:
 
     method: str
     path: str
-    action: str  # "status", "drop", "delay"
+    action: str  # "status", "drop", "delay", "hook" (call ``hook`` before forwarding)
     status: int = 500
+    message: str | None = None
+    error_type: str | None = None
+    hook: Callable[[], None] | None = None
     when: str = "before"  # "before": the server never sees the request; "after": it applied it
     nth: int = 1
     times: int = 1
@@ -152,8 +155,9 @@ class FaultProxy:
             if data and method != "HEAD":
                 h.wfile.write(data)
 
-        def error(status: int, message: str) -> None:
-            answer(status, {"error": {"message": message, "type": ERROR_TYPES.get(status, "Error"), "code": status}},
+        def error(status: int, message: str, etype: str | None = None) -> None:
+            answer(status, {"error": {"message": message, "type": etype or ERROR_TYPES.get(status, "Error"),
+                                      "code": status}},
                    {"Retry-After": "0"} if status in (429, 503) else None)
 
         def drop() -> None:
@@ -181,10 +185,12 @@ class FaultProxy:
                 drop()
                 return
             if fault.action == "status":
-                error(fault.status, f"injected {fault.status}")
+                error(fault.status, fault.message or f"injected {fault.status}", fault.error_type)
                 return
             if fault.action == "delay":
                 time.sleep(fault.delay_s)
+            if fault.action == "hook" and fault.hook is not None:
+                fault.hook()
         refusal = self._check_auth(method, h.path, headers, body)
         if refusal is not None:
             error(*refusal)
