@@ -124,7 +124,7 @@ class Auth:
                 form[key] = self.properties[key]
         endpoint = self.token_endpoint()
         resp = self.client.send("POST", endpoint, kind=WRITE, form=form, authenticate=False,
-                                what="get an OAuth2 token", retry_writes=True)
+                                what=f"give an OAuth2 token ({endpoint})", retry_writes=True)
         body = resp.body if isinstance(resp.body, dict) else {}
         token = body.get("access_token")
         if not token:

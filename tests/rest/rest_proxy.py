@@ -79,6 +79,7 @@ class FaultProxy:
         self.upstream = upstream.rstrip("/")
         self.faults: list[Fault] = []
         self.log: list[tuple[str, str, int]] = []
+        self.arrived: list[tuple[str, str]] = []  # (method, path) as each request arrives
         self.headers_seen: list[dict[str, str]] = []
         self.oauth: OAuth | None = None
         self.static_token: str | None = None
@@ -115,6 +116,7 @@ class FaultProxy:
         with self.lock:
             self.faults.clear()
             self.log.clear()
+            self.arrived.clear()
             self.headers_seen.clear()
             self.oauth = None
             self.static_token = None
@@ -139,6 +141,7 @@ class FaultProxy:
         body = h.rfile.read(length) if length else b""
         headers = {k: v for k, v in h.headers.items()}
         with self.lock:
+            self.arrived.append((method, path))
             self.headers_seen.append(headers)
             fired = [f for f in self.faults if f.matches(method, path)]  # every fault counts every request
             fault = fired[0] if fired else None
