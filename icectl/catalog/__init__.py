@@ -103,8 +103,11 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
         cfg = CatalogConfig(chosen or DEFAULT_CATALOG, {})
     if uri:
         cfg.properties["uri"] = uri
+        # A URI given on the command line says which kind of catalog it is.
         if uri.lower().startswith(("http://", "https://")):
-            cfg.properties["type"] = "rest"  # an HTTP URI can only be a REST catalog
+            cfg.properties["type"] = "rest"
+        elif uri.lower().startswith(("sqlite:", "jdbc:", "postgresql:", "postgres:", "postgresql+")):
+            cfg.properties["type"] = "sql"
     if warehouse:
         cfg.properties["warehouse"] = warehouse
     if catalog_type:
