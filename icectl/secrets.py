@@ -16,7 +16,7 @@ MASK = "****"
 _SECRET_KEY = re.compile(r"(^|[.\-_])(credential|token|secret|password|session-token|access-key-id|"
                          r"secret-access-key|authorization|sas|api-key|private-key)([.\-_]|$)", re.IGNORECASE)
 _URI_PASSWORD = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*:([^/@]+)@")
-MIN_LENGTH = 4  # shorter values would mask ordinary words
+MIN_LENGTH = 6  # shorter values would mask ordinary words (and are no secret worth the name)
 
 _LOCK = threading.Lock()
 _VALUES: set[str] = set()

@@ -135,3 +135,14 @@ def test_a_server_error_on_a_read_is_retried(rest_env, proxy):
     proxy.inject(Fault("GET", r"/tables/t$", "status", 500, times=2), Fault("GET", r"/tables/t$", "drop", nth=3))
     assert cat.load((rest_env.namespace, "t")).metadata.format_version == 2
     assert [s for _, _, s in proxy.requests("GET", r"/tables/t$")] == [500, 500, -1, 200]
+
+
+def test_register_through_the_cli(rest_env):
+    cat = rest_env.catalog()
+    cat.create_namespace((rest_env.namespace,))
+    t = create_table(cat, (rest_env.namespace, "a"), schema_text=SCHEMA)
+    code, out, err = rest_env.cli("-o", "json", "register", rest_env.table("b"), t.metadata_location, "--yes")
+    assert code == 0, err
+    assert json.loads(out)["registered"] and cat.load((rest_env.namespace, "b")).metadata_location == t.metadata_location
+    code, out, err = rest_env.cli("register", rest_env.table("b"), t.metadata_location, "--yes")
+    assert code == 5 and "already exists" in err, err
