@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))  # works with any --import-mode
 from rest_proxy import FaultProxy  # noqa: E402
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects anything
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if HERE in pathlib.Path(item.path).resolve().parents:
