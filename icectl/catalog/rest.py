@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator
 from icectl import secrets
 from icectl.catalog.base import (Catalog, NamespacePropertiesChange, TableState, check_property_changes)
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
-from icectl.errors import IcectlError, NoSuchNamespaceError, UnsupportedError, UsageError
+from icectl.errors import AlreadyExistsError, IcectlError, NoSuchNamespaceError, UnsupportedError, UsageError
 from icectl.io import FileIO, has_scheme, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.table.identifier import Identifier, ident_str
@@ -205,7 +205,10 @@ class RestCatalog(Catalog):
                 if not create:
                     raise
                 # As the SQL catalog does, creating a table creates its namespace.
-                self.create_namespace(ident[:-1])
+                try:
+                    self.create_namespace(ident[:-1])
+                except AlreadyExistsError:
+                    pass  # created meanwhile
                 resp = self._call(UPDATE_TABLE, what=what, kind=COMMIT, body=body,
                                   namespace=encode_namespace(ident[:-1]), table=encode_name(ident[-1]))
         except UsageError as e:
@@ -224,7 +227,8 @@ class RestCatalog(Catalog):
         if known:
             return known
         try:
-            body = self._call(CREATE_TABLE, what=f"find a location for table {ident_str(ident)}", kind=WRITE,
+            # A stage-create changes nothing on the server: retried as a read.
+            body = self._call(CREATE_TABLE, what=f"find a location for table {ident_str(ident)}", kind=READ,
                               body={"name": ident[-1], "schema": {"type": "struct", "schema-id": 0, "fields": []},
                                     "stage-create": True},
                               namespace=encode_namespace(ident[:-1]))
