@@ -1,7 +1,13 @@
 """The SQL catalog: the ``iceberg_tables`` / ``iceberg_namespace_properties`` tables that Iceberg
 Java's JdbcCatalog and PyIceberg's SqlCatalog share, with a compare-and-set commit on
-``metadata_location``. SQLite through the standard library; PostgreSQL through psycopg when
-installed.
+``metadata_location``. SQLite through the standard library; PostgreSQL through psycopg (the
+``postgresql`` extra, see :mod:`icectl.catalog.postgres`).
+
+Either side may create the two tables first: icectl creates them as PyIceberg does (with Iceberg
+Java's V1 ``iceberg_type`` column, which JdbcCatalog then detects and uses), and works on Java's
+V0 layout (no ``iceberg_type``) as it finds it. A commit is one ``UPDATE ... WHERE
+metadata_location = <the base>`` in its own transaction, committed only when it changed exactly
+one row, as JdbcTableOperations does.
 """
 from __future__ import annotations
 
@@ -12,13 +18,14 @@ from typing import Any, Iterable
 
 from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, TableState,
                                  check_property_changes, ident_str)
+from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
-from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, NamespaceNotEmptyError,
-                           NoSuchNamespaceError, NoSuchTableError, NotFoundError, StorageError, UnsupportedError,
-                           UsageError)
+from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
+                           StorageError, UsageError)
 from icectl.io import FileIO, join, local_path
 
-TABLES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_tables (
+TABLES_DDL = """CREATE TABLE {if_not_exists}iceberg_tables (
   catalog_name VARCHAR(255) NOT NULL,
   table_namespace VARCHAR(255) NOT NULL,
   table_name VARCHAR(255) NOT NULL,
@@ -26,7 +33,7 @@ TABLES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_tables (
   previous_metadata_location VARCHAR(1000),
   iceberg_type VARCHAR(5),
   PRIMARY KEY (catalog_name, table_namespace, table_name))"""
-NAMESPACES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+NAMESPACES_DDL = """CREATE TABLE {if_not_exists}iceberg_namespace_properties (
   catalog_name VARCHAR(255) NOT NULL,
   namespace VARCHAR(255) NOT NULL,
   property_key VARCHAR(255),
@@ -52,7 +59,7 @@ class SqlCatalog(MetastoreCatalog):
                  local_default: bool = False):
         self.name = name
         self.local_default = local_default
-        self.uri = uri
+        self.uri = redact_uri(uri)  # for display: the connection keeps the password, nothing else does
         self.warehouse = warehouse.rstrip("/") if warehouse else None
         self.io = io
         self._lock = threading.Lock()
@@ -60,8 +67,10 @@ class SqlCatalog(MetastoreCatalog):
         self._param = "?"
         self._sqlite: str | None = None
         self._has_type_column = True
-        if uri.startswith(("postgresql", "jdbc:postgresql", "postgres")):
-            self._conn, self._param = _postgres_connect(uri), "%s"
+        self._server: Server | None = None
+        if is_postgres_uri(uri):
+            self._conn, self._server = connect(uri)
+            self._param = "%s"
             self._init_schema()
         else:
             self._sqlite = sqlite_path(uri)
@@ -96,23 +105,45 @@ class SqlCatalog(MetastoreCatalog):
                              hint="check --uri or the catalog's uri in the configuration")
 
     def _init_schema(self) -> None:
+        if self._server is not None:
+            self._init_postgres_schema()
+            return
         cur = self._conn.cursor()
-        cur.execute(TABLES_DDL)
-        cur.execute(NAMESPACES_DDL)
+        cur.execute(TABLES_DDL.format(if_not_exists="IF NOT EXISTS "))
+        cur.execute(NAMESPACES_DDL.format(if_not_exists="IF NOT EXISTS "))
         self._has_type_column = "iceberg_type" in self._columns("iceberg_tables")
-        if hasattr(self._conn, "commit"):
+
+    def _init_postgres_schema(self) -> None:
+        """Create the tables that do not exist yet (a role without CREATE on the schema can use
+        tables that do), in a transaction; another process that creates them at the same moment
+        wins and we use its tables."""
+        import psycopg  # type: ignore
+
+        for attempt in range(3):
             try:
-                self._conn.commit()
-            except Exception:  # pragma: no cover
-                pass
+                with self._lock, self._conn.transaction():
+                    for table, ddl in (("iceberg_tables", TABLES_DDL),
+                                       ("iceberg_namespace_properties", NAMESPACES_DDL)):
+                        if self._conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
+                            self._conn.execute(ddl.format(if_not_exists=""))
+                break
+            except (psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
+                if attempt == 2:
+                    raise StorageError(f"PostgreSQL server {self._server}: could not create the catalog tables "
+                                       "while another client was creating them") from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
+        self._has_type_column = "iceberg_type" in self._columns("iceberg_tables")
 
     def _columns(self, table: str) -> list[str]:
-        cur = self._conn.cursor()
-        if self._param == "?":
+        if self._server is None:
+            cur = self._conn.cursor()
             cur.execute(f"PRAGMA table_info({table})")
             return [r[1] for r in cur.fetchall()]
-        cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,))
-        return [r[0] for r in cur.fetchall()]
+        # The table the unqualified name resolves to (search_path), as the catalog's statements do.
+        rows = self._exec("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 "
+                          "AND NOT attisdropped ORDER BY attnum", (table,)).fetchall()
+        return [r[0] for r in rows]
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self._param)
@@ -120,10 +151,45 @@ class SqlCatalog(MetastoreCatalog):
     def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         with self._lock:
             cur = self._conn.cursor()
-            cur.execute(self._q(sql), params)
-            if self._param != "?":
-                self._conn.commit()
+            if self._server is None:
+                cur.execute(sql, params)
+                return cur
+            import psycopg  # type: ignore
+
+            try:
+                cur.execute(self._q(sql), params)  # autocommit: its own transaction
+            except psycopg.errors.UniqueViolation as e:
+                raise _Duplicate(str(e)) from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
             return cur
+
+    def _compare_and_set(self, ident: Identifier, base_location: str, location: str) -> bool:
+        """Move the pointer from ``base_location`` to ``location``; False when it had moved.
+        CommitStateUnknownError when the connection broke before the outcome was known."""
+        sql = ("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+               "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?"
+               + self._type_filter())
+        params = (location, base_location, self.name, ".".join(ident[:-1]), ident[-1], base_location)
+        if self._server is None:
+            return self._exec(sql, params).rowcount == 1
+        import psycopg  # type: ignore
+
+        with self._lock:
+            try:
+                with self._conn.transaction() as tx:
+                    cur = self._conn.execute(self._q(sql), params)
+                    if cur.rowcount != 1:  # 0: another commit won; more would break the primary key
+                        raise psycopg.Rollback(tx)
+                    return True
+            except psycopg.OperationalError as e:
+                raise CommitStateUnknownError(
+                    f"the commit to table {ident_str(ident)} may or may not have happened: lost the connection to "
+                    f"PostgreSQL server {self._server} ({' '.join(str(e).split())})",
+                    hint=f"check the table's metadata location; {location} is kept") from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
+        return False
 
     def _type_filter(self) -> str:
         return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" if self._has_type_column else ""
@@ -182,18 +248,14 @@ class SqlCatalog(MetastoreCatalog):
             vals += ", 'TABLE'"
         try:
             self._exec(f"INSERT INTO iceberg_tables ({cols}) VALUES ({vals})", params)
-        except Exception as e:
-            if "UNIQUE" in str(e).upper() or "DUPLICATE" in str(e).upper():
-                raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
-            raise
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
 
     def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
         self.write_metadata(location, md)
-        cur = self._exec(
-            "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-            "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?",
-            (location, base_location, self.name, ".".join(ident[:-1]), ident[-1], base_location))
-        if cur.rowcount != 1:
+        if not self._compare_and_set(ident, base_location, location):
             try:
                 self.io.delete(location)  # never referenced: safe to remove
             except IcectlError:
@@ -213,8 +275,8 @@ class SqlCatalog(MetastoreCatalog):
             try:
                 self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
                            "property_value) VALUES (?, ?, 'exists', 'true')", (self.name, ns))
-            except Exception as e:
-                if "UNIQUE" not in str(e).upper() and "DUPLICATE" not in str(e).upper():
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):  # a duplicate: another client created it at the same moment
                     raise
 
     def _namespace_rows(self, ns: str) -> list[tuple[str, str]]:
@@ -247,8 +309,13 @@ class SqlCatalog(MetastoreCatalog):
             raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}")
         rows = {"exists": "true", **(properties or {})}
         for k, v in rows.items():
-            self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
-                       "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+            try:
+                self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                           "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):
+                    raise
+                raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}") from None
 
     def drop_namespace(self, namespace: Identifier) -> None:
         if not self._namespace_exists(namespace):
@@ -353,10 +420,10 @@ class SqlCatalog(MetastoreCatalog):
             cur = self._exec("UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
                              "AND table_namespace = ? AND table_name = ?",
                              (".".join(destination[:-1]), destination[-1], self.name, ".".join(source[:-1]), source[-1]))
-        except Exception as e:
-            if "UNIQUE" in str(e).upper() or "DUPLICATE" in str(e).upper():
-                raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}") from None
-            raise
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}") from None
         if cur.rowcount != 1:
             raise NoSuchTableError(f"table {ident_str(source)} does not exist in catalog {self.name}")
 
@@ -373,14 +440,10 @@ class SqlCatalog(MetastoreCatalog):
         return self.load(ident)
 
 
-def _postgres_connect(uri: str) -> Any:
-    try:
-        import psycopg  # type: ignore
-    except ImportError:
-        raise UnsupportedError("a PostgreSQL catalog needs psycopg, which this install lacks",
-                               hint="pip install 'icectl[postgresql]'") from None
-    dsn = uri
-    if dsn.startswith("jdbc:"):
-        dsn = dsn[len("jdbc:"):]
-    dsn = dsn.replace("postgresql+psycopg2://", "postgresql://").replace("postgresql+psycopg://", "postgresql://")
-    return psycopg.connect(dsn)
+class _Duplicate(Exception):
+    """A PostgreSQL unique violation (a row that another client inserted first)."""
+
+
+def _is_duplicate(e: Exception) -> bool:
+    """A primary-key violation (not another integrity error, such as a NULL where none may be)."""
+    return isinstance(e, _Duplicate) or "UNIQUE" in str(e).upper()

@@ -504,8 +504,10 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     a = _data_file(t, f"{loc}/data/name=x/a.parquet", [1, 2], partition=("x",), names=["x", "x"])
     b = _data_file(t, f"{loc}/data/name=y/b.parquet", [3], partition=("y",), names=["y"])
     t = append_files(t, [a, b])
-    md = t.metadata
-    t = t.commit(md.replace(partition_specs=md.partition_specs + (PartitionSpec(1, ()),), default_spec_id=1))
+    from icectl.table.builder import MetadataBuilder
+
+    t = t.commit(MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
+    assert t.metadata.default_spec_id == 1
     plan = plan_compaction(t, CompactOptions(rewrite_all=True))
     assert [g.partition_display for g in plan.groups] == ["(files of older specs)"]
     run_compaction(t, plan, JobSettings(template_path=fake_template, work_dir=str(tmp_path / "work")))
