@@ -14,9 +14,13 @@ from icectl.ops.create import create_table
 SCHEMA = "id:long!, name:string"
 
 
-@pytest.fixture
-def sql(tmp_path):
-    return SqlCatalog("cat", f"sqlite:///{tmp_path / 'cat.db'}", str(tmp_path / "wh"), FileIO())
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def sql(request, tmp_path):
+    if request.param == "sqlite":
+        uri = f"sqlite:///{tmp_path / 'cat.db'}"
+    else:
+        uri = request.getfixturevalue("postgres_server").uri(request.getfixturevalue("postgres_db"))
+    return SqlCatalog("cat", uri, str(tmp_path / "wh"), FileIO())
 
 
 def make(catalog):
@@ -39,7 +43,7 @@ def test_sql_namespace_properties_are_jdbc_catalogs(sql, tmp_path):
                                                       "location": str(tmp_path / "wh" / "db")}
     # A namespace only implied by a table (written by another engine) exists too.
     create_table(sql, ("implied", "t"), schema_text=SCHEMA)
-    sql._exec("DELETE FROM iceberg_namespace_properties WHERE namespace = 'implied'")
+    sql._exec("DELETE FROM iceberg_namespace_properties WHERE namespace = ?", ("implied",))
     assert ("implied",) in sql.list_namespaces()
     assert sql.load_namespace_properties(("implied",))["location"].endswith("/wh/implied")
 
