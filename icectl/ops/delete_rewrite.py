@@ -111,7 +111,7 @@ def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     import pyarrow.parquet as pq
 
     f = d.data_file
-    with table.io.filesystem(f.file_path).open(table.io._fs_path(f.file_path), "rb") as fh:
+    with table.io.open(f.file_path, "rb") as fh:
         t = pq.read_table(fh)
     cols = {}
     for i, fld in enumerate(t.schema):
@@ -157,7 +157,7 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id
                         pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"2147483545"})])
     md = table.metadata
     path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-deletes.parquet")
-    with table.io.filesystem(path).open(table.io._fs_path(path), "wb") as fh:
+    with table.io.open(path, "wb") as fh:
         pq.write_table(pa.table({"file_path": paths, "pos": positions}, schema=schema), fh)
     size = table.io.size(path)
     s, l = PrimitiveType("string"), PrimitiveType("long")

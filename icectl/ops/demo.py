@@ -371,7 +371,7 @@ class _Builder:
         rows = self.rows(day, 5, user=None, qa_rows=0, country=False)
         data = pa.Table.from_arrays([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(target)],
                                     schema=target)
-        with t.io.filesystem(path).open(t.io._fs_path(path), "wb") as fh:
+        with t.io.open(path, "wb") as fh:
             pq.write_table(data, fh)
         local = t.io.local_file(path)
         if local is None:

@@ -124,7 +124,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
             bitmap = deserialize_deletion_vector(blob, source=d["path"])
             parts.append(np.fromiter(iter(bitmap), dtype=np.int64, count=len(bitmap)))
         else:
-            with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+            with io.open(d["path"], "rb") as fh:
                 t = pq.read_table(fh)
             path_col = pos_col = None
             for i, f in enumerate(t.schema):
@@ -151,7 +151,7 @@ def _equality_mask(io: Any, table: Any, schema: Any, eq_deletes: list[dict[str, 
     keep = pa.array([True] * table.num_rows)
     names = {f.field_id: f.name for f in schema.fields}
     for d in eq_deletes:
-        with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+        with io.open(d["path"], "rb") as fh:
             dt = pq.read_table(fh)
         cols_by_id = {_field_id(f): i for i, f in enumerate(dt.schema)}
         ids = d["equality_ids"]
@@ -176,7 +176,7 @@ def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_linea
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with io.filesystem(inp["path"]).open(io._fs_path(inp["path"]), "rb") as fh:
+    with io.open(inp["path"], "rb") as fh:
         raw = pq.read_table(fh)
     n = raw.num_rows
     columns = _project(raw, schema, [target.field(i) for i in range(len(schema.fields))])
@@ -298,8 +298,7 @@ class _RollingWriter:
         import pyarrow.parquet as pq
 
         path = f"{self.out_dir.rstrip('/')}/{uuid.uuid4().hex}-icectl-compact.parquet"
-        fs = self.io.filesystem(path)
-        sink = fs.open(self.io._fs_path(path), "wb")
+        sink = self.io.open(path, "wb")
         writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
         self._open = (path, sink, writer, [])
         self._written_arrow = 0
@@ -360,7 +359,7 @@ def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[st
     value and null counts and Appendix D bounds (hex) from the rows."""
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "rb") as fh:
+    with io.open(path, "rb") as fh:
         meta = pq.ParquetFile(fh).metadata
     sizes: dict[int, int] = {}
     offsets = []
@@ -383,7 +382,7 @@ def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compressio
     group, and describe it as :func:`describe_parquet_file` does."""
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "wb") as sink:
+    with io.open(path, "wb") as sink:
         pq.write_table(data, sink, compression=compression, row_group_size=max(data.num_rows, 1))
     return describe_parquet_file(io, path, data, schema)
 
