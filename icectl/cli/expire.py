@@ -33,17 +33,12 @@ def expire(
     from icectl.cli.views.expire import expire_report
     from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
     from icectl.ops.inspect import parse_time_ms
-    from icectl.errors import RefusedError
 
     env: Env = ctx.obj
     t = env.open_table(table)
     opts = ExpireOptions(older_than_ms=parse_time_ms(older_than) if older_than else None, retain_last=retain_last,
                          snapshot_ids=tuple(snapshot_id or ()), clean_expired_metadata=clean_expired_metadata,
                          delete_files=not no_delete_files)
-    gc_off = t.metadata.properties.get("gc.enabled", "true").lower() == "false"
-    if gc_off and opts.delete_files:
-        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may corrupt "
-                           "other tables)", hint="use --no-delete-files to expire metadata only")
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
         render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))
