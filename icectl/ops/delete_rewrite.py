@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
-from icectl.table.scan import plan_files
+from icectl.spec.metadata import MAIN_BRANCH
+from icectl.table.scan import branch_head, plan_files
 from icectl.table.loaded import Table
 from icectl.table.commit import snapshot_commit_json
 from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
-from icectl.errors import NotFoundError, UsageError
+from icectl.errors import UsageError
 from icectl.io import join
 
 DELETE_FILE_PATH_ID = 2147483546
@@ -53,12 +53,7 @@ class DeleteRewritePlan:
 
 def plan_delete_rewrite(table: Table, *, branch: str = MAIN_BRANCH, min_files_to_merge: int = 2) -> DeleteRewritePlan:
     md = table.metadata
-    ref = md.all_refs.get(branch)
-    if ref is None and branch != MAIN_BRANCH:  # main of an empty table: nothing to rewrite (as compact)
-        raise NotFoundError(f"branch {branch!r} does not exist in {table.name}")
-    if ref is not None and not ref.is_branch:
-        raise UsageError(f"{branch!r} is a tag; a delete rewrite commits to a branch")
-    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+    snap = branch_head(table, branch, operation="a delete rewrite")
     tasks, deletes = plan_files(table, snap)
     plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None,
                              planned_commit=snapshot_commit_json(md, branch))

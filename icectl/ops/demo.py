@@ -41,12 +41,13 @@ from decimal import Decimal
 from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.spec.metadata import MAIN_BRANCH
 from icectl.table.builder import MetadataBuilder
 from icectl.table.commit import TableCommit, send
 from icectl.table.loaded import Table
 from icectl.table.updates import TableUpdate
-from icectl.errors import AlreadyExistsError, NoSuchTableError, UsageError
+from icectl.errors import AlreadyExistsError, UsageError
+from icectl.ops.create import existing_metadata_location
 from icectl.io import join
 
 TABLE_NAME = "events"
@@ -64,7 +65,6 @@ SEED = "icectl-demo-1"
 ORPHAN_AGE_MS = 8 * 86_400_000
 
 DAY_MS = 86_400_000
-HOUR_MS = 3_600_000
 EVENT_DAYS = [dt.date(2026, 3, d) for d in (1, 2, 3, 4)]
 USERS = [f"u{i:04d}" for i in range(1, 51)]
 CATEGORIES = ["books", "electronics", "garden", "grocery", "toys"]
@@ -148,11 +148,7 @@ def build_demo(catalog: Catalog, namespace: str = DEFAULT_NAMESPACE, *, format_v
     if catalog.read_only:
         raise UsageError("cannot build the demo through a path: configure a catalog")
     name = ident_str(ident)
-    try:
-        catalog.load_metadata_location(ident)
-    except NoSuchTableError:
-        pass
-    else:
+    if existing_metadata_location(catalog, ident) is not None:
         raise AlreadyExistsError(f"table {name} already exists in catalog {catalog.name}",
                                  hint=f"build it in another namespace: {command_prefix} demo {namespace}2")
     location = catalog.default_table_location(ident).rstrip("/")

@@ -64,7 +64,6 @@ class FileToDelete:
 @dataclass
 class ExpiryPlan:
     table: str
-    base_metadata_location: str
     expired_snapshot_ids: list[int]
     retained_snapshot_ids: list[int]
     removed_refs: list[str]
@@ -225,7 +224,7 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
     new = apply_updates(md, updates) if updates else md
     expired = [s for s in md.snapshots if s.snapshot_id not in retained]
     plan = ExpiryPlan(
-        table=table.name, base_metadata_location=table.metadata_location,
+        table=table.name,
         expired_snapshot_ids=[s.snapshot_id for s in expired],
         retained_snapshot_ids=[s.snapshot_id for s in md.snapshots if s.snapshot_id in retained],
         removed_refs=sorted(n for n in md.refs if n not in refs), reasons=reasons, new_metadata=new,
