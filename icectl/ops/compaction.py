@@ -111,7 +111,7 @@ def _sizes(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
     return target, lo, hi
 
 
-def expected_output_files(input_size: int, target: int, min_size: int, write_max: int) -> int:
+def expected_output_files(input_size: int, *, target: int, min_size: int, write_max: int) -> int:
     if input_size < target:
         return 1
     with_rem = math.ceil(input_size / target)
@@ -190,7 +190,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
             if not keep:
                 continue
             gid += 1
-            n_out = expected_output_files(total, target, lo, write_max)
+            n_out = expected_output_files(total, target=target, min_size=lo, write_max=write_max)
             split = max(target, min(total // n_out + SPLIT_OVERHEAD, write_max))
             plan.groups.append(FileGroup(gid, key, _display_partition(table, key), b, n_out, split))
     return plan
@@ -283,7 +283,7 @@ def compile_where(table: Table, text: str):
                     if op != "!=":
                         return False
                     continue
-                if not _may_match(tr, field.field_type, op, value, pv):
+                if not _may_match(tr, field.field_type, op=op, value=value, pv=pv):
                     return False
         return True
 
@@ -305,7 +305,7 @@ def _json_literal(t: Any, lit: str) -> Any:
     return lit
 
 
-def _may_match(tr: Any, source_type: Any, op: str, value: Any, pv: Any) -> bool:
+def _may_match(tr: Any, source_type: Any, *, op: str, value: Any, pv: Any) -> bool:
     name = str(tr).split("[")[0]
     if name == "void":
         return True
@@ -438,7 +438,7 @@ def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
     )
 
 
-def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
+def build_replace(table: Table, plan: CompactionPlan, *, groups: list[FileGroup],
                   outputs: dict[int, list[DataFile]]) -> list[TableUpdate]:
     """The updates of a ``replace`` snapshot swapping the groups' files for their outputs,
     validated against the current state of the branch (re-run on every commit attempt)."""

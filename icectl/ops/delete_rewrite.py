@@ -122,7 +122,7 @@ def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     return out
 
 
-def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry, positions: dict[str, list[int]]) -> dict[str, list[int]]:
+def _live_targets(tasks_by_path: dict[str, Any], d: ManifestEntry, *, positions: dict[str, list[int]]) -> dict[str, list[int]]:
     """Only rows for live data files this delete applies to (by path and sequence number)."""
     out = {}
     for path, pos in positions.items():
@@ -134,7 +134,7 @@ def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry,
     return out
 
 
-def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id: int, partition: tuple) -> DataFile:
+def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec_id: int, partition: tuple) -> DataFile:
     """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
     the data folder, rows sorted by path and position, with its metrics."""
     import pyarrow as pa
@@ -183,12 +183,12 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[Ta
     for (spec_id, partition), entries in fresh.to_merge.items():
         rows: dict[str, list[int]] = {}
         for d in entries:
-            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+            for p, pos in _live_targets(by_path, d, positions=_read_positions(table, d)).items():
                 rows.setdefault(p, []).extend(pos)
         removed += entries
         counts["merged_inputs"] += len(entries)
         if rows:
-            f = write_position_delete_file(table, rows, spec_id, partition)
+            f = write_position_delete_file(table, rows, spec_id=spec_id, partition=partition)
             seqs[f.file_path] = max(d.sequence_number or 0 for d in entries)
             added.append(f)
             counts["merged_outputs"] += 1
@@ -197,7 +197,7 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[Ta
 
         positions: dict[str, set[int]] = {}
         for d in fresh.to_dv:
-            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+            for p, pos in _live_targets(by_path, d, positions=_read_positions(table, d)).items():
                 positions.setdefault(p, set()).update(pos)
         for d in fresh.dvs_to_merge:
             f = d.data_file

@@ -655,7 +655,7 @@ def _in_collections(schema: Schema) -> set[int]:
     return out
 
 
-def _check_source(schema: Schema, source_id: int, transform: str, what: str) -> None:
+def _check_source(schema: Schema, source_id: int, *, transform: str, what: str) -> None:
     """Java's PartitionSpec/SortOrder.checkCompatibility for one source column."""
     from icectl.spec.transforms import parse_transform
 
@@ -679,7 +679,7 @@ def _check_spec(spec: PartitionSpec, schema: Schema) -> None:
                 if schema.find_type(src) is None and f.transform.lower() != "void":
                     raise InvalidUpdateError(f"cannot find the source column {src} of partition field {f.name!r}")
                 continue
-            _check_source(schema, src, f.transform, f"partition field {f.name!r}")
+            _check_source(schema, src, transform=f.transform, what=f"partition field {f.name!r}")
 
 
 def _check_sort_order(order: SortOrder, schema: Schema) -> None:
@@ -689,4 +689,4 @@ def _check_sort_order(order: SortOrder, schema: Schema) -> None:
                 if schema.find_type(src) is None:
                     raise InvalidUpdateError(f"cannot find the source column {src} of a sort field")
                 continue
-            _check_source(schema, src, f.transform, "sort field")
+            _check_source(schema, src, transform=f.transform, what="sort field")
