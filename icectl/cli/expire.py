@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 
@@ -26,7 +27,7 @@ def expire(
         "--no-delete-files", help="Change the metadata only; delete no files.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be expired and deleted; change nothing.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Say, for each retained snapshot, the rule that keeps it.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
     from icectl.cli.confirm import confirm_plan, progress_deleter

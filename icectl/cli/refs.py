@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.",
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 
 TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
                                                   "this at expiry (7d, 36h, ms).")]
