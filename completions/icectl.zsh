@@ -12,7 +12,7 @@ _icectl() {
         '--install-completion[Install completion for the current shell]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--show-completion[Show completion for the current shell, to copy it or customize the installation]' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--version[Print the icectl version and exit]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
@@ -80,7 +80,7 @@ _icectl__branch() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl__branch_commands' \
@@ -124,7 +124,7 @@ _icectl__branch__create() {
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -139,7 +139,7 @@ _icectl__branch__drop() {
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -155,7 +155,7 @@ _icectl__branch__fast_forward() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--to=[Branch or tag whose head to move to]:to:_files' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -170,7 +170,7 @@ _icectl__branch__rename() {
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -189,7 +189,7 @@ _icectl__branch__retain() {
         '--max-snapshot-age=[Branch\: expire its snapshots older than this (7d, 36h, ms)]:max_snapshot_age:_files' \
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -205,7 +205,7 @@ _icectl__cherry_pick() {
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -232,7 +232,7 @@ _icectl__compact() {
         '--strategy=[binpack, or sort (by the table'\''s sort order or --sort-by)]:binpack|sort:(binpack sort)' \
         '--target-file-size=[Target output file size (e.g. 128MB); default\: write.target-file-size-bytes (512 MB)]:target_file_size:_files' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
@@ -253,7 +253,7 @@ _icectl__create() {
         '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:property:_files' \
         '(-s --schema)'{-s+,--schema=}'[Schema\: compact form '\''id\:long!, name\:string, ts\:timestamptz'\'' (! = required) or an Iceberg schema JSON file (@file or *.json)]:schema:_files' \
         '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:sort_by:_files' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
@@ -267,7 +267,7 @@ _icectl__demo() {
         '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:format_version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
@@ -279,7 +279,7 @@ _icectl__describe() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
@@ -298,7 +298,7 @@ _icectl__expire() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -314,7 +314,7 @@ _icectl__files() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--ref=[List the files of this branch or tag]:ref:_files' \
         '--snapshot=[List the files of this snapshot id]:snapshot: ' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
@@ -326,7 +326,7 @@ _icectl__list() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
@@ -338,7 +338,7 @@ _icectl__refs() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
@@ -351,7 +351,7 @@ _icectl__register() {
         '--dry-run[Check the metadata file and the name; register nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -370,7 +370,7 @@ _icectl__remove_orphans() {
         '--older-than=[Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force]:older_than:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -388,7 +388,7 @@ _icectl__rewrite_deletes() {
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -406,7 +406,7 @@ _icectl__rollback() {
         '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:set_current: ' \
         '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
         '--to-timestamp=[Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age\: 2h)]:to_timestamp:_files' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -423,7 +423,7 @@ _icectl__snapshots() {
         '--ref=[Only the history of this branch or tag]:ref:_files' \
         '--since=[Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)]:since:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
@@ -437,7 +437,7 @@ _icectl__tag() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl__tag_commands' \
@@ -473,7 +473,7 @@ _icectl__tag__create() {
         '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -488,7 +488,7 @@ _icectl__tag__drop() {
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -504,7 +504,7 @@ _icectl__upgrade_format() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:to: ' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -520,7 +520,7 @@ _icectl__validate() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-bounds[Skip the lower/upper bound checks (faster)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'

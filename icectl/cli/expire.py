@@ -1,6 +1,8 @@
 """``icectl expire``."""
 from __future__ import annotations
 
+import time
+
 from typing import Annotated, Optional
 
 import typer
@@ -37,16 +39,17 @@ def expire(
 
     env: Env = ctx.obj
     t = env.open_table(table)
+    # The clock is read once: a commit retried later plans with the cut-off the user saw.
     opts = ExpireOptions(older_than_ms=parse_time_ms(older_than) if older_than else None, retain_last=retain_last,
                          snapshot_ids=tuple(snapshot_id or ()), clean_expired_metadata=clean_expired_metadata,
-                         delete_files=not no_delete_files)
+                         delete_files=not no_delete_files, now_ms=int(time.time() * 1000))
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
         render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))
         return
     confirm_plan(env, expire_report(plan, None, dry_run=False, explain=explain),
                  f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
-    result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)))
+    result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)), approved=plan)
     render(env, expire_report(result.plan, result, dry_run=False, explain=explain))
 
 

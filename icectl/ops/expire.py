@@ -32,7 +32,7 @@ from icectl.table.commit import Committed, commit_table, sent_json
 from icectl.table.requirements import requirements_for
 from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
-from icectl.errors import RefusedError, UsageError
+from icectl.errors import ConflictingChangeError, RefusedError, UsageError
 from icectl.io import normalize_location
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
@@ -64,6 +64,7 @@ class FileToDelete:
 @dataclass
 class ExpiryPlan:
     table: str
+    base_metadata_location: str
     expired_snapshot_ids: list[int]
     retained_snapshot_ids: list[int]
     removed_refs: list[str]
@@ -224,7 +225,7 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
     new = apply_updates(md, updates) if updates else md
     expired = [s for s in md.snapshots if s.snapshot_id not in retained]
     plan = ExpiryPlan(
-        table=table.name,
+        table=table.name, base_metadata_location=table.metadata_location,
         expired_snapshot_ids=[s.snapshot_id for s in expired],
         retained_snapshot_ids=[s.snapshot_id for s in md.snapshots if s.snapshot_id in retained],
         removed_refs=sorted(n for n in md.refs if n not in refs), reasons=reasons, new_metadata=new,
@@ -309,10 +310,28 @@ def bytes_by_kind(files: list[FileToDelete]) -> dict[str, int]:
     return out
 
 
+def check_within_approved(plan: ExpiryPlan, approved: ExpiryPlan) -> None:
+    """A plan made again after the table moved may do what was approved, or less, never more:
+    no other snapshot or ref expired, no other file deleted (ConflictingChangeError, nothing
+    committed or deleted)."""
+    more = sorted(set(plan.expired_snapshot_ids) - set(approved.expired_snapshot_ids))
+    refs = sorted(set(plan.removed_refs) - set(approved.removed_refs))
+    files = sorted({f.path for f in plan.files} - {f.path for f in approved.files})
+    what = [f"{len(more)} more snapshots would expire ({', '.join(map(str, more[:5]))})" if more else "",
+            f"refs {', '.join(refs)} would be removed" if refs else "",
+            f"{len(files)} more files would be deleted ({files[0]}{', ...' if len(files) > 1 else ''})" if files else ""]
+    what = [w for w in what if w]
+    if what:
+        raise ConflictingChangeError(f"{plan.table} changed since the plan was shown: " + "; ".join(what)
+                                     + "; nothing was committed or deleted", hint="run expire again to see the new plan")
+
+
 def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[FileToDelete]], tuple[list[FileToDelete], list[tuple[str, str]]]] | None = None,
-                 before_commit: Callable[[ExpiryPlan], None] | None = None) -> ExpiryResult:
+                 before_commit: Callable[[ExpiryPlan], None] | None = None,
+                 approved: ExpiryPlan | None = None) -> ExpiryResult:
     """Commit the expiry (re-planning on conflict), then delete what the committed change
-    unreferenced and what the table's latest metadata does not reach."""
+    unreferenced and what the table's latest metadata does not reach. With ``approved`` (the
+    plan a user saw), a plan made against a table that moved since may only do less."""
     _refuse_if_gc_disabled(table, opts)
     first = plan_expiry(table, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
     if not first.changes_metadata:
@@ -320,7 +339,10 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     state: dict[str, ExpiryPlan] = {}
 
     def build(current: Table) -> list[TableUpdate]:
-        plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
+        moved = approved is not None and current.metadata_location != approved.base_metadata_location
+        plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": opts.delete_files and moved}))
+        if moved:
+            check_within_approved(plan, approved)  # type: ignore[arg-type]
         state["plan"] = plan
         if before_commit is not None:
             before_commit(plan)

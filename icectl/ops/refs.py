@@ -348,6 +348,40 @@ def plan_cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANC
                      apply_updates(table.metadata, preview) if preview else None)
 
 
+def leaving_history(md: TableMetadata, updates: list[TableUpdate]) -> dict[str, set[int]]:
+    """For each branch the updates move or remove: the snapshots that leave its history."""
+    out: dict[str, set[int]] = {}
+    for u in updates:
+        name = getattr(u, "ref_name", None)
+        old = md.refs.get(name) if name else None
+        if old is None or not old.is_branch:
+            continue
+        before = {s.snapshot_id for s in md.ancestors_of(old.snapshot_id)}
+        after = {s.snapshot_id for s in md.ancestors_of(u.ref.snapshot_id)} if isinstance(u, SetSnapshotRef) else set()
+        if before - after:
+            out[name] = before - after
+    return out
+
+
 def commit_ref_change(plan: RefCommit) -> Committed:
-    """Commit with retry: on a conflict the change is planned again against the fresh table."""
-    return commit_table(plan.table, plan.build)
+    """Commit with retry: on a conflict the change is planned again against the fresh table, and
+    goes ahead only if it does what the plan shown did: the same refs to the same snapshots, and
+    no branch losing snapshots the plan did not drop (a rollback retried after an append would
+    discard it: ConflictingChangeError, nothing committed)."""
+    approved = None if plan.updates is None else (
+        [u.to_json() for u in plan.updates], leaving_history(plan.table.metadata, plan.updates))
+
+    def build(t: Table) -> list[TableUpdate]:
+        updates = plan.build(t)
+        if approved is not None and t.metadata_location != plan.table.metadata_location:
+            now = ([u.to_json() for u in updates], leaving_history(t.metadata, updates))
+            if now != approved:
+                lost = {b: sorted(ids - approved[1].get(b, set())) for b, ids in now[1].items()}
+                lost = {b: ids for b, ids in lost.items() if ids}
+                why = "; ".join(f"{len(ids)} more snapshots would leave {b}'s history ({', '.join(map(str, ids[:5]))})"
+                                for b, ids in lost.items()) or "the change it would make is no longer the one shown"
+                raise ConflictingChangeError(f"{plan.table.name} changed since the plan was shown: {why}; nothing was "
+                                             "committed", hint="run the command again to see the new plan")
+        return updates
+
+    return commit_table(plan.table, build)

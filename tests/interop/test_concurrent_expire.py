@@ -63,11 +63,11 @@ def _race_on_first_commit(monkeypatch, action):
     original = SqlCatalog.commit
     attempts: list[str] = []
 
-    def commit(self, ident, *, base_location, **kw):
+    def commit(self, ident, requirements, updates, *, base_location=None, **kw):
         attempts.append(base_location)
         if len(attempts) == 1:
             action()
-        return original(self, ident, base_location=base_location, **kw)
+        return original(self, ident, requirements, updates, base_location=base_location, **kw)
 
     monkeypatch.setattr(SqlCatalog, "commit", commit)
     return attempts

@@ -124,7 +124,6 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     from icectl.ops.create import create_table
     from icectl.spec.partitioning import PartitionSpec
     from icectl.table.snapshots import append_files
-    from icectl.table.updates import LAST_ADDED, AddSpec, SetDefaultSpec
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -133,7 +132,9 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     a = _data_file(t, f"{loc}/data/name=x/a.parquet", [1, 2], partition=("x",), names=["x", "x"])
     b = _data_file(t, f"{loc}/data/name=y/b.parquet", [3], partition=("y",), names=["y"])
     t = append_files(t, [a, b])
-    t = t.commit([AddSpec(PartitionSpec(1, ())), SetDefaultSpec(LAST_ADDED)])
+    from icectl.table.builder import MetadataBuilder
+
+    t = t.commit(MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
     assert t.metadata.default_spec_id == 1
     plan = plan_compaction(t, CompactOptions(rewrite_all=True))
     assert [g.partition_display for g in plan.groups] == ["(files of older specs)"]
