@@ -197,6 +197,26 @@ class FileIO:
     def is_dir(self, path: str) -> bool:
         return bool(self.filesystem(path).isdir(self._fs_path(path)))
 
+    def subdirectories(self, path: str) -> list[str]:
+        """The names of the folders directly inside ``path``, sorted; none when ``path`` is not a
+        folder (on an object store: the prefixes one level below it)."""
+        try:
+            if scheme_of(path) == "file":
+                with os.scandir(local_path(path)) as it:
+                    return sorted(e.name for e in it if e.is_dir())
+            entries = self.filesystem(path).ls(self._fs_path(path), detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
+
+    def makedirs(self, path: str) -> None:
+        """Create the folder ``path`` and its parents (nothing if it exists)."""
+        self.filesystem(path).makedirs(self._fs_path(path), exist_ok=True)
+
+    def rmdir(self, path: str) -> None:
+        """Remove the empty folder ``path``."""
+        self.filesystem(path).rmdir(self._fs_path(path))
+
     def delete(self, path: str) -> None:
         try:
             if scheme_of(path) == "file":

@@ -94,3 +94,18 @@ def test_open_maps_errors_as_read_does(fio, tmp_path):
         fio.open(str(tmp_path / "f" / "child"), "wb")
     with pytest.raises(ValueError):
         fio.open(missing, "r+b")
+
+
+def test_folders_made_listed_and_removed(fio, tmp_path):
+    root = str(tmp_path / "wh")
+    fio.makedirs(f"{root}/b/inner")
+    fio.makedirs(f"file:{root}/a")
+    fio.makedirs(f"{root}/a")  # exists: nothing happens
+    fio.write(f"{root}/file.txt", b"x")
+    assert fio.subdirectories(root) == ["a", "b"]  # sorted, folders only
+    assert fio.subdirectories(f"file://{root}/b") == ["inner"]
+    assert fio.subdirectories(f"{root}/missing") == [] and fio.subdirectories(f"{root}/file.txt") == []
+    fio.rmdir(f"{root}/a")
+    assert fio.subdirectories(root) == ["b"]
+    with pytest.raises(OSError):
+        fio.rmdir(f"{root}/b")  # not empty

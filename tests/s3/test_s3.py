@@ -83,6 +83,15 @@ def test_fileio_open_streams_through_s3fs(moto_s3, s3_prefix):
         fio.open(f"{s3_prefix}/stream/missing.parquet", "rb")
 
 
+def test_fileio_subdirectories_on_s3(moto_s3, s3_prefix):
+    fio = FileIO(dict(moto_s3))
+    for p in ("wh/b/x/f.bin", "wh/a/f.bin", "wh/top.bin"):
+        fio.write(f"{s3_prefix}/{p}", b"x")
+    assert fio.subdirectories(f"{s3_prefix}/wh") == ["a", "b"]
+    assert fio.subdirectories(f"{s3_prefix}/wh/b".replace("s3://", "s3a://", 1)) == ["x"]
+    assert fio.subdirectories(f"{s3_prefix}/nothing") == []
+
+
 def test_fileio_write_refuses_overwrite_unless_asked(moto_s3, s3_prefix):
     fio = FileIO(dict(moto_s3))
     p = f"{s3_prefix}/x.txt"
