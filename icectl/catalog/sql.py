@@ -14,13 +14,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, Iterable
 
-from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
+from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, TableState,
+                                 check_property_changes, ident_str)
 from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
-                           NoSuchNamespaceError, NoSuchTableError, NotFoundError, StorageError, UsageError)
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
+                           StorageError, UsageError)
 from icectl.io import FileIO, join, local_path
 
 TABLES_DDL = """CREATE TABLE {if_not_exists}iceberg_tables (
@@ -218,7 +220,7 @@ class SqlCatalog(MetastoreCatalog):
         self._ready(write=True)
         if self._exists(ident):
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}")
-        self.create_namespace(ident[:-1])
+        self._ensure_namespace(ident[:-1])
         self.write_metadata(location, md)
         try:
             self._insert(ident, location)
@@ -251,11 +253,6 @@ class SqlCatalog(MetastoreCatalog):
                 raise
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
 
-    def register_table(self, ident: Identifier, metadata_location: str) -> None:
-        self._ready(write=True)
-        self.create_namespace(ident[:-1])
-        self._insert(ident, metadata_location)
-
     def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
         self.write_metadata(location, md)
         if not self._compare_and_set(ident, base_location, location):
@@ -267,23 +264,14 @@ class SqlCatalog(MetastoreCatalog):
                                       f"location is no longer {base_location})")
         return location
 
-    def drop_table(self, ident: Identifier) -> None:
-        if not self._ready(write=False):
-            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
-        cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
-                         (self.name, ".".join(ident[:-1]), ident[-1]))
-        if cur.rowcount != 1:
-            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
-
     # -- namespaces ---------------------------------------------------------------------------
-    def create_namespace(self, namespace: Identifier) -> None:
+    def _ensure_namespace(self, namespace: Identifier) -> None:
+        """Record the namespace if it is not yet (a table created or registered in it)."""
         self._ready(write=True)
         ns = ".".join(namespace)
         if not ns:
             raise UsageError("a table needs a namespace")
-        row = self._exec("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?",
-                         (self.name, ns)).fetchone()
-        if row is None:
+        if not self._namespace_rows(ns):
             try:
                 self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
                            "property_value) VALUES (?, ?, 'exists', 'true')", (self.name, ns))
@@ -291,23 +279,113 @@ class SqlCatalog(MetastoreCatalog):
                 if not _is_duplicate(e):  # a duplicate: another client created it at the same moment
                     raise
 
-    def list_namespaces(self) -> list[Identifier]:
-        if not self._ready(write=False):
-            if not self.local_default:
-                raise self._no_database()
-            return []
+    def _namespace_rows(self, ns: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._exec(
+            "SELECT property_key, property_value FROM iceberg_namespace_properties WHERE catalog_name = ? "
+            "AND namespace = ?", (self.name, ns)).fetchall()]
+
+    def _all_namespaces(self) -> set[Identifier]:
         names = {r[0] for r in self._exec("SELECT DISTINCT namespace FROM iceberg_namespace_properties "
                                           "WHERE catalog_name = ?", (self.name,)).fetchall()}
         names |= {r[0] for r in self._exec("SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name = ?",
                                            (self.name,)).fetchall()}
-        return sorted(tuple(n.split(".")) for n in names if n)
+        return {tuple(n.split(".")) for n in names if n}
 
-    def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
+    def _namespace_exists(self, namespace: Identifier) -> bool:
+        """Recorded, holding a table, or the parent of one that is (as JdbcCatalog's namespaceExists)."""
+        if not namespace or not self._ready(write=False):
+            return False
+        return any(n[:len(namespace)] == namespace for n in self._all_namespaces())
+
+    def _missing_namespace(self, namespace: Identifier) -> NoSuchNamespaceError:
+        return NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
+
+    def create_namespace(self, namespace: Identifier, properties: dict[str, str] | None = None) -> None:
+        if not namespace or not all(namespace):
+            raise UsageError(f"invalid namespace {'.'.join(namespace)!r}")
+        self._ready(write=True)
+        ns = ".".join(namespace)
+        if self._namespace_rows(ns) or namespace in self._all_namespaces():
+            raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}")
+        rows = {"exists": "true", **(properties or {})}
+        for k, v in rows.items():
+            try:
+                self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                           "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):
+                    raise
+                raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}") from None
+
+    def drop_namespace(self, namespace: Identifier) -> None:
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        ns = ".".join(namespace)
+        tables = self.list_tables(namespace) if namespace in self._all_namespaces() else []
+        children = [n for n in self._all_namespaces() if len(n) > len(namespace) and n[:len(namespace)] == namespace]
+        if tables or children:
+            raise NamespaceNotEmptyError(f"namespace {ns} is not empty: {len(tables)} tables, {len(children)} "
+                                         "namespaces below it")
+        self._exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?", (self.name, ns))
+
+    def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        """As JdbcCatalog: the stored properties without its ``exists`` marker, and a
+        ``location`` under the warehouse when none is set."""
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        props = {k: v for k, v in self._namespace_rows(".".join(namespace)) if k != "exists"}
+        if "location" not in props and self.warehouse:
+            props["location"] = join(self.warehouse, *namespace)
+        return props
+
+    def update_namespace_properties(self, namespace: Identifier, *, updates: dict[str, str] | None = None,
+                                    removals: Iterable[str] = ()) -> NamespacePropertiesChange:
+        updates, removal_list = check_property_changes(updates, removals)
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        ns = ".".join(namespace)
+        current = dict(self._namespace_rows(ns))
+        if not current:
+            self._ensure_namespace(namespace)
+        for k, v in updates.items():
+            if k in current:
+                self._exec("UPDATE iceberg_namespace_properties SET property_value = ? WHERE catalog_name = ? "
+                           "AND namespace = ? AND property_key = ?", (v, self.name, ns, k))
+            else:
+                self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                           "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+        removed, missing = [], []
+        for k in removal_list:
+            if k in current and k != "exists":
+                self._exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                           "AND property_key = ?", (self.name, ns, k))
+                removed.append(k)
+            else:
+                missing.append(k)
+        return NamespacePropertiesChange(tuple(sorted(updates)), tuple(sorted(removed)), tuple(sorted(missing)))
+
+    def list_namespaces(self, parent: Identifier | None = None) -> list[Identifier]:
+        if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
+            if parent:
+                raise self._missing_namespace(parent)
+            return []
+        every = self._all_namespaces()
+        if parent is None:
+            return sorted(every)
+        if parent and not self._namespace_exists(parent):
+            raise self._missing_namespace(parent)
+        depth = len(parent) + 1
+        return sorted({n[:depth] for n in every if len(n) >= depth and n[:len(parent)] == parent})
+
+    # -- tables in the catalog ----------------------------------------------------------------
+    def list_tables(self, namespace: Identifier | None = None) -> list[Identifier]:
         if not self._ready(write=False):
             if not self.local_default:
                 raise self._no_database()
             if namespace is not None:
-                raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
+                raise self._missing_namespace(namespace)
             return []
         if namespace is None:
             rows = self._exec("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ?"
@@ -316,9 +394,50 @@ class SqlCatalog(MetastoreCatalog):
             ns = ".".join(namespace)
             rows = self._exec("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ? "
                               "AND table_namespace = ?" + self._type_filter(), (self.name, ns)).fetchall()
-            if not rows and namespace not in self.list_namespaces():
-                raise NoSuchNamespaceError(f"namespace {ns} does not exist in catalog {self.name}")
+            if not rows and not self._namespace_exists(namespace):
+                raise self._missing_namespace(namespace)
         return sorted(tuple(r[0].split(".")) + (r[1],) for r in rows)
+
+    def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
+        """Remove the catalog entry. The table's files stay, with ``purge`` too: deleting them is
+        the job of the operation that asks for a purge, not of the catalog."""
+        if not self._ready(write=False):
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
+        cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+                         + self._type_filter(), (self.name, ".".join(ident[:-1]), ident[-1]))
+        if cur.rowcount != 1:
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
+
+    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+        if len(destination) < 2:
+            raise UsageError(f"invalid table name {ident_str(destination)!r}: expected NAMESPACE.TABLE")
+        self.load_metadata_location(source)  # NoSuchTableError
+        if not self._namespace_exists(destination[:-1]):
+            raise self._missing_namespace(destination[:-1])
+        if self._exists(destination):
+            raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}")
+        try:
+            cur = self._exec("UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
+                             "AND table_namespace = ? AND table_name = ?",
+                             (".".join(destination[:-1]), destination[-1], self.name, ".".join(source[:-1]), source[-1]))
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}") from None
+        if cur.rowcount != 1:
+            raise NoSuchTableError(f"table {ident_str(source)} does not exist in catalog {self.name}")
+
+    def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
+        self._ready(write=True)
+        self._ensure_namespace(ident[:-1])
+        if overwrite and self._exists(ident):
+            current = self.load_metadata_location(ident)
+            self._exec("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                       "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                       (metadata_location, current, self.name, ".".join(ident[:-1]), ident[-1]))
+        else:
+            self._insert(ident, metadata_location)
+        return self.load(ident)
 
 
 class _Duplicate(Exception):

@@ -7,9 +7,10 @@ from typing import Any
 
 from icectl.cli.context import Env
 from icectl.errors import ExitCode, IcectlError
+from icectl.secrets import RedactingStream, redact
 
 
-def _emit(env: Env, kind: str, message: str, hint: str | None, code: int) -> None:
+def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int) -> None:
     if env.json:
         env.stderr.write(json.dumps({"error": {"type": kind, "message": message, "hint": hint,
                                                "exit_code": int(code)}}) + "\n")
@@ -53,7 +54,19 @@ def requested_output(args: list[str]) -> str | None:
     return None
 
 
+def _traceback(env: Env) -> None:
+    env.stderr.write(redact(traceback.format_exc()))
+
+
 def invoke(app: Any, args: list[str], env: Env) -> int:
+    """Run the app on ``args``. Everything it writes passes through :func:`icectl.secrets.redact`:
+    no token, client secret or storage key the run learned reaches stdout or stderr."""
+    if not isinstance(env.stdout, RedactingStream):
+        env.stdout, env.stderr = RedactingStream(env.stdout), RedactingStream(env.stderr)
+    return _invoke(app, args, env)
+
+
+def _invoke(app: Any, args: list[str], env: Env) -> int:
     import typer.main
 
     if requested_output(args) == "json":
@@ -73,12 +86,12 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
         # Usage errors: the option names and choices come from click; one line plus usage hint.
         text = e.format_message() if hasattr(e, "format_message") else str(e)
         msg = text.splitlines()[0] if text else type(e).__name__
-        _emit(env, "UsageError", msg, "run with --help for usage", ExitCode.USAGE)
+        _emit(env, "UsageError", msg, hint="run with --help for usage", code=ExitCode.USAGE)
         return int(ExitCode.USAGE)
     except IcectlError as e:
         if env.verbose:
-            traceback.print_exc(file=env.stderr)
-        _emit(env, type(e).__name__, e.message, e.hint, e.exit_code)
+            _traceback(env)
+        _emit(env, type(e).__name__, e.message, hint=e.hint, code=e.exit_code)
         return int(e.exit_code)
     except KeyboardInterrupt:
         env.stderr.write("icectl: interrupted\n")
@@ -87,8 +100,8 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
         return 0
     except Exception as e:  # a bug: still one line unless --verbose
         if env.verbose:
-            traceback.print_exc(file=env.stderr)
+            _traceback(env)
         first = str(e).splitlines()[0] if str(e) else ""
         _emit(env, "InternalError", f"internal error: {type(e).__name__}: {first}",
-              None if env.verbose else "run with --verbose for the traceback", ExitCode.ERROR)
+              hint=None if env.verbose else "run with --verbose for the traceback", code=ExitCode.ERROR)
         return int(ExitCode.ERROR)

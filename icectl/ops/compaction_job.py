@@ -107,7 +107,7 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
     return PreparedJob(template, argv, work, job_dir, plan_file, result_file, env)
 
 
-def _write_job_files(table: Table, plan: CompactionPlan, job: PreparedJob) -> None:
+def _write_job_files(table: Table, plan: CompactionPlan, *, job: PreparedJob) -> None:
     from icectl.spark import submit
 
     os.makedirs(job.work, mode=0o700, exist_ok=True)
@@ -118,7 +118,9 @@ def _write_job_files(table: Table, plan: CompactionPlan, job: PreparedJob) -> No
     if job.remote:
         table.io.write(job.plan_file, data, overwrite=True)
     else:
-        with open(job.plan_file, "wb") as f:
+        # The plan carries the table's storage properties (keys, vended credentials): owner only.
+        fd = os.open(job.plan_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
     if not job.template.master.startswith("local"):
         submit.package_zip(job.work)
@@ -136,11 +138,11 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
     written: list[str] = []
     try:
         try:
-            _write_job_files(table, plan, job)
+            _write_job_files(table, plan, job=job)
             if job.environment is not None and not job.environment.exists:
                 if progress:
-                    progress(f"packing the executors' Python environment once ({', '.join(job.environment.requirements)}) "
-                             f"into {job.environment.archive}")
+                    progress(f"packing the executors' Python environment once "
+                             f"({', '.join(job.environment.requirements)}) into {job.environment.archive}")
                 environment.build(job.environment, log_file=os.path.join(job.work, "environment.log"))
             if progress:
                 progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
@@ -164,7 +166,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         current = table
         for batch in batches:
             try:
-                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, b, outputs))
+                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, groups=b, outputs=outputs))
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from icectl.io import FileIO
+    from icectl.spark.rewrite import iter_tasks
 
     io = FileIO(dict(kv.split("=", 1) for kv in args.io))
     plan = json.loads(io.read(args.plan))
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
             files, errors = sort_groups(spark, plan, plan_light)
         else:
-            tasks = [t for g in plan["groups"] for t in g["tasks"]]
+            tasks = list(iter_tasks(plan))
             if tasks:
                 out = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
                 files = [f for f in out if "task_error" not in f]

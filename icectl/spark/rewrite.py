@@ -127,7 +127,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
             bitmap = deserialize_deletion_vector(blob, source=d["path"])
             parts.append(np.fromiter(iter(bitmap), dtype=np.int64, count=len(bitmap)))
         else:
-            with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+            with io.open(d["path"], "rb") as fh:
                 t = pq.read_table(fh)
             path_col = pos_col = None
             for i, f in enumerate(t.schema):
@@ -152,7 +152,7 @@ def _equality_deletes(io: Any, eq_deletes: list[dict[str, Any]]) -> list[tuple[l
 
     out = []
     for d in eq_deletes:
-        with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+        with io.open(d["path"], "rb") as fh:
             dt = pq.read_table(fh)
         cols_by_id = {_field_id(f): i for i, f in enumerate(dt.schema)}
         ids = list(d["equality_ids"])
@@ -163,7 +163,7 @@ def _equality_deletes(io: Any, eq_deletes: list[dict[str, Any]]) -> list[tuple[l
     return out
 
 
-def _equality_mask(table: Any, schema: Any, deletes: list[tuple[list[int], Any]]) -> Any:
+def _equality_mask(table: Any, *, schema: Any, deletes: list[tuple[list[int], Any]]) -> Any:
     """True for rows NOT deleted by the equality deletes (null matches null)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -183,7 +183,7 @@ def _equality_mask(table: Any, schema: Any, deletes: list[tuple[list[int], Any]]
     return keep
 
 
-def iter_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool, *,
+def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool,
                batch_rows: int = 65536) -> Iterator[Any]:
     """One input data file as Arrow tables of at most ``batch_rows`` rows in the output schema,
     deletes applied, read a batch at a time (a file larger than the memory is never whole in it)."""
@@ -196,7 +196,7 @@ def iter_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_linea
     fields = [target.field(i) for i in range(len(schema.fields))]
     first = inp.get("first_row_id")
     offset = 0
-    with io.filesystem(inp["path"]).open(io._fs_path(inp["path"]), "rb") as fh:
+    with io.open(inp["path"], "rb") as fh:
         pf = pq.ParquetFile(fh)
         for batch in pf.iter_batches(batch_size=batch_rows, use_threads=False):
             raw = pa.Table.from_batches([batch])
@@ -212,7 +212,7 @@ def iter_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_linea
                     keep[positions[lo:hi] - offset] = False
                     t = t.filter(pa.array(keep))
             if eq_deletes and t.num_rows:
-                t = t.filter(_equality_mask(t, schema, eq_deletes))
+                t = t.filter(_equality_mask(t, schema=schema, deletes=eq_deletes))
             offset += n
             yield t
 
@@ -238,11 +238,11 @@ def _lineage(raw: Any, n: int, offset: int, first: int | None, sequence_number: 
     return [base, seq]
 
 
-def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool) -> Any:
+def read_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool) -> Any:
     """One input data file as one Arrow table in the output schema, deletes applied."""
     import pyarrow as pa
 
-    parts = list(iter_input(io, inp, schema, target, row_lineage))
+    parts = list(iter_input(io, inp, schema=schema, target=target, row_lineage=row_lineage))
     return pa.concat_tables(parts) if parts else target.empty_table()
 
 
@@ -356,7 +356,7 @@ class _RollingWriter:
     rows are buffered and written a row group at a time, not one row group per input file. At
     most one row group is in memory: each file's metrics are gathered as its row groups go."""
 
-    def __init__(self, io: Any, out_dir: str, schema: Any, target: Any, target_size: int, compression: str,
+    def __init__(self, io: Any, out_dir: str, *, schema: Any, target: Any, target_size: int, compression: str,
                  row_group_bytes: int = 128 * 1024 * 1024):
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
@@ -371,8 +371,7 @@ class _RollingWriter:
         import pyarrow.parquet as pq
 
         path = f"{self.out_dir.rstrip('/')}/{uuid.uuid4().hex}-icectl-compact.parquet"
-        fs = self.io.filesystem(path)
-        sink = fs.open(self.io._fs_path(path), "wb")
+        sink = self.io.open(path, "wb")
         writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
         self._open = (path, sink, writer, ColumnMetrics(self.schema))
         self._rows = 0
@@ -424,7 +423,8 @@ class _RollingWriter:
         writer.close()
         sink.close()
         self._open = None
-        self.files.append(_describe(self.io, path, self._rows, self.target, metrics.result()))
+        self.files.append(_describe(self.io, path, record_count=self._rows, arrow_schema=self.target,
+                                     metrics=metrics.result()))
 
     def abort(self) -> None:
         """Remove every file this writer wrote or began."""
@@ -445,17 +445,18 @@ class _RollingWriter:
                 pass
 
 
-def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[str, Any]:
+def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict[str, Any]:
     """What a manifest needs of a Parquet file just written from ``data`` (an Arrow table in
     :func:`output_schema`): size, record count, column sizes and split offsets from the footer,
     value and null counts and Appendix D bounds (hex) from the rows."""
-    return _describe(io, path, data.num_rows, data.schema, column_metrics(data, schema))
+    return _describe(io, path, record_count=data.num_rows, arrow_schema=data.schema,
+                     metrics=column_metrics(data, schema))
 
 
-def _describe(io: Any, path: str, record_count: int, arrow_schema: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metrics: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "rb") as fh:
+    with io.open(path, "rb") as fh:
         meta = pq.ParquetFile(fh).metadata
     sizes: dict[int, int] = {}
     offsets = []
@@ -472,14 +473,14 @@ def _describe(io: Any, path: str, record_count: int, arrow_schema: Any, metrics:
             "split_offsets": sorted(offsets), **metrics}
 
 
-def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compression: str = "zstd") -> dict[str, Any]:
+def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str = "zstd") -> dict[str, Any]:
     """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
     group, and describe it as :func:`describe_parquet_file` does."""
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "wb") as sink:
+    with io.open(path, "wb") as sink:
         pq.write_table(data, sink, compression=compression, row_group_size=max(data.num_rows, 1))
-    return describe_parquet_file(io, path, data, schema)
+    return describe_parquet_file(io, path, data=data, schema=schema)
 
 
 def partitioner(spec: list[dict[str, Any]]):
@@ -518,7 +519,7 @@ class TaskWriter:
     """The files of one task: rows go to rolling writers under the task's output folder, one per
     partition of the current spec when the task repartitions files of older specs."""
 
-    def __init__(self, io: Any, task: dict[str, Any], plan: dict[str, Any], schema: Any, target: Any):
+    def __init__(self, io: Any, task: dict[str, Any], *, plan: dict[str, Any], schema: Any, target: Any):
         self.io, self.task, self.plan, self.schema, self.target = io, task, plan, schema, target
         self.writers: dict[Any, _RollingWriter] = {}
         self.split = self.path_of = self.as_json = None
@@ -534,8 +535,9 @@ class TaskWriter:
                 if key is not None:
                     out_dir = out_dir.rstrip("/") + "/" + self.path_of(key)
                 w = self.writers[key] = _RollingWriter(
-                    self.io, out_dir, self.schema, self.target, int(self.plan["target_file_size"]),
-                    self.plan.get("compression", "zstd"), int(self.plan.get("row_group_bytes") or 128 * 1024 * 1024))
+                    self.io, out_dir, schema=self.schema, target=self.target,
+                    target_size=int(self.plan["target_file_size"]), compression=self.plan.get("compression", "zstd"),
+                    row_group_bytes=int(self.plan.get("row_group_bytes") or 128 * 1024 * 1024))
             w.write(part)
 
     def close(self) -> list[dict[str, Any]]:
@@ -595,17 +597,18 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
     schema = schema_from_json(plan["schema"])
     row_lineage = bool(plan.get("row_lineage"))
     target = output_schema(schema, row_lineage)
-    writer = TaskWriter(io, task, plan, schema, target)
+    writer = TaskWriter(io, task, plan=plan, schema=schema, target=target)
     try:
         if plan.get("sort"):
-            tables = [read_input(io, inp, schema, target, row_lineage) for inp in task["inputs"]]
+            tables = [read_input(io, inp, schema=schema, target=target, row_lineage=row_lineage)
+                      for inp in task["inputs"]]
             import pyarrow as pa
 
             data = pa.concat_tables(tables) if tables else target.empty_table()
             writer.write(sort_in_memory(data, plan["sort"]))
         else:
             for inp in task["inputs"]:
-                for part in iter_input(io, inp, schema, target, row_lineage):
+                for part in iter_input(io, inp, schema=schema, target=target, row_lineage=row_lineage):
                     writer.write(part)
     except BaseException:
         writer.abort()

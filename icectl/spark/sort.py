@@ -172,7 +172,7 @@ def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple
         io = FileIO(dict(plan.get("io_properties") or {}))
         for b in batches:
             for text in b.column(0).to_pylist():
-                for part in iter_input(io, json.loads(text), schema, target, row_lineage):
+                for part in iter_input(io, json.loads(text), schema=schema, target=target, row_lineage=row_lineage):
                     yield from to_carrier(part, carrier)
 
     def write(batches: Iterator[Any]) -> Iterator[Any]:
@@ -181,7 +181,8 @@ def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple
         from icectl.io import FileIO
         from icectl.spark.rewrite import TaskWriter
 
-        writer = TaskWriter(FileIO(dict(plan.get("io_properties") or {})), task, plan, schema, target)
+        writer = TaskWriter(FileIO(dict(plan.get("io_properties") or {})), task, plan=plan, schema=schema,
+                            target=target)
         try:
             for b in batches:
                 writer.write(from_carrier(b, target))

@@ -179,7 +179,8 @@ def test_spark_sort_equals_the_in_memory_sort(tmp_path):
     from icectl.io import FileIO
 
     target = output_schema(SCHEMA, True)
-    data = pa.concat_tables([read_input(FileIO(), inp, SCHEMA, target, True) for inp in inputs])
+    data = pa.concat_tables([read_input(FileIO(), inp, schema=SCHEMA, target=target, row_lineage=True)
+                             for inp in inputs])
     zebras = pq.read_table(inputs[1]["path"]).column("name").to_pylist().count("zebra")
     assert zebras and data.num_rows == 600 - 4 - zebras  # the deletes applied
     expected = sort_in_memory(data, SORT)

@@ -207,7 +207,7 @@ def test_prepare_cluster_deploy_mode_needs_shared_work_dir(tmp_path, monkeypatch
     assert f"{job.environment.archive}#environment" in job.argv[job.argv.index("--archives") + 1]
     assert "spark.pyspark.driver.python" not in " ".join(job.argv)
     assert not shared.exists() and not work.exists()  # prepare writes nothing
-    _write_job_files(t, plan, job)
+    _write_job_files(t, plan, job=job)
     written = json.loads((shared / "work" / "plan.json").read_text())
     assert written["io_properties"] == shareable_properties(dict(t.io.properties)) == {
         "s3.endpoint": "http://minio:9000", "s3.region": "eu"}
@@ -299,13 +299,13 @@ def test_prepare_local_and_cluster(tmp_path):
     assert job.work == job.job_dir == str(work) and job.result_file == str(work / "result.json")
     assert not job.remote and job.environment is None
     assert not work.exists()
-    _write_job_files(t, plan, job)
+    _write_job_files(t, plan, job=job)
     assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
     assert sorted(os.listdir(work)) == ["plan.json"]
     work2 = tmp_path / "work2"
     job = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
     assert job.argv[job.argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
-    _write_job_files(t, plan, job)
+    _write_job_files(t, plan, job=job)
     assert (work2 / "icectl.zip").exists() and (work2 / "plan.json").exists()
     assert job.argv[2] == "yarn"
 
