@@ -200,7 +200,7 @@ def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple
     try:
         collected = [json.loads(r["file"]) for r in sorted_rows.mapInArrow(write, "file string").collect()]
     except Exception as e:  # a read failed: the write stage never ran, nothing was written
-        return [], f"group {group['group_id']}: {type(e).__name__}: {_first_line(e)}"
+        return [], f"group {group['group_id']}: {_task_error(e)}"
     files = [f for f in collected if "task_error" not in f]
     errors = [f["task_error"] for f in collected if "task_error" in f]
     return files, (errors[0] if errors else None)
@@ -220,9 +220,9 @@ def sort_groups(spark: Any, plan: dict[str, Any], plan_light: dict[str, Any]) ->
     return files, errors
 
 
-def _first_line(e: BaseException) -> str:
-    """The Python exception a failed task raised (its last ``SomethingError: ...`` line; Spark
-    wraps it in a long Java message), else the first line."""
+def _task_error(e: BaseException) -> str:
+    """The Python exception a failed task raised (its last ``module.SomethingError: ...`` line:
+    Spark wraps it in a long message), else the exception's type and first line."""
     import re
 
     text = str(e).strip()
@@ -230,7 +230,7 @@ def _first_line(e: BaseException) -> str:
               if not m.group(0).lstrip().startswith(("org.apache", "java.", "py4j", "at "))]
     if raised:
         return raised[-1][:500]
-    return text.splitlines()[0][:500] if text else ""
+    return f"{type(e).__name__}: {text.splitlines()[0][:500] if text else ''}"
 
 
 __all__ = ["from_carrier", "sort_groups", "spark_schema", "to_carrier"]

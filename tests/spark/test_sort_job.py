@@ -239,8 +239,8 @@ def test_sort_job_reports_a_missing_input_and_keeps_the_other_groups_files(tmp_p
     with pytest.raises(Exception, match="exit code 3"):
         submit.run_command(argv, t, log_file=str(tmp_path / "log"))
     result = json.loads((tmp_path / "result.json").read_text())
-    assert result["error"].startswith("group 2: ") and "FileNotFoundError" in result["error"], result["error"]
-    assert missing in result["error"] and "org.apache" not in result["error"]
+    error = result["error"]
+    assert error == f"group 2: icectl.errors.NotFoundError: file not found: {missing}", error
     [f] = result["files"]
     assert f["group_id"] == 1 and os.path.exists(f["path"]) and f["record_count"] == 50
     assert not (tmp_path / "out2").exists() or not list((tmp_path / "out2").iterdir())
