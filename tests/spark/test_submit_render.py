@@ -245,6 +245,7 @@ def test_package_zip(tmp_path):
         names = set(z.namelist())
     for needed in ("icectl/__init__.py", "icectl/errors.py", "icectl/io/__init__.py", "icectl/spark/__init__.py",
                    "icectl/spark/rewrite.py", "icectl/spark/job.py", "icectl/spark/default-template.yaml",
+                   "icectl/spark/sort.py", "icectl/spark/metrics.py", "icectl/spark/environment.py",
                    "icectl/spec/types.py", "icectl/spec/conversions.py", "icectl/formats/puffin.py",
                    "icectl/spec/transforms.py", "icectl/formats/manifest.py"):
         assert needed in names, needed
@@ -263,7 +264,8 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
         import sys
         sys.path.insert(0, {out!r})
         sys.modules.pop("icectl", None)
-        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.formats.puffin, icectl.spec.transforms
+        import icectl, icectl.spark.rewrite, icectl.spark.job, icectl.spark.sort, icectl.formats.puffin
+        import icectl.spec.transforms
         assert icectl.__file__.startswith({out!r}), icectl.__file__
         assert not [m for m in sys.modules if m.startswith("icectl.cli")], sorted(sys.modules)
         print("ok")
