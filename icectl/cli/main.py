@@ -56,6 +56,7 @@ def _register() -> None:
     from icectl.cli import compact, demo, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
     from icectl.cli import validate
     from icectl.cli import upgrade
+    from icectl.cli import alter
 
     tables.register(app)
     expire.register(app)
@@ -68,6 +69,7 @@ def _register() -> None:
     files.register(app)
     validate.register(app)
     upgrade.register(app)
+    alter.register(app)
     demo.register(app)
 
 
