@@ -206,7 +206,7 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
         changes.append(" ".join(words))
         if c.position is not None:
             kind, ref = c.position
-            su.move(c.full_name, kind, ref)
+            su.move(c.full_name, kind, _sibling(su, c.full_name, ref))
             changes.append(f"move {c.full_name} {kind}{' ' + ref if ref else ''}")
     for old, new in p.renames:
         su.rename_column(old, _leaf(old, new))
@@ -233,7 +233,7 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
         su.update_default(name, default_json(literal, f.field_type, name))
         changes.append(f"set the write-default of {name} to {literal.text}")
     for name, kind, ref in p.moves:
-        su.move(name, kind, ref)
+        su.move(name, kind, _sibling(su, name, ref))
         changes.append(f"move {name} {kind}{' ' + ref if ref else ''}")
     if p.identifier_fields is not None:
         su.set_identifier_fields(p.identifier_fields)
@@ -250,6 +250,19 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
                                               deletes=su.deletes, updates=su.updates,
                                               added=set(su.added_name_to_id.values()))
     builder.apply([SetProperties(to_set), RemoveProperties(tuple(sorted(removed)))])
+
+
+def _sibling(su: SchemaUpdate, name: str, ref: str | None) -> str | None:
+    """A position names a column of the moved column's struct: ``info.zip before city`` means
+    ``info.city`` (as Spark's ``ALTER COLUMN info.zip AFTER city``), unless no such column exists."""
+    parent = name.rpartition(".")[0]
+    if ref is None or not parent or ref.startswith(parent + "."):
+        return ref
+    try:
+        su._find_for_move(f"{parent}.{ref}")
+    except UsageError:
+        return ref
+    return f"{parent}.{ref}"
 
 
 def _leaf(old: str, new: str) -> str:
