@@ -8,9 +8,15 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create demo describe expire files list refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact create demo describe expire files list properties refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'alter')
+            subcmds=''
+            opts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --dry-run --first --help --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --unsorted --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch')
@@ -97,6 +103,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'properties')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'refs')
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
@@ -172,6 +184,8 @@ __icectl_spec() {
 # Prints the choices of option $2 of command path $1 (empty if it has none).
 __icectl_choices() {
     case "$1|$2" in
+        'alter|--output') echo 'json table' ;;
+        'alter|-o') echo 'json table' ;;
         'branch create|--output') echo 'json table' ;;
         'branch create|-o') echo 'json table' ;;
         'branch drop|--output') echo 'json table' ;;
@@ -201,6 +215,8 @@ __icectl_choices() {
         'files|-o') echo 'json table' ;;
         'list|--output') echo 'json table' ;;
         'list|-o') echo 'json table' ;;
+        'properties|--output') echo 'json table' ;;
+        'properties|-o') echo 'json table' ;;
         'refs|--output') echo 'json table' ;;
         'refs|-o') echo 'json table' ;;
         'register|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'expire' 'files' 'list' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'expire' 'files' 'list' 'properties' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'tag'
@@ -18,6 +18,8 @@ function __icectl_value_options
     switch "$argv[1]"
         case ''
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'alter'
+            printf '%s\n' -- '--add-column' '--add-partition-field' '--after' '--catalog' '--drop-column' '--drop-default' '--drop-partition-field' '--make-optional' '--make-required' '--move-column' '--output' '--remove-property' '--rename-column' '--rename-partition-field' '--set-default' '--set-doc' '--set-identifier-fields' '--set-property' '--set-type' '--sort-by' '--uri' '--warehouse' '-c' '-o'
         case 'branch'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'branch create'
@@ -45,6 +47,8 @@ function __icectl_value_options
         case 'files'
             printf '%s\n' -- '--catalog' '--content' '--output' '--ref' '--snapshot' '--uri' '--warehouse' '-c' '-o'
         case 'list'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'properties'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'refs'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
@@ -114,6 +118,7 @@ complete -c icectl -l verbose -s v -d 'Show tracebacks and debug detail on error
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
 
 # icectl
+complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, partition spec, sort order and properties in one commit (Iceberg Java\'s rules and ids)'
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
@@ -123,6 +128,7 @@ complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: ident
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
+complete -c icectl -n '__icectl_at' -f -a 'properties' -d 'List a table\'s properties, or set or unset some (one commit)'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
@@ -136,6 +142,31 @@ complete -c icectl -n '__icectl_at' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at' -l install-completion -d 'Install completion for the current shell'
 complete -c icectl -n '__icectl_at' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation'
 complete -c icectl -n '__icectl_at' -l version -d 'Print the icectl version and exit'
+
+# icectl alter
+complete -c icectl -n '__icectl_at alter' -l add-column -r -d 'Add a column: \'NAME TYPE [NOT NULL] [DEFAULT v] [COMMENT "doc"] [FIRST | AFTER col | BEFORE col]\'; a.b adds b to the struct a (types as in create --schema). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l add-partition-field -r -d 'Add a partition field: \'TERM [AS name]\', e.g. \'bucket(16, id)\', \'day(ts)\', \'truncate(4, name)\', \'region\'. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l after -r -d 'Place the one added column after this column'
+complete -c icectl -n '__icectl_at alter' -l drop-column -r -d 'Drop a column (a.b: a nested field). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l drop-default -r -d 'Remove a column\'s write-default. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l drop-partition-field -r -d 'Drop a partition field by name or term (v1: it becomes void). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
+complete -c icectl -n '__icectl_at alter' -l first -d 'Place the one added column first'
+complete -c icectl -n '__icectl_at alter' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at alter' -l make-optional -r -d 'Make a required column optional. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l make-required -r -d 'Make a column required (only one added in this alter with a default). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l move-column -r -d 'Move a column: \'a first\', \'a after b\' or \'a before b\' (within its struct). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l remove-property -r -d 'Remove a table property. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l rename-column -r -d 'Rename a column: OLD=NEW (a.b=c renames a nested field). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l rename-partition-field -r -d 'Rename a partition field: OLD=NEW. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-default -r -d 'Set a column\'s write-default (v3): COL=VALUE. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-doc -r -d 'Set a column\'s doc: COL=TEXT (empty TEXT removes it). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-identifier-fields -r -d 'The identifier fields, e.g. \'id, region\' (\'\' for none)'
+complete -c icectl -n '__icectl_at alter' -l set-property -r -d 'Set a table property KEY=VALUE. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-type -r -d 'Widen a column\'s type as the spec allows: COL=TYPE (int to long, float to double, decimal precision; v3: date to timestamp, unknown to any). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l sort-by -r -d 'Replace the sort order, e.g. \'id desc nulls last, bucket(4, name)\''
+complete -c icectl -n '__icectl_at alter' -l unsorted -d 'Replace the sort order with none'
+complete -c icectl -n '__icectl_at alter' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
 
 # icectl branch
 complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot'
@@ -239,6 +270,11 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 
 # icectl list
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
+
+# icectl properties
+complete -c icectl -n '__icectl_at properties' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
+complete -c icectl -n '__icectl_at properties' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at properties' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
 
 # icectl refs
 complete -c icectl -n '__icectl_at refs' -l help -s h -d 'Show this message and exit'

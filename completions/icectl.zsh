@@ -22,6 +22,7 @@ _icectl() {
         args)
             curcontext="${curcontext%:*:*}:icectl-$words[1]:"
             case $words[1] in
+                alter) _icectl__alter && ret=0 ;;
                 branch) _icectl__branch && ret=0 ;;
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 compact) _icectl__compact && ret=0 ;;
@@ -31,6 +32,7 @@ _icectl() {
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
+                properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
@@ -50,6 +52,7 @@ _icectl() {
 _icectl_commands() {
     local -a commands
     commands=(
+        'alter:Change a table'\''s schema, partition spec, sort order and properties in one commit (Iceberg Java'\''s rules and ids)'
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
@@ -59,6 +62,7 @@ _icectl_commands() {
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'list:List namespaces and tables in the catalog'
+        'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
@@ -70,6 +74,40 @@ _icectl_commands() {
         'validate:Check every layer of a table against the rules of its format version; exit 8 on errors'
     )
     _describe -t commands 'icectl command' commands
+}
+
+(( $+functions[_icectl__alter] )) ||
+_icectl__alter() {
+    _arguments -s -S \
+        '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:add_column:_files' \
+        '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:add_partition_field:_files' \
+        '--after=[Place the one added column after this column]:after:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:drop_column:_files' \
+        '*--drop-default=[Remove a column'\''s write-default. Repeatable]:drop_default:_files' \
+        '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:drop_partition_field:_files' \
+        '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
+        '--first[Place the one added column first]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '*--make-optional=[Make a required column optional. Repeatable]:make_optional:_files' \
+        '*--make-required=[Make a column required (only one added in this alter with a default). Repeatable]:make_required:_files' \
+        '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move_column:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*--remove-property=[Remove a table property. Repeatable]:remove_property:_files' \
+        '*--rename-column=[Rename a column\: OLD=NEW (a.b=c renames a nested field). Repeatable]:rename_column:_files' \
+        '*--rename-partition-field=[Rename a partition field\: OLD=NEW. Repeatable]:rename_partition_field:_files' \
+        '*--set-default=[Set a column'\''s write-default (v3)\: COL=VALUE. Repeatable]:set_default:_files' \
+        '*--set-doc=[Set a column'\''s doc\: COL=TEXT (empty TEXT removes it). Repeatable]:set_doc:_files' \
+        '--set-identifier-fields=[The identifier fields, e.g. '\''id, region'\'' ('\'''\'' for none)]:set_identifier_fields:_files' \
+        '*--set-property=[Set a table property KEY=VALUE. Repeatable]:set_property:_files' \
+        '*--set-type=[Widen a column'\''s type as the spec allows\: COL=TYPE (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:set_type:_files' \
+        '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:sort_by:_files' \
+        '--unsorted[Replace the sort order with none]' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
+        ':table:_files'
 }
 
 (( $+functions[_icectl__branch] )) ||
@@ -330,6 +368,22 @@ _icectl__list() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
+}
+
+(( $+functions[_icectl__properties] )) ||
+_icectl__properties() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
+        ':table:_files' \
+        '::action:_files' \
+        '*:items:_files'
 }
 
 (( $+functions[_icectl__refs] )) ||

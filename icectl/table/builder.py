@@ -596,8 +596,8 @@ def _int_property(props: dict[str, str], key: str, default: int) -> int:
 
 
 def _same_schema(a: Schema, b: Schema) -> bool:
-    """Java's Schema.sameSchema: the same struct and the same identifier fields."""
-    return a.fields == b.fields and tuple(a.identifier_field_ids) == tuple(b.identifier_field_ids)
+    """Java's Schema.sameSchema: the same struct and the same identifier fields (as a set)."""
+    return a.fields == b.fields and set(a.identifier_field_ids) == set(b.identifier_field_ids)
 
 
 def _same_ref(a: SnapshotRef, b: SnapshotRef) -> bool:

@@ -116,6 +116,10 @@ UPGRADE = {"plan": {"table": str, "metadata_location": str, "catalog": str, "fro
 REGISTER = {"plan": {"table": str, "catalog": str, "metadata_location": str, "format_version": int,
                      "location": Opt(str), "table_uuid": Opt(str), "snapshots": int, "current_snapshot_id": Opt(int)},
             "dry_run": bool, "applied": bool, "registered": bool, "commits": [COMMIT]}
+TABLE_STATE = {"schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON, "properties": Map(str)}
+ALTER = {"table": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str), "changes": [str],
+         "before": TABLE_STATE, "after": TABLE_STATE, "commits": [COMMIT]}
+PROPERTIES = {"table": str, "properties": Map(str)}
 
 DEMO = {"table": str, "location": str, "metadata_location": str, "format_version": int,
         "snapshots": [{"snapshot_id": int, "parent_snapshot_id": Opt(int), "operation": str, "timestamp_ms": int,
@@ -131,7 +135,7 @@ SHAPES: dict[str, Any] = {
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
     "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
     "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,
-    "register": REGISTER, "demo": DEMO,
+    "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
 }
 
 

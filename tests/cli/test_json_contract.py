@@ -180,6 +180,18 @@ CASES: dict[str, Case] = {
                            lambda lab: ["format version 2 -> 3", "no blockers", "upgraded db.t"], mutating=True),
     "demo": Case(("demo",), lambda lab: ["play"], "demo", lambda lab: ["Built play.events", "Try these:"],
                  check=lambda lab, d: d["table"] == "play.events" and len(d["snapshots"]) > 5),
+    "alter": Case(("alter",), lambda lab: ["db.t", "--add-column", "note string after name", "--rename-column",
+                                           "name=label", "--add-partition-field", "bucket(4, id)", "--sort-by",
+                                           "id desc", "--set-property", "k=v"], "alter, properties set, properties unset",
+                  lambda lab: ["Alter db.t", "label string", "id_bucket_4", "altered db.t"], mutating=True,
+                  check=lambda lab, d: [f["name"] for f in d["after"]["schema"]["fields"]] == ["id", "label", "note", "ts"]
+                  and d["before"]["schema"]["fields"][1]["name"] == "name"
+                  and d["commits"][0]["updates"][0]["action"] == "add-schema"),
+    "properties": Case(("properties",), lambda lab: ["db.t"], "properties", lambda lab: ["db.t has no properties"],
+                       check=lambda lab, d: d == {"table": "db.t", "properties": lab.table.metadata.properties}),
+    "properties-set": Case(("properties",), lambda lab: ["db.t", "set", "a=1"], "alter, properties set, properties unset",
+                           lambda lab: ["set property a=1", "altered db.t"], mutating=True,
+                           check=lambda lab, d: d["after"]["properties"]["a"] == "1"),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
 }

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register")
+SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register", "Evolve a table: alter and properties")
 
 
 def readme_commands(sections=SECTIONS) -> list[str]:

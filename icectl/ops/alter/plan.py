@@ -344,7 +344,7 @@ def plan_alter(table: Table, request: AlterRequest) -> AlterPlan:
         if k.startswith(METRICS_COLUMN) and schema.field_by_name(k[len(METRICS_COLUMN):], case_sensitive=True) is None:
             raise UsageError(f"invalid metrics config {k}: there is no column {k[len(METRICS_COLUMN):]!r}")
         changes.append(f"set property {k}={v}")
-    changes += [f"remove property {k}" for k in p.remove_props]
+    changes += [f"remove property {k}" + ("" if k in builder.properties else " (not set)") for k in p.remove_props]
     builder.apply([SetProperties({k: v for k, v in p.set_props.items() if builder.properties.get(k) != v}),
                    RemoveProperties(tuple(k for k in p.remove_props if k in builder.properties))])
     _check_sources(builder, md)

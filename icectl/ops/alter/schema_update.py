@@ -55,7 +55,10 @@ def parse_column_type(text: str, what: str) -> IcebergType:
     try:
         schema = parse_compact_schema(f"x:{text}")
     except UsageError as e:
-        raise UsageError(f"{what}: {e.message}", hint=e.hint) from None
+        hint = e.hint
+        if " " in text.split("<")[0].split("(")[0].strip():
+            hint = "after the type come NOT NULL, DEFAULT v, COMMENT 'doc', FIRST, AFTER col or BEFORE col"
+        raise UsageError(f"{what}: {e.message}", hint=hint) from None
     return shift_ids(schema.fields[0].field_type, -1)
 
 
