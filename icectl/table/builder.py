@@ -247,8 +247,11 @@ class MetadataBuilder:
             schema_id = self._last_added_schema
         if schema_id == self.current_schema_id:
             return
-        if self._schema(schema_id) is None:
+        schema = self._schema(schema_id)
+        if schema is None:
             raise InvalidUpdateError(f"cannot set the current schema to unknown schema {schema_id}")
+        for spec in self.specs:  # Java rebinds every spec to the new current schema
+            _check_partition_names(spec, schema)
         self.current_schema_id = schema_id
         self._record(SetCurrentSchema(LAST_ADDED if schema_id == self._last_added_schema else schema_id))
 
@@ -262,6 +265,7 @@ class MetadataBuilder:
             self._last_added_spec = new_id if (self._last_added_spec is not None and added_now) else None
             return new_id
         _check_spec(spec, self._current_schema)
+        _check_partition_names(spec, self._current_schema)
         if self.format_version == 1 and not _sequential_ids(spec):
             raise InvalidUpdateError(f"a v1 partition spec needs sequential field ids from {PARTITION_DATA_ID_START}: "
                                      f"{[f.field_id for f in spec.fields]}")
@@ -680,6 +684,26 @@ def _check_spec(spec: PartitionSpec, schema: Schema) -> None:
                     raise InvalidUpdateError(f"cannot find the source column {src} of partition field {f.name!r}")
                 continue
             _check_source(schema, src, f.transform, f"partition field {f.name!r}")
+
+
+def _check_partition_names(spec: PartitionSpec, schema: Schema) -> None:
+    """Java's PartitionSpec.Builder.checkAndAddPartitionName, run whenever a spec is bound to a
+    schema (added, or every spec when the current schema changes): a partition field may share
+    its name only with its own source column, and a spec uses a name once."""
+    from icectl.spec.evolution import index_by_name
+
+    names = index_by_name(schema.as_struct)
+    seen: set[str] = set()
+    for f in spec.fields:
+        column = names.get(f.name)
+        if column is not None and column != f.source_id:
+            raise InvalidUpdateError(f"column {f.name} has the name of partition field {f.name} ({f.transform}) of spec "
+                                     f"{spec.spec_id}, whose source is another column")
+        if not f.name:
+            raise InvalidUpdateError(f"a partition field of spec {spec.spec_id} has an empty name")
+        if f.name in seen:
+            raise InvalidUpdateError(f"partition field name {f.name} is used twice in spec {spec.spec_id}")
+        seen.add(f.name)
 
 
 def _check_sort_order(order: SortOrder, schema: Schema) -> None:

@@ -74,3 +74,31 @@ def test_spark_reads_v3_initial_defaults(spark, icectl):
            "--yes")
     rows = [tuple(r) for r in spark.sql(f"SELECT id, n, s FROM {t} ORDER BY id").collect()]
     assert rows == [(1, 7, "x"), (2, 7, "x")]
+
+
+def test_through_the_sql_catalog_java_shares(spark, jdbc_catalog_db, jdbc_warehouse, tmp_path, monkeypatch):
+    """The JdbcCatalog's rows: icectl's SQL catalog applies the updates with its builder and
+    compare-and-sets; Spark reads and writes after, and Java's own change on top gives the ids
+    Java would have given had it made both."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    spark.sql("SHOW NAMESPACES IN jc").collect()
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS jc.db")
+    spark.sql("CREATE TABLE jc.db.alter_sql (id bigint NOT NULL, v string) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2')")
+    spark.sql("INSERT INTO jc.db.alter_sql VALUES (1, 'a')")
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+    code = run(["-c", "jc", "--uri", f"jdbc:sqlite:{jdbc_catalog_db}", "--warehouse", str(jdbc_warehouse), "-o",
+                "json", "alter", "db.alter_sql", "--add-column", "n int", "--add-partition-field", "bucket(2, id)",
+                "--set-identifier-fields", "id", "--yes"], env)
+    assert code == 0, env.stderr.getvalue()
+    spark.sql("INSERT INTO jc.db.alter_sql VALUES (2, 'b', 20)")
+    spark.sql("ALTER TABLE jc.db.alter_sql ADD COLUMN m string")
+    assert [tuple(r) for r in spark.sql("SELECT * FROM jc.db.alter_sql ORDER BY id").collect()] == [
+        (1, "a", None, None), (2, "b", 20, None)]
+    from java_tables import java_table
+
+    t = java_table(spark, "jc.db.alter_sql")
+    assert [(f.fieldId(), f.name()) for f in t.schema().columns()] == [(1, "id"), (2, "v"), (3, "n"), (4, "m")]
+    assert list(t.schema().identifierFieldIds()) == [1]
+    assert str(t.spec().fields()[0]) == "1000: id_bucket_2: bucket[2](1)"

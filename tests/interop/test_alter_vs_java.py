@@ -148,6 +148,10 @@ def test_v3_defaults(pair):
     p.both(["--set-default", "n=7", "--drop-default", "d2", "--set-type", "n=long"],
            lambda t, jvm: t.updateSchema().updateColumnDefault("n", lit(jvm, 7))
            .updateColumnDefault("d2", None).updateColumn("n", java_type(jvm, "long")).commit())
+    # required: only a column added in the same change, with a default
+    p.both(["--add-column", "q int default 1", "--make-required", "q"],
+           lambda t, jvm: t.updateSchema().addColumn(None, "q", java_type(jvm, "int"), None, lit(jvm, 1))
+           .requireColumn("q").commit())
     schema = p.metadata(p.ice).schema
     n = schema.field_by_name("n")
     assert (n.initial_default, n.write_default) == (5, 7)
@@ -230,6 +234,10 @@ def test_partition_evolution_v2_reuses_field_ids_and_specs(pair):
     # the same source and transform again: the field id it had (1000), from an earlier spec
     p.both(["--add-partition-field", "day(ts)"], lambda t, jvm: spec(t).addField(E(jvm).day("ts")).commit())
     assert [f.field_id for f in p.metadata(p.ice).spec.fields] == [1001, 1002, 1003, 1000]
+    p.both(["--add-partition-field", "year(d)", "--add-partition-field", "hour(ts) AS hr"],
+           lambda t, jvm: spec(t).addField(E(jvm).year("d")).addField("hr", E(jvm).hour("ts")).commit())
+    p.both(["--drop-partition-field", "d_year", "--drop-partition-field", "hr"],
+           lambda t, jvm: spec(t).removeField("d_year").removeField("hr").commit())
     p.both(["--drop-partition-field", "bucket(16, id)"],
            lambda t, jvm: spec(t).removeField(E(jvm).bucket("id", 16)).commit())
     # back to day(ts) alone: spec 0 again
@@ -274,6 +282,16 @@ def test_partition_refusals_match_java(pair):
               lambda t, jvm: t.updateSchema().deleteColumn("ts").commit(), "Cannot find source column")
     p.refused(["--add-partition-field", "info"], "not a primitive type",
               lambda t, jvm: t.updateSpec().addField("info").commit())
+    # a column may share its name only with an identity partition field of itself, in any spec
+    conflict = "Cannot create identity partition sourced from different field in schema"
+    p.refused(["--add-column", "ts_day string"], "has the name of partition field ts_day",
+              lambda t, jvm: t.updateSchema().addColumn("ts_day", java_type(jvm, "string")).commit(), conflict)
+    p.refused(["--rename-column", "name=ts_day"], "has the name of partition field ts_day",
+              lambda t, jvm: t.updateSchema().renameColumn("name", "ts_day").commit(), conflict)
+    p.setup(lambda t, jvm: t.updateSpec().addField(E(jvm).bucket("id", 4)).commit())
+    p.setup(lambda t, jvm: t.updateSpec().removeField("id_bucket_4").commit())
+    p.refused(["--add-column", "id_bucket_4 int"], "of spec 1",
+              lambda t, jvm: t.updateSchema().addColumn("id_bucket_4", java_type(jvm, "int")).commit(), conflict)
 
 
 # -- sort orders and properties ---------------------------------------------------------------------------------
