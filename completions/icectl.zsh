@@ -79,29 +79,29 @@ _icectl_commands() {
 (( $+functions[_icectl__alter] )) ||
 _icectl__alter() {
     _arguments -s -S \
-        '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:add_column:_files' \
-        '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:add_partition_field:_files' \
-        '--after=[Place the one added column after this column]:after:_files' \
+        '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:column:_files' \
+        '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:term:_files' \
+        '--after=[Place the one added column after this column]:col:_files' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:drop_column:_files' \
-        '*--drop-default=[Remove a column'\''s write-default. Repeatable]:drop_default:_files' \
-        '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:drop_partition_field:_files' \
+        '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:col:_files' \
+        '*--drop-default=[Remove a column'\''s write-default. Repeatable]:col:_files' \
+        '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:field:_files' \
         '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
         '--first[Place the one added column first]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '*--make-optional=[Make a required column optional. Repeatable]:make_optional:_files' \
-        '*--make-required=[Make a column required (only one added in this alter with a default). Repeatable]:make_required:_files' \
-        '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move_column:_files' \
+        '*--make-optional=[Make a required column optional. Repeatable]:col:_files' \
+        '*--make-required=[Make a column required (only one added in this alter with a default). Repeatable]:col:_files' \
+        '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '*--remove-property=[Remove a table property. Repeatable]:remove_property:_files' \
-        '*--rename-column=[Rename a column\: OLD=NEW (a.b=c renames a nested field). Repeatable]:rename_column:_files' \
-        '*--rename-partition-field=[Rename a partition field\: OLD=NEW. Repeatable]:rename_partition_field:_files' \
-        '*--set-default=[Set a column'\''s write-default (v3)\: COL=VALUE. Repeatable]:set_default:_files' \
-        '*--set-doc=[Set a column'\''s doc\: COL=TEXT (empty TEXT removes it). Repeatable]:set_doc:_files' \
-        '--set-identifier-fields=[The identifier fields, e.g. '\''id, region'\'' ('\'''\'' for none)]:set_identifier_fields:_files' \
-        '*--set-property=[Set a table property KEY=VALUE. Repeatable]:set_property:_files' \
-        '*--set-type=[Widen a column'\''s type as the spec allows\: COL=TYPE (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:set_type:_files' \
-        '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:sort_by:_files' \
+        '*--remove-property=[Remove a table property. Repeatable]:key:_files' \
+        '*--rename-column=[Rename a column\: OLD=NEW (a.b=c renames a nested field). Repeatable]:old=new:_files' \
+        '*--rename-partition-field=[Rename a partition field\: OLD=NEW. Repeatable]:old=new:_files' \
+        '*--set-default=[Set a column'\''s write-default (v3)\: COL=VALUE. Repeatable]:col=value:_files' \
+        '*--set-doc=[Set a column'\''s doc\: COL=TEXT (empty TEXT removes it). Repeatable]:col=text:_files' \
+        '--set-identifier-fields=[The identifier fields, e.g. '\''id, region'\'' ('\'''\'' for none)]:cols:_files' \
+        '*--set-property=[Set a table property KEY=VALUE. Repeatable]:key=value:_files' \
+        '*--set-type=[Widen a column'\''s type as the spec allows\: COL=TYPE (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:col=type:_files' \
+        '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:terms:_files' \
         '--unsorted[Replace the sort order with none]' \
         '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \

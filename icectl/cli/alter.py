@@ -47,45 +47,45 @@ def alter(
     ctx: typer.Context,
     table: TableArg,
     add_column: Annotated[Many, typer.Option(
-        "--add-column", help="Add a column: 'NAME TYPE [NOT NULL] [DEFAULT v] [COMMENT \"doc\"] [FIRST | AFTER col "
+        "--add-column", metavar="COLUMN", help="Add a column: 'NAME TYPE [NOT NULL] [DEFAULT v] [COMMENT \"doc\"] [FIRST | AFTER col "
         "| BEFORE col]'; a.b adds b to the struct a (types as in create --schema). Repeatable.")] = None,
     first: Annotated[bool, typer.Option("--first", help="Place the one added column first.")] = False,
-    after: Annotated[Optional[str], typer.Option("--after", help="Place the one added column after this column.")] = None,
-    drop_column: Annotated[Many, typer.Option("--drop-column", help="Drop a column (a.b: a nested field). "
+    after: Annotated[Optional[str], typer.Option("--after", metavar="COL", help="Place the one added column after this column.")] = None,
+    drop_column: Annotated[Many, typer.Option("--drop-column", metavar="COL", help="Drop a column (a.b: a nested field). "
                                               "Repeatable.")] = None,
-    rename_column: Annotated[Many, typer.Option("--rename-column", help="Rename a column: OLD=NEW (a.b=c renames a "
+    rename_column: Annotated[Many, typer.Option("--rename-column", metavar="OLD=NEW", help="Rename a column: OLD=NEW (a.b=c renames a "
                                                 "nested field). Repeatable.")] = None,
-    set_type: Annotated[Many, typer.Option("--set-type", help="Widen a column's type as the spec allows: COL=TYPE "
+    set_type: Annotated[Many, typer.Option("--set-type", metavar="COL=TYPE", help="Widen a column's type as the spec allows: COL=TYPE "
                                            "(int to long, float to double, decimal precision; v3: date to timestamp, "
                                            "unknown to any). Repeatable.")] = None,
-    make_optional: Annotated[Many, typer.Option("--make-optional", help="Make a required column optional. "
+    make_optional: Annotated[Many, typer.Option("--make-optional", metavar="COL", help="Make a required column optional. "
                                                 "Repeatable.")] = None,
-    make_required: Annotated[Many, typer.Option("--make-required", help="Make a column required (only one added "
+    make_required: Annotated[Many, typer.Option("--make-required", metavar="COL", help="Make a column required (only one added "
                                                 "in this alter with a default). Repeatable.")] = None,
-    set_doc: Annotated[Many, typer.Option("--set-doc", help="Set a column's doc: COL=TEXT (empty TEXT removes it). "
+    set_doc: Annotated[Many, typer.Option("--set-doc", metavar="COL=TEXT", help="Set a column's doc: COL=TEXT (empty TEXT removes it). "
                                           "Repeatable.")] = None,
-    set_default: Annotated[Many, typer.Option("--set-default", help="Set a column's write-default (v3): COL=VALUE. "
+    set_default: Annotated[Many, typer.Option("--set-default", metavar="COL=VALUE", help="Set a column's write-default (v3): COL=VALUE. "
                                               "Repeatable.")] = None,
-    drop_default: Annotated[Many, typer.Option("--drop-default", help="Remove a column's write-default. "
+    drop_default: Annotated[Many, typer.Option("--drop-default", metavar="COL", help="Remove a column's write-default. "
                                                "Repeatable.")] = None,
-    move_column: Annotated[Many, typer.Option("--move-column", help="Move a column: 'a first', 'a after b' or 'a "
+    move_column: Annotated[Many, typer.Option("--move-column", metavar="MOVE", help="Move a column: 'a first', 'a after b' or 'a "
                                               "before b' (within its struct). Repeatable.")] = None,
     set_identifier_fields: Annotated[Optional[str], typer.Option(
-        "--set-identifier-fields", help="The identifier fields, e.g. 'id, region' ('' for none).")] = None,
+        "--set-identifier-fields", metavar="COLS", help="The identifier fields, e.g. 'id, region' ('' for none).")] = None,
     add_partition_field: Annotated[Many, typer.Option(
-        "--add-partition-field", help="Add a partition field: 'TERM [AS name]', e.g. 'bucket(16, id)', 'day(ts)', "
+        "--add-partition-field", metavar="TERM", help="Add a partition field: 'TERM [AS name]', e.g. 'bucket(16, id)', 'day(ts)', "
         "'truncate(4, name)', 'region'. Repeatable.")] = None,
     drop_partition_field: Annotated[Many, typer.Option(
-        "--drop-partition-field", help="Drop a partition field by name or term (v1: it becomes void). "
+        "--drop-partition-field", metavar="FIELD", help="Drop a partition field by name or term (v1: it becomes void). "
         "Repeatable.")] = None,
-    rename_partition_field: Annotated[Many, typer.Option("--rename-partition-field", help="Rename a partition field: "
+    rename_partition_field: Annotated[Many, typer.Option("--rename-partition-field", metavar="OLD=NEW", help="Rename a partition field: "
                                                          "OLD=NEW. Repeatable.")] = None,
-    sort_by: Annotated[Optional[str], typer.Option("--sort-by", help="Replace the sort order, e.g. 'id desc nulls "
+    sort_by: Annotated[Optional[str], typer.Option("--sort-by", metavar="TERMS", help="Replace the sort order, e.g. 'id desc nulls "
                                                    "last, bucket(4, name)'.")] = None,
     unsorted: Annotated[bool, typer.Option("--unsorted", help="Replace the sort order with none.")] = False,
-    set_property: Annotated[Many, typer.Option("--set-property", help="Set a table property KEY=VALUE. "
+    set_property: Annotated[Many, typer.Option("--set-property", metavar="KEY=VALUE", help="Set a table property KEY=VALUE. "
                                                "Repeatable.")] = None,
-    remove_property: Annotated[Many, typer.Option("--remove-property", help="Remove a table property. "
+    remove_property: Annotated[Many, typer.Option("--remove-property", metavar="KEY", help="Remove a table property. "
                                                   "Repeatable.")] = None,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
@@ -107,10 +107,10 @@ def alter(
 def properties(
     ctx: typer.Context,
     table: TableArg,
-    action: Annotated[Optional[str], typer.Argument(help="set or unset; omit to list the properties.",
-                                                    metavar="[set|unset]")] = None,
+    action: Annotated[Optional[str], typer.Argument(help="set (KEY=VALUE ...) or unset (KEY ...); omit to list the properties.",
+                                                    metavar="ACTION")] = None,
     items: Annotated[Optional[list[str]], typer.Argument(help="set: KEY=VALUE ...; unset: KEY ...",
-                                                         metavar="[ITEMS]...")] = None,
+                                                         metavar="ITEMS")] = None,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
 ) -> None:
