@@ -111,18 +111,17 @@ def tokens(text: str) -> list[tuple[str, bool]]:
 
 
 def column_name(text: str, what: str) -> str:
-    """One column name: bare (dots name nested fields) or in backquotes."""
+    """One column name: dotted segments (nested fields), each bare or in backquotes."""
     t = text.strip()
     if not t:
         raise UsageError(f"{what}: a column name is missing")
-    if t[0] == "`":
-        name, end = _read_quoted(t, 0)
-        if t[end:].strip():
-            raise UsageError(f"{what}: unexpected {t[end:].strip()!r} after `{name}`")
-        return name
-    if any(c.isspace() for c in t):
+    try:
+        segments, rest = _split_name(t)
+    except UsageError:
+        raise UsageError(f"{what}: {t!r} is not a column name") from None
+    if rest.strip() or t.endswith(":"):
         raise UsageError(f"{what}: {t!r} is not one column name (put a name with spaces in `backquotes`)")
-    return t
+    return ".".join(segments)
 
 
 def pair(text: str, what: str, example: str) -> tuple[str, str]:
@@ -137,18 +136,25 @@ def pair(text: str, what: str, example: str) -> tuple[str, str]:
 
 # -- a new column ---------------------------------------------------------------------------------------
 
-def _split_name(text: str) -> tuple[str, str, bool]:
-    """The column name at the start of ``text``, the rest, and whether the name was backquoted."""
+def _split_name(text: str) -> tuple[list[str], str]:
+    """The dotted column name at the start of ``text`` (segments bare or in backquotes) and the rest."""
     t = text.lstrip()
-    if t.startswith("`"):
-        name, end = _read_quoted(t, 0)
-        rest = t[end:]
-        return name, rest[1:] if rest.startswith(":") else rest, True
-    m = re.match(r"[^\s:]+", t)
-    if not m:
-        raise UsageError(f"new column {text!r}: a name is missing")
-    rest = t[m.end():]
-    return m.group(0), rest[1:] if rest.startswith(":") else rest, False
+    segments: list[str] = []
+    i = 0
+    while True:
+        if t[i:i + 1] == "`":
+            seg, i = _read_quoted(t, i)
+        else:
+            m = re.compile(r"[^\s:.`]+").match(t, i)
+            if not m:
+                raise UsageError(f"new column {text!r}: a name is missing")
+            seg, i = m.group(0), m.end()
+        segments.append(seg)
+        if t[i:i + 1] != ".":
+            break
+        i += 1
+    rest = t[i:]
+    return segments, rest[1:] if rest.startswith(":") else rest
 
 
 def _split_type(rest: str) -> tuple[str, str]:
@@ -169,12 +175,8 @@ def _split_type(rest: str) -> tuple[str, str]:
 
 def parse_new_column(text: str) -> NewColumn:
     what = f"--add-column {text!r}"
-    name, rest, quoted = _split_name(text)
-    parent = None
-    if not quoted and "." in name:
-        parent, _, name = name.rpartition(".")
-        if not parent or not name:
-            raise UsageError(f"{what}: invalid column name")
+    segments, rest = _split_name(text)
+    parent, name = (".".join(segments[:-1]) or None), segments[-1]
     type_text, tail = _split_type(rest)
     if not type_text:
         raise UsageError(f"{what}: the column needs a type, e.g. 'note string'")
