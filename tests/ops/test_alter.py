@@ -251,3 +251,13 @@ def test_expressions_read_as_spark_ddl():
     for bad, why in (("x int comment", "COMMENT needs a value"), ("x int default 'a", "unterminated")):
         with pytest.raises(UsageError, match=why):
             parse.parse_new_column(bad)
+
+
+def test_changes_inside_a_dropped_struct_are_refused_moves_are_not(catalog):
+    t = table(catalog, "id:long!, info:struct<city:string, zip:int>")
+    for kw in (dict(rename_columns=["info.city=town"]), dict(set_types=["info.zip=long"]),
+               dict(set_docs=["info.zip=code"])):
+        with pytest.raises(UsageError, match="info is dropped in the same change"):
+            plan_alter(t, AlterRequest(drop_columns=["info"], **kw))
+    t = alter(t, drop_columns=["info"], move_columns=["info.zip first"])  # as Java: nothing left to move
+    assert [f.name for f in t.metadata.schema.fields] == ["id"]

@@ -159,8 +159,16 @@ class SchemaUpdate:
         raise self._missing(name, "move")
 
     def _not_deleted(self, f: NestedField, what: str) -> None:
+        """Refuse to change a column that is dropped, or whose struct is (Java fails on the latter
+        when it moves per-column properties; either way the change could not be seen)."""
+        name = self._full.get(f.field_id, f.name)
         if f.field_id in self.deletes:
-            raise UsageError(f"cannot {what} {self._full.get(f.field_id, f.name)}: it is dropped in the same change")
+            raise UsageError(f"cannot {what} {name}: it is dropped in the same change")
+        p = self.id_to_parent.get(f.field_id)
+        while p is not None:
+            if p in self.deletes:
+                raise UsageError(f"cannot {what} {name}: {self._full[p]} is dropped in the same change")
+            p = self.id_to_parent.get(p)
 
     def _assign_id(self) -> int:
         self.last_column_id += 1
@@ -207,6 +215,8 @@ class SchemaUpdate:
             raise UsageError(f"invalid default for {full}: a {column_type} column's default can only be null")
         new_id = self._assign_id()
         self.added_name_to_id[full] = new_id
+        if parent is not None:
+            self.added_name_to_id.setdefault(f"{parent}.{name}", new_id)  # as given: points.z for points.element.z
         if parent_id != ROOT:
             self.id_to_parent[new_id] = parent_id
         fresh = shift_ids(column_type, new_id)
