@@ -52,7 +52,7 @@ _icectl() {
 _icectl_commands() {
     local -a commands
     commands=(
-        'alter:Change a table'\''s schema, partition spec, sort order and properties in one commit (Iceberg Java'\''s rules and ids)'
+        'alter:Change a table'\''s schema, partition spec, sort order and properties in one commit (Java'\''s rules and ids)'
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
@@ -94,13 +94,13 @@ _icectl__alter() {
         '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '*--remove-property=[Remove a table property. Repeatable]:key:_files' \
-        '*--rename-column=[Rename a column\: OLD=NEW (a.b=c renames a nested field). Repeatable]:old=new:_files' \
-        '*--rename-partition-field=[Rename a partition field\: OLD=NEW. Repeatable]:old=new:_files' \
-        '*--set-default=[Set a column'\''s write-default (v3)\: COL=VALUE. Repeatable]:col=value:_files' \
-        '*--set-doc=[Set a column'\''s doc\: COL=TEXT (empty TEXT removes it). Repeatable]:col=text:_files' \
+        '*--rename-column=[Rename a column (a.b=c renames a nested field). Repeatable]:old=new:_files' \
+        '*--rename-partition-field=[Rename a partition field. Repeatable]:old=new:_files' \
+        '*--set-default=[Set a column'\''s write-default (v3). Repeatable]:col=value:_files' \
+        '*--set-doc=[Set a column'\''s doc (empty TEXT removes it). Repeatable]:col=text:_files' \
         '--set-identifier-fields=[The identifier fields, e.g. '\''id, region'\'' ('\'''\'' for none)]:cols:_files' \
-        '*--set-property=[Set a table property KEY=VALUE. Repeatable]:key=value:_files' \
-        '*--set-type=[Widen a column'\''s type as the spec allows\: COL=TYPE (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:col=type:_files' \
+        '*--set-property=[Set a table property. Repeatable]:key=value:_files' \
+        '*--set-type=[Widen a column'\''s type as the spec allows (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:col=type:_files' \
         '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:terms:_files' \
         '--unsorted[Replace the sort order with none]' \
         '--uri=[Catalog URI, e.g. sqlite\:///path/catalog.db]:uri:_files' \

@@ -43,54 +43,56 @@ def _run(env: Env, table: str, request: AlterRequest, *, yes: bool, dry_run: boo
                         applied=True, metadata_location=done.table.metadata_location))
 
 
+def _opt(name: str, metavar: str, help: str) -> typer.models.OptionInfo:
+    return typer.Option(name, metavar=metavar, help=help)
+
+
 def alter(
     ctx: typer.Context,
     table: TableArg,
-    add_column: Annotated[Many, typer.Option(
-        "--add-column", metavar="COLUMN", help="Add a column: 'NAME TYPE [NOT NULL] [DEFAULT v] [COMMENT \"doc\"] [FIRST | AFTER col "
-        "| BEFORE col]'; a.b adds b to the struct a (types as in create --schema). Repeatable.")] = None,
+    add_column: Annotated[Many, _opt("--add-column", "COLUMN", "Add a column: 'NAME TYPE [NOT NULL] [DEFAULT v] "
+                                     "[COMMENT \"doc\"] [FIRST | AFTER col | BEFORE col]'; a.b adds b to the struct "
+                                     "a (types as in create --schema). Repeatable.")] = None,
     first: Annotated[bool, typer.Option("--first", help="Place the one added column first.")] = False,
-    after: Annotated[Optional[str], typer.Option("--after", metavar="COL", help="Place the one added column after this column.")] = None,
-    drop_column: Annotated[Many, typer.Option("--drop-column", metavar="COL", help="Drop a column (a.b: a nested field). "
-                                              "Repeatable.")] = None,
-    rename_column: Annotated[Many, typer.Option("--rename-column", metavar="OLD=NEW", help="Rename a column: OLD=NEW (a.b=c renames a "
-                                                "nested field). Repeatable.")] = None,
-    set_type: Annotated[Many, typer.Option("--set-type", metavar="COL=TYPE", help="Widen a column's type as the spec allows: COL=TYPE "
-                                           "(int to long, float to double, decimal precision; v3: date to timestamp, "
-                                           "unknown to any). Repeatable.")] = None,
-    make_optional: Annotated[Many, typer.Option("--make-optional", metavar="COL", help="Make a required column optional. "
-                                                "Repeatable.")] = None,
-    make_required: Annotated[Many, typer.Option("--make-required", metavar="COL", help="Make a column required (only one added "
-                                                "in this alter with a default). Repeatable.")] = None,
-    set_doc: Annotated[Many, typer.Option("--set-doc", metavar="COL=TEXT", help="Set a column's doc: COL=TEXT (empty TEXT removes it). "
-                                          "Repeatable.")] = None,
-    set_default: Annotated[Many, typer.Option("--set-default", metavar="COL=VALUE", help="Set a column's write-default (v3): COL=VALUE. "
-                                              "Repeatable.")] = None,
-    drop_default: Annotated[Many, typer.Option("--drop-default", metavar="COL", help="Remove a column's write-default. "
-                                               "Repeatable.")] = None,
-    move_column: Annotated[Many, typer.Option("--move-column", metavar="MOVE", help="Move a column: 'a first', 'a after b' or 'a "
-                                              "before b' (within its struct). Repeatable.")] = None,
-    set_identifier_fields: Annotated[Optional[str], typer.Option(
-        "--set-identifier-fields", metavar="COLS", help="The identifier fields, e.g. 'id, region' ('' for none).")] = None,
-    add_partition_field: Annotated[Many, typer.Option(
-        "--add-partition-field", metavar="TERM", help="Add a partition field: 'TERM [AS name]', e.g. 'bucket(16, id)', 'day(ts)', "
-        "'truncate(4, name)', 'region'. Repeatable.")] = None,
-    drop_partition_field: Annotated[Many, typer.Option(
-        "--drop-partition-field", metavar="FIELD", help="Drop a partition field by name or term (v1: it becomes void). "
-        "Repeatable.")] = None,
-    rename_partition_field: Annotated[Many, typer.Option("--rename-partition-field", metavar="OLD=NEW", help="Rename a partition field: "
-                                                         "OLD=NEW. Repeatable.")] = None,
-    sort_by: Annotated[Optional[str], typer.Option("--sort-by", metavar="TERMS", help="Replace the sort order, e.g. 'id desc nulls "
-                                                   "last, bucket(4, name)'.")] = None,
+    after: Annotated[Optional[str], _opt("--after", "COL", "Place the one added column after this column.")] = None,
+    drop_column: Annotated[Many, _opt("--drop-column", "COL", "Drop a column (a.b: a nested field). "
+                                      "Repeatable.")] = None,
+    rename_column: Annotated[Many, _opt("--rename-column", "OLD=NEW", "Rename a column (a.b=c renames a nested "
+                                        "field). Repeatable.")] = None,
+    set_type: Annotated[Many, _opt("--set-type", "COL=TYPE", "Widen a column's type as the spec allows (int to "
+                                   "long, float to double, decimal precision; v3: date to timestamp, unknown to "
+                                   "any). Repeatable.")] = None,
+    make_optional: Annotated[Many, _opt("--make-optional", "COL", "Make a required column optional. "
+                                        "Repeatable.")] = None,
+    make_required: Annotated[Many, _opt("--make-required", "COL", "Make a column required (only one added in this "
+                                        "alter with a default). Repeatable.")] = None,
+    set_doc: Annotated[Many, _opt("--set-doc", "COL=TEXT", "Set a column's doc (empty TEXT removes it). "
+                                  "Repeatable.")] = None,
+    set_default: Annotated[Many, _opt("--set-default", "COL=VALUE", "Set a column's write-default (v3). "
+                                      "Repeatable.")] = None,
+    drop_default: Annotated[Many, _opt("--drop-default", "COL", "Remove a column's write-default. "
+                                       "Repeatable.")] = None,
+    move_column: Annotated[Many, _opt("--move-column", "MOVE", "Move a column: 'a first', 'a after b' or 'a before "
+                                      "b' (within its struct). Repeatable.")] = None,
+    set_identifier_fields: Annotated[Optional[str], _opt("--set-identifier-fields", "COLS", "The identifier fields, "
+                                                         "e.g. 'id, region' ('' for none).")] = None,
+    add_partition_field: Annotated[Many, _opt("--add-partition-field", "TERM", "Add a partition field: 'TERM [AS "
+                                              "name]', e.g. 'bucket(16, id)', 'day(ts)', 'truncate(4, name)', "
+                                              "'region'. Repeatable.")] = None,
+    drop_partition_field: Annotated[Many, _opt("--drop-partition-field", "FIELD", "Drop a partition field by name "
+                                               "or term (v1: it becomes void). Repeatable.")] = None,
+    rename_partition_field: Annotated[Many, _opt("--rename-partition-field", "OLD=NEW", "Rename a partition field. "
+                                                 "Repeatable.")] = None,
+    sort_by: Annotated[Optional[str], _opt("--sort-by", "TERMS", "Replace the sort order, e.g. 'id desc nulls "
+                                           "last, bucket(4, name)'.")] = None,
     unsorted: Annotated[bool, typer.Option("--unsorted", help="Replace the sort order with none.")] = False,
-    set_property: Annotated[Many, typer.Option("--set-property", metavar="KEY=VALUE", help="Set a table property KEY=VALUE. "
-                                               "Repeatable.")] = None,
-    remove_property: Annotated[Many, typer.Option("--remove-property", metavar="KEY", help="Remove a table property. "
-                                                  "Repeatable.")] = None,
+    set_property: Annotated[Many, _opt("--set-property", "KEY=VALUE", "Set a table property. Repeatable.")] = None,
+    remove_property: Annotated[Many, _opt("--remove-property", "KEY", "Remove a table property. "
+                                          "Repeatable.")] = None,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
 ) -> None:
-    """Change a table's schema, partition spec, sort order and properties in one commit (Iceberg Java's rules and ids)."""
+    """Change a table's schema, partition spec, sort order and properties in one commit (Java's rules and ids)."""
     from icectl.ops.alter import AlterRequest
 
     request = AlterRequest(
@@ -107,8 +109,8 @@ def alter(
 def properties(
     ctx: typer.Context,
     table: TableArg,
-    action: Annotated[Optional[str], typer.Argument(help="set (KEY=VALUE ...) or unset (KEY ...); omit to list the properties.",
-                                                    metavar="ACTION")] = None,
+    action: Annotated[Optional[str], typer.Argument(help="set (KEY=VALUE ...) or unset (KEY ...); omit to list "
+                                                    "the properties.", metavar="ACTION")] = None,
     items: Annotated[Optional[list[str]], typer.Argument(help="set: KEY=VALUE ...; unset: KEY ...",
                                                          metavar="ITEMS")] = None,
     yes: YesOpt = False,

@@ -77,7 +77,8 @@ def test_yes_commits_once_and_json_shows_what_was_sent(ws):
                                                         "set-default-spec", "set-properties", "remove-properties"]
     assert commit["requirements"][1:] == [{"type": "assert-last-assigned-field-id", "last-assigned-field-id": 4},
                                           {"type": "assert-current-schema-id", "current-schema-id": 0},
-                                          {"type": "assert-last-assigned-partition-id", "last-assigned-partition-id": 1000},
+                                          {"type": "assert-last-assigned-partition-id",
+                                           "last-assigned-partition-id": 1000},
                                           {"type": "assert-default-spec-id", "default-spec-id": 0}]
     # the same again: nothing to change, nothing committed
     files = ws.files()

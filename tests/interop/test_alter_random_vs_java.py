@@ -149,8 +149,9 @@ def _java_term(jvm, term: str):
 
 @st.composite
 def spec_changes(draw):
-    drops = draw(st.lists(st.one_of(st.sampled_from(["ts_day", "id_bucket", "p1", "name", "nope"]).map(lambda n: (n, None)),
-                                    st.sampled_from(TERMS).map(lambda t: (None, t))), max_size=2))
+    by_name = st.sampled_from(["ts_day", "id_bucket", "p1", "name", "nope"]).map(lambda n: (n, None))
+    by_term = st.sampled_from(TERMS).map(lambda t: (None, t))
+    drops = draw(st.lists(st.one_of(by_name, by_term), max_size=2))
     renames = draw(st.lists(st.tuples(st.sampled_from(["ts_day", "id_bucket", "p1", "p2"]),
                                       st.sampled_from(["r1", "r2", "ts_day", "id"])), max_size=1))
     adds = draw(st.lists(st.tuples(st.sampled_from(TERMS), st.sampled_from(FIELD_NAMES)), max_size=2))
