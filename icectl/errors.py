@@ -20,6 +20,8 @@ class ExitCode(IntEnum):
     VALIDATION_FAILED = 8  # validate found errors
     EXTERNAL = 9  # an external program (spark-submit, java) failed
     STORAGE = 10  # a file or server could not be read, written or reached (permission, disk, network)
+    NOT_AUTHORIZED = 11  # the catalog server refused the credentials (HTTP 401/403)
+    COMMIT_STATE_UNKNOWN = 12  # a commit was sent but its outcome is unknown: check the table
 
 
 class IcectlError(Exception):
@@ -85,7 +87,7 @@ class CommitStateUnknownError(IcectlError):
     """A commit was sent but its outcome is unknown (a timeout, a server error): nothing that it
     would unreference may be deleted, and the table must be checked before trying again."""
 
-    exit_code = ExitCode.CONFLICT
+    exit_code = ExitCode.COMMIT_STATE_UNKNOWN
 
 
 class AlreadyExistsError(CommitConflictError):
@@ -115,6 +117,16 @@ class StorageError(IcectlError):
     disk, a path under a file, a refused connection."""
 
     exit_code = ExitCode.STORAGE
+
+
+class NotAuthorizedError(IcectlError):
+    """The catalog server refused the request's credentials (HTTP 401 or 403)."""
+
+    exit_code = ExitCode.NOT_AUTHORIZED
+
+
+class NamespaceNotEmptyError(CommitConflictError):
+    """A namespace that still holds tables (or namespaces) cannot be dropped."""
 
 
 class ValidationFailedError(IcectlError):

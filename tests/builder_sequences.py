@@ -88,7 +88,7 @@ def _initial(draw, fv: int):
 def _spec(draw, schema: Schema, first_id: int, spec_id: int = 0):
     options = [(f, t) for f in _columns(schema) for t in TRANSFORMS if parse_transform(t).can_transform(f.field_type)]
     chosen = draw(st.lists(st.sampled_from(options), max_size=3, unique_by=lambda o: (o[0].field_id, o[1])))
-    return PartitionSpec(spec_id, tuple(PartitionField(f.field_id, first_id + i, f"{f.name}_{t.split('[')[0]}_{i}", t)
+    return PartitionSpec(spec_id, tuple(PartitionField(f.field_id, first_id + i, f"{f.name}_{t.split('[')[0]}_{first_id + i}", t)
                                         for i, (f, t) in enumerate(chosen)))
 
 
@@ -154,8 +154,14 @@ def _step(draw, md, counter: list[int]):
         # What a client's builder records (add-schema only when new), as Java's SchemaUpdate sends.
         return MetadataBuilder(md).set_current_schema(new).changes
     if kind == "spec":
-        # v1 partition field ids are positional (sequential from 1000); later versions go on.
-        spec = draw(_spec(md.schema, 1000 if md.format_version == 1 else md.last_partition_id + 1))
+        if md.format_version == 1:
+            # v1 (spec: "Partition Evolution", v1 rules as Java follows them): fields are only
+            # added at the end of the previous spec, so ids stay sequential from 1000 and a field
+            # id never names two different fields.
+            more = draw(_spec(md.schema, 1000 + len(md.spec.fields)))
+            spec = PartitionSpec(0, md.spec.fields + more.fields)
+        else:
+            spec = draw(_spec(md.schema, md.last_partition_id + 1))
         return MetadataBuilder(md).set_default_spec(spec).changes
     if kind == "order":
         order = SortOrder(0, ()) if draw(st.booleans()) else draw(_order(md.schema, 1))

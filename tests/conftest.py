@@ -5,14 +5,21 @@ Fixtures:
   test_data_dir  (session) pathlib.Path of tests/data (small files shipped with the tests).
   tmp_warehouse  (function) pathlib.Path of an empty, existing folder <tmp_path>/warehouse, for a
                  file-system warehouse that a test writes tables into.
+  postgres_server (session) a private PostgreSQL cluster on a loopback port (tests/pg_cluster.py:
+                 Debian's initdb and pg_ctl in a temporary folder, password authentication),
+                 stopped and removed at the end. Skips when PostgreSQL or psycopg is missing,
+                 except under CI (CI=true), where .ci/run installs both and a missing one fails.
+  postgres_db    (function) the name of a fresh, empty database on that server, dropped afterwards.
 
-Markers (declared in pyproject.toml; --strict-markers is on): spark, s3, interop, slow.
+Markers (declared in pyproject.toml; --strict-markers is on): spark, s3, interop, slow, postgres.
 Every test under tests/interop/ is also given the `interop` and `spark` markers here at
 collection, in case a module forgets its `pytestmark`, so that
 `python -m pytest -m 'not spark and not s3 and not interop'` never starts a JVM.
 """
 from __future__ import annotations
 
+import itertools
+import os
 import pathlib
 
 import pytest
@@ -36,6 +43,39 @@ def tmp_warehouse(tmp_path: pathlib.Path) -> pathlib.Path:
     wh = tmp_path / "warehouse"
     wh.mkdir()
     return wh
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    import pg_cluster
+
+    missing = None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing = "psycopg is not installed (pip install -e '.[test]')"
+    if missing is None and pg_cluster.find_bindir() is None:
+        missing = "no PostgreSQL server under /usr/lib/postgresql (apt-get install postgresql)"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    cluster = pg_cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        cluster.remove()
+
+
+_pg_databases = itertools.count(1)
+
+
+@pytest.fixture
+def postgres_db(postgres_server):
+    name = postgres_server.create_database(f"t{next(_pg_databases)}")
+    yield name
+    postgres_server.drop_database(name)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything

@@ -4,13 +4,22 @@ Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
 
     catalog:
       prod:
-        type: sql            # sql (default) | hadoop
+        type: sql            # sql (default) | hadoop | rest
         uri: sqlite:////var/lib/iceberg/catalog.db
         warehouse: s3://bucket/warehouse
         s3.endpoint: http://127.0.0.1:9000
+      lake:
+        type: rest           # an Iceberg REST catalog (see icectl.catalog.rest for its keys)
+        uri: https://catalog.example.com/api/catalog
+        credential: CLIENT_ID:CLIENT_SECRET
+        warehouse: analytics
 
 It is read from ``$ICECTL_CONFIG``, else ``~/.icectl.yaml``, else ``~/.pyiceberg.yaml``. With no
-configuration at all, the local default is a SQLite catalog in ``./warehouse``.
+configuration at all, the local default is a SQLite catalog in ``./warehouse``. ``--uri
+http(s)://...`` alone opens a REST catalog, ``--warehouse DIR`` alone a file-system one.
+
+Secret values of the configuration (``credential``, ``token``, ``s3.secret-access-key`` ...) are
+remembered as they are read, so that no output shows them (:mod:`icectl.secrets`).
 """
 from __future__ import annotations
 
@@ -18,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from icectl import secrets
 from icectl.catalog.base import Catalog, Identifier, ident_str, parse_identifier
 from icectl.errors import UsageError
 from icectl.io import FileIO, has_scheme
@@ -93,11 +103,18 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
         cfg = CatalogConfig(chosen or DEFAULT_CATALOG, {})
     if uri:
         cfg.properties["uri"] = uri
+        # A URI given on the command line says which kind of catalog it is.
+        if uri.lower().startswith(("http://", "https://")):
+            cfg.properties["type"] = "rest"
+        elif uri.lower().startswith(("sqlite:", "jdbc:", "postgresql:", "postgres:", "postgresql+")):
+            cfg.properties["type"] = "sql"
     if warehouse:
         cfg.properties["warehouse"] = warehouse
     if catalog_type:
         cfg.properties["type"] = catalog_type
-    if not cfg.properties.get("uri") and not cfg.properties.get("warehouse") and cfg.properties.get("type") != "hadoop":
+    secrets.remember_properties(cfg.properties)
+    if (not cfg.properties.get("uri") and not cfg.properties.get("warehouse")
+            and cfg.properties.get("type") not in ("hadoop", "rest")):
         wh = os.path.abspath(LOCAL_WAREHOUSE)
         cfg.properties.setdefault("type", "sql")
         cfg.properties["warehouse"] = wh
@@ -118,8 +135,14 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
     kind = props.get("type")
     uri = props.get("uri")
     if kind is None:
-        kind = "sql" if uri else "hadoop"
+        kind = ("rest" if uri.lower().startswith(("http://", "https://")) else "sql") if uri else "hadoop"
     kind = kind.lower()
+    if kind == "rest":
+        if not uri:
+            raise UsageError(f"REST catalog {cfg.name} needs a uri (e.g. https://catalog.example.com)")
+        from icectl.catalog.rest import RestCatalog
+
+        return RestCatalog(cfg.name, {k: v for k, v in props.items() if k != "type"})
     warehouse = _abs_warehouse(props.get("warehouse"))
     if warehouse and not has_scheme(warehouse) and os.path.exists(warehouse) and not os.path.isdir(warehouse):
         raise UsageError(f"warehouse {warehouse} is not a directory")
@@ -135,7 +158,7 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         from icectl.catalog.sql import SqlCatalog
 
         return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
-    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql or hadoop")
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop or rest")
 
 
 __all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Iterable
+
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location
 from icectl.spec.metadata import TableMetadata
@@ -27,8 +29,8 @@ from icectl.table.metadata_io import (
 from icectl.table.requirements import AssertCreate, TableRequirement, validate_requirements
 from icectl.table.updates import TableUpdate, UpgradeFormatVersion
 
-__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "TableState", "ident_str", "metadata_file_version",
-           "parse_identifier"]
+__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "TableState", "ident_str",
+           "metadata_file_version", "parse_identifier"]
 
 COMMIT_RETRIES = "commit.retry.num-retries"
 DEFAULT_COMMIT_RETRIES = 4
@@ -77,20 +79,81 @@ class Catalog(ABC):
     def load_metadata_location(self, ident: Identifier) -> str:
         return self.load(ident).metadata_location
 
-    def list_namespaces(self) -> list[Identifier]:
-        raise UsageError(f"the {self.kind} catalog cannot list namespaces")
+    def io_for(self, ident: Identifier) -> FileIO:
+        """The FileIO for a table's files: the catalog's, with the storage properties the catalog
+        handed out when it last loaded the table (REST: vended credentials) merged over it."""
+        return self.io
 
-    def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
-        raise UsageError(f"the {self.kind} catalog cannot list tables")
+    # -- namespaces ---------------------------------------------------------------------------
+    # A namespace is a tuple of one or more levels; ("a", "b") is "a.b" on the command line.
+    def list_namespaces(self, parent: Identifier | None = None) -> list[Identifier]:
+        """Namespaces, sorted. ``parent=None``: every namespace of the catalog, at any depth;
+        ``parent=()``: the top-level ones; ``parent=("a",)``: those directly below ``a``
+        (NoSuchNamespaceError when ``a`` does not exist)."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot list namespaces")
 
-    def create_namespace(self, namespace: Identifier) -> None:
-        pass
+    def create_namespace(self, namespace: Identifier, properties: dict[str, str] | None = None) -> None:
+        """Create a namespace with ``properties``; AlreadyExistsError when it exists."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot create namespaces")
 
-    def register_table(self, ident: Identifier, metadata_location: str) -> None:
-        raise UsageError(f"the {self.kind} catalog cannot register tables")
+    def drop_namespace(self, namespace: Identifier) -> None:
+        """Drop an empty namespace; NoSuchNamespaceError when it does not exist,
+        NamespaceNotEmptyError when it holds tables."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot drop namespaces")
 
-    def drop_table(self, ident: Identifier) -> None:
-        raise UsageError(f"the {self.kind} catalog cannot drop tables")
+    def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        """A namespace's properties; NoSuchNamespaceError when it does not exist."""
+        raise UnsupportedError(f"the {self.kind} catalog has no namespace properties")
+
+    def update_namespace_properties(self, namespace: Identifier, *, updates: dict[str, str] | None = None,
+                                    removals: Iterable[str] = ()) -> NamespacePropertiesChange:
+        """Set ``updates`` and remove ``removals`` (a key may not be in both); report which keys
+        were updated, removed, and asked to be removed but missing."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot change namespace properties")
+
+    # -- tables -------------------------------------------------------------------------------
+    def list_tables(self, namespace: Identifier | None = None) -> list[Identifier]:
+        """Tables, sorted: of one namespace (NoSuchNamespaceError when it does not exist), or of
+        every namespace when ``namespace`` is None."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot list tables")
+
+    def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
+        """Remove the table from the catalog; NoSuchTableError when it does not exist. ``purge``
+        asks for the table's files to go too: a REST catalog sends ``purgeRequested=true`` and its
+        server deletes them; a SQL catalog drops only its entry (deleting the files is the job of
+        the operation that asks for a purge, after the drop); a file-system table is its folder,
+        so that catalog cannot drop one without deleting it and refuses."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot drop tables")
+
+    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+        """Rename (or move to another namespace) a table; NoSuchTableError for a missing source,
+        NoSuchNamespaceError for a missing destination namespace, AlreadyExistsError for a taken
+        destination. Files stay where they are."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot rename tables")
+
+    def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
+        """Add an existing metadata file to the catalog as table ``ident``; AlreadyExistsError
+        when the name is taken, unless ``overwrite`` (then the table points at the file)."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot register tables")
+
+
+@dataclass(frozen=True)
+class NamespacePropertiesChange:
+    """What :meth:`Catalog.update_namespace_properties` did (the REST spec's
+    UpdateNamespacePropertiesResponse)."""
+
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def check_property_changes(updates: dict[str, str] | None, removals: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    updates = dict(updates or {})
+    removals = list(dict.fromkeys(removals))
+    both = sorted(set(updates) & set(removals))
+    if both:
+        raise UsageError(f"a namespace property cannot be both set and removed: {', '.join(both)}")
+    return updates, removals
 
 
 class MetastoreCatalog(Catalog):

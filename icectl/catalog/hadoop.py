@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Iterator
 
 from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
 from icectl.spec.metadata import TableMetadata
-from icectl.errors import (AlreadyExistsError, CommitConflictError, InvalidMetadataError, NoSuchTableError,
-                           NotFoundError, UnsupportedError)
+from icectl.errors import (AlreadyExistsError, CommitConflictError, InvalidMetadataError, NamespaceNotEmptyError,
+                           NoSuchNamespaceError, NoSuchTableError, NotFoundError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join
 
 _V = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
@@ -109,17 +110,75 @@ class HadoopCatalog(MetastoreCatalog):
             raise NotFoundError(f"warehouse {self.warehouse} does not exist",
                                 hint="check --warehouse or the catalog's warehouse in the configuration")
 
-    def list_namespaces(self) -> list[Identifier]:
-        self._check_warehouse()
-        out = set()
-        for f in self.io.list_files(self.warehouse):
-            rel = _rel(self.warehouse, f.path)
-            if len(rel) >= 4 and rel[-2] == "metadata" and rel[-1] == HINT:
-                out.add(tuple(rel[:-3]))
-        return sorted(out)
+    # -- namespaces: folders under the warehouse that are not tables (as Iceberg Java's HadoopCatalog)
+    def _namespace_dir(self, namespace: Identifier) -> str:
+        if not namespace or not all(namespace) or any(p in (".", "..") or "/" in p for p in namespace):
+            raise UsageError(f"invalid namespace {'.'.join(namespace)!r}")
+        return join(self.warehouse, *namespace)
 
-    def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
+    def _is_table_dir(self, path: str) -> bool:
+        return self.io.exists(join(path, "metadata", HINT))
+
+    def _walk(self, root: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
+        """(relative folder, its subfolders) for every folder under ``root`` that is neither a
+        table nor inside one."""
+        fs = self.io.filesystem(root)
+        base = self.io._fs_path(root).rstrip("/")
+        todo = [()]
+        while todo:
+            rel = todo.pop()
+            path = "/".join((base,) + rel)
+            try:
+                entries = fs.ls(path, detail=True)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            subdirs = sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
+            subdirs = [d for d in subdirs if not d.startswith(".")]
+            namespaces = [d for d in subdirs if not fs.exists(f"{path}/{d}/metadata/{HINT}")]
+            yield rel, namespaces
+            todo += [rel + (d,) for d in namespaces]
+
+    def list_namespaces(self, parent: Identifier | None = None) -> list[Identifier]:
         self._check_warehouse()
+        if parent is None:
+            return sorted(rel + (d,) for rel, subdirs in self._walk(self.warehouse) for d in subdirs)
+        root = self._namespace_dir(parent) if parent else self.warehouse
+        if parent and (not self.io.exists(root) or self._is_table_dir(root)):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(parent)} does not exist in warehouse {self.warehouse}")
+        for rel, subdirs in self._walk(root):
+            return sorted(tuple(parent) + (d,) for d in subdirs)
+        return []
+
+    def create_namespace(self, namespace: Identifier, properties: dict[str, str] | None = None) -> None:
+        if properties:
+            raise UnsupportedError("a file-system catalog cannot store namespace properties")
+        path = self._namespace_dir(namespace)
+        if self.io.exists(path):
+            raise AlreadyExistsError(f"namespace {'.'.join(namespace)} already exists in warehouse {self.warehouse}")
+        self.io.filesystem(path).makedirs(self.io._fs_path(path), exist_ok=True)
+
+    def drop_namespace(self, namespace: Identifier) -> None:
+        path = self._namespace_dir(namespace)
+        if not self.io.exists(path) or self._is_table_dir(path):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in warehouse {self.warehouse}")
+        if next(iter(self.io.list_files(path)), None) is not None or self.list_namespaces(namespace):
+            raise NamespaceNotEmptyError(f"namespace {'.'.join(namespace)} is not empty: its folder {path} holds "
+                                         "tables, namespaces or files")
+        self.io.filesystem(path).rmdir(self.io._fs_path(path))
+
+    def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        path = self._namespace_dir(namespace)
+        if not self.io.exists(path) or self._is_table_dir(path):
+            raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in warehouse {self.warehouse}")
+        return {"location": path}
+
+    def list_tables(self, namespace: Identifier | None = None) -> list[Identifier]:
+        self._check_warehouse()
+        if namespace is not None:
+            root = self._namespace_dir(namespace)
+            if not self.io.exists(root) or self._is_table_dir(root):
+                raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in warehouse "
+                                           f"{self.warehouse}")
         out = []
         for f in self.io.list_files(self.warehouse):
             rel = _rel(self.warehouse, f.path)
@@ -129,8 +188,13 @@ class HadoopCatalog(MetastoreCatalog):
                     out.append(ident)
         return sorted(out)
 
-    def drop_table(self, ident: Identifier) -> None:
-        raise UnsupportedError("dropping file-system tables is not supported; delete the folder")
+    def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
+        raise UnsupportedError("a file-system table is its folder: the catalog cannot drop it without deleting "
+                               "its files", hint="register the table in a SQL catalog to manage it there")
+
+    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+        raise UnsupportedError("a file-system catalog cannot rename tables: a table's name is its folder, and "
+                               "its metadata names files by their full paths")
 
 
 def _rel(root: str, path: str) -> list[str]:

@@ -1,22 +1,31 @@
 """The SQL catalog: the ``iceberg_tables`` / ``iceberg_namespace_properties`` tables that Iceberg
 Java's JdbcCatalog and PyIceberg's SqlCatalog share, with a compare-and-set commit on
-``metadata_location``. SQLite through the standard library; PostgreSQL through psycopg when
-installed.
+``metadata_location``. SQLite through the standard library; PostgreSQL through psycopg (the
+``postgresql`` extra, see :mod:`icectl.catalog.postgres`).
+
+Either side may create the two tables first: icectl creates them as PyIceberg does (with Iceberg
+Java's V1 ``iceberg_type`` column, which JdbcCatalog then detects and uses), and works on Java's
+V0 layout (no ``iceberg_type``) as it finds it. A commit is one ``UPDATE ... WHERE
+metadata_location = <the base>`` in its own transaction, committed only when it changed exactly
+one row, as JdbcTableOperations does.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, Iterable
 
-from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
+from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, TableState,
+                                 check_property_changes, ident_str)
+from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
-from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, NoSuchNamespaceError,
-                           NoSuchTableError, NotFoundError, StorageError, UnsupportedError, UsageError)
+from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
+                           StorageError, UsageError)
 from icectl.io import FileIO, join, local_path
 
-TABLES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_tables (
+TABLES_DDL = """CREATE TABLE {if_not_exists}iceberg_tables (
   catalog_name VARCHAR(255) NOT NULL,
   table_namespace VARCHAR(255) NOT NULL,
   table_name VARCHAR(255) NOT NULL,
@@ -24,7 +33,7 @@ TABLES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_tables (
   previous_metadata_location VARCHAR(1000),
   iceberg_type VARCHAR(5),
   PRIMARY KEY (catalog_name, table_namespace, table_name))"""
-NAMESPACES_DDL = """CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+NAMESPACES_DDL = """CREATE TABLE {if_not_exists}iceberg_namespace_properties (
   catalog_name VARCHAR(255) NOT NULL,
   namespace VARCHAR(255) NOT NULL,
   property_key VARCHAR(255),
@@ -50,7 +59,7 @@ class SqlCatalog(MetastoreCatalog):
                  local_default: bool = False):
         self.name = name
         self.local_default = local_default
-        self.uri = uri
+        self.uri = redact_uri(uri)  # for display: the connection keeps the password, nothing else does
         self.warehouse = warehouse.rstrip("/") if warehouse else None
         self.io = io
         self._lock = threading.Lock()
@@ -58,8 +67,10 @@ class SqlCatalog(MetastoreCatalog):
         self._param = "?"
         self._sqlite: str | None = None
         self._has_type_column = True
-        if uri.startswith(("postgresql", "jdbc:postgresql", "postgres")):
-            self._conn, self._param = _postgres_connect(uri), "%s"
+        self._server: Server | None = None
+        if is_postgres_uri(uri):
+            self._conn, self._server = connect(uri)
+            self._param = "%s"
             self._init_schema()
         else:
             self._sqlite = sqlite_path(uri)
@@ -94,23 +105,45 @@ class SqlCatalog(MetastoreCatalog):
                              hint="check --uri or the catalog's uri in the configuration")
 
     def _init_schema(self) -> None:
+        if self._server is not None:
+            self._init_postgres_schema()
+            return
         cur = self._conn.cursor()
-        cur.execute(TABLES_DDL)
-        cur.execute(NAMESPACES_DDL)
+        cur.execute(TABLES_DDL.format(if_not_exists="IF NOT EXISTS "))
+        cur.execute(NAMESPACES_DDL.format(if_not_exists="IF NOT EXISTS "))
         self._has_type_column = "iceberg_type" in self._columns("iceberg_tables")
-        if hasattr(self._conn, "commit"):
+
+    def _init_postgres_schema(self) -> None:
+        """Create the tables that do not exist yet (a role without CREATE on the schema can use
+        tables that do), in a transaction; another process that creates them at the same moment
+        wins and we use its tables."""
+        import psycopg  # type: ignore
+
+        for attempt in range(3):
             try:
-                self._conn.commit()
-            except Exception:  # pragma: no cover
-                pass
+                with self._lock, self._conn.transaction():
+                    for table, ddl in (("iceberg_tables", TABLES_DDL),
+                                       ("iceberg_namespace_properties", NAMESPACES_DDL)):
+                        if self._conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
+                            self._conn.execute(ddl.format(if_not_exists=""))
+                break
+            except (psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
+                if attempt == 2:
+                    raise StorageError(f"PostgreSQL server {self._server}: could not create the catalog tables "
+                                       "while another client was creating them") from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
+        self._has_type_column = "iceberg_type" in self._columns("iceberg_tables")
 
     def _columns(self, table: str) -> list[str]:
-        cur = self._conn.cursor()
-        if self._param == "?":
+        if self._server is None:
+            cur = self._conn.cursor()
             cur.execute(f"PRAGMA table_info({table})")
             return [r[1] for r in cur.fetchall()]
-        cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s", (table,))
-        return [r[0] for r in cur.fetchall()]
+        # The table the unqualified name resolves to (search_path), as the catalog's statements do.
+        rows = self._exec("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 "
+                          "AND NOT attisdropped ORDER BY attnum", (table,)).fetchall()
+        return [r[0] for r in rows]
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self._param)
@@ -118,10 +151,45 @@ class SqlCatalog(MetastoreCatalog):
     def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         with self._lock:
             cur = self._conn.cursor()
-            cur.execute(self._q(sql), params)
-            if self._param != "?":
-                self._conn.commit()
+            if self._server is None:
+                cur.execute(sql, params)
+                return cur
+            import psycopg  # type: ignore
+
+            try:
+                cur.execute(self._q(sql), params)  # autocommit: its own transaction
+            except psycopg.errors.UniqueViolation as e:
+                raise _Duplicate(str(e)) from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
             return cur
+
+    def _compare_and_set(self, ident: Identifier, base_location: str, location: str) -> bool:
+        """Move the pointer from ``base_location`` to ``location``; False when it had moved.
+        CommitStateUnknownError when the connection broke before the outcome was known."""
+        sql = ("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+               "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?"
+               + self._type_filter())
+        params = (location, base_location, self.name, ".".join(ident[:-1]), ident[-1], base_location)
+        if self._server is None:
+            return self._exec(sql, params).rowcount == 1
+        import psycopg  # type: ignore
+
+        with self._lock:
+            try:
+                with self._conn.transaction() as tx:
+                    cur = self._conn.execute(self._q(sql), params)
+                    if cur.rowcount != 1:  # 0: another commit won; more would break the primary key
+                        raise psycopg.Rollback(tx)
+                    return True
+            except psycopg.OperationalError as e:
+                raise CommitStateUnknownError(
+                    f"the commit to table {ident_str(ident)} may or may not have happened: lost the connection to "
+                    f"PostgreSQL server {self._server} ({' '.join(str(e).split())})",
+                    hint=f"check the table's metadata location; {location} is kept") from None
+            except psycopg.Error as e:
+                raise query_error(e, self._server) from None
+        return False
 
     def _type_filter(self) -> str:
         return " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" if self._has_type_column else ""
@@ -152,7 +220,7 @@ class SqlCatalog(MetastoreCatalog):
         self._ready(write=True)
         if self._exists(ident):
             raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}")
-        self.create_namespace(ident[:-1])
+        self._ensure_namespace(ident[:-1])
         self.write_metadata(location, md)
         try:
             self._insert(ident, location)
@@ -180,23 +248,14 @@ class SqlCatalog(MetastoreCatalog):
             vals += ", 'TABLE'"
         try:
             self._exec(f"INSERT INTO iceberg_tables ({cols}) VALUES ({vals})", params)
-        except Exception as e:
-            if "UNIQUE" in str(e).upper() or "DUPLICATE" in str(e).upper():
-                raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
-            raise
-
-    def register_table(self, ident: Identifier, metadata_location: str) -> None:
-        self._ready(write=True)
-        self.create_namespace(ident[:-1])
-        self._insert(ident, metadata_location)
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {self.name}") from None
 
     def _swap_pointer(self, ident: Identifier, base_location: str, md: TableMetadata, location: str) -> str:
         self.write_metadata(location, md)
-        cur = self._exec(
-            "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-            "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?",
-            (location, base_location, self.name, ".".join(ident[:-1]), ident[-1], base_location))
-        if cur.rowcount != 1:
+        if not self._compare_and_set(ident, base_location, location):
             try:
                 self.io.delete(location)  # never referenced: safe to remove
             except IcectlError:
@@ -205,47 +264,128 @@ class SqlCatalog(MetastoreCatalog):
                                       f"location is no longer {base_location})")
         return location
 
-    def drop_table(self, ident: Identifier) -> None:
-        if not self._ready(write=False):
-            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
-        cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
-                         (self.name, ".".join(ident[:-1]), ident[-1]))
-        if cur.rowcount != 1:
-            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
-
     # -- namespaces ---------------------------------------------------------------------------
-    def create_namespace(self, namespace: Identifier) -> None:
+    def _ensure_namespace(self, namespace: Identifier) -> None:
+        """Record the namespace if it is not yet (a table created or registered in it)."""
         self._ready(write=True)
         ns = ".".join(namespace)
         if not ns:
             raise UsageError("a table needs a namespace")
-        row = self._exec("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?",
-                         (self.name, ns)).fetchone()
-        if row is None:
+        if not self._namespace_rows(ns):
             try:
                 self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
                            "property_value) VALUES (?, ?, 'exists', 'true')", (self.name, ns))
-            except Exception as e:
-                if "UNIQUE" not in str(e).upper() and "DUPLICATE" not in str(e).upper():
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):  # a duplicate: another client created it at the same moment
                     raise
 
-    def list_namespaces(self) -> list[Identifier]:
-        if not self._ready(write=False):
-            if not self.local_default:
-                raise self._no_database()
-            return []
+    def _namespace_rows(self, ns: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._exec(
+            "SELECT property_key, property_value FROM iceberg_namespace_properties WHERE catalog_name = ? "
+            "AND namespace = ?", (self.name, ns)).fetchall()]
+
+    def _all_namespaces(self) -> set[Identifier]:
         names = {r[0] for r in self._exec("SELECT DISTINCT namespace FROM iceberg_namespace_properties "
                                           "WHERE catalog_name = ?", (self.name,)).fetchall()}
         names |= {r[0] for r in self._exec("SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name = ?",
                                            (self.name,)).fetchall()}
-        return sorted(tuple(n.split(".")) for n in names if n)
+        return {tuple(n.split(".")) for n in names if n}
 
-    def list_tables(self, namespace: Identifier | None) -> list[Identifier]:
+    def _namespace_exists(self, namespace: Identifier) -> bool:
+        """Recorded, holding a table, or the parent of one that is (as JdbcCatalog's namespaceExists)."""
+        if not namespace or not self._ready(write=False):
+            return False
+        return any(n[:len(namespace)] == namespace for n in self._all_namespaces())
+
+    def _missing_namespace(self, namespace: Identifier) -> NoSuchNamespaceError:
+        return NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
+
+    def create_namespace(self, namespace: Identifier, properties: dict[str, str] | None = None) -> None:
+        if not namespace or not all(namespace):
+            raise UsageError(f"invalid namespace {'.'.join(namespace)!r}")
+        self._ready(write=True)
+        ns = ".".join(namespace)
+        if self._namespace_rows(ns) or namespace in self._all_namespaces():
+            raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}")
+        rows = {"exists": "true", **(properties or {})}
+        for k, v in rows.items():
+            try:
+                self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                           "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+            except (sqlite3.IntegrityError, _Duplicate) as e:
+                if not _is_duplicate(e):
+                    raise
+                raise AlreadyExistsError(f"namespace {ns} already exists in catalog {self.name}") from None
+
+    def drop_namespace(self, namespace: Identifier) -> None:
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        ns = ".".join(namespace)
+        tables = self.list_tables(namespace) if namespace in self._all_namespaces() else []
+        children = [n for n in self._all_namespaces() if len(n) > len(namespace) and n[:len(namespace)] == namespace]
+        if tables or children:
+            raise NamespaceNotEmptyError(f"namespace {ns} is not empty: {len(tables)} tables, {len(children)} "
+                                         "namespaces below it")
+        self._exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?", (self.name, ns))
+
+    def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
+        """As JdbcCatalog: the stored properties without its ``exists`` marker, and a
+        ``location`` under the warehouse when none is set."""
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        props = {k: v for k, v in self._namespace_rows(".".join(namespace)) if k != "exists"}
+        if "location" not in props and self.warehouse:
+            props["location"] = join(self.warehouse, *namespace)
+        return props
+
+    def update_namespace_properties(self, namespace: Identifier, *, updates: dict[str, str] | None = None,
+                                    removals: Iterable[str] = ()) -> NamespacePropertiesChange:
+        updates, removal_list = check_property_changes(updates, removals)
+        if not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        ns = ".".join(namespace)
+        current = dict(self._namespace_rows(ns))
+        if not current:
+            self._ensure_namespace(namespace)
+        for k, v in updates.items():
+            if k in current:
+                self._exec("UPDATE iceberg_namespace_properties SET property_value = ? WHERE catalog_name = ? "
+                           "AND namespace = ? AND property_key = ?", (v, self.name, ns, k))
+            else:
+                self._exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, "
+                           "property_value) VALUES (?, ?, ?, ?)", (self.name, ns, k, v))
+        removed, missing = [], []
+        for k in removal_list:
+            if k in current and k != "exists":
+                self._exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                           "AND property_key = ?", (self.name, ns, k))
+                removed.append(k)
+            else:
+                missing.append(k)
+        return NamespacePropertiesChange(tuple(sorted(updates)), tuple(sorted(removed)), tuple(sorted(missing)))
+
+    def list_namespaces(self, parent: Identifier | None = None) -> list[Identifier]:
+        if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
+            if parent:
+                raise self._missing_namespace(parent)
+            return []
+        every = self._all_namespaces()
+        if parent is None:
+            return sorted(every)
+        if parent and not self._namespace_exists(parent):
+            raise self._missing_namespace(parent)
+        depth = len(parent) + 1
+        return sorted({n[:depth] for n in every if len(n) >= depth and n[:len(parent)] == parent})
+
+    # -- tables in the catalog ----------------------------------------------------------------
+    def list_tables(self, namespace: Identifier | None = None) -> list[Identifier]:
         if not self._ready(write=False):
             if not self.local_default:
                 raise self._no_database()
             if namespace is not None:
-                raise NoSuchNamespaceError(f"namespace {'.'.join(namespace)} does not exist in catalog {self.name}")
+                raise self._missing_namespace(namespace)
             return []
         if namespace is None:
             rows = self._exec("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ?"
@@ -254,19 +394,56 @@ class SqlCatalog(MetastoreCatalog):
             ns = ".".join(namespace)
             rows = self._exec("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ? "
                               "AND table_namespace = ?" + self._type_filter(), (self.name, ns)).fetchall()
-            if not rows and namespace not in self.list_namespaces():
-                raise NoSuchNamespaceError(f"namespace {ns} does not exist in catalog {self.name}")
+            if not rows and not self._namespace_exists(namespace):
+                raise self._missing_namespace(namespace)
         return sorted(tuple(r[0].split(".")) + (r[1],) for r in rows)
 
+    def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
+        """Remove the catalog entry. The table's files stay, with ``purge`` too: deleting them is
+        the job of the operation that asks for a purge, not of the catalog."""
+        if not self._ready(write=False):
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
+        cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+                         + self._type_filter(), (self.name, ".".join(ident[:-1]), ident[-1]))
+        if cur.rowcount != 1:
+            raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
 
-def _postgres_connect(uri: str) -> Any:
-    try:
-        import psycopg  # type: ignore
-    except ImportError:
-        raise UnsupportedError("a PostgreSQL catalog needs psycopg, which this install lacks",
-                               hint="pip install 'icectl[postgresql]'") from None
-    dsn = uri
-    if dsn.startswith("jdbc:"):
-        dsn = dsn[len("jdbc:"):]
-    dsn = dsn.replace("postgresql+psycopg2://", "postgresql://").replace("postgresql+psycopg://", "postgresql://")
-    return psycopg.connect(dsn)
+    def rename_table(self, source: Identifier, destination: Identifier) -> None:
+        if len(destination) < 2:
+            raise UsageError(f"invalid table name {ident_str(destination)!r}: expected NAMESPACE.TABLE")
+        self.load_metadata_location(source)  # NoSuchTableError
+        if not self._namespace_exists(destination[:-1]):
+            raise self._missing_namespace(destination[:-1])
+        if self._exists(destination):
+            raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}")
+        try:
+            cur = self._exec("UPDATE iceberg_tables SET table_namespace = ?, table_name = ? WHERE catalog_name = ? "
+                             "AND table_namespace = ? AND table_name = ?",
+                             (".".join(destination[:-1]), destination[-1], self.name, ".".join(source[:-1]), source[-1]))
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"table {ident_str(destination)} already exists in catalog {self.name}") from None
+        if cur.rowcount != 1:
+            raise NoSuchTableError(f"table {ident_str(source)} does not exist in catalog {self.name}")
+
+    def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
+        self._ready(write=True)
+        self._ensure_namespace(ident[:-1])
+        if overwrite and self._exists(ident):
+            current = self.load_metadata_location(ident)
+            self._exec("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                       "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                       (metadata_location, current, self.name, ".".join(ident[:-1]), ident[-1]))
+        else:
+            self._insert(ident, metadata_location)
+        return self.load(ident)
+
+
+class _Duplicate(Exception):
+    """A PostgreSQL unique violation (a row that another client inserted first)."""
+
+
+def _is_duplicate(e: Exception) -> bool:
+    """A primary-key violation (not another integrity error, such as a NULL where none may be)."""
+    return isinstance(e, _Duplicate) or "UNIQUE" in str(e).upper()

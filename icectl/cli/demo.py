@@ -28,13 +28,15 @@ def demo(
 
 
 def _prefix(env: Env) -> str:
-    """``icectl`` with the catalog options this run was given, for the suggested commands (a URI
-    that may hold a password is not repeated)."""
+    """``icectl`` with the catalog options this run was given, for the suggested commands (a
+    password in the URI is shown as ``***``)."""
+    from icectl.catalog.postgres import redact_uri
+
     parts = ["icectl"]
     if env.catalog:
         parts += ["-c", shlex.quote(env.catalog)]
     if env.uri:
-        parts += ["--uri", "URI" if "@" in env.uri else shlex.quote(env.uri)]
+        parts += ["--uri", shlex.quote(redact_uri(env.uri))]
     if env.warehouse:
         parts += ["--warehouse", shlex.quote(env.warehouse)]
     return " ".join(parts)

@@ -7,6 +7,7 @@ from typing import Any
 
 from icectl.cli.context import Env
 from icectl.errors import ExitCode, IcectlError
+from icectl.secrets import RedactingStream, redact
 
 
 def _emit(env: Env, kind: str, message: str, hint: str | None, code: int) -> None:
@@ -53,7 +54,19 @@ def requested_output(args: list[str]) -> str | None:
     return None
 
 
+def _traceback(env: Env) -> None:
+    env.stderr.write(redact(traceback.format_exc()))
+
+
 def invoke(app: Any, args: list[str], env: Env) -> int:
+    """Run the app on ``args``. Everything it writes passes through :func:`icectl.secrets.redact`:
+    no token, client secret or storage key the run learned reaches stdout or stderr."""
+    if not isinstance(env.stdout, RedactingStream):
+        env.stdout, env.stderr = RedactingStream(env.stdout), RedactingStream(env.stderr)
+    return _invoke(app, args, env)
+
+
+def _invoke(app: Any, args: list[str], env: Env) -> int:
     import typer.main
 
     if requested_output(args) == "json":
@@ -77,7 +90,7 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
         return int(ExitCode.USAGE)
     except IcectlError as e:
         if env.verbose:
-            traceback.print_exc(file=env.stderr)
+            _traceback(env)
         _emit(env, type(e).__name__, e.message, e.hint, e.exit_code)
         return int(e.exit_code)
     except KeyboardInterrupt:
@@ -87,7 +100,7 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
         return 0
     except Exception as e:  # a bug: still one line unless --verbose
         if env.verbose:
-            traceback.print_exc(file=env.stderr)
+            _traceback(env)
         first = str(e).splitlines()[0] if str(e) else ""
         _emit(env, "InternalError", f"internal error: {type(e).__name__}: {first}",
               None if env.verbose else "run with --verbose for the traceback", ExitCode.ERROR)

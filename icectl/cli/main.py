@@ -38,7 +38,9 @@ def main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks and debug detail on errors.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
-    uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI, e.g. sqlite:///path/catalog.db.")] = None,
+    uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
+                                               "postgresql://... (SQL), or http(s)://... alone opens a REST "
+                                               "catalog.")] = None,
     warehouse: Annotated[Optional[str], typer.Option(
         "--warehouse", help="Warehouse location; alone, it opens a file-system (hadoop) catalog there.")] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the icectl version and exit.",

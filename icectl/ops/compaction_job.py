@@ -60,8 +60,10 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
 def _write_job_files(table: Table, plan: CompactionPlan, template: Any, work: str) -> None:
     from icectl.spark import submit
 
-    os.makedirs(work, exist_ok=True)
-    with open(os.path.join(work, "plan.json"), "w") as f:
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    # The plan carries the table's storage properties (keys, vended credentials): owner only.
+    fd = os.open(os.path.join(work, "plan.json"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
         json.dump(job_plan(table, plan, io_properties=dict(table.io.properties)), f)
     if not template.master.startswith("local"):
         submit.package_zip(work)

@@ -400,7 +400,7 @@ def apply_create(catalog: Catalog, plan: CreatePlan, *, now_ms: int | None = Non
     """Commit the planned updates with ``assert-create`` (the catalog checks again that the name
     is free: a create that raced with another fails with AlreadyExistsError)."""
     state = catalog.commit(plan.identifier, plan.requirements, plan.updates, now_ms=now_ms)
-    return Table(plan.identifier, state.metadata, state.metadata_location, catalog)
+    return Table(plan.identifier, state.metadata, state.metadata_location, catalog, io=catalog.io_for(plan.identifier))
 
 
 def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,

@@ -146,5 +146,7 @@ def _flatten(chunks: Iterator[list]) -> Iterator:
 
 
 def load_table(catalog: Catalog, identifier: Identifier) -> Table:
+    """The table as its catalog has it now; its FileIO carries the storage properties the catalog
+    handed out with it (a REST catalog's vended credentials)."""
     state = catalog.load(identifier)
-    return Table(identifier, state.metadata, state.metadata_location, catalog)
+    return Table(identifier, state.metadata, state.metadata_location, catalog, io=catalog.io_for(identifier))

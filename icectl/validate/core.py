@@ -274,7 +274,8 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
     out = Collector()
     checked = Checked()
     md = None
-    raw = _read_metadata_bytes(catalog.io, location, out)
+    io = catalog.io_for(identifier) if hasattr(catalog, "io_for") else catalog.io  # REST: vended credentials
+    raw = _read_metadata_bytes(io, location, out)
     if raw is not None:
         from icectl.validate.metadata import check_metadata
 
@@ -289,7 +290,7 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
                 md = md.replace(location=catalog.default_table_location(identifier))
             except IcectlError:
                 pass
-        table = Table(identifier, md, location, catalog)
+        table = Table(identifier, md, location, catalog, io=io)
         check_snapshots(table, opts, out, checked)
     return ValidationReport(
         table=ident_str(identifier), metadata_location=location,

@@ -337,7 +337,14 @@ def test_wrong_shape_is_a_usage_error(home, text):
 
 
 def test_unknown_catalog_type_is_a_usage_error(home, tmp_path):
-    write_yaml(home / ".icectl.yaml", {"catalog": {"r": {"type": "rest", "uri": "http://127.0.0.1:1"}}})
+    write_yaml(home / ".icectl.yaml", {"catalog": {"r": {"type": "glue", "uri": "http://127.0.0.1:1"}}})
     code, out, err = cli(["list"])
     assert code == 2
-    assert "rest" in error_lines(err)[0]
+    assert "glue" in error_lines(err)[0]
+
+
+def test_rest_catalog_that_refuses_the_connection_is_one_line_naming_the_uri(home, tmp_path):
+    write_yaml(home / ".icectl.yaml", {"catalog": {"r": {"type": "rest", "uri": "http://127.0.0.1:1"}}})
+    code, out, err = cli(["list"])
+    assert code == 10, err
+    assert error_lines(err) == ["icectl: error: cannot reach the REST catalog r at http://127.0.0.1:1: connection refused"]

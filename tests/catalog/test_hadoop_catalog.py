@@ -129,7 +129,11 @@ def test_list_namespaces_and_tables(catalog, wh):
     assert catalog.list_tables(None) == [("db", "a"), ("db", "b"), ("other", "c"), ("x", "y", "z")]
     assert catalog.list_tables(("db",)) == [("db", "a"), ("db", "b")]
     assert catalog.list_tables(("x", "y")) == [("x", "y", "z")]
-    assert catalog.list_namespaces() == [("db",), ("other",), ("x", "y")]
+    # Namespaces are the folders that are not tables (as Iceberg Java's HadoopCatalog lists them).
+    assert catalog.list_namespaces() == [("db",), ("db", "not_a_table"), ("db", "not_a_table", "data"),
+                                         ("other",), ("x",), ("x", "y")]
+    assert catalog.list_namespaces(()) == [("db",), ("other",), ("x",)]
+    assert catalog.list_namespaces(("x",)) == [("x", "y")]
 
 
 def test_duplicate_create_and_not_found(catalog, cli_flags, wh):

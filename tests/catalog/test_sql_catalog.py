@@ -1,5 +1,8 @@
 """The SQL catalog: JdbcCatalog's table layout, compare-and-set commits, retries, listing, errors
-through the CLI, and interoperability with PyIceberg's SqlCatalog."""
+through the CLI, and interoperability with PyIceberg's SqlCatalog.
+
+Every test that takes the ``backend`` fixture runs twice: on a SQLite file and on a fresh database
+of a private PostgreSQL server (marker ``postgres``; tests/conftest.py starts the server)."""
 from __future__ import annotations
 
 import io
@@ -52,9 +55,52 @@ def metadata_files(table_dir) -> list[str]:
     return sorted(p.name for p in (table_dir / "metadata").glob("*.metadata.json"))
 
 
+class Backend:
+    """The catalog's database, and a side door into it for the assertions."""
+
+    def __init__(self, kind: str, uri: str, raw_connect):
+        self.kind, self.uri, self._connect = kind, uri, raw_connect
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        con = self._connect()
+        try:
+            return [tuple(r) for r in con.execute(sql.replace("?", "%s") if self.kind == "postgresql" else sql,
+                                                  params).fetchall()]
+        finally:
+            con.close()
+
+    def execute(self, sql: str) -> None:
+        con = self._connect()
+        try:
+            con.execute(sql)
+            con.commit()
+        finally:
+            con.close()
+
+    def columns(self, table: str) -> list[tuple[str, str, bool]]:
+        """(name, SQL type, part of the primary key) of each column, in order."""
+        if self.kind == "sqlite":
+            return [(r[1], r[2].upper(), r[5] > 0) for r in self.rows(f"PRAGMA table_info({table})")]
+        return self.rows(
+            "SELECT a.attname, replace(upper(format_type(a.atttypid, a.atttypmod)), 'CHARACTER VARYING', 'VARCHAR'), "
+            "coalesce(a.attnum = ANY(i.indkey), false) FROM pg_attribute a "
+            "LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary "
+            "WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum", (table,))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def backend(request, tmp_path) -> Backend:
+    if request.param == "sqlite":
+        db = tmp_path / "catalog.db"
+        return Backend("sqlite", f"sqlite:///{db}", lambda: sqlite3.connect(db))
+    server = request.getfixturevalue("postgres_server")
+    name = request.getfixturevalue("postgres_db")
+    return Backend("postgresql", server.uri(name), lambda: server.connect(name))
+
+
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "catalog.db"
+def uri(backend) -> str:
+    return backend.uri
 
 
 @pytest.fixture
@@ -63,71 +109,76 @@ def wh(tmp_path):
 
 
 @pytest.fixture
-def catalog(db, wh):
-    return SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+def catalog(uri, wh):
+    return SqlCatalog("cat", uri, str(wh), FileIO())
 
 
 @pytest.fixture
-def cli_flags(db, wh, tmp_path, monkeypatch):
+def cli_flags(uri, wh, tmp_path, monkeypatch):
     """Global options naming the same catalog as the ``catalog`` fixture (no config file)."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
     monkeypatch.chdir(tmp_path)
-    return ["--catalog", "cat", "--uri", f"sqlite:///{db}", "--warehouse", str(wh)]
+    return ["--catalog", "cat", "--uri", uri, "--warehouse", str(wh)]
 
 
 # -- layout ------------------------------------------------------------------------------------
 
-def test_table_layout_is_jdbc_catalogs(catalog, db):
+def test_table_layout_is_jdbc_catalogs(catalog, backend):
+    """Iceberg Java's JdbcUtil: V0_CREATE_CATALOG_SQL plus V1's iceberg_type VARCHAR(5), and
+    CREATE_NAMESPACE_PROPERTIES_TABLE_SQL: the same names, types and primary keys."""
     catalog.create_namespace(("db",))  # the first write creates the database
-    con = sqlite3.connect(db)
-    cols = [(r[1], r[5]) for r in con.execute("PRAGMA table_info(iceberg_tables)")]  # (name, pk position)
-    assert [c for c, _ in cols] == ["catalog_name", "table_namespace", "table_name", "metadata_location",
-                                    "previous_metadata_location", "iceberg_type"]
-    assert [c for c, pk in sorted(cols, key=lambda x: x[1]) if pk] == ["catalog_name", "table_namespace", "table_name"]
-    cols = [(r[1], r[5]) for r in con.execute("PRAGMA table_info(iceberg_namespace_properties)")]
-    assert [c for c, _ in cols] == ["catalog_name", "namespace", "property_key", "property_value"]
-    assert [c for c, pk in sorted(cols, key=lambda x: x[1]) if pk] == ["catalog_name", "namespace", "property_key"]
+    assert backend.columns("iceberg_tables") == [
+        ("catalog_name", "VARCHAR(255)", True), ("table_namespace", "VARCHAR(255)", True),
+        ("table_name", "VARCHAR(255)", True), ("metadata_location", "VARCHAR(1000)", False),
+        ("previous_metadata_location", "VARCHAR(1000)", False), ("iceberg_type", "VARCHAR(5)", False)]
+    assert backend.columns("iceberg_namespace_properties") == [
+        ("catalog_name", "VARCHAR(255)", True), ("namespace", "VARCHAR(255)", True),
+        ("property_key", "VARCHAR(255)", True), ("property_value", "VARCHAR(1000)", False)]
 
 
-def test_rows_written_by_create_and_commit(catalog, db, wh, tmp_path):
+def test_rows_written_by_create_and_commit(catalog, backend, wh, tmp_path):
     t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
-    con = sqlite3.connect(db)
-    rows = con.execute("SELECT * FROM iceberg_tables").fetchall()
+    rows = backend.rows("SELECT * FROM iceberg_tables")
     assert rows == [("cat", "db", "t", t.metadata_location, None, "TABLE")]
     assert t.metadata_location.startswith(str(wh / "db" / "t" / "metadata" / "00000-"))
-    assert con.execute("SELECT * FROM iceberg_namespace_properties").fetchall() == [("cat", "db", "exists", "true")]
+    assert backend.rows("SELECT * FROM iceberg_namespace_properties") == [("cat", "db", "exists", "true")]
 
     t2 = append_files(t, [write_parquet(tmp_path / "d1.parquet", [1, 2], ["a", "b"])])
     assert t2.metadata_location.startswith(str(wh / "db" / "t" / "metadata" / "00001-"))
-    rows = con.execute("SELECT metadata_location, previous_metadata_location FROM iceberg_tables").fetchall()
+    rows = backend.rows("SELECT metadata_location, previous_metadata_location FROM iceberg_tables")
     assert rows == [(t2.metadata_location, t.metadata_location)]
 
 
-def test_existing_database_without_iceberg_type_column(db, wh):
-    """A catalog created by an older JdbcCatalog (schema v0, no iceberg_type) still works."""
-    con = sqlite3.connect(db)
-    con.execute("""CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
+def test_existing_database_without_iceberg_type_column(backend, wh, tmp_path):
+    """A catalog created by JdbcCatalog's schema V0 (no iceberg_type: what Iceberg Java 1.10
+    creates unless jdbc.schema-version=V1) works as it is, and is not altered."""
+    backend.execute("""CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL,
         table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,
         metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000),
         PRIMARY KEY (catalog_name, table_namespace, table_name))""")
-    con.commit()
-    con.close()
-    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    cat = SqlCatalog("cat", backend.uri, str(wh), FileIO())
     t = create_table(cat, ("db", "t"), schema_text=SCHEMA)
     assert load_table(cat, ("db", "t")).metadata_location == t.metadata_location
     assert cat.list_tables(None) == [("db", "t")]
+    t2 = append_files(load_table(cat, ("db", "t")), [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
+    assert backend.rows("SELECT * FROM iceberg_tables") == [("cat", "db", "t", t2.metadata_location,
+                                                             t.metadata_location)]
+    assert [c for c, _, _ in backend.columns("iceberg_tables")][-1] == "previous_metadata_location"
 
 
-def test_views_are_not_tables(catalog, db):
-    create_table(catalog, ("db", "t"), schema_text=SCHEMA)
-    con = sqlite3.connect(db)
-    con.execute("INSERT INTO iceberg_tables VALUES ('cat', 'db', 'v', '/x/v.metadata.json', NULL, 'VIEW')")
-    con.commit()
+def test_views_are_not_tables(catalog, backend):
+    t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    backend.execute("INSERT INTO iceberg_tables VALUES ('cat', 'db', 'v', '/x/v.metadata.json', NULL, 'VIEW')")
     assert catalog.list_tables(("db",)) == [("db", "t")]
     with pytest.raises(NoSuchTableError):
         catalog.load_metadata_location(("db", "v"))
+    # A commit never moves a view's row, even one whose pointer matches.
+    assert catalog._compare_and_set(("db", "v"), "/x/v.metadata.json", "/x/v2.metadata.json") is False
+    assert catalog._compare_and_set(("db", "t"), "/not/the/base", "/x/t2.metadata.json") is False
+    assert backend.rows("SELECT table_name, metadata_location FROM iceberg_tables ORDER BY table_name") == [
+        ("t", t.metadata_location), ("v", "/x/v.metadata.json")]
 
 
 @pytest.mark.parametrize("uri,path", [
@@ -142,16 +193,23 @@ def test_sqlite_uri_forms(uri, path):
     assert sqlite_path(uri) == path
 
 
-def test_jdbc_sqlite_uri_opens_the_same_database(db, wh):
-    a = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+def test_jdbc_uri_opens_the_same_database(backend, wh, request):
+    """Iceberg Java's URI for the same database (jdbc:sqlite:PATH; jdbc:postgresql://HOST:PORT/DB
+    with user and password as parameters) reaches the same catalog."""
+    a = SqlCatalog("cat", backend.uri, str(wh), FileIO())
     t = create_table(a, ("db", "t"), schema_text=SCHEMA)
-    b = SqlCatalog("cat", f"jdbc:sqlite:{db}", str(wh), FileIO())
+    if backend.kind == "sqlite":
+        jdbc = "jdbc:sqlite:" + backend.uri[len("sqlite:///"):]
+    else:
+        server = request.getfixturevalue("postgres_server")
+        jdbc = server.jdbc_uri(backend.uri.rsplit("/", 1)[1]) + "&ApplicationName=test&connectTimeout=5"
+    b = SqlCatalog("cat", jdbc, str(wh), FileIO())
     assert b.load_metadata_location(("db", "t")) == t.metadata_location
 
 
 # -- commits -----------------------------------------------------------------------------------
 
-def test_compare_and_set_conflict_leaves_no_orphan_metadata(catalog, db, wh, tmp_path):
+def test_compare_and_set_conflict_leaves_no_orphan_metadata(catalog, wh, tmp_path):
     create_table(catalog, ("db", "t"), schema_text=SCHEMA)
     first = load_table(catalog, ("db", "t"))
     second = load_table(catalog, ("db", "t"))
@@ -170,10 +228,10 @@ def test_compare_and_set_conflict_leaves_no_orphan_metadata(catalog, db, wh, tmp
         str(tmp_path / "a.parquet")]
 
 
-def test_commit_against_a_foreign_catalog_connection_conflicts(db, wh, tmp_path):
-    """Two catalogs on the same database file (two processes) see each other's commits."""
-    a = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
-    b = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+def test_commit_against_a_foreign_catalog_connection_conflicts(uri, wh, tmp_path):
+    """Two catalogs on the same database (two connections, as two processes) see each other's commits."""
+    a = SqlCatalog("cat", uri, str(wh), FileIO())
+    b = SqlCatalog("cat", uri, str(wh), FileIO())
     create_table(a, ("db", "t"), schema_text=SCHEMA)
     ta, tb = load_table(a, ("db", "t")), load_table(b, ("db", "t"))
     append_files(tb, [write_parquet(tmp_path / "b.parquet", [2], ["b"])])
@@ -214,12 +272,12 @@ def test_commit_with_retry_gives_up(catalog, tmp_path):
         commit_table(stale, lambda t: build_snapshot(t, SnapshotChange("append", added=[f])), retries=0).table
 
 
-def test_concurrent_writers_all_land_with_retry(db, wh, tmp_path):
+def test_concurrent_writers_all_land_with_retry(uri, wh, tmp_path):
     """Writers on separate connections racing on one table: every append lands exactly once."""
-    create_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t"), schema_text=SCHEMA)
+    create_table(SqlCatalog("cat", uri, str(wh), FileIO()), ("db", "t"), schema_text=SCHEMA)
     n = 4
     files = [write_parquet(tmp_path / f"f{i}.parquet", [i], [str(i)]) for i in range(n)]
-    tables = [load_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t")) for _ in range(n)]
+    tables = [load_table(SqlCatalog("cat", uri, str(wh), FileIO()), ("db", "t")) for _ in range(n)]
     barrier = threading.Barrier(n)
     errors: list[BaseException] = []
 
@@ -237,7 +295,7 @@ def test_concurrent_writers_all_land_with_retry(db, wh, tmp_path):
     for th in threads:
         th.join()
     assert errors == []
-    current = load_table(SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO()), ("db", "t"))
+    current = load_table(SqlCatalog("cat", uri, str(wh), FileIO()), ("db", "t"))
     assert len(current.metadata.snapshots) == n
     assert sorted(f.file_path for _, f in current.live_files(current.metadata.current_snapshot)) == sorted(
         f.file_path for f in files)
@@ -246,7 +304,7 @@ def test_concurrent_writers_all_land_with_retry(db, wh, tmp_path):
 
 # -- listing -----------------------------------------------------------------------------------
 
-def test_list_namespaces_and_tables(catalog, db, wh):
+def test_list_namespaces_and_tables(catalog, uri, wh):
     for ident in [("db", "b"), ("db", "a"), ("other", "c"), ("a", "b", "deep")]:
         create_table(catalog, ident, schema_text=SCHEMA)
     catalog.create_namespace(("empty",))
@@ -259,7 +317,7 @@ def test_list_namespaces_and_tables(catalog, db, wh):
         catalog.list_tables(("missing",))
     assert load_table(catalog, ("a", "b", "deep")).location == str(wh / "a" / "b" / "deep")
     # Another catalog name in the same database sees nothing of these.
-    other = SqlCatalog("other", f"sqlite:///{db}", str(wh), FileIO())
+    other = SqlCatalog("other", uri, str(wh), FileIO())
     assert other.list_tables(None) == []
     assert other.list_namespaces() == []
     with pytest.raises(NoSuchTableError):
@@ -322,20 +380,25 @@ def test_invalid_table_name_is_a_usage_error(cli_flags):
 
 # -- PyIceberg ---------------------------------------------------------------------------------
 
+def sqlalchemy_uri(uri: str) -> str:
+    """PyIceberg's SqlCatalog takes SQLAlchemy URLs: psycopg 3 is the postgresql+psycopg dialect."""
+    return uri.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
 @pytest.mark.interop
 @pytest.mark.parametrize("format_version", [1, 2])
-def test_pyiceberg_reads_a_table_icectl_created(cli_flags, db, wh, tmp_path, format_version):
+def test_pyiceberg_reads_a_table_icectl_created(cli_flags, uri, wh, tmp_path, format_version):
     pytest.importorskip("sqlalchemy")
     sql = pytest.importorskip("pyiceberg.catalog.sql")
 
     code, out, err = cli(cli_flags + ["create", "--yes", "db.t", "--schema", SCHEMA, "--format-version", str(format_version)])
     assert code == 0, err
-    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    cat = SqlCatalog("cat", uri, str(wh), FileIO())
     t = load_table(cat, ("db", "t"))
     t = append_files(t, [write_parquet(wh / "db" / "t" / "data" / "a.parquet", [1, 2], ["a", None])])
     t = append_files(t, [write_parquet(wh / "db" / "t" / "data" / "b.parquet", [3], ["c"])])
 
-    py = sql.SqlCatalog("cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    py = sql.SqlCatalog("cat", uri=sqlalchemy_uri(uri), warehouse=f"file://{wh}")
     assert ("db",) in py.list_namespaces()
     assert py.list_tables("db") == [("db", "t")]
     pt = py.load_table("db.t")
@@ -346,17 +409,17 @@ def test_pyiceberg_reads_a_table_icectl_created(cli_flags, db, wh, tmp_path, for
     rows = pt.scan().to_arrow().sort_by("id").to_pylist()
     assert rows == [{"id": 1, "name": "a"}, {"id": 2, "name": None}, {"id": 3, "name": "c"}]
     # A different catalog name does not see it.
-    other = sql.SqlCatalog("not-cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    other = sql.SqlCatalog("not-cat", uri=sqlalchemy_uri(uri), warehouse=f"file://{wh}")
     assert other.list_namespaces() == []
 
 
 @pytest.mark.interop
-def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, db, wh):
+def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, uri, wh):
     pytest.importorskip("sqlalchemy")
     sql = pytest.importorskip("pyiceberg.catalog.sql")
     import pyarrow as pa
 
-    py = sql.SqlCatalog("cat", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    py = sql.SqlCatalog("cat", uri=sqlalchemy_uri(uri), warehouse=f"file://{wh}")
     py.create_namespace("db")
     arrow = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": pa.array(["a", "b", None])})
     pt = py.create_table("db.t", schema=arrow.schema)
@@ -373,7 +436,7 @@ def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, db, wh):
     assert sum(f["record_count"] for f in json.loads(out)) == 3
 
     # And icectl can commit to it; PyIceberg then sees both appends.
-    cat = SqlCatalog("cat", f"sqlite:///{db}", str(wh), FileIO())
+    cat = SqlCatalog("cat", uri, str(wh), FileIO())
     t = load_table(cat, ("db", "t"))
     append_files(t, [write_parquet(wh / "db" / "t" / "data" / "icectl.parquet", [4], ["d"])])
     assert py.load_table("db.t").scan().to_arrow().num_rows == 4

@@ -88,10 +88,19 @@ def test_append_during_expire_is_kept(spark, jc, monkeypatch):
         _append(spark, t, "s5", 50, 54)
 
     attempts = _race_on_first_commit(monkeypatch, spark_append)
-    res = L.icectl(*jc, "expire", t.identifier, "--older-than", str(cutoff), "--yes", "-o", "json")
-    assert len(attempts) >= 2, "icectl's first commit should have lost the race to Spark's append"
-    d = res.json
-    # re-planned on the new head: main keeps s5 (retain 1); s1..s4 are older than the cut-off
+    before = L.tree(t.location)
+    # The plan shown keeps s4, the head (retain 1). Re-planned on the new head s5, expire would
+    # also expire s4: more than was approved, so it stops (exit 5), committing and deleting
+    # nothing (a retry never does more than the plan that was shown).
+    res = L.icectl(*jc, "expire", t.identifier, "--older-than", str(cutoff), "--yes", "-o", "json", expect=5)
+    # The first commit lost the race to Spark's append; the re-plan stopped before a second one.
+    assert len(attempts) == 1 and t.labels(_snapshot_ids(spark, t))[-1] == "s5"
+    assert "changed since the plan was shown: 1 more snapshots would expire" in res.stderr
+    assert {p for p in before} <= set(L.tree(t.location))  # nothing deleted
+    assert t.labels(_snapshot_ids(spark, t)) == ["s1", "s2", "s3", "s4", "s5"]
+    # Run again: a new plan (s1..s4), shown and applied, keeps Spark's append.
+    monkeypatch.undo()
+    d = L.icectl(*jc, "expire", t.identifier, "--older-than", str(cutoff), "--yes", "-o", "json").json
     assert t.labels(d["retained_snapshot_ids"]) == ["s5"]
     assert t.labels(d["expired_snapshot_ids"]) == ["s1", "s2", "s3", "s4"]
     assert t.labels(_snapshot_ids(spark, t)) == ["s5"]
