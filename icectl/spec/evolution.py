@@ -30,20 +30,20 @@ def _children(t: IcebergType) -> list[tuple[NestedField, bool]]:
     return []
 
 
-def _walk(t: IcebergType, full: tuple[str, ...], short: tuple[str, ...]) -> Iterator[tuple[str, str, NestedField]]:
+def walk_names(t: IcebergType, full: tuple[str, ...], short: tuple[str, ...]) -> Iterator[tuple[str, str, NestedField]]:
     for f, element_or_value in _children(t):
         f_full = full + (f.name,)
         skip = element_or_value and isinstance(f.field_type, StructType)
         f_short = short if skip else short + (f.name,)
         yield ".".join(f_full), ".".join(short + (f.name,)), f
-        yield from _walk(f.field_type, f_full, f_short)
+        yield from walk_names(f.field_type, f_full, f_short)
 
 
 def index_by_name(struct: StructType) -> dict[str, int]:
     """Every field's full name, and the short names that no full name shadows, to its id."""
     full: dict[str, int] = {}
     short: dict[str, int] = {}
-    for full_name, short_name, f in _walk(struct, (), ()):
+    for full_name, short_name, f in walk_names(struct, (), ()):
         full[full_name] = f.field_id
         short.setdefault(short_name, f.field_id)
     return {**{k: v for k, v in short.items() if k not in full}, **full}
@@ -51,11 +51,11 @@ def index_by_name(struct: StructType) -> dict[str, int]:
 
 def column_names(struct: StructType) -> dict[int, str]:
     """Every field id to its full name."""
-    return {f.field_id: name for name, _, f in _walk(struct, (), ())}
+    return {f.field_id: name for name, _, f in walk_names(struct, (), ())}
 
 
 def index_by_id(struct: StructType) -> dict[int, NestedField]:
-    return {f.field_id: f for _, _, f in _walk(struct, (), ())}
+    return {f.field_id: f for _, _, f in walk_names(struct, (), ())}
 
 
 def index_parents(struct: StructType) -> dict[int, int]:

@@ -229,7 +229,7 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
             changes.append(f"remove the write-default of {name}")
             continue
         _v3_defaults(md, table.name)
-        f = su._find_for_update(name, "set the default of")
+        f = su.find_for_update(name, "set the default of")
         su.update_default(name, default_json(literal, f.field_type, name))
         changes.append(f"set the write-default of {name} to {literal.text}")
     for name, kind, ref in p.moves:
@@ -259,7 +259,7 @@ def _sibling(su: SchemaUpdate, name: str, ref: str | None) -> str | None:
     if ref is None or not parent or ref.startswith(parent + "."):
         return ref
     try:
-        su._find_for_move(f"{parent}.{ref}")
+        su.find_for_move(f"{parent}.{ref}")
     except UsageError:
         return ref
     return f"{parent}.{ref}"

@@ -141,7 +141,7 @@ class SchemaUpdate:
         return UsageError(f"cannot {what} {name}: there is no column {name!r}",
                           hint="columns: " + ", ".join(sorted(self._names)[:30]))
 
-    def _find_for_update(self, name: str, what: str) -> NestedField:
+    def find_for_update(self, name: str, what: str) -> NestedField:
         existing = self.find(name)
         if existing is not None:
             return self.updates.get(existing.field_id, existing)
@@ -151,7 +151,7 @@ class SchemaUpdate:
                 return self.updates[fid]
         raise self._missing(name, what)
 
-    def _find_for_move(self, name: str) -> int:
+    def find_for_move(self, name: str) -> int:
         for names in (self.added_name_to_id, self._names, self.renamed_name_to_id):
             fid = self._lookup(names, name)
             if fid is not None:
@@ -255,7 +255,7 @@ class SchemaUpdate:
             self.identifier_names.append(new_full)
 
     def update_column(self, name: str, new_type: IcebergType) -> None:
-        f = self._find_for_update(name, "change the type of")
+        f = self.find_for_update(name, "change the type of")
         self._not_deleted(f, "change the type of")
         if f.field_type == new_type:
             return
@@ -275,7 +275,7 @@ class SchemaUpdate:
 
     def set_required(self, name: str, required: bool) -> None:
         what = "make required" if required else "make optional"
-        f = self._find_for_update(name, what)
+        f = self.find_for_update(name, what)
         if f.required == required:
             return
         full = self._full.get(f.field_id, name)
@@ -289,7 +289,7 @@ class SchemaUpdate:
         self.updates[f.field_id] = replace(f, required=required)
 
     def update_doc(self, name: str, doc: str | None) -> None:
-        f = self._find_for_update(name, "set the doc of")
+        f = self.find_for_update(name, "set the doc of")
         self._not_deleted(f, "set the doc of")
         if f.doc == doc:
             return
@@ -297,15 +297,15 @@ class SchemaUpdate:
 
     def update_default(self, name: str, default: Any) -> None:
         """Set (or with None, remove) the write-default; the initial-default never changes."""
-        f = self._find_for_update(name, "set the default of")
+        f = self.find_for_update(name, "set the default of")
         self._not_deleted(f, "set the default of")
         if default is not None and f.has_write_default and f.write_default == default:
             return
         self.updates[f.field_id] = replace(f, write_default=default, has_write_default=default is not None)
 
     def move(self, name: str, kind: str, reference: str | None = None) -> None:
-        fid = self._find_for_move(name)
-        ref = self._find_for_move(reference) if reference is not None else None
+        fid = self.find_for_move(name)
+        ref = self.find_for_move(reference) if reference is not None else None
         if ref == fid:
             raise UsageError(f"cannot move {name} {kind} itself")
         for i, n in ((fid, name), (ref, reference)):
@@ -364,9 +364,9 @@ def _highest_id(t: IcebergType) -> int:
 
 def _check_unique_names(struct: StructType) -> None:
     seen: dict[str, int] = {}
-    from icectl.spec.evolution import _walk
+    from icectl.spec.evolution import walk_names
 
-    for full, _, f in _walk(struct, (), ()):
+    for full, _, f in walk_names(struct, (), ()):
         if full in seen:
             raise UsageError(f"two columns would be named {full} (ids {seen[full]} and {f.field_id})")
         seen[full] = f.field_id
