@@ -49,7 +49,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench_expire import (  # noqa: E402  (the shared timing harness)
+from harness import (  # noqa: E402
     become_subreaper, fmt_load, icectl_cmd, java_env, restore, run_timed, update_results, versions, wait_for_quiet,
     walk, write_java_call,
 )

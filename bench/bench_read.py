@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     md = render(rows, extra, info, a, n_icectl, pyiceberg_cli, profile_text, load)
     print(md)
     if not a.no_write:
-        from bench_expire import update_results  # the benchmarks' shared harness
+        from harness import update_results
 
         update_results(a.results, BEGIN, END, md, "# Read benchmark: icectl vs PyIceberg\n\n"
                        "Written by `python bench/bench_read.py` on the table from `python bench/gen_large_table.py` "

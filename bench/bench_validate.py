@@ -51,9 +51,9 @@ MAX_LOAD = 1.5  # wait (up to a minute) for a 1-minute load average below this b
 
 
 def quiet() -> None:
-    import bench_expire as be
+    from harness import wait_for_quiet
 
-    be.wait_for_quiet(MAX_LOAD, 60)
+    wait_for_quiet(MAX_LOAD, 60)
 
 
 def measure(cmd: list[str], env: dict[str, str], runs: int) -> dict:
@@ -178,15 +178,16 @@ def java_comparison(a: argparse.Namespace) -> dict:
     Iceberg Java (local Spark, the oracle) scans its ``files`` metadata table three times in one
     session (every entry of the current snapshot, bounds included), after the JVM has started."""
     import bench_expire as be
+    from harness import java_env, restore, write_java_call
 
     info = be.prepare(be.parse_args(["--snapshots", str(a.snapshots), "--files-per-snapshot",
                                      str(a.files_per_snapshot)]))
-    be.restore(info["pristine"], info["work"])
+    restore(info["pristine"], info["work"])
     icectl = measure([sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], "-o", "json", "validate",
                       "bench.large"], dict(os.environ), a.runs)
-    argv = [sys.executable, be.write_java_call(info["data"]), info["warehouse"], JAVA_SQL, JAVA_SQL, JAVA_SQL]
+    argv = [sys.executable, write_java_call(info["data"]), info["warehouse"], JAVA_SQL, JAVA_SQL, JAVA_SQL]
     quiet()
-    wall, cpu, out, code = run_cmd(argv, be.java_env("4g"))
+    wall, cpu, out, code = run_cmd(argv, java_env("4g"))
     if code != 0:
         raise SystemExit(f"Iceberg Java failed (exit {code})")
     j = json.loads(out.decode().strip().splitlines()[-1])

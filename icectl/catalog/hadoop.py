@@ -122,19 +122,12 @@ class HadoopCatalog(MetastoreCatalog):
     def _walk(self, root: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
         """(relative folder, its subfolders) for every folder under ``root`` that is neither a
         table nor inside one."""
-        fs = self.io.filesystem(root)
-        base = self.io._fs_path(root).rstrip("/")
         todo = [()]
         while todo:
             rel = todo.pop()
-            path = "/".join((base,) + rel)
-            try:
-                entries = fs.ls(path, detail=True)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            subdirs = sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
-            subdirs = [d for d in subdirs if not d.startswith(".")]
-            namespaces = [d for d in subdirs if not fs.exists(f"{path}/{d}/metadata/{HINT}")]
+            path = join(root, *rel)
+            subdirs = [d for d in self.io.subdirectories(path) if not d.startswith(".")]
+            namespaces = [d for d in subdirs if not self._is_table_dir(join(path, d))]
             yield rel, namespaces
             todo += [rel + (d,) for d in namespaces]
 
@@ -155,7 +148,7 @@ class HadoopCatalog(MetastoreCatalog):
         path = self._namespace_dir(namespace)
         if self.io.exists(path):
             raise AlreadyExistsError(f"namespace {'.'.join(namespace)} already exists in warehouse {self.warehouse}")
-        self.io.filesystem(path).makedirs(self.io._fs_path(path), exist_ok=True)
+        self.io.makedirs(path)
 
     def drop_namespace(self, namespace: Identifier) -> None:
         path = self._namespace_dir(namespace)
@@ -164,7 +157,7 @@ class HadoopCatalog(MetastoreCatalog):
         if next(iter(self.io.list_files(path)), None) is not None or self.list_namespaces(namespace):
             raise NamespaceNotEmptyError(f"namespace {'.'.join(namespace)} is not empty: its folder {path} holds "
                                          "tables, namespaces or files")
-        self.io.filesystem(path).rmdir(self.io._fs_path(path))
+        self.io.rmdir(path)
 
     def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
         path = self._namespace_dir(namespace)

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 
@@ -51,7 +52,7 @@ def compact(
     master: Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
                                                   "the template.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the spark-submit command; run nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
     from icectl.cli.confirm import confirm_plan

@@ -10,7 +10,7 @@ from icectl.errors import ExitCode, IcectlError
 from icectl.secrets import RedactingStream, redact
 
 
-def _emit(env: Env, kind: str, message: str, hint: str | None, code: int) -> None:
+def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int) -> None:
     if env.json:
         env.stderr.write(json.dumps({"error": {"type": kind, "message": message, "hint": hint,
                                                "exit_code": int(code)}}) + "\n")
@@ -86,12 +86,12 @@ def _invoke(app: Any, args: list[str], env: Env) -> int:
         # Usage errors: the option names and choices come from click; one line plus usage hint.
         text = e.format_message() if hasattr(e, "format_message") else str(e)
         msg = text.splitlines()[0] if text else type(e).__name__
-        _emit(env, "UsageError", msg, "run with --help for usage", ExitCode.USAGE)
+        _emit(env, "UsageError", msg, hint="run with --help for usage", code=ExitCode.USAGE)
         return int(ExitCode.USAGE)
     except IcectlError as e:
         if env.verbose:
             _traceback(env)
-        _emit(env, type(e).__name__, e.message, e.hint, e.exit_code)
+        _emit(env, type(e).__name__, e.message, hint=e.hint, code=e.exit_code)
         return int(e.exit_code)
     except KeyboardInterrupt:
         env.stderr.write("icectl: interrupted\n")
@@ -103,5 +103,5 @@ def _invoke(app: Any, args: list[str], env: Env) -> int:
             _traceback(env)
         first = str(e).splitlines()[0] if str(e) else ""
         _emit(env, "InternalError", f"internal error: {type(e).__name__}: {first}",
-              None if env.verbose else "run with --verbose for the traceback", ExitCode.ERROR)
+              hint=None if env.verbose else "run with --verbose for the traceback", code=ExitCode.ERROR)
         return int(ExitCode.ERROR)

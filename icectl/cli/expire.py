@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 
@@ -28,14 +29,13 @@ def expire(
         "--no-delete-files", help="Change the metadata only; delete no files.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be expired and deleted; change nothing.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Say, for each retained snapshot, the rule that keeps it.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
     from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.cli.views.expire import expire_report
     from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
     from icectl.ops.inspect import parse_time_ms
-    from icectl.errors import RefusedError
 
     env: Env = ctx.obj
     t = env.open_table(table)
@@ -43,10 +43,6 @@ def expire(
     opts = ExpireOptions(older_than_ms=parse_time_ms(older_than) if older_than else None, retain_last=retain_last,
                          snapshot_ids=tuple(snapshot_id or ()), clean_expired_metadata=clean_expired_metadata,
                          delete_files=not no_delete_files, now_ms=int(time.time() * 1000))
-    gc_off = t.metadata.properties.get("gc.enabled", "true").lower() == "false"
-    if gc_off and opts.delete_files:
-        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may corrupt "
-                           "other tables)", hint="use --no-delete-files to expire metadata only")
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
         render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 
@@ -21,7 +22,7 @@ def remove_orphans(
                                                  "only after ignoring scheme/authority: error, ignore or delete.",
                                                  metavar="error|ignore|delete")] = "error",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the orphans; delete nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Find and delete files under the table location that no snapshot or metadata file reaches."""
     from icectl.cli.views.orphans import orphan_report

@@ -187,8 +187,8 @@ def warn(env: Env, message: str) -> None:
     env.stderr.write(f"icectl: warning: {message}\n")
 
 
-def plain_table(env: Env, headers: list[str], rows: list[list[str]], right: Iterable[str] = frozenset(),
-                *, show_header: bool = True) -> None:
+def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: Iterable[str] = frozenset(),
+                show_header: bool = True) -> None:
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
     right = set(right)
     widths = [len(h) if show_header else 0 for h in headers]
@@ -219,7 +219,7 @@ def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: s
         if not rows and empty is not None:
             env.stdout.write(f"  {empty}\n")
             return
-        plain_table(env, headers, rows, right)
+        plain_table(env, headers, rows, right=right)
         return
     from rich.table import Table
     from rich.text import Text

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.",
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 
 TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
                                                   "this at expiry (7d, 36h, ms).")]
@@ -36,8 +36,8 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     new = plan.after
     before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
     after: dict[str, int | None] = {n: r.snapshot_id for n, r in new.all_refs.items()}
-    change = _change(t, action, dry_run, before, after, new.current_snapshot_id, plan,
-                     impact(t, new) if impact else None)
+    change = _change(t, action, dry_run=dry_run, before=before, after=after, current=new.current_snapshot_id,
+                     plan=plan, impact=impact(t, new) if impact else None)
     if plan.changes_nothing:  # already so (e.g. set to its own head): nothing to commit, as in Java
         change.action += ": nothing to change"
         render(env, change)
@@ -45,7 +45,7 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     _show_ask_commit(env, plan, change, yes=yes)
 
 
-def _change(t: Any, action: str, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
+def _change(t: Any, action: str, *, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
             impact: Any = None) -> RefChange:
     from icectl.cli.views.refs import RefChange
     from icectl.table.commit import sent_json, snapshot_commit_json
@@ -133,7 +133,7 @@ def cherry_pick(
     after[branch] = plan.after.all_refs[branch].snapshot_id if plan.after is not None else None
     current = plan.after.current_snapshot_id if plan.after is not None else (
         None if branch == "main" else t.metadata.current_snapshot_id)
-    _show_ask_commit(env, plan, _change(t, action, dry_run, before, after, current, plan), yes=yes)
+    _show_ask_commit(env, plan, _change(t, action, dry_run=dry_run, before=before, after=after, current=current, plan=plan), yes=yes)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 
@@ -21,7 +22,7 @@ def rewrite_deletes(
                                                     "--apply-equality-deletes.")] = None,
     master: Annotated[Optional[str], typer.Option("--master", help="Spark master for --apply-equality-deletes.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; commit nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes."""
     from icectl.cli.confirm import confirm_plan

@@ -6,9 +6,9 @@ from typing import Annotated
 import typer
 
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
 
 
 def upgrade_format(

@@ -6,12 +6,13 @@ Heavy imports (s3fs) happen only when a path with that scheme is first used.
 """
 from __future__ import annotations
 
+import builtins
 import os
 import posixpath
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError
 
@@ -122,31 +123,33 @@ class FileIO:
     # Local paths go to the operating system directly: fsspec's local file system costs tens of
     # microseconds a call, which adds up over the hundreds of thousands of files expire, orphan
     # removal and validate --deep touch.
-    def read(self, path: str) -> bytes:
+    def open(self, path: str, mode: str = "rb") -> BinaryIO:
+        """``path`` opened for streaming (``"rb"`` or ``"wb"``), e.g. for pyarrow's Parquet reader
+        and writer; the caller closes it. Writing creates missing parent directories and replaces
+        an existing file. A failure to open is an icectl error, as in :meth:`read`."""
+        if mode not in ("rb", "wb"):
+            raise ValueError(f"FileIO.open mode must be 'rb' or 'wb', not {mode!r}")
         try:
             if scheme_of(path) == "file":
-                with open(local_path(path), "rb") as f:
-                    return f.read()
-            with self.filesystem(path).open(self._fs_path(path), "rb") as f:
-                return f.read()
-        except FileNotFoundError:
-            raise NotFoundError(f"file not found: {path}") from None
-        except IsADirectoryError:
-            raise NotFoundError(f"is a directory, not a file: {path}") from None
-        except NotADirectoryError:
-            raise NotFoundError(f"file not found (a parent is not a directory): {path}") from None
-        except PermissionError:
-            raise StorageError(f"permission denied: {path}") from None
+                p = local_path(path)
+                if mode == "wb":
+                    os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+                return builtins.open(p, mode)
+            return self.filesystem(path).open(self._fs_path(path), mode)
         except OSError as e:
-            raise StorageError(f"cannot read {path}: {e.strerror or e}") from None
+            raise _storage_error(path, e, writing=mode == "wb") from None
+
+    def read(self, path: str) -> bytes:
+        with self.open(path, "rb") as f:
+            try:
+                return f.read()
+            except OSError as e:
+                raise _storage_error(path, e, writing=False) from None
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
-        try:
-            with self.filesystem(path).open(self._fs_path(path), "rb") as f:
-                f.seek(offset)
-                return f.read(length)
-        except FileNotFoundError:
-            raise NotFoundError(f"file not found: {path}") from None
+        with self.open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(length)
 
     def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         if scheme_of(path) == "file":
@@ -157,7 +160,7 @@ class FileIO:
             tmp = f"{p}.{uuid.uuid4().hex}.tmp"
             try:
                 os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
-                with open(tmp, "wb") as f:
+                with builtins.open(tmp, "wb") as f:
                     f.write(data)
                 os.replace(tmp, p)
             except OSError as e:
@@ -165,9 +168,7 @@ class FileIO:
                     os.unlink(tmp)
                 except OSError:
                     pass
-                what = "a parent is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) \
-                    else (e.strerror or str(e))
-                raise StorageError(f"cannot write {path}: {what}") from None
+                raise _storage_error(path, e, writing=True) from None
             return
         fs = self.filesystem(path)
         p = self._fs_path(path)
@@ -195,6 +196,26 @@ class FileIO:
 
     def is_dir(self, path: str) -> bool:
         return bool(self.filesystem(path).isdir(self._fs_path(path)))
+
+    def subdirectories(self, path: str) -> list[str]:
+        """The names of the folders directly inside ``path``, sorted; none when ``path`` is not a
+        folder (on an object store: the prefixes one level below it)."""
+        try:
+            if scheme_of(path) == "file":
+                with os.scandir(local_path(path)) as it:
+                    return sorted(e.name for e in it if e.is_dir())
+            entries = self.filesystem(path).ls(self._fs_path(path), detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
+
+    def makedirs(self, path: str) -> None:
+        """Create the folder ``path`` and its parents (nothing if it exists)."""
+        self.filesystem(path).makedirs(self._fs_path(path), exist_ok=True)
+
+    def rmdir(self, path: str) -> None:
+        """Remove the empty folder ``path``."""
+        self.filesystem(path).rmdir(self._fs_path(path))
 
     def delete(self, path: str) -> None:
         try:
@@ -254,6 +275,23 @@ class FileIO:
             return fs_path if not prefix.startswith("file:") else "file:" + fs_path
         original = prefix.split("://", 1)[0]
         return f"{original}://{fs_path}"
+
+
+def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
+    """The icectl error for an ``OSError`` reading or writing ``path``."""
+    if writing:
+        what = "a parent is not a directory" if isinstance(e, (NotADirectoryError, FileExistsError)) \
+            else (e.strerror or str(e))
+        return StorageError(f"cannot write {path}: {what}")
+    if isinstance(e, FileNotFoundError):
+        return NotFoundError(f"file not found: {path}")
+    if isinstance(e, IsADirectoryError):
+        return NotFoundError(f"is a directory, not a file: {path}")
+    if isinstance(e, NotADirectoryError):
+        return NotFoundError(f"file not found (a parent is not a directory): {path}")
+    if isinstance(e, PermissionError):
+        return StorageError(f"permission denied: {path}")
+    return StorageError(f"cannot read {path}: {e.strerror or e}")
 
 
 def _mtime_ms(info: dict[str, Any]) -> int | None:

@@ -24,12 +24,12 @@ from typing import Any
 
 from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
-from icectl.table.scan import FileScanTask, delete_applies, plan_files, referenced_data_file
+from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
 from icectl.table.loaded import Table
 from icectl.table.commit import snapshot_commit_json
 from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
-from icectl.errors import ConflictingChangeError, NotFoundError, UsageError
+from icectl.errors import ConflictingChangeError, UsageError
 from icectl.io import join
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
@@ -111,7 +111,7 @@ def _sizes(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
     return target, lo, hi
 
 
-def expected_output_files(input_size: int, target: int, min_size: int, write_max: int) -> int:
+def expected_output_files(input_size: int, *, target: int, min_size: int, write_max: int) -> int:
     if input_size < target:
         return 1
     with_rem = math.ceil(input_size / target)
@@ -156,12 +156,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     md = table.metadata
     if opts.strategy not in ("binpack", "sort"):
         raise UsageError("--strategy must be binpack or sort")
-    ref = md.all_refs.get(opts.branch)
-    if ref is None and opts.branch != MAIN_BRANCH:  # main of an empty table: nothing to compact
-        raise NotFoundError(f"branch {opts.branch!r} does not exist in {table.name}")
-    if ref is not None and not ref.is_branch:
-        raise UsageError(f"{opts.branch!r} is a tag; compaction commits to a branch")
-    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+    snap = branch_head(table, opts.branch, operation="compaction")
     target, lo, hi = _sizes(md, opts)
     write_max = int(target + (hi - target) * 0.5)
     plan = CompactionPlan(table.name, opts.branch, snap.snapshot_id if snap else None,
@@ -195,7 +190,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
             if not keep:
                 continue
             gid += 1
-            n_out = expected_output_files(total, target, lo, write_max)
+            n_out = expected_output_files(total, target=target, min_size=lo, write_max=write_max)
             split = max(target, min(total // n_out + SPLIT_OVERHEAD, write_max))
             plan.groups.append(FileGroup(gid, key, _display_partition(table, key), b, n_out, split))
     return plan
@@ -288,7 +283,7 @@ def compile_where(table: Table, text: str):
                     if op != "!=":
                         return False
                     continue
-                if not _may_match(tr, field.field_type, op, value, pv):
+                if not _may_match(tr, field.field_type, op=op, value=value, pv=pv):
                     return False
         return True
 
@@ -310,7 +305,7 @@ def _json_literal(t: Any, lit: str) -> Any:
     return lit
 
 
-def _may_match(tr: Any, source_type: Any, op: str, value: Any, pv: Any) -> bool:
+def _may_match(tr: Any, source_type: Any, *, op: str, value: Any, pv: Any) -> bool:
     name = str(tr).split("[")[0]
     if name == "void":
         return True
@@ -443,13 +438,12 @@ def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
     )
 
 
-def build_replace(table: Table, plan: CompactionPlan, groups: list[FileGroup],
+def build_replace(table: Table, plan: CompactionPlan, *, groups: list[FileGroup],
                   outputs: dict[int, list[DataFile]]) -> list[TableUpdate]:
     """The updates of a ``replace`` snapshot swapping the groups' files for their outputs,
     validated against the current state of the branch (re-run on every commit attempt)."""
     md = table.metadata
-    ref = md.all_refs.get(plan.branch)
-    head = md.snapshot_by_id(ref.snapshot_id) if ref else None
+    head = md.snapshot_for_ref(plan.branch)
     tasks, deletes = plan_files(table, head)
     live = {t.file.file_path: t.entry for t in tasks}
     replaced: list[ManifestEntry] = []

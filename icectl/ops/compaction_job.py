@@ -57,7 +57,7 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
     return template, argv, work, result_file
 
 
-def _write_job_files(table: Table, plan: CompactionPlan, template: Any, work: str) -> None:
+def _write_job_files(table: Table, plan: CompactionPlan, *, template: Any, work: str) -> None:
     from icectl.spark import submit
 
     os.makedirs(work, mode=0o700, exist_ok=True)
@@ -83,7 +83,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
     written: list[str] = []
     try:
         try:
-            _write_job_files(table, plan, template, work)
+            _write_job_files(table, plan, template=template, work=work)
             submit.run_command(argv, template, log_file=result.log_file)
         except ExternalCommandError:
             report = _read_result(result_file)
@@ -104,7 +104,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         current = table
         for batch in batches:
             try:
-                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, b, outputs))
+                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, groups=b, outputs=outputs))
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:

@@ -34,7 +34,6 @@ from icectl.spec.types import (
     StructType,
     primitive,
     schema_from_json,
-    type_min_version,
 )
 from icectl.errors import (AlreadyExistsError, IcectlError, InvalidMetadataError, NoSuchTableError, UnsupportedError,
                            UsageError)
@@ -356,6 +355,15 @@ def check_create_arguments(*, schema_text: str, partition_by: str | None = None,
           properties=properties, format_version=format_version, location="unchecked://location")
 
 
+def existing_metadata_location(catalog: Catalog, ident: Identifier) -> str | None:
+    """The current metadata file of table ``ident`` in ``catalog``; None when there is no such
+    table (before creating or registering one)."""
+    try:
+        return catalog.load_metadata_location(ident)
+    except NoSuchTableError:
+        return None
+
+
 def plan_create(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
                 sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
                 format_version: int = 2, location: str | None = None, created_ms: int | None = None) -> CreatePlan:
@@ -373,11 +381,7 @@ def plan_create(catalog: Catalog, ident: Identifier, *, schema_text: str, partit
         raise UnsupportedError(f"a {catalog.kind} catalog cannot hold a format version 4 table (v4 requires a "
                                "metastore catalog)", hint="create it in a SQL catalog (e.g. --uri sqlite:///catalog.db); "
                                "an existing table moves to one with icectl register")
-    try:
-        catalog.load_metadata_location(ident)
-    except NoSuchTableError:
-        pass
-    else:
+    if existing_metadata_location(catalog, ident) is not None:
         raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {catalog.name}")
     return _plan(catalog, ident, schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
                  properties=properties, format_version=format_version, location=table_location, created_ms=created_ms)

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
-from icectl.table.scan import plan_files
+from icectl.spec.metadata import MAIN_BRANCH
+from icectl.table.scan import branch_head, plan_files
 from icectl.table.loaded import Table
 from icectl.table.commit import snapshot_commit_json
 from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
-from icectl.errors import NotFoundError, UsageError
+from icectl.errors import UsageError
 from icectl.io import join
 
 DELETE_FILE_PATH_ID = 2147483546
@@ -53,12 +53,7 @@ class DeleteRewritePlan:
 
 def plan_delete_rewrite(table: Table, *, branch: str = MAIN_BRANCH, min_files_to_merge: int = 2) -> DeleteRewritePlan:
     md = table.metadata
-    ref = md.all_refs.get(branch)
-    if ref is None and branch != MAIN_BRANCH:  # main of an empty table: nothing to rewrite (as compact)
-        raise NotFoundError(f"branch {branch!r} does not exist in {table.name}")
-    if ref is not None and not ref.is_branch:
-        raise UsageError(f"{branch!r} is a tag; a delete rewrite commits to a branch")
-    snap = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+    snap = branch_head(table, branch, operation="a delete rewrite")
     tasks, deletes = plan_files(table, snap)
     plan = DeleteRewritePlan(table.name, branch, md.format_version, snap.snapshot_id if snap else None,
                              planned_commit=snapshot_commit_json(md, branch))
@@ -111,7 +106,7 @@ def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     import pyarrow.parquet as pq
 
     f = d.data_file
-    with table.io.filesystem(f.file_path).open(table.io._fs_path(f.file_path), "rb") as fh:
+    with table.io.open(f.file_path, "rb") as fh:
         t = pq.read_table(fh)
     cols = {}
     for i, fld in enumerate(t.schema):
@@ -127,7 +122,7 @@ def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     return out
 
 
-def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry, positions: dict[str, list[int]]) -> dict[str, list[int]]:
+def _live_targets(tasks_by_path: dict[str, Any], d: ManifestEntry, *, positions: dict[str, list[int]]) -> dict[str, list[int]]:
     """Only rows for live data files this delete applies to (by path and sequence number)."""
     out = {}
     for path, pos in positions.items():
@@ -139,7 +134,7 @@ def _live_targets(table: Table, tasks_by_path: dict[str, Any], d: ManifestEntry,
     return out
 
 
-def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id: int, partition: tuple) -> DataFile:
+def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec_id: int, partition: tuple) -> DataFile:
     """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
     the data folder, rows sorted by path and position, with its metrics."""
     import pyarrow as pa
@@ -157,7 +152,7 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], spec_id
                         pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"2147483545"})])
     md = table.metadata
     path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-deletes.parquet")
-    with table.io.filesystem(path).open(table.io._fs_path(path), "wb") as fh:
+    with table.io.open(path, "wb") as fh:
         pq.write_table(pa.table({"file_path": paths, "pos": positions}, schema=schema), fh)
     size = table.io.size(path)
     s, l = PrimitiveType("string"), PrimitiveType("long")
@@ -188,12 +183,12 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[Ta
     for (spec_id, partition), entries in fresh.to_merge.items():
         rows: dict[str, list[int]] = {}
         for d in entries:
-            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+            for p, pos in _live_targets(by_path, d, positions=_read_positions(table, d)).items():
                 rows.setdefault(p, []).extend(pos)
         removed += entries
         counts["merged_inputs"] += len(entries)
         if rows:
-            f = write_position_delete_file(table, rows, spec_id, partition)
+            f = write_position_delete_file(table, rows, spec_id=spec_id, partition=partition)
             seqs[f.file_path] = max(d.sequence_number or 0 for d in entries)
             added.append(f)
             counts["merged_outputs"] += 1
@@ -202,7 +197,7 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[Ta
 
         positions: dict[str, set[int]] = {}
         for d in fresh.to_dv:
-            for p, pos in _live_targets(table, by_path, d, _read_positions(table, d)).items():
+            for p, pos in _live_targets(by_path, d, positions=_read_positions(table, d)).items():
                 positions.setdefault(p, set()).update(pos)
         for d in fresh.dvs_to_merge:
             f = d.data_file

@@ -41,12 +41,13 @@ from decimal import Decimal
 from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.spec.metadata import MAIN_BRANCH
 from icectl.table.builder import MetadataBuilder
 from icectl.table.commit import TableCommit, send
 from icectl.table.loaded import Table
 from icectl.table.updates import TableUpdate
-from icectl.errors import AlreadyExistsError, NoSuchTableError, UsageError
+from icectl.errors import AlreadyExistsError, UsageError
+from icectl.ops.create import existing_metadata_location
 from icectl.io import join
 
 TABLE_NAME = "events"
@@ -64,7 +65,6 @@ SEED = "icectl-demo-1"
 ORPHAN_AGE_MS = 8 * 86_400_000
 
 DAY_MS = 86_400_000
-HOUR_MS = 3_600_000
 EVENT_DAYS = [dt.date(2026, 3, d) for d in (1, 2, 3, 4)]
 USERS = [f"u{i:04d}" for i in range(1, 51)]
 CATEGORIES = ["books", "electronics", "garden", "grocery", "toys"]
@@ -148,11 +148,7 @@ def build_demo(catalog: Catalog, namespace: str = DEFAULT_NAMESPACE, *, format_v
     if catalog.read_only:
         raise UsageError("cannot build the demo through a path: configure a catalog")
     name = ident_str(ident)
-    try:
-        catalog.load_metadata_location(ident)
-    except NoSuchTableError:
-        pass
-    else:
+    if existing_metadata_location(catalog, ident) is not None:
         raise AlreadyExistsError(f"table {name} already exists in catalog {catalog.name}",
                                  hint=f"build it in another namespace: {command_prefix} demo {namespace}2")
     location = catalog.default_table_location(ident).rstrip("/")
@@ -161,13 +157,13 @@ def build_demo(catalog: Catalog, namespace: str = DEFAULT_NAMESPACE, *, format_v
                                  hint=f"remove them, or build it in another namespace: "
                                       f"{command_prefix} demo {namespace}2")
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    return _Builder(catalog, ident, location, format_version, now).build(command_prefix)
+    return _Builder(catalog, ident, location=location, format_version=format_version, now=now).build(command_prefix)
 
 
 # -- the history -------------------------------------------------------------------------------------
 
 class _Builder:
-    def __init__(self, catalog: Catalog, ident: Identifier, location: str, format_version: int, now: int):
+    def __init__(self, catalog: Catalog, ident: Identifier, *, location: str, format_version: int, now: int):
         self.catalog, self.ident, self.location, self.v, self.now = catalog, ident, location, format_version, now
         self.rows_rng = random.Random(SEED + "-rows")
         self.ids_rng = random.Random(SEED + "-snapshots")
@@ -218,7 +214,7 @@ class _Builder:
                              added=[self.data_file(d4, 30, country=True)], days=0.25, stage_only=True,
                              extra={"wap.id": WAP_ID})
         orphan, aged = self.plant_orphan(d2)
-        return self.result(staged, [orphan], aged, command_prefix)
+        return self.result(staged, orphans=[orphan], aged=aged, prefix=command_prefix)
 
     # -- data --------------------------------------------------------------------------------------
 
@@ -258,7 +254,7 @@ class _Builder:
             raise AssertionError("a demo file holds the rows of one partition")
         (key, part), = parts.items()
         path = join(self.location, "data", path_of(key), f"00000-{len(self.file_rows)}-{uuid.uuid4()}-00001.parquet")
-        desc = write_parquet_file(self.table.io, path, part, schema,
+        desc = write_parquet_file(self.table.io, path, data=part, schema=schema,
                                   compression=md.properties.get("write.parquet.compression-codec", "zstd"))
         self.file_rows[path] = rows
         return data_file_from_output(desc, spec_id=md.default_spec_id, partition=key)
@@ -327,7 +323,7 @@ class _Builder:
             per_part: dict[tuple, dict[str, list[int]]] = {}
             for p, pos in by_path.items():
                 per_part.setdefault((files[p].spec_id, files[p].partition), {})[p] = pos
-            added = [write_position_delete_file(self.table, rows, spec_id, partition)
+            added = [write_position_delete_file(self.table, rows, spec_id=spec_id, partition=partition)
                      for (spec_id, partition), rows in per_part.items()]
         days_of = sorted({str(_day_of(f)) for f, _ in positions})
         n = sum(len(p) for p in by_path.values())
@@ -371,7 +367,7 @@ class _Builder:
         rows = self.rows(day, 5, user=None, qa_rows=0, country=False)
         data = pa.Table.from_arrays([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(target)],
                                     schema=target)
-        with t.io.filesystem(path).open(t.io._fs_path(path), "wb") as fh:
+        with t.io.open(path, "wb") as fh:
             pq.write_table(data, fh)
         local = t.io.local_file(path)
         if local is None:
@@ -388,7 +384,7 @@ class _Builder:
             out += [r for i, r in enumerate(self.file_rows[path]) if i not in deleted]
         return sorted(out)
 
-    def result(self, staged: int, orphans: list[str], aged: bool, prefix: str) -> DemoResult:
+    def result(self, staged: int, *, orphans: list[str], aged: bool, prefix: str) -> DemoResult:
         from icectl.ops.inspect import ref_rows
 
         t = self.table

@@ -207,7 +207,17 @@ def expiry_updates(table: Table, opts: ExpireOptions) -> tuple[list[TableUpdate]
     return updates, retained, refs, reasons, removed_schemas, removed_specs
 
 
+def _refuse_if_gc_disabled(table: Table, opts: ExpireOptions) -> None:
+    """Deleting the files of a table whose ``gc.enabled`` is false may corrupt other tables that
+    share them: only a metadata-only expiry is allowed."""
+    if opts.delete_files and table.metadata.properties.get(GC_ENABLED, "true").lower() == "false":
+        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may "
+                           "corrupt other tables)", hint="use --no-delete-files to expire metadata only")
+
+
 def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
+    """What expiring with ``opts`` would change and delete; refuses as :func:`apply_expiry` does."""
+    _refuse_if_gc_disabled(table, opts)
     md = table.metadata
     if opts.retain_last is not None and opts.retain_last < 1:
         raise UsageError("--retain-last must be at least 1")
@@ -322,9 +332,7 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     """Commit the expiry (re-planning on conflict), then delete what the committed change
     unreferenced and what the table's latest metadata does not reach. With ``approved`` (the
     plan a user saw), a plan made against a table that moved since may only do less."""
-    if opts.delete_files and table.metadata.properties.get(GC_ENABLED, "true").lower() == "false":
-        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may "
-                           "corrupt other tables)", hint="use --no-delete-files to expire metadata only")
+    _refuse_if_gc_disabled(table, opts)
     first = plan_expiry(table, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
     if not first.changes_metadata:
         return ExpiryResult(first, None, [], [], [])

@@ -24,7 +24,8 @@ from icectl.table.builder import apply_updates
 from icectl.table.commit import Committed, commit_table
 from icectl.table.loaded import Table, load_table, read_metadata_file
 from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
-from icectl.errors import AlreadyExistsError, NoSuchTableError, RefusedError, UnsupportedError, UsageError
+from icectl.errors import AlreadyExistsError, RefusedError, UnsupportedError, UsageError
+from icectl.ops.create import existing_metadata_location
 from icectl.io import has_scheme
 
 
@@ -259,10 +260,7 @@ def plan_register(catalog: Catalog, ident: Identifier, metadata_location: str) -
     md = read_metadata_file(catalog.io, metadata_location)
     if md.format_version >= 4 and not catalog.supports_v4:
         raise UnsupportedError(f"format version 4 tables cannot live in a {catalog.kind} catalog")
-    try:
-        existing = catalog.load_metadata_location(ident)
-    except NoSuchTableError:
-        existing = None
+    existing = existing_metadata_location(catalog, ident)
     if existing is not None:
         raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {catalog.name} "
                                  f"({existing})")

@@ -18,14 +18,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
-    from icectl.io import FileIO
+    from icectl.spark.rewrite import iter_tasks
 
     with open(args.plan) as f:
         plan = json.load(f)
     spark = SparkSession.builder.appName(plan.get("app_name", "icectl")).getOrCreate()
     sc = spark.sparkContext
     sc.setLogLevel("WARN")
-    tasks = [t for g in plan["groups"] for t in g["tasks"]]
+    tasks = list(iter_tasks(plan))
     plan_light = {k: v for k, v in plan.items() if k != "groups"}
 
     def run(task):
@@ -51,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
         error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     finally:
         spark.stop()
-    FileIO(dict(plan.get("io_properties") or {}))
     with open(args.result, "w") as f:
         json.dump({"files": files, "error": error}, f)
     return 0 if error is None else 3

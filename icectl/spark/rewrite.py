@@ -124,7 +124,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
             bitmap = deserialize_deletion_vector(blob, source=d["path"])
             parts.append(np.fromiter(iter(bitmap), dtype=np.int64, count=len(bitmap)))
         else:
-            with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+            with io.open(d["path"], "rb") as fh:
                 t = pq.read_table(fh)
             path_col = pos_col = None
             for i, f in enumerate(t.schema):
@@ -142,7 +142,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
     return np.unique(np.concatenate(parts))
 
 
-def _equality_mask(io: Any, table: Any, schema: Any, eq_deletes: list[dict[str, Any]]) -> Any:
+def _equality_mask(io: Any, table: Any, *, schema: Any, eq_deletes: list[dict[str, Any]]) -> Any:
     """True for rows NOT deleted by the equality deletes."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -151,7 +151,7 @@ def _equality_mask(io: Any, table: Any, schema: Any, eq_deletes: list[dict[str, 
     keep = pa.array([True] * table.num_rows)
     names = {f.field_id: f.name for f in schema.fields}
     for d in eq_deletes:
-        with io.filesystem(d["path"]).open(io._fs_path(d["path"]), "rb") as fh:
+        with io.open(d["path"], "rb") as fh:
             dt = pq.read_table(fh)
         cols_by_id = {_field_id(f): i for i, f in enumerate(dt.schema)}
         ids = d["equality_ids"]
@@ -170,13 +170,13 @@ def _equality_mask(io: Any, table: Any, schema: Any, eq_deletes: list[dict[str, 
     return keep
 
 
-def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_lineage: bool) -> Any:
+def read_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool) -> Any:
     """One input data file as an Arrow table in the output schema, deletes applied."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with io.filesystem(inp["path"]).open(io._fs_path(inp["path"]), "rb") as fh:
+    with io.open(inp["path"], "rb") as fh:
         raw = pq.read_table(fh)
     n = raw.num_rows
     columns = _project(raw, schema, [target.field(i) for i in range(len(schema.fields))])
@@ -201,7 +201,7 @@ def read_input(io: Any, inp: dict[str, Any], schema: Any, target: Any, row_linea
         keep[positions[(positions >= 0) & (positions < n)]] = False
         t = t.filter(pa.array(keep))
     if inp.get("equality_deletes"):
-        t = t.filter(_equality_mask(io, t, schema, inp["equality_deletes"]))
+        t = t.filter(_equality_mask(io, t, schema=schema, eq_deletes=inp["equality_deletes"]))
     return t
 
 
@@ -283,7 +283,7 @@ class _RollingWriter:
     groups of up to ``row_group_bytes`` (Iceberg's write.parquet.row-group-size-bytes, 128 MB):
     rows are buffered and written a row group at a time, not one row group per input file."""
 
-    def __init__(self, io: Any, out_dir: str, schema: Any, target: Any, target_size: int, compression: str,
+    def __init__(self, io: Any, out_dir: str, *, schema: Any, target: Any, target_size: int, compression: str,
                  row_group_bytes: int = 128 * 1024 * 1024):
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
@@ -298,8 +298,7 @@ class _RollingWriter:
         import pyarrow.parquet as pq
 
         path = f"{self.out_dir.rstrip('/')}/{uuid.uuid4().hex}-icectl-compact.parquet"
-        fs = self.io.filesystem(path)
-        sink = fs.open(self.io._fs_path(path), "wb")
+        sink = self.io.open(path, "wb")
         writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
         self._open = (path, sink, writer, [])
         self._written_arrow = 0
@@ -351,16 +350,16 @@ class _RollingWriter:
         sink.close()
         self._open = None
         data = pa.concat_tables(parts) if parts else self.target.empty_table()
-        self.files.append(describe_parquet_file(self.io, path, data, self.schema))
+        self.files.append(describe_parquet_file(self.io, path, data=data, schema=self.schema))
 
 
-def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[str, Any]:
+def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict[str, Any]:
     """What a manifest needs of a Parquet file just written from ``data`` (an Arrow table in
     :func:`output_schema`): size, record count, column sizes and split offsets from the footer,
     value and null counts and Appendix D bounds (hex) from the rows."""
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "rb") as fh:
+    with io.open(path, "rb") as fh:
         meta = pq.ParquetFile(fh).metadata
     sizes: dict[int, int] = {}
     offsets = []
@@ -378,14 +377,14 @@ def describe_parquet_file(io: Any, path: str, data: Any, schema: Any) -> dict[st
             "split_offsets": sorted(offsets), **m}
 
 
-def write_parquet_file(io: Any, path: str, data: Any, schema: Any, *, compression: str = "zstd") -> dict[str, Any]:
+def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str = "zstd") -> dict[str, Any]:
     """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
     group, and describe it as :func:`describe_parquet_file` does."""
     import pyarrow.parquet as pq
 
-    with io.filesystem(path).open(io._fs_path(path), "wb") as sink:
+    with io.open(path, "wb") as sink:
         pq.write_table(data, sink, compression=compression, row_group_size=max(data.num_rows, 1))
-    return describe_parquet_file(io, path, data, schema)
+    return describe_parquet_file(io, path, data=data, schema=schema)
 
 
 def partitioner(spec: list[dict[str, Any]]):
@@ -443,8 +442,9 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
             w = writers.get(key)
             if w is None:
                 out_dir = task["output_dir"] if key is None else task["output_dir"].rstrip("/") + "/" + path_of(key)
-                w = writers[key] = _RollingWriter(io, out_dir, schema, target, size, codec,
-                                                  int(plan.get("row_group_bytes") or 128 * 1024 * 1024))
+                w = writers[key] = _RollingWriter(
+                    io, out_dir, schema=schema, target=target, target_size=size, compression=codec,
+                    row_group_bytes=int(plan.get("row_group_bytes") or 128 * 1024 * 1024))
             w.write(part)
 
     try:
@@ -452,7 +452,8 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            tables = [read_input(io, inp, schema, target, row_lineage) for inp in task["inputs"]]
+            tables = [read_input(io, inp, schema=schema, target=target, row_lineage=row_lineage)
+                      for inp in task["inputs"]]
             data = pa.concat_tables(tables) if tables else target.empty_table()
             if data.num_rows:
                 # Each field has its own null order: sort by "is null" first, then by the value.
@@ -466,7 +467,7 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
             write(data)
         else:
             for inp in task["inputs"]:
-                write(read_input(io, inp, schema, target, row_lineage))
+                write(read_input(io, inp, schema=schema, target=target, row_lineage=row_lineage))
         for w in writers.values():
             w.close()
     except BaseException:

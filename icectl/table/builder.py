@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 from typing import Iterable
 
-from icectl.errors import CommitConflictError, UsageError
+from icectl.errors import CommitConflictError
 from icectl.io import has_scheme
 from icectl.spec.metadata import (
     INITIAL_SEQUENCE_NUMBER,
@@ -35,7 +35,17 @@ from icectl.spec.metadata import (
     TableMetadata,
 )
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, UNSORTED, PartitionSpec, SortOrder
-from icectl.spec.types import ListType, MapType, PrimitiveType, Schema, StructType, type_min_version
+from icectl.spec.types import Schema
+from icectl.table.compatibility import (
+    InvalidUpdateError,
+    check_partition_names,
+    check_schema_version,
+    check_sort_order,
+    check_spec,
+    compatible_specs,
+    same_schema,
+    sequential_ids,
+)
 from icectl.table.updates import (
     LAST_ADDED,
     AddEncryptionKey,
@@ -69,10 +79,6 @@ PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 INITIAL_SPEC_ID = 0
 INITIAL_SORT_ORDER_ID = 1
 INITIAL_SCHEMA_ID = 0
-
-
-class InvalidUpdateError(UsageError):
-    """An update the table's format version or state does not allow (Java's ValidationException)."""
 
 
 class StaleUpdateError(CommitConflictError):
@@ -215,7 +221,7 @@ class MetadataBuilder:
         if new_last_column_id < self.last_column_id:
             raise InvalidUpdateError(f"invalid last column id {new_last_column_id} < {self.last_column_id} "
                                      "(the previous last column id)")
-        _check_schema_version(schema, self.format_version)
+        check_schema_version(schema, self.format_version)
         new_id = self._reuse_or_new_schema_id(schema)
         found = self._schema(new_id) is not None
         if found and new_last_column_id == self.last_column_id:
@@ -233,7 +239,7 @@ class MetadataBuilder:
     def _reuse_or_new_schema_id(self, schema: Schema) -> int:
         new_id = self.current_schema_id if self.current_schema_id >= 0 else INITIAL_SCHEMA_ID
         for s in self.schemas:
-            if _same_schema(s, schema):
+            if same_schema(s, schema):
                 return s.schema_id
             if s.schema_id >= new_id:
                 new_id = s.schema_id + 1
@@ -251,7 +257,7 @@ class MetadataBuilder:
         if schema is None:
             raise InvalidUpdateError(f"cannot set the current schema to unknown schema {schema_id}")
         for spec in self.specs:  # Java rebinds every spec to the new current schema
-            _check_partition_names(spec, schema)
+            check_partition_names(spec, schema)
         self.current_schema_id = schema_id
         self._record(SetCurrentSchema(LAST_ADDED if schema_id == self._last_added_schema else schema_id))
 
@@ -264,9 +270,9 @@ class MetadataBuilder:
             added_now = any(isinstance(c, AddSpec) and c.spec.spec_id == new_id for c in self.changes)
             self._last_added_spec = new_id if (self._last_added_spec is not None and added_now) else None
             return new_id
-        _check_spec(spec, self._current_schema)
-        _check_partition_names(spec, self._current_schema)
-        if self.format_version == 1 and not _sequential_ids(spec):
+        check_spec(spec, self._current_schema)
+        check_partition_names(spec, self._current_schema)
+        if self.format_version == 1 and not sequential_ids(spec):
             raise InvalidUpdateError(f"a v1 partition spec needs sequential field ids from {PARTITION_DATA_ID_START}: "
                                      f"{[f.field_id for f in spec.fields]}")
         new_spec = replace(spec, spec_id=new_id)
@@ -279,7 +285,7 @@ class MetadataBuilder:
     def _reuse_or_new_spec_id(self, spec: PartitionSpec) -> int:
         new_id = INITIAL_SPEC_ID
         for s in self.specs:
-            if _compatible_specs(spec, s):
+            if compatible_specs(spec, s):
                 return s.spec_id
             if new_id <= s.spec_id:
                 new_id = s.spec_id + 1
@@ -307,7 +313,7 @@ class MetadataBuilder:
             added_now = any(isinstance(c, AddSortOrder) and c.sort_order.order_id == new_id for c in self.changes)
             self._last_added_order = new_id if (self._last_added_order is not None and added_now) else None
             return new_id
-        _check_sort_order(order, self._current_schema)
+        check_sort_order(order, self._current_schema)
         new_order = UNSORTED if not order.fields else replace(order, order_id=new_id)
         self.sort_orders.append(new_order)
         self._record(AddSortOrder(new_order))
@@ -511,11 +517,11 @@ class MetadataBuilder:
         spec = next((s for s in self.specs if s.spec_id == self.default_spec_id), None)
         if spec is None:
             raise InvalidUpdateError(f"the default partition spec {self.default_spec_id} does not exist")
-        _check_spec(spec, schema)
+        check_spec(spec, schema)
         order = next((o for o in self.sort_orders if o.order_id == self.default_sort_order_id), None)
         if order is None:
             raise InvalidUpdateError(f"the default sort order {self.default_sort_order_id} does not exist")
-        _check_sort_order(order, schema)
+        check_sort_order(order, schema)
         last_updated = self._last_updated_ms if self._last_updated_ms is not None else self._now()
         metadata_log = list(self.base.metadata_log) if self.base is not None else []
         if self.base is not None and previous_location is not None:
@@ -590,8 +596,6 @@ def apply_updates(base: TableMetadata | None, updates: Iterable[TableUpdate], *,
         previous_location=previous_location)
 
 
-# -- compatibility rules ------------------------------------------------------------------------------
-
 def _int_property(props: dict[str, str], key: str, default: int) -> int:
     try:
         return int(props.get(key, default))
@@ -599,118 +603,6 @@ def _int_property(props: dict[str, str], key: str, default: int) -> int:
         return default
 
 
-def _same_schema(a: Schema, b: Schema) -> bool:
-    """Java's Schema.sameSchema: the same struct and the same identifier fields (as a set)."""
-    return a.fields == b.fields and set(a.identifier_field_ids) == set(b.identifier_field_ids)
-
-
 def _same_ref(a: SnapshotRef, b: SnapshotRef) -> bool:
     return (a.snapshot_id, a.ref_type, a.min_snapshots_to_keep, a.max_snapshot_age_ms, a.max_ref_age_ms) == \
         (b.snapshot_id, b.ref_type, b.min_snapshots_to_keep, b.max_snapshot_age_ms, b.max_ref_age_ms)
-
-
-def _check_schema_version(schema: Schema, format_version: int) -> None:
-    """Java's Schema.checkCompatibility: types and defaults of a later format version are refused."""
-    need = type_min_version(schema.as_struct)
-    if need > format_version:
-        raise InvalidUpdateError(f"the schema uses types of format version {need} (variant, geometry, geography, "
-                                 f"unknown, timestamp_ns) in a format version {format_version} table")
-    if format_version < 3:
-        from icectl.spec.types import walk_fields
-
-        for path, f in walk_fields(schema.fields):
-            if f.has_initial_default and f.initial_default is not None:
-                raise InvalidUpdateError(f"invalid initial default for {path}: non-null defaults need format "
-                                         f"version 3")
-
-
-def _compatible_specs(a: PartitionSpec, b: PartitionSpec) -> bool:
-    """Java's PartitionSpec.compatibleWith: the same fields (source, transform, name) in order."""
-    if len(a.fields) != len(b.fields):
-        return False
-    return all(x.source_id == y.source_id and x.transform.lower() == y.transform.lower() and x.name == y.name
-               for x, y in zip(a.fields, b.fields))
-
-
-def _sequential_ids(spec: PartitionSpec) -> bool:
-    return all(f.field_id == PARTITION_DATA_ID_START + i for i, f in enumerate(spec.fields))
-
-
-def _in_collections(schema: Schema) -> set[int]:
-    """The field ids inside a list or a map (at any depth): not valid partition or sort sources,
-    whose ancestors must all be structs."""
-    out: set[int] = set()
-
-    def walk(t: object, inside: bool) -> None:
-        if isinstance(t, StructType):
-            for f in t.fields:
-                if inside:
-                    out.add(f.field_id)
-                walk(f.field_type, inside)
-        elif isinstance(t, ListType):
-            out.add(t.element_id)
-            walk(t.element_type, True)
-        elif isinstance(t, MapType):
-            out.update((t.key_id, t.value_id))
-            walk(t.key_type, True)
-            walk(t.value_type, True)
-
-    walk(schema.as_struct, False)
-    return out
-
-
-def _check_source(schema: Schema, source_id: int, transform: str, what: str) -> None:
-    """Java's PartitionSpec/SortOrder.checkCompatibility for one source column."""
-    from icectl.spec.transforms import parse_transform
-
-    if transform.lower() == "void":
-        return  # a dropped v1 partition field: always compatible
-    t = schema.find_type(source_id)
-    if t is None:
-        raise InvalidUpdateError(f"cannot find the source column {source_id} of {what} in the current schema")
-    if not isinstance(t, PrimitiveType):
-        raise InvalidUpdateError(f"invalid {what}: its source column {source_id} is not a primitive ({t})")
-    if not parse_transform(transform).can_transform(t):
-        raise InvalidUpdateError(f"invalid source type {t} for transform {transform} ({what})")
-    if source_id in _in_collections(schema):
-        raise InvalidUpdateError(f"invalid {what}: its source column {source_id} is inside a list or map")
-
-
-def _check_spec(spec: PartitionSpec, schema: Schema) -> None:
-    for f in spec.fields:
-        for src in (f.source_ids or (f.source_id,)):
-            if len(f.source_ids) > 1:
-                if schema.find_type(src) is None and f.transform.lower() != "void":
-                    raise InvalidUpdateError(f"cannot find the source column {src} of partition field {f.name!r}")
-                continue
-            _check_source(schema, src, f.transform, f"partition field {f.name!r}")
-
-
-def _check_partition_names(spec: PartitionSpec, schema: Schema) -> None:
-    """Java's PartitionSpec.Builder.checkAndAddPartitionName, run whenever a spec is bound to a
-    schema (added, or every spec when the current schema changes): a partition field may share
-    its name only with its own source column, and a spec uses a name once."""
-    from icectl.spec.evolution import index_by_name
-
-    names = index_by_name(schema.as_struct)
-    seen: set[str] = set()
-    for f in spec.fields:
-        column = names.get(f.name)
-        if column is not None and column != f.source_id:
-            raise InvalidUpdateError(f"column {f.name} has the name of partition field {f.name} ({f.transform}) of spec "
-                                     f"{spec.spec_id}, whose source is another column")
-        if not f.name:
-            raise InvalidUpdateError(f"a partition field of spec {spec.spec_id} has an empty name")
-        if f.name in seen:
-            raise InvalidUpdateError(f"partition field name {f.name} is used twice in spec {spec.spec_id}")
-        seen.add(f.name)
-
-
-def _check_sort_order(order: SortOrder, schema: Schema) -> None:
-    for f in order.fields:
-        for src in (f.source_ids or (f.source_id,)):
-            if len(f.source_ids) > 1:
-                if schema.find_type(src) is None:
-                    raise InvalidUpdateError(f"cannot find the source column {src} of a sort field")
-                continue
-            _check_source(schema, src, f.transform, "sort field")

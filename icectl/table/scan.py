@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from icectl.errors import NotFoundError, UsageError
 from icectl.formats.manifest import DataFile, FileContent, ManifestContent, ManifestEntry
-from icectl.spec.metadata import Snapshot
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.table.loaded import Table
 
 DELETE_FILE_PATH_ID = 2147483546  # file_path of position delete files
@@ -72,6 +73,18 @@ class FileScanTask:
 
 def _partition_key(table: Table, f: DataFile) -> tuple:
     return (f.spec_id, f.partition)
+
+
+def branch_head(table: Table, branch: str, *, operation: str) -> Snapshot | None:
+    """The snapshot ``branch`` points at, for an ``operation`` that rewrites what the branch
+    reaches and commits to it: None for ``main`` of a table without snapshots (nothing to
+    rewrite); an error for any other missing branch and for a tag."""
+    ref = table.metadata.all_refs.get(branch)
+    if ref is None and branch != MAIN_BRANCH:
+        raise NotFoundError(f"branch {branch!r} does not exist in {table.name}")
+    if ref is not None and not ref.is_branch:
+        raise UsageError(f"{branch!r} is a tag; {operation} commits to a branch")
+    return table.metadata.snapshot_by_id(ref.snapshot_id) if ref is not None else None
 
 
 def plan_files(table: Table, snapshot: Snapshot | None) -> tuple[list[FileScanTask], list[ManifestEntry]]:

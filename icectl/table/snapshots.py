@@ -73,7 +73,7 @@ def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> li
     return out
 
 
-def _write_manifest(table: Table, entries: list[ManifestEntry], spec_id: int, content: ManifestContent,
+def _write_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int, content: ManifestContent,
                     snapshot_id: int, sequence_number: int) -> ManifestFile:
     md = table.metadata
     v = md.format_version
@@ -201,7 +201,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
             e.sequence_number = change.added_sequence_numbers.get(
                 e.data_file.file_path, change.added_data_sequence_number) if v >= 2 else None
             e.file_sequence_number = None
-        manifests.append(_write_manifest(table, entries, spec_id, content, snapshot_id, sequence_number))
+        manifests.append(_write_manifest(table, entries, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
+                                         sequence_number=sequence_number))
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
     if parent is not None:
         for m in table.manifests(parent):
@@ -222,8 +223,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
                 else:
                     rewritten.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
                                                    e.file_sequence_number, e.data_file))
-            manifests.append(_write_manifest(table, rewritten, m.partition_spec_id, m.content, snapshot_id,
-                                             sequence_number))
+            manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
+                                             snapshot_id=snapshot_id, sequence_number=sequence_number))
     # v3+ row lineage: new data manifests get first_row_id from the table's next-row-id.
     first_row_id = added_rows = None
     next_row_id = md.next_row_id

@@ -256,15 +256,6 @@ class RemoveEncryptionKey(TableUpdate):
         return {"key-id": self.key_id}
 
 
-UPDATE_TYPES: dict[str, type[TableUpdate]] = {
-    cls.action: cls for cls in (
-        AssignUUID, UpgradeFormatVersion, AddSchema, SetCurrentSchema, AddSpec, SetDefaultSpec, AddSortOrder,
-        SetDefaultSortOrder, AddSnapshot, SetSnapshotRef, RemoveSnapshots, RemoveSnapshotRef, SetLocation,
-        SetProperties, RemoveProperties, SetStatistics, RemoveStatistics, SetPartitionStatistics,
-        RemovePartitionStatistics, RemovePartitionSpecs, RemoveSchemas, AddEncryptionKey, RemoveEncryptionKey)
-}
-
-
 def update_from_json(obj: Any) -> TableUpdate:
     """Parse one ``TableUpdate`` object (as a REST server receives it)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("action"), str):

@@ -103,14 +103,14 @@ def _row_count(io: Any, path: str, file_format: str) -> int | None:
 
             with pa.OSFile(local) as f:
                 return int(pq.ParquetFile(f).metadata.num_rows)
-        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
+        with io.open(path, "rb") as f:
             return int(pq.ParquetFile(f).metadata.num_rows)
     if file_format == "orc":
         import pyarrow.orc as orc
 
         if local is not None:
             return int(orc.ORCFile(local).nrows)
-        with io.filesystem(path).open(io._fs_path(path), "rb") as f:
+        with io.open(path, "rb") as f:
             return int(orc.ORCFile(f).nrows)
     if file_format == "avro":  # from the block headers: no block is decoded
         from icectl.formats.avro_lean import open_avro

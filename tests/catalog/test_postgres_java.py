@@ -211,7 +211,8 @@ def test_java_and_icectl_commit_concurrently_and_lose_nothing(pg, warehouse, jav
     expirer.join(timeout=300)
     assert errors == []
     assert len(icectl_snapshots) == ICECTL_COMMITS
-    assert sum(icectl_retries) >= 3, f"icectl's commits never lost a race to Java's: {icectl_retries}"
+    # At least one lost race, or the test proved nothing about the compare-and-set (usually several).
+    assert sum(icectl_retries) >= 1, f"icectl's commits never lost a race to Java's: {icectl_retries}"
     assert sum(1 for code, ids in expire_runs if code == 0 and ids) >= 2, \
         f"the expiries did not overlap the writers: {expire_runs}"
 

@@ -433,7 +433,6 @@ def test_snapshots_tree_of_a_long_history_is_shallow(ws):
 
     ws.ok("create", "--yes", "db.long", "--schema", "id:long")
     t = ws.table("db.long")
-    md = t.metadata
     snaps, parent = [], None
     for i in range(5000):
         sid = 1000 + i

@@ -1,8 +1,9 @@
-"""The generated shell completions and man page (icectl.cli.gendocs) are current and complete.
+"""The generated shell completions and man page (tools/gendocs) are current and complete.
 
-If a test here fails after you changed a command, option or exit code, regenerate with
+If a test here fails after you changed a command, option or exit code, regenerate from the
+repository root with
 
-    python -m icectl.cli.gendocs
+    python -m tools.gendocs
 
 and commit completions/ and man/ with your change.
 """
@@ -17,10 +18,10 @@ from typing import Annotated, Literal, Optional
 import pytest
 import typer
 
-from icectl.cli import gendocs
+from tools import gendocs
 from icectl.errors import ExitCode
 
-REGEN = "python -m icectl.cli.gendocs"
+REGEN = "python -m tools.gendocs"
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +64,11 @@ def test_check_mode_names_stale_and_missing_files(tmp_path, outputs, capsys):
     assert gendocs.stale_files(tmp_path) == []
 
 
-def test_check_mode_as_a_module_exits_1(tmp_path):
+def test_check_mode_as_a_module_exits_1(tmp_path, repo_root):
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "icectl.cli.gendocs", "--check", "--root", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "tools.gendocs", "--check", "--root", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=repo_root)
     assert proc.returncode == 1
     for rel in gendocs.OUTPUTS:
         assert rel in proc.stderr

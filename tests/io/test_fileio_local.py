@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from icectl.errors import IcectlError, NotFoundError
+from icectl.errors import IcectlError, NotFoundError, StorageError
 from icectl.io import FileIO
 
 
@@ -63,3 +63,49 @@ def test_write_refuses_to_overwrite_and_replaces_atomically(fio, tmp_path):
 
 def test_object_store_paths_are_not_local(fio):
     assert fio.local_file("s3://bucket/key") is None
+
+
+@pytest.mark.parametrize("form", ["plain", "file:", "file://"])
+def test_open_streams_to_and_from_a_local_file(fio, tmp_path, form):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "new" / "dir" / "t.parquet"  # missing parents are created, as write() does
+    path = {"plain": str(p), "file:": f"file:{p}", "file://": f"file://{p}"}[form]
+    with fio.open(path, "wb") as sink:
+        pq.write_table(pa.table({"x": [1, 2, 3]}), sink)
+    with fio.open(path, "rb") as fh:
+        assert pq.read_table(fh).column("x").to_pylist() == [1, 2, 3]
+    with fio.open(path, "wb") as sink:  # an existing file is replaced
+        sink.write(b"two")
+    assert p.read_bytes() == b"two"
+
+
+def test_open_maps_errors_as_read_does(fio, tmp_path):
+    missing = str(tmp_path / "nope.bin")
+    with pytest.raises(NotFoundError, match="file not found: .*nope.bin"):
+        fio.open(missing, "rb")
+    with pytest.raises(NotFoundError, match="is a directory"):
+        fio.open(str(tmp_path), "rb")
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(NotFoundError, match="a parent is not a directory"):
+        fio.open(str(tmp_path / "f" / "child"), "rb")
+    with pytest.raises(StorageError, match="cannot write .*: a parent is not a directory"):
+        fio.open(str(tmp_path / "f" / "child"), "wb")
+    with pytest.raises(ValueError):
+        fio.open(missing, "r+b")
+
+
+def test_folders_made_listed_and_removed(fio, tmp_path):
+    root = str(tmp_path / "wh")
+    fio.makedirs(f"{root}/b/inner")
+    fio.makedirs(f"file:{root}/a")
+    fio.makedirs(f"{root}/a")  # exists: nothing happens
+    fio.write(f"{root}/file.txt", b"x")
+    assert fio.subdirectories(root) == ["a", "b"]  # sorted, folders only
+    assert fio.subdirectories(f"file://{root}/b") == ["inner"]
+    assert fio.subdirectories(f"{root}/missing") == [] and fio.subdirectories(f"{root}/file.txt") == []
+    fio.rmdir(f"{root}/a")
+    assert fio.subdirectories(root) == ["b"]
+    with pytest.raises(OSError):
+        fio.rmdir(f"{root}/b")  # not empty

@@ -323,13 +323,13 @@ def test_files_of_older_specs_are_grouped_together(catalog):
     (11000, 11),
 ])
 def test_expected_output_files(size, expected):
-    assert expected_output_files(size, 1000, 750, 1400) == expected
+    assert expected_output_files(size, target=1000, min_size=750, write_max=1400) == expected
 
 
 @pytest.mark.parametrize("size, expected", [(2090, 2), (2110, 3)])
 def test_expected_output_files_bounded_by_write_max(size, expected):
     # max 1100 -> write max 1050 < 1.1 x target: 2090 / 2 = 1045 fits, 2110 / 2 = 1055 does not
-    assert expected_output_files(size, 1000, 750, 1050) == expected
+    assert expected_output_files(size, target=1000, min_size=750, write_max=1050) == expected
 
 
 def _java_expected(size, target, lo, write_max):
@@ -353,7 +353,8 @@ def test_expected_output_files_random_against_transliteration():
         lo, hi = int(target * 0.75), int(target * 1.8)
         write_max = int(target + (hi - target) * 0.5)
         size = rnd.randint(1, 50 * target)
-        assert expected_output_files(size, target, lo, write_max) == _java_expected(size, target, lo, write_max)
+        assert expected_output_files(size, target=target, min_size=lo, write_max=write_max) == \
+            _java_expected(size, target, lo, write_max)
 
 
 def test_group_split_size_and_outputs(catalog):

@@ -15,7 +15,7 @@ from icectl.table.snapshots import append_files
 from icectl.table.updates import SetSnapshotRef
 from icectl.spec.metadata import SnapshotRef
 
-from test_expire import DAY, History, catalog_on, data_file, listing  # noqa: E402  (tests/ops on sys.path)
+from test_expire_files import DAY, History, catalog_on, data_file, listing  # noqa: E402  (tests/ops on sys.path)
 
 
 @pytest.fixture

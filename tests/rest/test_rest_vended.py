@@ -128,7 +128,7 @@ def test_the_compaction_plan_file_is_readable_by_its_owner_only(rest_env, proxy,
     t = load_table(rest_env.catalog(), (rest_env.namespace, "events"))
     plan = plan_compaction(t, CompactOptions())
     template, argv, work, _ = prepare(t, plan, JobSettings(work_dir=str(tmp_path / "work")))
-    _write_job_files(t, plan, template, work)
+    _write_job_files(t, plan, template=template, work=work)
     plan_file = os.path.join(work, "plan.json")
     assert stat.S_IMODE(os.stat(plan_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(work).st_mode) == 0o700

@@ -68,6 +68,30 @@ def test_fileio_write_read_exists_size(moto_s3, s3_prefix):
     assert fio.read_range(p, 6, 2) == b"s3"
 
 
+def test_fileio_open_streams_through_s3fs(moto_s3, s3_prefix):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fio = FileIO(dict(moto_s3))
+    p = f"{s3_prefix}/stream/t.parquet"
+    with fio.open(p, "wb") as sink:
+        pq.write_table(pa.table({"x": [1, 2, 3]}), sink)
+    assert fio.size(p) > 0
+    with fio.open(p.replace("s3://", "s3a://", 1), "rb") as fh:
+        assert pq.read_table(fh).column("x").to_pylist() == [1, 2, 3]
+    with pytest.raises(NotFoundError):
+        fio.open(f"{s3_prefix}/stream/missing.parquet", "rb")
+
+
+def test_fileio_subdirectories_on_s3(moto_s3, s3_prefix):
+    fio = FileIO(dict(moto_s3))
+    for p in ("wh/b/x/f.bin", "wh/a/f.bin", "wh/top.bin"):
+        fio.write(f"{s3_prefix}/{p}", b"x")
+    assert fio.subdirectories(f"{s3_prefix}/wh") == ["a", "b"]
+    assert fio.subdirectories(f"{s3_prefix}/wh/b".replace("s3://", "s3a://", 1)) == ["x"]
+    assert fio.subdirectories(f"{s3_prefix}/nothing") == []
+
+
 def test_fileio_write_refuses_overwrite_unless_asked(moto_s3, s3_prefix):
     fio = FileIO(dict(moto_s3))
     p = f"{s3_prefix}/x.txt"

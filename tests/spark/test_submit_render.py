@@ -187,13 +187,13 @@ def test_prepare_local_and_cluster(tmp_path):
                         job, "--plan", str(work / "plan.json"), "--result", str(work / "result.json")]
     assert wd == str(work) and result_file == str(work / "result.json")
     assert not work.exists()
-    _write_job_files(t, plan, template, wd)
+    _write_job_files(t, plan, template=template, work=wd)
     assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
     assert sorted(os.listdir(work)) == ["plan.json"]
     work2 = tmp_path / "work2"
     template, argv, _, _ = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
     assert argv[argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
-    _write_job_files(t, plan, template, str(work2))
+    _write_job_files(t, plan, template=template, work=str(work2))
     assert (work2 / "icectl.zip").exists() and (work2 / "plan.json").exists()
     assert argv[2] == "yarn"
 

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from icectl.errors import CommitConflictError, UsageError
-from icectl.ops.create import create_updates, load_schema_argument, parse_partition_spec, parse_sort_order
 from icectl.spec.metadata import Snapshot, SnapshotRef, StatisticsFile, parse_table_metadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec, SortField, SortOrder
 from icectl.spec.types import NestedField, Schema, primitive
