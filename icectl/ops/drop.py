@@ -22,7 +22,7 @@ from typing import Callable
 from icectl.errors import (AlreadyExistsError, ConflictingChangeError, IcectlError, NoSuchNamespaceError,
                            NoSuchTableError, UnsupportedError, UsageError)
 from icectl.io import normalize_location
-from icectl.ops.expire import FileToDelete, delete_files
+from icectl.ops.expire import FileToDelete, _fill_sizes, delete_files
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table
 from icectl.table.reachability import (
@@ -113,6 +113,7 @@ def plan_drop(table: Table, *, purge: bool) -> DropPlan:
             plan.kept_files.append(f)
         else:
             plan.files.append(f)
+    _fill_sizes(table, [f for f in plan.files if f.size is None])  # manifest lists, metadata files
     return plan
 
 

@@ -92,10 +92,20 @@ def test_rewrite_manifests_matches_java(spark, oracle_warehouse, tmp_path, case)
     # the same manifests replaced, the same live entries, nothing else changed
     assert len(doc["rewritten_manifests"]) == java["rewritten_manifests_count"]
     assert doc["applied"] is True
-    assert i["entries"] == j["entries"]
+    # Java 1.10.2 writes the rewritten entries without first_row_id (SparkDataFile does not carry
+    # it; fixed after 1.10.2 by apache/iceberg#16699, "Fix first row ID carry over for manifest
+    # rewrite"), so its readers give those rows new row ids. icectl keeps it, as the spec says
+    # ("The inherited value must be written into the data file metadata for existing ... entries").
+    without_row_ids = lambda s: sorted((e[:7] + e[8:] for e in s["entries"]), key=repr)  # noqa: E731
+    assert without_row_ids(i) == without_row_ids(j)
+    if not lineage:
+        assert i["entries"] == j["entries"]
     live = lambda s: sorted((e[0], e[1], e[3], e[4], e[5], e[6], e[7]) for e in s["entries"])  # noqa: E731
-    assert live(i) == live(before)
-    assert all(e[2] == 0 for e in i["entries"])  # every entry rewritten: EXISTING
+    assert live(i) == live(before)  # the same files, sequence numbers and first_row_id as before
+    rewritten_contents = {0 if g["content"] == "data" else 1 for g in doc["groups"] if g["rewrite"]}
+    assert 0 in rewritten_contents
+    # every rewritten entry is EXISTING (a delete file's content is 1 or 2)
+    assert all(e[2] == 0 for e in i["entries"] if min(e[1], 1) in rewritten_contents)
     # the same snapshot bookkeeping
     for key in ("operation", "manifests-created", "manifests-kept", "manifests-replaced", "entries-processed",
                 "total-records", "total-data-files", "total-delete-files", "total-position-deletes",
@@ -146,7 +156,7 @@ def test_spec_id_rewrites_only_that_spec(spark, oracle_warehouse, tmp_path):
     name = "hc.db.rm_specs"
     spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql(f"CREATE TABLE {name} (id bigint, cat string) USING iceberg PARTITIONED BY (cat) "
-              "TBLPROPERTIES ('format-version'='2')")
+              "TBLPROPERTIES ('format-version'='2', 'commit.manifest-merge.enabled'='false')")
     for i in range(3):
         spark.sql(f"INSERT INTO {name} VALUES ({i}, 'a'), ({i + 10}, 'b')")
     spark.sql(f"ALTER TABLE {name} ADD PARTITION FIELD bucket(2, id)")
