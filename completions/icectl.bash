@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact create demo describe expire files list properties refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact create demo describe drop expire files list namespace properties refs register remove-orphans rename rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -85,6 +85,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --purge --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'expire')
             subcmds=''
             opts='--catalog --clean-expired-metadata --dry-run --explain --help --no-delete-files --older-than --output --retain-last --snapshot-id --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -101,6 +107,36 @@ __icectl_spec() {
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace')
+            subcmds='create drop list properties'
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace create')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --property --uri --verbose --warehouse --yes -P -c -h -o -v -y'
+            valopts='--catalog --output --property --uri --warehouse -P -c -o'
+            numopts=''
+            ;;
+        'namespace drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace list')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace properties')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --remove --set --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --remove --set --uri --warehouse -c -o'
             numopts=''
             ;;
         'properties')
@@ -127,11 +163,23 @@ __icectl_spec() {
             valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
             numopts=''
             ;;
+        'rename')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rewrite-deletes')
             subcmds=''
             opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--branch --catalog --master --output --template --uri --warehouse -c -o'
             numopts=''
+            ;;
+        'rewrite-manifests')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --spec-id --uri --warehouse -c -o'
+            numopts='--spec-id'
             ;;
         'rollback')
             subcmds=''
@@ -209,12 +257,24 @@ __icectl_choices() {
         'demo|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
+        'drop|--output') echo 'json table' ;;
+        'drop|-o') echo 'json table' ;;
         'expire|--output') echo 'json table' ;;
         'expire|-o') echo 'json table' ;;
         'files|--output') echo 'json table' ;;
         'files|-o') echo 'json table' ;;
         'list|--output') echo 'json table' ;;
         'list|-o') echo 'json table' ;;
+        'namespace create|--output') echo 'json table' ;;
+        'namespace create|-o') echo 'json table' ;;
+        'namespace drop|--output') echo 'json table' ;;
+        'namespace drop|-o') echo 'json table' ;;
+        'namespace list|--output') echo 'json table' ;;
+        'namespace list|-o') echo 'json table' ;;
+        'namespace properties|--output') echo 'json table' ;;
+        'namespace properties|-o') echo 'json table' ;;
+        'namespace|--output') echo 'json table' ;;
+        'namespace|-o') echo 'json table' ;;
         'properties|--output') echo 'json table' ;;
         'properties|-o') echo 'json table' ;;
         'refs|--output') echo 'json table' ;;
@@ -224,8 +284,12 @@ __icectl_choices() {
         'remove-orphans|--output') echo 'json table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json table' ;;
+        'rename|--output') echo 'json table' ;;
+        'rename|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
+        'rewrite-manifests|--output') echo 'json table' ;;
+        'rewrite-manifests|-o') echo 'json table' ;;
         'rollback|--output') echo 'json table' ;;
         'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;

@@ -29,14 +29,18 @@ _icectl() {
                 create) _icectl__create && ret=0 ;;
                 demo) _icectl__demo && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
+                drop) _icectl__drop && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
+                namespace) _icectl__namespace && ret=0 ;;
                 properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
+                rename) _icectl__rename && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
+                rewrite-manifests) _icectl__rewrite_manifests && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
@@ -59,14 +63,18 @@ _icectl_commands() {
         'create:Create a table'
         'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+        'drop:Drop a table from its catalog (metadata only), or with --purge together with its files'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'list:List namespaces and tables in the catalog'
+        'namespace:List, create and drop namespaces; show and change their properties'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
+        'rename:Rename a table, or move it to another namespace (its files stay where they are)'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
+        'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
@@ -323,6 +331,21 @@ _icectl__describe() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__drop] )) ||
+_icectl__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show what would be dropped and deleted; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__expire] )) ||
 _icectl__expire() {
     _arguments -s -S \
@@ -368,6 +391,102 @@ _icectl__list() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
+}
+
+(( $+functions[_icectl__namespace] )) ||
+_icectl__namespace() {
+    local curcontext="$curcontext" state line ret=1
+    typeset -A opt_args
+    _arguments -s -S -C \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ': :_icectl__namespace_commands' \
+        '*:: :->args' && ret=0
+    case $state in
+        args)
+            curcontext="${curcontext%:*:*}:icectl-$words[1]:"
+            case $words[1] in
+                create) _icectl__namespace__create && ret=0 ;;
+                drop) _icectl__namespace__drop && ret=0 ;;
+                list) _icectl__namespace__list && ret=0 ;;
+                properties) _icectl__namespace__properties && ret=0 ;;
+            esac
+            ;;
+    esac
+    return ret
+}
+
+(( $+functions[_icectl__namespace_commands] )) ||
+_icectl__namespace_commands() {
+    local -a commands
+    commands=(
+        'create:Create a namespace'
+        'drop:Drop an empty namespace (one that holds no table and no namespace)'
+        'list:List namespaces'
+        'properties:Show a namespace'\''s properties; with --set or --remove, change them'
+    )
+    _describe -t commands 'icectl namespace command' commands
+}
+
+(( $+functions[_icectl__namespace__create] )) ||
+_icectl__namespace__create() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:property:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
+}
+
+(( $+functions[_icectl__namespace__drop] )) ||
+_icectl__namespace__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
+}
+
+(( $+functions[_icectl__namespace__list] )) ||
+_icectl__namespace__list() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '::parent:_files'
+}
+
+(( $+functions[_icectl__namespace__properties] )) ||
+_icectl__namespace__properties() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*--remove=[Remove a property (repeatable)]:remove:_files' \
+        '*--set=[Set a property KEY=VALUE (repeatable)]:set:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
 }
 
 (( $+functions[_icectl__properties] )) ||
@@ -431,6 +550,21 @@ _icectl__remove_orphans() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__rename] )) ||
+_icectl__rename() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Check the rename; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':new_name:_files'
+}
+
 (( $+functions[_icectl__rewrite_deletes] )) ||
 _icectl__rewrite_deletes() {
     _arguments -s -S \
@@ -442,6 +576,21 @@ _icectl__rewrite_deletes() {
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__rewrite_manifests] )) ||
+_icectl__rewrite_manifests() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show which manifests would be rewritten; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

@@ -59,6 +59,7 @@ def _register() -> None:
     from icectl.cli import validate
     from icectl.cli import upgrade
     from icectl.cli import alter
+    from icectl.cli import drop, namespaces, rewrite_manifests
 
     tables.register(app)
     expire.register(app)
@@ -72,6 +73,9 @@ def _register() -> None:
     validate.register(app)
     upgrade.register(app)
     alter.register(app)
+    drop.register(app)
+    namespaces.register(app)
+    rewrite_manifests.register(app)
     demo.register(app)
 
 
