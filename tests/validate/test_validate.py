@@ -15,7 +15,9 @@ import pytest
 
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.validate.core import CODES, Severity, ValidateOptions, validate_table
+from icectl.validate.codes import CODES, Severity
+from icectl.validate.findings import ValidateOptions
+from icectl.validate.run import validate_table
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
 
@@ -287,7 +289,7 @@ def test_lean_reader_reads_what_fastavro_reads():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from icectl.formats.avro_lean import open_avro
+    from icectl.formats.avro import open_avro
 
     schema = {"type": "record", "name": "r", "fields": [
         {"name": "i", "type": "int"}, {"name": "l", "type": ["null", "long"]}, {"name": "s", "type": "string"},
@@ -332,7 +334,7 @@ def test_lean_reader_reads_what_fastavro_reads():
 def test_lean_reader_reads_icectl_manifests_as_fastavro(fv, tmp_path):
     import fastavro
 
-    from icectl.formats.avro_lean import field_index, open_avro, record_type
+    from icectl.formats.avro import field_index, open_avro, record_type
 
     base = tables.build(tmp_path, fv)
     t = base.table
@@ -374,7 +376,7 @@ def test_polars_and_lean_decoders_find_the_same(name, tmp_path, monkeypatch):
     base = build_case(c, tmp_path)
     opts = ValidateOptions(deep=c.deep, all_snapshots=True)
     fast = validate_table(base.catalog, tables.IDENT, opts)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")  # no polars: the lean decoder
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")  # no polars: the lean decoder
     lean = validate_table(base.catalog, tables.IDENT, opts)
     assert _findings(fast) == _findings(lean)
     assert fast.checked == lean.checked
@@ -390,7 +392,7 @@ def test_polars_and_lean_decoders_agree_on_corrupt_manifests(seed, tmp_path, mon
     _flip_bytes(manifests[seed % len(manifests)], seed, n=1 + seed % 3)
     opts = ValidateOptions(all_snapshots=True)
     fast = validate_table(base.catalog, tables.IDENT, opts)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     lean = validate_table(base.catalog, tables.IDENT, opts)
     assert _findings(fast) == _findings(lean)
 
@@ -495,7 +497,7 @@ def test_odd_avro_is_reported_alike_by_both_decoders(defect, fv, expected, tmp_p
     assert codes(fast, Severity.ERROR) == {expected}, describe(fast)
     if defect is _rows_past_64_bits:
         assert "added_rows_count 0 (entries: 18446744073709551616)" in describe(fast)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     lean = validate_table(base.catalog, tables.IDENT)
     assert _findings(fast) == _findings(lean)
 
@@ -512,7 +514,7 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
     real = entries.check_entries
 
     def flaky(pending, ctx):
-        if any(p.ref.path == victim for p in pending):
+        if any(p.ref.manifest_path == victim for p in pending):
             raise RuntimeError("boom")
         return real(pending, ctx)
     monkeypatch.setattr(entries, "check_entries", flaky)
@@ -526,34 +528,14 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
 def test_icectl_manifests_are_decoded_by_polars(fv, tmp_path, monkeypatch):
     """The fast path is the one taken: clean manifests of every version never need the lean
     decoder."""
-    import icectl.validate.entries as entries
+    import icectl.validate.entry_frame as entry_frame
 
     def refuse(*a, **k):
         raise AssertionError("the lean decoder was used")
-    monkeypatch.setattr(entries, "frame_from_records", refuse)
+    monkeypatch.setattr(entry_frame, "frame_from_records", refuse)
     base = tables.build(tmp_path, fv)
     report = validate_table(base.catalog, tables.IDENT, ValidateOptions(deep=True, all_snapshots=True))
     assert report.ok and report.checked.entries > 0, describe(report)
-
-
-def test_avro_schemas_polars_cannot_read_fall_back_without_a_panic(tmp_path, capfd):
-    """polars panics on Avro maps and refuses unions of two types: such files are never given to
-    it (the entry-by-entry readers read them)."""
-    import fastavro
-
-    from icectl.formats.avro import ColumnarUnavailable, polars_supports, read_avro_frame
-
-    with_map = {"type": "record", "name": "r", "fields": [{"name": "m", "type": {"type": "map", "values": "long"}}]}
-    union = {"type": "record", "name": "r", "fields": [{"name": "u", "type": ["null", "long", "string"]}]}
-    plain = {"type": "record", "name": "r", "fields": [{"name": "a", "type": ["null", "long"]},
-                                                       {"name": "b", "type": {"type": "array", "items": "int"}}]}
-    assert not polars_supports(with_map) and not polars_supports(union) and polars_supports(plain)
-    for schema, rec in ((with_map, {"m": {"k": 1}}), (union, {"u": "s"})):
-        buf = io.BytesIO()
-        fastavro.writer(buf, schema, [rec])
-        with pytest.raises(ColumnarUnavailable):
-            read_avro_frame(buf.getvalue())
-    assert "panicked" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["bound-order", "duplicate-live-file", "second-deletion-vector", "manifest-garbage"])
@@ -571,7 +553,7 @@ def test_live_index_tells_which_manifest_sets_can_repeat_a_path():
     import polars as pl
 
     from icectl.spec.metadata import Snapshot
-    from icectl.validate.core import Collector
+    from icectl.validate.findings import Collector
     from icectl.validate.manifests import ManifestScan
     from icectl.validate.snapshots import LiveIndex, check_snapshot_files
 
