@@ -303,7 +303,7 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: fr
     names = []
     for f in top["fields"]:
         v = g.tmp()
-        _field(g, 2, f, v, skip)
+        _field(g, 2, f, v, skip=skip)
         names.append(v)
     g.emit(2, f"out.append({g.record(top, names)})")
     g.emit(1, "return out, p")
@@ -315,7 +315,7 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: fr
     return fn
 
 
-def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str]) -> None:
+def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, *, skip: frozenset[str]) -> None:
     t = g.resolve(f["type"])
     if f["name"] in skip:
         g.read(ind, t, var, skip=True)
@@ -330,7 +330,7 @@ def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str])
         names = []
         for sub in t["fields"]:
             v = g.tmp()
-            _field(g, ind, sub, v, skip)
+            _field(g, ind, sub, v, skip=skip)
             names.append(v)
         g.emit(ind, f"{var} = {g.record(t, names)}")
         return

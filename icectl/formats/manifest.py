@@ -292,7 +292,7 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
             status = _STATUS[r["status"]]
             if live_only and status is EntryStatus.DELETED:
                 continue
-            df = _data_file(r["data_file"], spec_id, partition_types, with_stats)
+            df = _data_file(r["data_file"], spec_id, partition_types=partition_types, with_stats=with_stats)
             snapshot_id = r.get("snapshot_id")
             if snapshot_id is None:
                 snapshot_id = manifest.added_snapshot_id
@@ -342,7 +342,7 @@ def _int_map(v: list[dict[str, Any]] | dict[int, Any] | None) -> dict[int, Any] 
     return {int(kv["key"]): kv["value"] for kv in v}
 
 
-def _data_file(d: dict[str, Any], spec_id: int, partition_types: list[PrimitiveType] | None,
+def _data_file(d: dict[str, Any], spec_id: int, *, partition_types: list[PrimitiveType] | None,
                with_stats: bool) -> DataFile:
     part = d.get("partition") or {}
     values = tuple(part.values())

@@ -25,6 +25,7 @@ from icectl.formats.manifest import (
     write_manifest_list,
 )
 from icectl.spec import content_stats
+from icectl.spec.conversions import to_bytes
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
 from icectl.table.commit import note_written
 from icectl.table.loaded import Table
@@ -53,8 +54,6 @@ class SnapshotChange:
 
 
 def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> list[FieldSummary]:
-    from icectl.spec.conversions import to_bytes
-
     md = table.metadata
     spec = md.spec_by_id(spec_id)
     types = [t for _, _, t in partition_fields(spec, md.find_type)]

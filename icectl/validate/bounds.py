@@ -6,7 +6,9 @@ A manifest's bounds are checked a column at a time, all columns together in pola
 column, numbers reinterpreted from their bytes and compared, strings cast as UTF-8, bytes compared
 unsigned); only a column that fails, or of a type that needs it, is walked value by value
 (:func:`_check_column`), to name the entries. That keeps the bound checks a small part of scanning
-a manifest.
+a manifest. Values are decoded, and malformed bytes worded, by
+:func:`icectl.spec.conversions.from_bytes`, the one decoder of Appendix D's binary values; the byte
+widths each type allows are its :data:`~icectl.spec.conversions.BINARY_WIDTHS`.
 """
 from __future__ import annotations
 
@@ -113,8 +115,8 @@ def check_bounds_frame(frame: Any, types: dict[int, IcebergType], outs: list[Any
         .partition_by("m", "key", as_dict=True)
     for m, k in sorted(checks):
         col = parts[(m, k)]
-        _check_column(k, checked[k], col.get_column("n").to_list(), col.get_column("value").to_list(),
-                      col.get_column("value_hi").to_list(), outs[m])
+        _check_column(k, checked[k], outs[m], rows=col.get_column("n").to_list(),
+                      lo=col.get_column("value").to_list(), hi=col.get_column("value_hi").to_list())
 
 
 def _long_bounds(frame: Any, name: str) -> Any:
@@ -150,7 +152,9 @@ def _fast_group(t: PrimitiveType, lengths: set[int]) -> str | None:
     return None
 
 
-def _check_column(k: int, t: PrimitiveType, rows: list[int], lo: list[Any], hi: list[Any], out: Any) -> None:
+def _check_column(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[Any], hi: list[Any]) -> None:
+    """The bounds of field ``k`` in one manifest, value by value: ``rows`` are the entries,
+    ``lo`` and ``hi`` their lower and upper bounds (None where an entry has none)."""
     base = t.base
     present = [v for v in lo if v is not None] + [v for v in hi if v is not None]
     valid = True
@@ -180,7 +184,7 @@ def _check_column(k: int, t: PrimitiveType, rows: list[int], lo: list[Any], hi: 
     if base in _UNORDERED:
         return  # no order to check: Java's uuid order has changed across versions; boxes may wrap
     if base in ("float", "double"):
-        _check_nan(k, t, rows, lo, hi, lengths, out)
+        _check_nan(k, t, out, rows=rows, lo=lo, hi=hi, lengths=lengths)
     pairs = [i for i, (a, b) in enumerate(zip(lo, hi)) if a is not None and b is not None]
     if not pairs:
         return
@@ -205,8 +209,8 @@ def _check_column(k: int, t: PrimitiveType, rows: list[int], lo: list[Any], hi: 
         out.add("BOUND_ORDER", f"field {k}: lower bound {show(a)} is above upper bound {show(b)}", rows[i])
 
 
-def _check_nan(k: int, t: PrimitiveType, rows: list[int], lo: list[Any], hi: list[Any], lengths: set[int],
-               out: Any) -> None:
+def _check_nan(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[Any], hi: list[Any],
+               lengths: set[int]) -> None:
     """"NaNs are not permitted as lower or upper bounds" (Manifests, note 2)."""
     import numpy as np
 

@@ -65,7 +65,8 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
         for findings in pool.map(lambda item: _check_puffin(table, item[0], item[1]), list(dvs.items())):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
-        for findings in pool.map(lambda s: _check_statistics(table.io, *s), stats):
+        for findings in pool.map(lambda s: _check_statistics(table.io, s[0], size=s[1], snapshot_id=s[2], raw=s[3]),
+                                 stats):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
     checked.files = len(files) + len(dvs) + len(stats)
@@ -165,7 +166,7 @@ def _check_puffin(table: Any, path: str, entries: list[tuple[LiveFile, str, int]
     return found
 
 
-def _check_statistics(io: Any, path: str, size: int, snapshot_id: int, raw: dict[str, Any]) -> Found:
+def _check_statistics(io: Any, path: str, *, size: int, snapshot_id: int, raw: dict[str, Any]) -> Found:
     where = {"file": path, "snapshot_id": snapshot_id}
     try:
         actual = io.size(path)

@@ -173,7 +173,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
             raise InvalidMetadataError(f"wrong Avro schema: data_file has no {', '.join(missing)}")
         part_schema = record_type(df_schema["fields"][idx["partition"]]["type"])
         pf = part_schema.get("fields", []) if part_schema is not None else []
-        frame = _entry_frame(avro, top, idx, len(pf), ctx.check_bounds)
+        frame = _entry_frame(avro, top=top, idx=idx, nparts=len(pf), with_bounds=ctx.check_bounds)
     except InvalidMetadataError as e:
         msg = e.message[len(path) + 2:] if e.message.startswith(path + ": ") else e.message
         out.add("MANIFEST_UNREADABLE", msg)
@@ -199,7 +199,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
     return scan
 
 
-def _entry_frame(avro: Any, top: dict[str, Any], idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
+def _entry_frame(avro: Any, *, top: dict[str, Any], idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
     """The manifest's entries as the normalized frame of :mod:`icectl.validate.entries`:
     read by polars when it can and its row count is what the blocks say, else by the lean
     decoder. InvalidMetadataError when neither can read it."""

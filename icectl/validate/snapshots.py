@@ -121,11 +121,11 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> Listed | N
         seen.add(mpath)
         ref = manifest_file(r, strict=False)
         ref.manifest_path = mpath
-        _check_ref(table, snap, ref, out, where)
+        _check_ref(table, snap, ref, out, where=where)
         refs.append(ref)
         if usable:
             readable.append(ref)
-    _check_lineage_refs(md, snap, refs, out, path)
+    _check_lineage_refs(md, snap, refs, out, list_path=path)
     return Listed(snap, refs, readable)
 
 
@@ -146,7 +146,7 @@ def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestFil
     return refs
 
 
-def _check_ref(table: Any, snap: Snapshot, ref: ManifestFile, out: Collector, where: dict[str, Any]) -> None:
+def _check_ref(table: Any, snap: Snapshot, ref: ManifestFile, out: Collector, *, where: dict[str, Any]) -> None:
     md = table.metadata
     fv = md.format_version
     w = {**where, "manifest": ref.manifest_path}
@@ -168,18 +168,18 @@ def _check_ref(table: Any, snap: Snapshot, ref: ManifestFile, out: Collector, wh
                     f"{ref.sequence_number}", **w)
 
 
-def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestFile], out: Collector, path: str) -> None:
+def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestFile], out: Collector, *, list_path: str) -> None:
     fv = md.format_version
     sid = snap.snapshot_id
     if fv < 3:
         for i, r in enumerate(refs):
             if r.first_row_id is not None:
                 out.add("LINEAGE_BEFORE_V3", f"first_row_id {r.first_row_id} in a format version {fv} table",
-                        file=path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
+                        file=list_path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
         return
     for i, r in enumerate(refs):
         if r.content == 1 and r.first_row_id is not None:
-            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=path,
+            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=list_path,
                     snapshot_id=sid, manifest=r.manifest_path, entry=i)
     if snap.first_row_id is None or snap.added_rows is None:
         return
@@ -190,7 +190,7 @@ def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestFile], out: 
             continue
         if r.first_row_id is None:
             out.add("LINEAGE_MANIFEST", "a data manifest without first_row_id in a snapshot with row lineage",
-                    file=path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
         elif r.first_row_id >= first:
             n = (r.added_rows_count or 0) + (r.existing_rows_count or 0)
             assigned.append((r.first_row_id, r.first_row_id + n, i, r.manifest_path))
@@ -200,14 +200,14 @@ def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestFile], out: 
         total += stop - start
         if stop > end:
             out.add("LINEAGE_MANIFEST", f"row ids {start} to {stop - 1} are outside the snapshot's {first} to {end - 1}",
-                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=mpath, entry=i)
         elif start < prev_end and stop > start:
             out.add("LINEAGE_MANIFEST", f"row ids from {start} overlap the manifest before it (to {prev_end - 1})",
-                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=mpath, entry=i)
         prev_end = max(prev_end, stop)
     if total != snap.added_rows:
         out.add("LINEAGE_ADDED_ROWS", f"added-rows is {snap.added_rows}, the manifests assigned row ids in this "
-                f"snapshot hold {total} rows", file=path, snapshot_id=sid)
+                f"snapshot hold {total} rows", file=list_path, snapshot_id=sid)
 
 
 def _workers(options: ValidateOptions, n: int, local: bool) -> int:
