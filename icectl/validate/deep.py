@@ -88,7 +88,7 @@ def _check_file(io: Any, fc: _FileCheck) -> Found:
         found.append(("FILE_SIZE_MISMATCH", f"the file has {size} bytes, file_size_in_bytes is {fc.size}", where))
     try:
         rows = _row_count(io, fc.path, fc.file_format)
-    except Exception as e:  # a corrupt footer: pyarrow and fastavro raise many kinds
+    except Exception as e:  # a corrupt footer: pyarrow raises many kinds (the Avro reader InvalidMetadataError)
         found.append(("FILE_UNREADABLE", f"cannot read the {fc.file_format} footer ({type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''})", where))
         return found

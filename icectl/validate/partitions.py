@@ -12,7 +12,7 @@ from typing import Any
 
 from icectl.errors import IcectlError
 from icectl.formats.manifest import ManifestFile
-from icectl.spec.conversions import from_bytes, unscaled
+from icectl.spec.conversions import from_bytes, to_internal, unscaled
 from icectl.spec.types import PrimitiveType
 from icectl.validate.bounds import show
 
@@ -32,9 +32,7 @@ def partition_key(t: PrimitiveType, value: Any) -> Any:
     None for types without an order."""
     base = t.base
     if base == "decimal":
-        if isinstance(value, (bytes, bytearray)):
-            return int.from_bytes(value, "big", signed=True)
-        return unscaled(t, value)
+        return unscaled(t, to_internal(t, value))  # a Decimal, or the Avro bytes the lean decoder reads
     if base in _UNORDERED:
         return None
     return value
