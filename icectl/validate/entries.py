@@ -44,6 +44,8 @@ class ScanContext:
     types: dict[int, IcebergType]  # field id -> type, in the newest schema that has it
     check_bounds: bool = True
     deep: bool = False
+    # header schema JSON -> its field types over ``types``: filled as manifests are read
+    header_types: dict[str, dict[int, IcebergType]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass

@@ -80,24 +80,20 @@ class _Out:
         return self.findings
 
 
-def _header_types(header_schema: str | None, fallback: dict[int, IcebergType]) -> dict[int, IcebergType]:
-    """The field types of the manifest's own schema (its header), over the table's."""
+def _header_types(header_schema: str | None, ctx: ScanContext) -> dict[int, IcebergType]:
+    """The field types of the manifest's own schema (its header) over the table's; one dict per
+    distinct header in a run, so manifests of one schema have their bounds checked together."""
     if not header_schema:
-        return fallback
-    cached = _HEADER_TYPES.get(header_schema)
+        return ctx.types
+    cached = ctx.header_types.get(header_schema)
     if cached is not None:
         return cached
     try:
         s = schema_from_json(json.loads(header_schema))
         types = {f.field_id: f.field_type for _, f in walk_fields(s.fields) if isinstance(f.field_type, PrimitiveType)}
     except (ValueError, IcectlError, TypeError, AttributeError):
-        return fallback
-    merged = {**fallback, **types}
-    _HEADER_TYPES[header_schema] = merged
-    return merged
-
-
-_HEADER_TYPES: dict[str, dict[int, IcebergType]] = {}
+        return ctx.types
+    return ctx.header_types.setdefault(header_schema, {**ctx.types, **types})
 
 
 # -- one manifest -------------------------------------------------------------------------------------
@@ -193,7 +189,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
         elif mfv >= 2 and any(f.get("field-id") is not None and int(f["field-id"]) != s[0] for f, s in zip(pf, spec)):
             out.add("MANIFEST_PARTITION_TUPLE", f"partition struct field ids {[f.get('field-id') for f in pf]} are "
                     f"not spec {spec_id}'s {[s[0] for s in spec]}")
-    types = _header_types(meta.get("schema"), ctx.types) if ctx.check_bounds else ctx.types
+    types = _header_types(meta.get("schema"), ctx) if ctx.check_bounds else ctx.types
     scan.out = out
     scan.pending = entries.Pending(out, frame, ref, mfv, spec, types)
     return scan
