@@ -70,7 +70,8 @@ def test_entries_are_kept_exactly(tmp_path, version):
         assert snap.first_row_id == old.next_row_id and snap.added_rows == data_rows
         assert after.metadata.next_row_id == old.next_row_id + data_rows
         assert all(e[6] is not None for e in live(after) if e[1] == 0)
-    from icectl.validate.core import ValidateOptions, validate_table
+    from icectl.validate.findings import ValidateOptions
+    from icectl.validate.run import validate_table
 
     report = validate_table(after.catalog, after.identifier, ValidateOptions(deep=True))
     assert not [f for f in report.findings if str(f.severity).lower().endswith("error")], report.findings
