@@ -159,7 +159,8 @@ def fastavro_rate(config: str) -> dict:
 def engine_rate(config: str, workers: int | None, bounds: bool = True) -> dict:
     os.environ["ICECTL_CONFIG"] = config
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.validate.core import ValidateOptions, validate_table
+    from icectl.validate.findings import ValidateOptions
+    from icectl.validate.run import validate_table
 
     cat = build_catalog(resolve_catalog_config("bench"))
     quiet()

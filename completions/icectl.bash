@@ -8,9 +8,15 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='branch cherry-pick compact create demo describe expire files list refs register remove-orphans rewrite-deletes rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact create demo describe drop expire files list namespace properties refs register remove-orphans rename rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'alter')
+            subcmds=''
+            opts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --dry-run --first --help --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --unsorted --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch')
@@ -79,6 +85,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --purge --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'expire')
             subcmds=''
             opts='--catalog --clean-expired-metadata --dry-run --explain --help --no-delete-files --older-than --output --retain-last --snapshot-id --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -94,6 +106,42 @@ __icectl_spec() {
         'list')
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace')
+            subcmds='create drop list properties'
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace create')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --property --uri --verbose --warehouse --yes -P -c -h -o -v -y'
+            valopts='--catalog --output --property --uri --warehouse -P -c -o'
+            numopts=''
+            ;;
+        'namespace drop')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace list')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'namespace properties')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --remove --set --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --remove --set --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'properties')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
@@ -115,11 +163,23 @@ __icectl_spec() {
             valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
             numopts=''
             ;;
+        'rename')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rewrite-deletes')
             subcmds=''
             opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--branch --catalog --master --output --template --uri --warehouse -c -o'
             numopts=''
+            ;;
+        'rewrite-manifests')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --spec-id --uri --warehouse -c -o'
+            numopts='--spec-id'
             ;;
         'rollback')
             subcmds=''
@@ -172,6 +232,8 @@ __icectl_spec() {
 # Prints the choices of option $2 of command path $1 (empty if it has none).
 __icectl_choices() {
     case "$1|$2" in
+        'alter|--output') echo 'json table' ;;
+        'alter|-o') echo 'json table' ;;
         'branch create|--output') echo 'json table' ;;
         'branch create|-o') echo 'json table' ;;
         'branch drop|--output') echo 'json table' ;;
@@ -195,12 +257,26 @@ __icectl_choices() {
         'demo|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
+        'drop|--output') echo 'json table' ;;
+        'drop|-o') echo 'json table' ;;
         'expire|--output') echo 'json table' ;;
         'expire|-o') echo 'json table' ;;
         'files|--output') echo 'json table' ;;
         'files|-o') echo 'json table' ;;
         'list|--output') echo 'json table' ;;
         'list|-o') echo 'json table' ;;
+        'namespace create|--output') echo 'json table' ;;
+        'namespace create|-o') echo 'json table' ;;
+        'namespace drop|--output') echo 'json table' ;;
+        'namespace drop|-o') echo 'json table' ;;
+        'namespace list|--output') echo 'json table' ;;
+        'namespace list|-o') echo 'json table' ;;
+        'namespace properties|--output') echo 'json table' ;;
+        'namespace properties|-o') echo 'json table' ;;
+        'namespace|--output') echo 'json table' ;;
+        'namespace|-o') echo 'json table' ;;
+        'properties|--output') echo 'json table' ;;
+        'properties|-o') echo 'json table' ;;
         'refs|--output') echo 'json table' ;;
         'refs|-o') echo 'json table' ;;
         'register|--output') echo 'json table' ;;
@@ -208,8 +284,12 @@ __icectl_choices() {
         'remove-orphans|--output') echo 'json table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json table' ;;
+        'rename|--output') echo 'json table' ;;
+        'rename|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
+        'rewrite-manifests|--output') echo 'json table' ;;
+        'rewrite-manifests|-o') echo 'json table' ;;
         'rollback|--output') echo 'json table' ;;
         'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;

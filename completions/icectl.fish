@@ -6,9 +6,11 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'expire' 'files' 'list' 'refs' 'register' 'remove-orphans' 'rewrite-deletes' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
+        case 'namespace'
+            printf '%s\n' 'create' 'drop' 'list' 'properties'
         case 'tag'
             printf '%s\n' 'create' 'drop'
     end
@@ -18,6 +20,8 @@ function __icectl_value_options
     switch "$argv[1]"
         case ''
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'alter'
+            printf '%s\n' -- '--add-column' '--add-partition-field' '--after' '--catalog' '--drop-column' '--drop-default' '--drop-partition-field' '--make-optional' '--make-required' '--move-column' '--output' '--remove-property' '--rename-column' '--rename-partition-field' '--set-default' '--set-doc' '--set-identifier-fields' '--set-property' '--set-type' '--sort-by' '--uri' '--warehouse' '-c' '-o'
         case 'branch'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'branch create'
@@ -40,11 +44,25 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--format-version' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'describe'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'drop'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'expire'
             printf '%s\n' -- '--catalog' '--older-than' '--output' '--retain-last' '--snapshot-id' '--uri' '--warehouse' '-c' '-o'
         case 'files'
             printf '%s\n' -- '--catalog' '--content' '--output' '--ref' '--snapshot' '--uri' '--warehouse' '-c' '-o'
         case 'list'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'namespace'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'namespace create'
+            printf '%s\n' -- '--catalog' '--output' '--property' '--uri' '--warehouse' '-P' '-c' '-o'
+        case 'namespace drop'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'namespace list'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'namespace properties'
+            printf '%s\n' -- '--catalog' '--output' '--remove' '--set' '--uri' '--warehouse' '-c' '-o'
+        case 'properties'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'refs'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
@@ -52,8 +70,12 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'remove-orphans'
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
+        case 'rename'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
             printf '%s\n' -- '--branch' '--catalog' '--master' '--output' '--template' '--uri' '--warehouse' '-c' '-o'
+        case 'rewrite-manifests'
+            printf '%s\n' -- '--catalog' '--output' '--spec-id' '--uri' '--warehouse' '-c' '-o'
         case 'rollback'
             printf '%s\n' -- '--branch' '--catalog' '--output' '--set-current' '--to-snapshot' '--to-timestamp' '--uri' '--warehouse' '-c' '-o'
         case 'snapshots'
@@ -114,19 +136,25 @@ complete -c icectl -l verbose -s v -d 'Show tracebacks and debug detail on error
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
 
 # icectl
+complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, partition spec, sort order and properties in one commit (Java\'s rules and ids)'
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'demo' -d 'Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+complete -c icectl -n '__icectl_at' -f -a 'drop' -d 'Drop a table from its catalog (metadata only), or with --purge together with its files'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
+complete -c icectl -n '__icectl_at' -f -a 'namespace' -d 'List, create and drop namespaces; show and change their properties'
+complete -c icectl -n '__icectl_at' -f -a 'properties' -d 'List a table\'s properties, or set or unset some (one commit)'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
+complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
+complete -c icectl -n '__icectl_at' -f -a 'rewrite-manifests' -d 'Rewrite the current snapshot\'s manifests clustered by partition, at the table\'s target manifest size (metadata only, as Iceberg Java\'s rewrite_manifests)'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
 complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
@@ -136,6 +164,31 @@ complete -c icectl -n '__icectl_at' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at' -l install-completion -d 'Install completion for the current shell'
 complete -c icectl -n '__icectl_at' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation'
 complete -c icectl -n '__icectl_at' -l version -d 'Print the icectl version and exit'
+
+# icectl alter
+complete -c icectl -n '__icectl_at alter' -l add-column -r -d 'Add a column: \'NAME TYPE [NOT NULL] [DEFAULT v] [COMMENT "doc"] [FIRST | AFTER col | BEFORE col]\'; a.b adds b to the struct a (types as in create --schema). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l add-partition-field -r -d 'Add a partition field: \'TERM [AS name]\', e.g. \'bucket(16, id)\', \'day(ts)\', \'truncate(4, name)\', \'region\'. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l after -r -d 'Place the one added column after this column'
+complete -c icectl -n '__icectl_at alter' -l drop-column -r -d 'Drop a column (a.b: a nested field). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l drop-default -r -d 'Remove a column\'s write-default. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l drop-partition-field -r -d 'Drop a partition field by name or term (v1: it becomes void). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
+complete -c icectl -n '__icectl_at alter' -l first -d 'Place the one added column first'
+complete -c icectl -n '__icectl_at alter' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at alter' -l make-optional -r -d 'Make a required column optional. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l make-required -r -d 'Make a column required (only one added in this alter with a default). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l move-column -r -d 'Move a column: \'a first\', \'a after b\' or \'a before b\' (within its struct). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l remove-property -r -d 'Remove a table property. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l rename-column -r -d 'Rename a column (a.b=c renames a nested field). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l rename-partition-field -r -d 'Rename a partition field. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-default -r -d 'Set a column\'s write-default (v3). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-doc -r -d 'Set a column\'s doc (empty TEXT removes it). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-identifier-fields -r -d 'The identifier fields, e.g. \'id, region\' (\'\' for none)'
+complete -c icectl -n '__icectl_at alter' -l set-property -r -d 'Set a table property. Repeatable'
+complete -c icectl -n '__icectl_at alter' -l set-type -r -d 'Widen a column\'s type as the spec allows (int to long, float to double, decimal precision; v3: date to timestamp, unknown to any). Repeatable'
+complete -c icectl -n '__icectl_at alter' -l sort-by -r -d 'Replace the sort order, e.g. \'id desc nulls last, bucket(4, name)\''
+complete -c icectl -n '__icectl_at alter' -l unsorted -d 'Replace the sort order with none'
+complete -c icectl -n '__icectl_at alter' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
 
 # icectl branch
 complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot'
@@ -220,6 +273,12 @@ complete -c icectl -n '__icectl_at demo' -l help -s h -d 'Show this message and 
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'
 
+# icectl drop
+complete -c icectl -n '__icectl_at drop' -l dry-run -d 'Show what would be dropped and deleted; change nothing'
+complete -c icectl -n '__icectl_at drop' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at drop' -l purge -d 'Also delete every file the table\'s metadata reaches (only under its location, after the catalog drop). REST: the server is asked to (purgeRequested=true)'
+complete -c icectl -n '__icectl_at drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl expire
 complete -c icectl -n '__icectl_at expire' -l clean-expired-metadata -d 'Also remove schemas and partition specs no retained snapshot uses'
 complete -c icectl -n '__icectl_at expire' -l dry-run -d 'Show what would be expired and deleted; change nothing'
@@ -240,6 +299,39 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 # icectl list
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
 
+# icectl namespace
+complete -c icectl -n '__icectl_at namespace' -f -a 'create' -d 'Create a namespace'
+complete -c icectl -n '__icectl_at namespace' -f -a 'drop' -d 'Drop an empty namespace (one that holds no table and no namespace)'
+complete -c icectl -n '__icectl_at namespace' -f -a 'list' -d 'List namespaces'
+complete -c icectl -n '__icectl_at namespace' -f -a 'properties' -d 'Show a namespace\'s properties; with --set or --remove, change them'
+complete -c icectl -n '__icectl_at namespace' -l help -s h -d 'Show this message and exit'
+
+# icectl namespace create
+complete -c icectl -n '__icectl_at namespace create' -l dry-run -d 'Show the change; change nothing'
+complete -c icectl -n '__icectl_at namespace create' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at namespace create' -l property -s P -r -d 'Namespace property KEY=VALUE (repeatable)'
+complete -c icectl -n '__icectl_at namespace create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl namespace drop
+complete -c icectl -n '__icectl_at namespace drop' -l dry-run -d 'Show the change; change nothing'
+complete -c icectl -n '__icectl_at namespace drop' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at namespace drop' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl namespace list
+complete -c icectl -n '__icectl_at namespace list' -l help -s h -d 'Show this message and exit'
+
+# icectl namespace properties
+complete -c icectl -n '__icectl_at namespace properties' -l dry-run -d 'Show the change; change nothing'
+complete -c icectl -n '__icectl_at namespace properties' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at namespace properties' -l remove -r -d 'Remove a property (repeatable)'
+complete -c icectl -n '__icectl_at namespace properties' -l set -r -d 'Set a property KEY=VALUE (repeatable)'
+complete -c icectl -n '__icectl_at namespace properties' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl properties
+complete -c icectl -n '__icectl_at properties' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
+complete -c icectl -n '__icectl_at properties' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at properties' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
+
 # icectl refs
 complete -c icectl -n '__icectl_at refs' -l help -s h -d 'Show this message and exit'
 
@@ -257,6 +349,11 @@ complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only fil
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
+# icectl rename
+complete -c icectl -n '__icectl_at rename' -l dry-run -d 'Check the rename; change nothing'
+complete -c icectl -n '__icectl_at rename' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl rewrite-deletes
 complete -c icectl -n '__icectl_at rewrite-deletes' -l apply-equality-deletes -d 'Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed'
 complete -c icectl -n '__icectl_at rewrite-deletes' -l branch -r -d 'Branch to rewrite'
@@ -265,6 +362,12 @@ complete -c icectl -n '__icectl_at rewrite-deletes' -l help -s h -d 'Show this m
 complete -c icectl -n '__icectl_at rewrite-deletes' -l master -r -d 'Spark master for --apply-equality-deletes'
 complete -c icectl -n '__icectl_at rewrite-deletes' -l template -r -d 'spark-submit job template for --apply-equality-deletes'
 complete -c icectl -n '__icectl_at rewrite-deletes' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl rewrite-manifests
+complete -c icectl -n '__icectl_at rewrite-manifests' -l dry-run -d 'Show which manifests would be rewritten; change nothing'
+complete -c icectl -n '__icectl_at rewrite-manifests' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at rewrite-manifests' -l spec-id -x -d 'Rewrite the manifests of this partition spec (default: the table\'s default spec)'
+complete -c icectl -n '__icectl_at rewrite-manifests' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rollback
 complete -c icectl -n '__icectl_at rollback' -l branch -r -d 'Branch to move'

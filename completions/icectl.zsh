@@ -22,19 +22,25 @@ _icectl() {
         args)
             curcontext="${curcontext%:*:*}:icectl-$words[1]:"
             case $words[1] in
+                alter) _icectl__alter && ret=0 ;;
                 branch) _icectl__branch && ret=0 ;;
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 compact) _icectl__compact && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
                 demo) _icectl__demo && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
+                drop) _icectl__drop && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
+                namespace) _icectl__namespace && ret=0 ;;
+                properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
+                rename) _icectl__rename && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
+                rewrite-manifests) _icectl__rewrite_manifests && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
@@ -50,19 +56,25 @@ _icectl() {
 _icectl_commands() {
     local -a commands
     commands=(
+        'alter:Change a table'\''s schema, partition spec, sort order and properties in one commit (Java'\''s rules and ids)'
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
         'create:Create a table'
         'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+        'drop:Drop a table from its catalog (metadata only), or with --purge together with its files'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'list:List namespaces and tables in the catalog'
+        'namespace:List, create and drop namespaces; show and change their properties'
+        'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
+        'rename:Rename a table, or move it to another namespace (its files stay where they are)'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
+        'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
@@ -70,6 +82,40 @@ _icectl_commands() {
         'validate:Check every layer of a table against the rules of its format version; exit 8 on errors'
     )
     _describe -t commands 'icectl command' commands
+}
+
+(( $+functions[_icectl__alter] )) ||
+_icectl__alter() {
+    _arguments -s -S \
+        '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:column:_files' \
+        '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:term:_files' \
+        '--after=[Place the one added column after this column]:col:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:col:_files' \
+        '*--drop-default=[Remove a column'\''s write-default. Repeatable]:col:_files' \
+        '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:field:_files' \
+        '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
+        '--first[Place the one added column first]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '*--make-optional=[Make a required column optional. Repeatable]:col:_files' \
+        '*--make-required=[Make a column required (only one added in this alter with a default). Repeatable]:col:_files' \
+        '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*--remove-property=[Remove a table property. Repeatable]:key:_files' \
+        '*--rename-column=[Rename a column (a.b=c renames a nested field). Repeatable]:old=new:_files' \
+        '*--rename-partition-field=[Rename a partition field. Repeatable]:old=new:_files' \
+        '*--set-default=[Set a column'\''s write-default (v3). Repeatable]:col=value:_files' \
+        '*--set-doc=[Set a column'\''s doc (empty TEXT removes it). Repeatable]:col=text:_files' \
+        '--set-identifier-fields=[The identifier fields, e.g. '\''id, region'\'' ('\'''\'' for none)]:cols:_files' \
+        '*--set-property=[Set a table property. Repeatable]:key=value:_files' \
+        '*--set-type=[Widen a column'\''s type as the spec allows (int to long, float to double, decimal precision; v3\: date to timestamp, unknown to any). Repeatable]:col=type:_files' \
+        '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:terms:_files' \
+        '--unsorted[Replace the sort order with none]' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
+        ':table:_files'
 }
 
 (( $+functions[_icectl__branch] )) ||
@@ -285,6 +331,21 @@ _icectl__describe() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__drop] )) ||
+_icectl__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show what would be dropped and deleted; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__expire] )) ||
 _icectl__expire() {
     _arguments -s -S \
@@ -332,6 +393,118 @@ _icectl__list() {
         '::namespace:_files'
 }
 
+(( $+functions[_icectl__namespace] )) ||
+_icectl__namespace() {
+    local curcontext="$curcontext" state line ret=1
+    typeset -A opt_args
+    _arguments -s -S -C \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ': :_icectl__namespace_commands' \
+        '*:: :->args' && ret=0
+    case $state in
+        args)
+            curcontext="${curcontext%:*:*}:icectl-$words[1]:"
+            case $words[1] in
+                create) _icectl__namespace__create && ret=0 ;;
+                drop) _icectl__namespace__drop && ret=0 ;;
+                list) _icectl__namespace__list && ret=0 ;;
+                properties) _icectl__namespace__properties && ret=0 ;;
+            esac
+            ;;
+    esac
+    return ret
+}
+
+(( $+functions[_icectl__namespace_commands] )) ||
+_icectl__namespace_commands() {
+    local -a commands
+    commands=(
+        'create:Create a namespace'
+        'drop:Drop an empty namespace (one that holds no table and no namespace)'
+        'list:List namespaces'
+        'properties:Show a namespace'\''s properties; with --set or --remove, change them'
+    )
+    _describe -t commands 'icectl namespace command' commands
+}
+
+(( $+functions[_icectl__namespace__create] )) ||
+_icectl__namespace__create() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:property:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
+}
+
+(( $+functions[_icectl__namespace__drop] )) ||
+_icectl__namespace__drop() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
+}
+
+(( $+functions[_icectl__namespace__list] )) ||
+_icectl__namespace__list() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '::parent:_files'
+}
+
+(( $+functions[_icectl__namespace__properties] )) ||
+_icectl__namespace__properties() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the change; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '*--remove=[Remove a property (repeatable)]:remove:_files' \
+        '*--set=[Set a property KEY=VALUE (repeatable)]:set:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':namespace:_files'
+}
+
+(( $+functions[_icectl__properties] )) ||
+_icectl__properties() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
+        ':table:_files' \
+        '::action:_files' \
+        '*:items:_files'
+}
+
 (( $+functions[_icectl__refs] )) ||
 _icectl__refs() {
     _arguments -s -S \
@@ -377,6 +550,21 @@ _icectl__remove_orphans() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__rename] )) ||
+_icectl__rename() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Check the rename; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files' \
+        ':new_name:_files'
+}
+
 (( $+functions[_icectl__rewrite_deletes] )) ||
 _icectl__rewrite_deletes() {
     _arguments -s -S \
@@ -388,6 +576,21 @@ _icectl__rewrite_deletes() {
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__rewrite_manifests] )) ||
+_icectl__rewrite_manifests() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show which manifests would be rewritten; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

@@ -58,6 +58,8 @@ def _register() -> None:
     from icectl.cli import compact, demo, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
     from icectl.cli import validate
     from icectl.cli import upgrade
+    from icectl.cli import alter
+    from icectl.cli import drop, namespaces, rewrite_manifests
 
     tables.register(app)
     expire.register(app)
@@ -70,6 +72,10 @@ def _register() -> None:
     files.register(app)
     validate.register(app)
     upgrade.register(app)
+    alter.register(app)
+    drop.register(app)
+    namespaces.register(app)
+    rewrite_manifests.register(app)
     demo.register(app)
 
 

@@ -20,7 +20,8 @@ def validate(
 ) -> None:
     """Check every layer of a table against the rules of its format version; exit 8 on errors."""
     from icectl.cli.views.validate import validation_view
-    from icectl.validate.core import ValidateOptions, validate_table
+    from icectl.validate.findings import ValidateOptions
+    from icectl.validate.run import validate_table
     from icectl.errors import ValidationFailedError
 
     env: Env = ctx.obj

@@ -1,21 +1,34 @@
-"""Reading an Avro container file into a polars DataFrame, safely.
+"""Reading Avro object container files: the one entry point of every Avro read in icectl
+(manifest lists, manifests, file listings, ``validate``, ``--deep``'s Avro row counts). Writing is
+fastavro's (:mod:`icectl.formats.manifest`).
 
-polars' Rust Avro reader decodes Iceberg manifests several times faster than fastavro (and
-releases the GIL, so manifests decode in parallel threads), but it does not support every Avro
-schema: an Avro ``map`` makes it panic (a Rust panic, raised as ``PanicException``, which is not an
-``Exception``), and unions of several non-null branches are refused. :func:`read_avro_frame`
-checks the writer schema first and turns every failure into :class:`ColumnarUnavailable`, so the
-caller can use its entry-by-entry reader instead (which also words the error for the user).
+Two decoders, polars first:
+
+- polars' Rust reader decodes manifests several times faster than a Python decoder, into
+  columns, and releases the GIL, so manifests decode in parallel threads;
+- the lean decoder of :mod:`icectl.formats.avro_lean` reads every schema, and words what is wrong
+  with a corrupt file.
+
+polars does not read every writer schema: an Avro ``map`` makes it panic (a Rust panic, raised as
+``PanicException``, which is a ``BaseException``), and it refuses unions of several non-null
+branches. So polars is used only when it is installed and wanted (``ICECTL_AVRO_READER=lean``
+turns it off, to exercise the fallback), when the schema is one it reads, and when it reads as
+many records as the blocks hold; any failure of it, a panic included, falls back to the lean
+decoder, and every failure of that is an :class:`~icectl.errors.InvalidMetadataError` naming the
+file.
 """
 from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import Any, Callable
 
+from icectl.formats.avro_lean import AvroFile, field_index, open_avro, record_type
 
-class ColumnarUnavailable(Exception):
-    """polars is missing, not wanted, or cannot read this file: use the entry-by-entry reader."""
+__all__ = ["AvroFile", "failures", "field_index", "internal_struct", "open_avro", "polars_supports",
+           "polars_wanted", "read_frame", "read_records", "record_type"]
+
+READER_ENV = "ICECTL_AVRO_READER"  # "lean": never polars
 
 
 def failures() -> tuple[type[BaseException], ...]:
@@ -26,6 +39,17 @@ def failures() -> tuple[type[BaseException], ...]:
     except ImportError:
         return (Exception,)
     return (Exception, PanicException)
+
+
+def polars_wanted() -> bool:
+    """Whether polars may decode (installed, and not turned off by ``ICECTL_AVRO_READER=lean``)."""
+    if os.environ.get(READER_ENV) == "lean":
+        return False
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def polars_supports(schema: Any, named: dict[str, Any] | None = None) -> bool:
@@ -54,27 +78,56 @@ def polars_supports(schema: Any, named: dict[str, Any] | None = None) -> bool:
     return True
 
 
-def read_avro_frame(data: bytes, schema: Any | None = None) -> Any:
-    """The records of an Avro container file as a polars DataFrame. ``schema`` is the writer
-    schema when the caller has parsed the header already. Raises ColumnarUnavailable when polars
-    is missing or not wanted (``ICECTL_AVRO_READER=fastavro``), or cannot read the file."""
-    if os.environ.get("ICECTL_AVRO_READER") == "fastavro":
-        raise ColumnarUnavailable("fastavro requested")
-    try:
-        import polars as pl
-    except ImportError:
-        raise ColumnarUnavailable("polars is not installed") from None
-    if schema is None:
-        from icectl.formats.avro_lean import open_avro
-        from icectl.errors import InvalidMetadataError
+def read_frame(avro: AvroFile) -> Any | None:
+    """The file's records decoded by polars into a DataFrame, or None when polars is not wanted,
+    cannot read this writer schema, fails, or reads another number of records than the blocks
+    hold: then read it with :func:`read_records` or :meth:`AvroFile.records`.
+    InvalidMetadataError when the block framing is broken (truncated, a sync marker missing)."""
+    if not polars_wanted() or not polars_supports(avro.schema):
+        return None
+    expected = avro.record_count()
+    import polars as pl
 
-        try:
-            schema = open_avro(data, source="avro").schema
-        except InvalidMetadataError as e:
-            raise ColumnarUnavailable(e.message) from None
-    if not polars_supports(schema):
-        raise ColumnarUnavailable("an Avro schema polars cannot read")
     try:
-        return pl.read_avro(io.BytesIO(data))
-    except failures() as e:
-        raise ColumnarUnavailable(f"{type(e).__name__}: {e}") from None
+        df = pl.read_avro(io.BytesIO(avro.data))
+    except failures():
+        return None
+    return df if len(df) == expected else None
+
+
+def read_records(avro: AvroFile, *, skip: frozenset[str] = frozenset(),
+                 prepare: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
+    """Every record as a dict (nested records too), read by polars when it can and else by the
+    lean decoder; InvalidMetadataError naming the file when neither can.
+
+    Values are the decoders' own: polars converts Avro logical types (``date`` to a ``date``,
+    ``timestamp-micros`` to a ``datetime``, ``decimal`` to a ``Decimal``), the lean decoder does
+    not (:func:`icectl.spec.conversions.to_internal` takes either to Iceberg's form). Fields in
+    ``skip`` may be read as None; ``prepare`` turns polars' frame into the columns to return (a
+    frame expression that fails falls back to the lean decoder as well)."""
+    df = read_frame(avro)
+    if df is not None:
+        try:
+            return (prepare(df) if prepare is not None else df).to_dicts()
+        except failures():
+            pass
+    return list(avro.records(skip, dicts=True))
+
+
+def internal_struct(pl: Any, expr: Any, dtype: Any) -> Any:
+    """A polars struct of values that polars converted from Avro logical types, converted back to
+    Iceberg's internal form (dates as days, timestamps and times as micro- or nanoseconds), so
+    the per-row Python work is only building tuples."""
+    parts = []
+    for f in getattr(dtype, "fields", []):
+        e = expr.struct.field(f.name)
+        if f.dtype == pl.Date:
+            e = e.cast(pl.Int32)
+        elif isinstance(f.dtype, pl.Datetime):
+            e = e.dt.epoch(f.dtype.time_unit if f.dtype.time_unit in ("us", "ns") else "us")
+        elif f.dtype == pl.Time:
+            e = e.cast(pl.Int64) // 1000
+        parts.append(e.alias(f.name))
+    if not parts:
+        return expr
+    return pl.struct(parts).alias("partition")

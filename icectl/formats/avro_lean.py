@@ -1,17 +1,20 @@
-"""A lean Avro container reader for ``validate``: decodes records straight to tuples with a
-decoder generated from the writer schema, and skips the fields a check does not need.
+"""The lean Avro decoder: the container format (header, blocks, sync markers) and a decoder
+generated from the writer schema that reads records straight to tuples (or dicts) and skips the
+fields a reader does not need. It is the fallback of :mod:`icectl.formats.avro` (the entry point
+every Avro read goes through) for what polars cannot read, and it words what is wrong with a
+corrupt file.
 
-Why not fastavro here: validation reads every entry of every manifest, and fastavro builds a dict
-for every record, map entry and metric (about 50 per manifest entry of an 8-column table), which
-caps it near 35,000 entries a second. A generated decoder that skips the metric maps it is told to
-skip (a run of varints is skipped with one compiled regular expression, in C) reads the same
-manifests two to three times faster. Everything else in icectl reads Avro through fastavro
-(:mod:`icectl.formats.manifest`); the tests check that both read the same values.
+Why generated: validation reads every entry of every manifest, and a generic decoder builds a
+dict for every record, map entry and metric (about 50 per manifest entry of an 8-column table),
+which caps it near 35,000 entries a second. A generated decoder that skips the metric maps it is
+told to skip (a run of varints is skipped with one compiled regular expression, in C) reads the
+same manifests two to three times faster. The tests check that it reads what fastavro reads.
 
-Values are Avro's, without logical-type conversion: a record is a tuple in writer-field order, an
-array a list, an Avro map a dict, an enum its symbol, a fixed its bytes, a union its branch's value
-(``["null", T]``: None or the T value); a skipped field is None. So a ``date`` is its day count and
-a ``timestamp-micros`` its microseconds, which is Iceberg's own representation of them.
+Values are Avro's, without logical-type conversion: a record is a tuple in writer-field order (or
+a dict of field name to value), an array a list, an Avro map a dict, an enum its symbol, a fixed
+its bytes, a union its branch's value (``["null", T]``: None or the T value); a skipped field is
+None. So a ``date`` is its day count and a ``timestamp-micros`` its microseconds, which is
+Iceberg's own representation of them.
 
 Avro spec: "Object Container Files" (header, blocks, sync marker), "Binary Encoding".
 """
@@ -66,11 +69,19 @@ def _read_long(b: bytes, p: int) -> tuple[int, int]:
 class _Gen:
     """Generates the Python source of a decoder for one writer schema."""
 
-    def __init__(self, named: dict[str, Any]):
+    def __init__(self, named: dict[str, Any], *, dicts: bool = False, dict_fields: frozenset[str] = frozenset()):
         self.lines: list[str] = []
         self.n = 0
         self.named = named
+        self.dicts = dicts  # a record as a dict of field name -> value (else a tuple)
+        self.dict_fields = dict_fields  # fields whose arrays of (key, value) records are read as dicts
         self.as_dict = False  # read an array of (key, value) records as a dict
+
+    def record(self, t: dict[str, Any], names: list[str]) -> str:
+        """The expression of a record's value from the variables of its fields."""
+        if self.dicts:
+            return "{" + ", ".join(f"{f['name']!r}: {v}" for f, v in zip(t["fields"], names)) + "}"
+        return _tuple(names)
 
     def tmp(self) -> str:
         self.n += 1
@@ -117,7 +128,7 @@ class _Gen:
                     v = self.tmp()
                     self.read(ind, f["type"], v, skip)
                     names.append(v)
-                self.emit(ind, f"{var} = None" if skip else f"{var} = {_tuple(names)}")
+                self.emit(ind, f"{var} = None" if skip else f"{var} = {self.record(t, names)}")
             elif kind == "array":
                 self._array(ind, t["items"], var, skip)
             elif kind == "map":
@@ -218,6 +229,8 @@ class _Gen:
             self.emit(ind + 3, f"{lst}[({k} >> 1) ^ -({k} & 1)] = b[p:p + {n}]; p += {n}")
             self.emit(ind + 3, "continue")
             self.read(ind + 2, items, x, skip)
+            if self.dicts:
+                self.emit(ind + 2, f"{x} = tuple({x}.values())")
             self.emit(ind + 2, f"{lst}[{x}[0]] = {x}[1]")
             self.emit(ind, f"{var} = {lst}")
             return
@@ -225,10 +238,14 @@ class _Gen:
             # The metric maps' (int key, bytes value) pairs: small keys and short values take one
             # byte each for their varints, so read those inline (zigzag of n >= 0 is 2n).
             k, n = self.tmp(), self.tmp()
+            fields = self.resolve(items)["fields"]
+            key, value = f"(({k} >> 1) ^ -({k} & 1))", f"b[p:p + {n}]"
+            pair = (f"{{{fields[0]['name']!r}: {key}, {fields[1]['name']!r}: {value}}}" if self.dicts
+                    else f"({key}, {value})")
             self.emit(ind + 2, f"{k} = b[p]; {n} = b[p + 1]")
             self.emit(ind + 2, f"if {k} < 128 and {n} < 128 and not {n} & 1:")
             self.emit(ind + 3, f"{n} >>= 1; p += 2")
-            self.emit(ind + 3, f"{lst}.append((({k} >> 1) ^ -({k} & 1), b[p:p + {n}])); p += {n}")
+            self.emit(ind + 3, f"{lst}.append({pair}); p += {n}")
             self.emit(ind + 3, "continue")
         self.read(ind + 2, items, it, skip)
         if not skip:
@@ -259,22 +276,23 @@ def _tuple(names: list[str]) -> str:
 
 
 Decoder = Callable[[bytes, int, int], tuple[list[tuple], int]]
-_DECODERS: dict[tuple[str, frozenset[str], frozenset[str]], Decoder] = {}
+_DECODERS: dict[tuple[str, frozenset[str], frozenset[str], bool], Decoder] = {}
 
 
-def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset()) -> Decoder:
+def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset(), *,
+                    dicts: bool = False) -> Decoder:
     """A function ``decode(block, pos, count) -> (records, end)`` for a record schema.
 
+    Records are tuples in writer-field order, or with ``dicts`` dicts of field name to value.
     Fields named in ``skip`` (at any depth) are read past and returned as None. Fields named in
     ``as_dict`` that are arrays of (int key, bytes value) records, as the metric maps are, are read
     as a dict of key to value.
     """
-    key = (json.dumps(schema, sort_keys=True), skip, as_dict)
+    key = (json.dumps(schema, sort_keys=True), skip, as_dict, dicts)
     fn = _DECODERS.get(key)
     if fn is not None:
         return fn
-    g = _Gen({})
-    g.dict_fields = as_dict  # type: ignore[attr-defined]
+    g = _Gen({}, dicts=dicts, dict_fields=as_dict)
     _register_names(schema, g.named)
     top = g.resolve(schema)
     if not isinstance(top, dict) or top.get("type") != "record":
@@ -285,9 +303,9 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: fr
     names = []
     for f in top["fields"]:
         v = g.tmp()
-        _field(g, 2, f, v, skip)
+        _field(g, 2, f, v, skip=skip)
         names.append(v)
-    g.emit(2, f"out.append({_tuple(names)})")
+    g.emit(2, f"out.append({g.record(top, names)})")
     g.emit(1, "return out, p")
     ns: dict[str, Any] = {"_slow": _slow_varint, "_rl": _read_long, "_run": _varint_run, "_runs": _RUNS,
                           "_f": struct.Struct("<f").unpack_from, "_d": struct.Struct("<d").unpack_from}
@@ -297,12 +315,12 @@ def compile_decoder(schema: Any, skip: frozenset[str] = frozenset(), as_dict: fr
     return fn
 
 
-def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str]) -> None:
+def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, *, skip: frozenset[str]) -> None:
     t = g.resolve(f["type"])
     if f["name"] in skip:
         g.read(ind, t, var, skip=True)
         return
-    if f["name"] in getattr(g, "dict_fields", ()):
+    if f["name"] in g.dict_fields:
         g.as_dict = True
         g.read(ind, t, var)
         g.as_dict = False
@@ -312,9 +330,9 @@ def _field(g: _Gen, ind: int, f: dict[str, Any], var: str, skip: frozenset[str])
         names = []
         for sub in t["fields"]:
             v = g.tmp()
-            _field(g, ind, sub, v, skip)
+            _field(g, ind, sub, v, skip=skip)
             names.append(v)
-        g.emit(ind, f"{var} = {_tuple(names)}")
+        g.emit(ind, f"{var} = {g.record(t, names)}")
         return
     g.read(ind, t, var)
 
@@ -349,10 +367,12 @@ class AvroFile:
     start: int
     sync: bytes
 
-    def records(self, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset()) -> Iterator[tuple]:
-        """Every record as a tuple; InvalidMetadataError for corrupt or truncated data."""
+    def records(self, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset(), *,
+                dicts: bool = False) -> Iterator[Any]:
+        """Every record as a tuple (with ``dicts``, a dict); InvalidMetadataError for corrupt or
+        truncated data. ``skip`` and ``as_dict``: as :func:`compile_decoder` takes them."""
         try:
-            decode = compile_decoder(self.schema, skip, as_dict)
+            decode = compile_decoder(self.schema, skip, as_dict, dicts=dicts)
         except (ValueError, KeyError, TypeError, SyntaxError) as e:
             raise InvalidMetadataError(f"{self.source}: unsupported Avro schema: {e}") from None
         for count, block in self.blocks():

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from icectl.spec.types import IcebergType, ListType, MapType, PrimitiveType, StructType
+from icectl.spec.content_stats import NAN_TYPES, NO_BOUNDS, SPATIAL, VARLEN_TYPES, column_block, stats_columns
+from icectl.spec.types import IcebergType, ListType, MapType, PrimitiveType, Schema, StructType
 
 
 def _opt(t: Any, field_id: int, name: str, doc: str | None = None) -> dict[str, Any]:
@@ -215,3 +216,33 @@ def manifest_file_schema(format_version: int) -> dict[str, Any]:
     if v >= 3:
         fields.append(_opt("long", 520, "first_row_id", "Starting row ID to assign to new rows in ADDED data files"))
     return {"type": "record", "name": "manifest_file", "fields": fields}
+
+
+def content_stats_schema(schema: Schema) -> dict[str, Any]:
+    """The Avro record of v4 ``content_stats`` (data_file field 146) for a table schema, in the id
+    layout of :mod:`icectl.spec.content_stats`."""
+    names: dict[str, int] = {}
+    columns = []
+    for fid, t in stats_columns(schema):
+        b = column_block(fid)
+        fields: list[dict[str, Any]] = [
+            _opt("long", b + 1, "value_count"), _opt("long", b + 2, "null_value_count")]
+        if t.base in NAN_TYPES:
+            fields.append(_opt("long", b + 3, "nan_value_count"))
+        if t.base in VARLEN_TYPES:
+            fields.append(_opt("int", b + 4, "avg_value_size_in_bytes"))
+        if t.base in SPATIAL:
+            for off, name in ((5, "lower_bound"), (6, "upper_bound")):
+                fields.append(_opt({"type": "record", "name": f"geo_{name}_{fid}", "fields": [
+                    {"name": "x", "type": "double", "field-id": b + 10 + off * 4},
+                    {"name": "y", "type": "double", "field-id": b + 11 + off * 4},
+                    _opt("double", b + 12 + off * 4, "z"), _opt("double", b + 13 + off * 4, "m")]}, b + off, name))
+        elif t.base not in NO_BOUNDS:
+            fields.append(_opt(avro_type(t, names), b + 5, "lower_bound"))
+            fields.append(_opt(avro_type(t, names), b + 6, "upper_bound"))
+        fields.append(_opt("boolean", b + 7, "tight_bounds"))
+        fields.append(_opt("long", b + 8, "column_size_in_bytes"))
+        columns.append(_opt({"type": "record", "name": f"f{fid}", "fields": fields}, b, f"f{fid}"))
+    # A namespace of its own: the fixed types it defines (decimal_9_2, uuid_fixed...) would
+    # otherwise redefine those of the partition struct in the same manifest schema.
+    return {"type": "record", "name": "content_stats", "namespace": "content_stats", "fields": columns}

@@ -1,24 +1,28 @@
-"""Manifest lists and manifests: the model, reading (with inheritance) and writing, through
-fastavro (spec: "Manifests", "Manifest Lists", "Sequence Number Inheritance",
-"First Row ID Inheritance", Appendix E).
+"""Manifest lists and manifests: the model, reading (with inheritance, through
+:mod:`icectl.formats.avro`) and writing (through fastavro) (spec: "Manifests", "Manifest Lists",
+"Sequence Number Inheritance", "First Row ID Inheritance", Appendix E).
 
 Partition values and bounds are held in Iceberg's internal representation (dates as days,
-timestamps as micro- or nanoseconds, decimals as ``Decimal``), whatever fastavro's logical-type
-conversion returned.
+timestamps as micro- or nanoseconds, decimals as ``Decimal``), whatever form the Avro decoder
+returned them in.
 """
 from __future__ import annotations
 
-import datetime as _dt
+import decimal
 import io
 import json
+import uuid
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterator
+from typing import Any
 
-from icectl.formats import avro_schemas
-from icectl.spec.partitioning import PartitionSpec
-from icectl.spec.types import PrimitiveType, Schema
 from icectl.errors import InvalidMetadataError
+from icectl.formats import avro_schemas
+from icectl.formats.avro import field_index, internal_struct, open_avro, read_records, record_type
+from icectl.spec.conversions import to_internal
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.transforms import parse_transform
+from icectl.spec.types import PrimitiveType, Schema
 
 
 class ManifestContent(IntEnum):
@@ -30,6 +34,22 @@ class FileContent(IntEnum):
     DATA = 0
     POSITION_DELETES = 1
     EQUALITY_DELETES = 2
+
+
+# A content file's kind, as icectl reports it (and Iceberg Java's expire_snapshots counts it).
+DATA, POSITION_DELETES, EQUALITY_DELETES, DELETION_VECTOR = (
+    "data", "position-deletes", "equality-deletes", "deletion-vector")
+
+
+def content_kind(content: int, file_format: str) -> str:
+    """data, position-deletes, equality-deletes or deletion-vector (a position delete file in
+    Puffin) for a data_file's ``content`` and ``file_format``."""
+    c = int(content)  # plain ints: this runs once per file in listings
+    if c == 0:
+        return DATA
+    if c == 2:
+        return EQUALITY_DELETES
+    return DELETION_VECTOR if file_format.lower() == "puffin" else POSITION_DELETES
 
 
 class EntryStatus(IntEnum):
@@ -72,12 +92,7 @@ class DataFile:
     @property
     def kind(self) -> str:
         """data, position-deletes, equality-deletes or deletion-vector."""
-        c = int(self.content)  # plain ints: this runs once per file in listings
-        if c == 0:
-            return "data"
-        if c == 2:
-            return "equality-deletes"
-        return "deletion-vector" if self.file_format.lower() == "puffin" else "position-deletes"
+        return content_kind(self.content, self.file_format)
 
 
 @dataclass
@@ -127,80 +142,83 @@ class ManifestFile:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading
-
-def _avro_reader(data: bytes, source: str, *, prune: frozenset[str] = frozenset()):
-    """An Avro reader; with ``prune``, a reader schema that skips those data_file fields, so
-    fastavro decodes less (the metric maps are most of a manifest's bytes)."""
-    import fastavro
-
-    try:
-        reader = fastavro.reader(io.BytesIO(data))
-        if prune:
-            pruned = _pruned_schema(reader.writer_schema, prune)
-            if pruned is not None:
-                reader = fastavro.reader(io.BytesIO(data), reader_schema=pruned)
-        return reader
-    except Exception as e:  # fastavro raises ValueError, EOFError, SchemaParseException...
-        raise InvalidMetadataError(f"{source}: not a valid Avro file ({e.__class__.__name__}: {e})") from None
-
+# Reading (through the one Avro entry point, :mod:`icectl.formats.avro`: polars, else the lean decoder)
 
 STATS_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts",
                           "distinct_counts", "lower_bounds", "upper_bounds", "content_stats", "key_metadata",
                           "split_offsets"})
+# data_file's maps with int keys, which Avro cannot key: written as arrays of key/value records
+# (spec: Avro "Maps with non-string keys").
+MAP_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "distinct_counts",
+              "lower_bounds", "upper_bounds")
 
 
-def _pruned_schema(writer_schema: Any, prune: frozenset[str]) -> Any:
-    import copy
+def check_entry_schema(schema: Any, *, source: str) -> None:
+    """Refuse a manifest whose writer schema holds one of data_file's int-keyed maps as something
+    other than an array of key/value records (an Avro ``map`` has string keys: no Iceberg reader
+    reads it as ``map<int, ...>``). InvalidMetadataError naming the file and the field."""
+    top = schema if isinstance(schema, dict) else {}
+    i = field_index(top, "data_file")
+    data_file = record_type(top["fields"][i]["type"]) if i is not None else None
+    for f in data_file.get("fields", []) if data_file is not None else []:
+        if f.get("name") in MAP_FIELDS and not _is_key_value_array(f.get("type")):
+            t = f.get("type")
+            other = [x for x in t if x != "null"] if isinstance(t, list) else [t]
+            kind = other[0].get("type") if len(other) == 1 and isinstance(other[0], dict) else other[0] if other else t
+            raise InvalidMetadataError(f"{source}: wrong Avro schema: data_file field {f['name']!r} is an Avro "
+                                       f"{kind if isinstance(kind, str) else 'union'}, not the array of key/value "
+                                       "records Iceberg writes a map<int, ...> as")
 
-    schema = copy.deepcopy(writer_schema)
-    if not isinstance(schema, dict):
-        return None
-    for f in schema.get("fields", []):
-        if f.get("name") == "data_file" and isinstance(f.get("type"), dict):
-            df = f["type"]
-            df["fields"] = [x for x in df["fields"] if x.get("name") not in prune]
-            return schema
-    return None
 
-
-def _records(reader, source: str) -> Iterator[dict[str, Any]]:
-    try:
-        yield from reader
-    except Exception as e:
-        raise InvalidMetadataError(f"{source}: truncated or corrupt Avro data ({e.__class__.__name__}: {e})") from None
+def _is_key_value_array(t: Any) -> bool:
+    if isinstance(t, list):
+        other = [x for x in t if x != "null"]
+        return len(other) == 1 and _is_key_value_array(other[0])
+    if not isinstance(t, dict) or t.get("type") != "array":
+        return False
+    items = t.get("items")
+    return isinstance(items, str) or (isinstance(items, dict) and items.get("type") == "record"
+                                      and len(items.get("fields", [])) == 2)
 
 
 def read_manifest_list(data: bytes, *, source: str = "manifest list") -> list[ManifestFile]:
     """Read a manifest list; v1 lists read with content 0 and sequence numbers 0 (Appendix E)."""
-    reader = _avro_reader(data, source)
     out = []
-    for r in _records(reader, source):
+    for r in read_records(open_avro(data, source=source)):
         try:
-            parts = r.get("partitions")
-            out.append(ManifestFile(
-                manifest_path=r["manifest_path"],
-                manifest_length=int(r["manifest_length"]),
-                partition_spec_id=int(r["partition_spec_id"]),
-                content=ManifestContent(r.get("content") or 0),
-                sequence_number=int(r.get("sequence_number") or 0),
-                min_sequence_number=int(r.get("min_sequence_number") or 0),
-                added_snapshot_id=r.get("added_snapshot_id"),
-                added_files_count=_first(r, "added_files_count", "added_data_files_count"),
-                existing_files_count=_first(r, "existing_files_count", "existing_data_files_count"),
-                deleted_files_count=_first(r, "deleted_files_count", "deleted_data_files_count"),
-                added_rows_count=r.get("added_rows_count"),
-                existing_rows_count=r.get("existing_rows_count"),
-                deleted_rows_count=r.get("deleted_rows_count"),
-                partitions=None if parts is None else [
-                    FieldSummary(p["contains_null"], p.get("contains_nan"), p.get("lower_bound"), p.get("upper_bound"))
-                    for p in parts],
-                key_metadata=r.get("key_metadata"),
-                first_row_id=r.get("first_row_id"),
-            ))
+            out.append(manifest_file(r))
         except (KeyError, TypeError, ValueError) as e:
             raise InvalidMetadataError(f"{source}: invalid manifest list entry: {e}") from None
     return out
+
+
+def manifest_file(r: dict[str, Any], *, strict: bool = True) -> ManifestFile:
+    """A manifest-list record as a :class:`ManifestFile`. ``strict``: KeyError, TypeError or
+    ValueError for a value a reader cannot use (content not 0 or 1, a missing contains_null);
+    ``validate`` reads leniently, keeping such values to report them."""
+    parts = r.get("partitions")
+    content = r.get("content") or 0
+    return ManifestFile(
+        manifest_path=r["manifest_path"],
+        manifest_length=int(r["manifest_length"]) if strict else r.get("manifest_length"),
+        partition_spec_id=int(r["partition_spec_id"]) if strict else r["partition_spec_id"],
+        content=ManifestContent(content) if strict else content,
+        sequence_number=int(r.get("sequence_number") or 0),
+        min_sequence_number=int(r.get("min_sequence_number") or 0),
+        added_snapshot_id=r.get("added_snapshot_id"),
+        added_files_count=_first(r, "added_files_count", "added_data_files_count"),
+        existing_files_count=_first(r, "existing_files_count", "existing_data_files_count"),
+        deleted_files_count=_first(r, "deleted_files_count", "deleted_data_files_count"),
+        added_rows_count=r.get("added_rows_count"),
+        existing_rows_count=r.get("existing_rows_count"),
+        deleted_rows_count=r.get("deleted_rows_count"),
+        partitions=None if parts is None else [
+            FieldSummary(p["contains_null"] if strict else bool(p.get("contains_null")), p.get("contains_nan"),
+                         p.get("lower_bound"), p.get("upper_bound"))
+            for p in parts],
+        key_metadata=r.get("key_metadata"),
+        first_row_id=r.get("first_row_id"),
+    )
 
 
 def _first(r: dict[str, Any], *names: str) -> Any:
@@ -222,17 +240,22 @@ class ManifestHeader:
     raw: dict[str, str] = field(default_factory=dict)
 
 
-def _header(reader) -> ManifestHeader:
-    meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in reader.metadata.items()
-            if not k.startswith("avro.")}
-    return ManifestHeader(
-        format_version=int(meta.get("format-version", 1)),
-        content=ManifestContent.DELETES if meta.get("content") == "deletes" else ManifestContent.DATA,
-        partition_spec_id=int(meta["partition-spec-id"]) if meta.get("partition-spec-id") is not None else None,
-        schema_json=meta.get("schema"),
-        partition_spec_json=meta.get("partition-spec"),
-        raw=meta,
-    )
+def _header(meta: dict[str, str], source: str) -> ManifestHeader:
+    try:
+        return ManifestHeader(
+            format_version=int(meta.get("format-version", 1)),
+            content=ManifestContent.DELETES if meta.get("content") == "deletes" else ManifestContent.DATA,
+            partition_spec_id=int(meta["partition-spec-id"]) if meta.get("partition-spec-id") is not None else None,
+            schema_json=meta.get("schema"),
+            partition_spec_json=meta.get("partition-spec"),
+            raw=meta,
+        )
+    except ValueError as e:
+        raise InvalidMetadataError(f"{source}: invalid manifest key-value metadata: {e}") from None
+
+
+def read_manifest_header(data: bytes, *, source: str = "manifest") -> ManifestHeader:
+    return _header(open_avro(data, source=source).metadata, source)
 
 
 _STATUS = {s.value: s for s in EntryStatus}
@@ -256,18 +279,20 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
         # Cut at a block boundary, a truncated manifest would otherwise read as valid and short.
         raise InvalidMetadataError(f"{source}: truncated: {len(data)} bytes, but the manifest list records "
                                    f"manifest_length {manifest.manifest_length}")
-    reader = _avro_reader(data, source, prune=frozenset() if with_stats else STATS_FIELDS)
-    header = _header(reader)
+    avro = open_avro(data, source=source)
+    check_entry_schema(avro.schema, source=source)
+    header = _header(avro.metadata, source)
     spec_id = manifest.partition_spec_id
     next_row_id = manifest.first_row_id
     out: list[ManifestEntry] = []
-    records = _fast_records(data, with_stats)
-    for r in (records if records is not None else _records(reader, source)):
+    records = read_records(avro, skip=frozenset() if with_stats else STATS_FIELDS,
+                           prepare=lambda df: _entry_columns(df, with_stats))
+    for r in records:
         try:
             status = _STATUS[r["status"]]
             if live_only and status is EntryStatus.DELETED:
                 continue
-            df = _data_file(r["data_file"], spec_id, partition_types, with_stats)
+            df = _data_file(r["data_file"], spec_id, partition_types=partition_types, with_stats=with_stats)
             snapshot_id = r.get("snapshot_id")
             if snapshot_id is None:
                 snapshot_id = manifest.added_snapshot_id
@@ -288,64 +313,25 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
             out.append(ManifestEntry(status, snapshot_id, seq, fseq, df))
         except InvalidMetadataError:
             raise
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InvalidMetadataError(f"{source}: invalid manifest entry: {e}") from None
     return out
 
 
-def _fast_records(data: bytes, with_stats: bool) -> list[dict[str, Any]] | None:
-    """Manifest records decoded by polars' Avro reader (Rust), in fastavro's shape; None when
-    polars is missing or cannot read this file, and fastavro reads it instead.
+def _entry_columns(df: Any, with_stats: bool) -> Any:
+    """polars' frame of a manifest with data_file's partition in Iceberg's internal form (days,
+    micros) and, without ``with_stats``, without the metrics: the Python work per entry is then
+    only building the record."""
+    import polars as pl
 
-    fastavro spends ~30 µs per manifest entry, most of it on the metric maps; polars decodes the
-    same entries several times faster, which is what makes listing 200,000 files quick.
-    """
-    import os
-
-    if os.environ.get("ICECTL_AVRO_READER") == "fastavro":
-        return None
-    try:
-        import polars as pl
-    except ImportError:
-        return None
-    try:
-        df = pl.read_avro(io.BytesIO(data))
-        if "data_file" not in df.columns or "status" not in df.columns:
-            return None
-        dtype = df.schema["data_file"]
-        fields = [f.name for f in dtype.fields if with_stats or f.name not in STATS_FIELDS]
-        exprs = []
-        for n in fields:
-            e = pl.col("data_file").struct.field(n)
-            if n == "partition":
-                e = _internal_partition(pl, e, next(f.dtype for f in dtype.fields if f.name == n))
-            exprs.append(e)
-        df = df.with_columns(pl.struct(exprs).alias("data_file"))
-        return df.to_dicts()
-    except Exception:
-        return None
-
-
-def _internal_partition(pl: Any, expr: Any, dtype: Any) -> Any:
-    """Partition values converted in polars to Iceberg's internal form (days, micros), so the
-    per-row Python work is only building the tuple."""
-    parts = []
-    for f in getattr(dtype, "fields", []):
-        e = expr.struct.field(f.name)
-        if f.dtype == pl.Date:
-            e = e.cast(pl.Int32)
-        elif isinstance(f.dtype, pl.Datetime):
-            e = e.dt.epoch(f.dtype.time_unit if f.dtype.time_unit in ("us", "ns") else "us")
-        elif f.dtype == pl.Time:
-            e = e.cast(pl.Int64) // 1000
-        parts.append(e.alias(f.name))
-    if not parts:
-        return expr
-    return pl.struct(parts).alias("partition")
-
-
-def read_manifest_header(data: bytes, *, source: str = "manifest") -> ManifestHeader:
-    return _header(_avro_reader(data, source))
+    dtype = df.schema["data_file"]
+    exprs = []
+    for f in dtype.fields:
+        if not with_stats and f.name in STATS_FIELDS:
+            continue
+        e = pl.col("data_file").struct.field(f.name)
+        exprs.append(internal_struct(pl, e, f.dtype) if f.name == "partition" else e)
+    return df.with_columns(pl.struct(exprs).alias("data_file"))
 
 
 def _int_map(v: list[dict[str, Any]] | dict[int, Any] | None) -> dict[int, Any] | None:
@@ -356,7 +342,7 @@ def _int_map(v: list[dict[str, Any]] | dict[int, Any] | None) -> dict[int, Any] 
     return {int(kv["key"]): kv["value"] for kv in v}
 
 
-def _data_file(d: dict[str, Any], spec_id: int, partition_types: list[PrimitiveType] | None,
+def _data_file(d: dict[str, Any], spec_id: int, *, partition_types: list[PrimitiveType] | None,
                with_stats: bool) -> DataFile:
     part = d.get("partition") or {}
     values = tuple(part.values())
@@ -392,32 +378,6 @@ def _data_file(d: dict[str, Any], spec_id: int, partition_types: list[PrimitiveT
     return df
 
 
-_EPOCH = _dt.datetime(1970, 1, 1)
-_EPOCH_TZ = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_EPOCH_DATE = _dt.date(1970, 1, 1)
-
-
-def to_internal(t: PrimitiveType | None, v: Any) -> Any:
-    """Undo fastavro's logical-type conversion: dates to days, times and timestamps to micros."""
-    if v is None:
-        return None
-    if t is not None and t.base == "uuid" and isinstance(v, (bytes, bytearray)) and len(v) == 16:
-        import uuid as _uuid
-
-        return _uuid.UUID(bytes=bytes(v))  # fastavro gives a fixed[16] uuid as bytes
-    if isinstance(v, _dt.datetime):
-        delta = v - (_EPOCH_TZ if v.tzinfo else _EPOCH)
-        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        if t is not None and t.base in ("timestamp_ns", "timestamptz_ns"):
-            return micros * 1000
-        return micros
-    if isinstance(v, _dt.date):
-        return (v - _EPOCH_DATE).days
-    if isinstance(v, _dt.time):
-        return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-    return v
-
-
 # ---------------------------------------------------------------------------------------------
 # Writing
 
@@ -427,8 +387,6 @@ def partition_fields(spec: PartitionSpec, schema: Schema | Any) -> list[tuple[in
     ``schema`` is a Schema or a function from a field id to its type (to find source columns
     that only older schemas still have).
     """
-    from icectl.spec.transforms import parse_transform
-
     find = schema.find_type if isinstance(schema, Schema) else schema
     out = []
     for f in spec.fields:
@@ -451,19 +409,15 @@ def _partition_out(t: PrimitiveType, v: Any) -> Any:
     if v is None:
         return None
     if t.base == "decimal":
-        import decimal
-
         # fastavro writes Decimal for a fixed decimal itself; an int is an unscaled value.
         if isinstance(v, int):
             v = decimal.Decimal(v).scaleb(-t.scale)
         return v
     if t.base == "uuid":
-        import uuid as _uuid
-
         # A uuid is an Avro fixed[16] (logicalType uuid): fastavro writes it from bytes only.
         if isinstance(v, (bytes, bytearray)):
             return bytes(v)
-        return (v if isinstance(v, _uuid.UUID) else _uuid.UUID(str(v))).bytes
+        return (v if isinstance(v, uuid.UUID) else uuid.UUID(str(v))).bytes
     return v
 
 

@@ -22,6 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
+from icectl import __version__
 from icectl.errors import InvalidMetadataError, UnsupportedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -335,8 +336,6 @@ def write_puffin(
     ``properties``, else "icectl <version>". Blob bytes are written as given. Raises ValueError
     for blob metadata the spec forbids (an unknown codec, a DV without its properties).
     """
-    from icectl import __version__
-
     props = dict(properties or {})
     if created_by is not None:
         props[CREATED_BY] = created_by

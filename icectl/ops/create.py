@@ -105,8 +105,8 @@ def _parse_type(text: str) -> _Draft:
     low = t.lower()
     if low.startswith("struct<") and t.endswith(">"):
         return _Draft("struct", fields=_parse_fields(t[7:-1]))
-    if low.startswith("list<") and t.endswith(">"):
-        return _Draft("list", element=_parse_type(t[5:-1]))
+    if low.startswith(("list<", "array<")) and t.endswith(">"):  # array<...>: Spark's spelling
+        return _Draft("list", element=_parse_type(t[t.index("<") + 1:-1]))
     if low.startswith("map<") and t.endswith(">"):
         kv = split_top_level(t[4:-1])
         if len(kv) != 2:

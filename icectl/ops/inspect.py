@@ -306,8 +306,6 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
         key = (spec_id, values)
         done = formatted.get(key)
         if done is None:
-            from icectl.formats.manifest import to_internal
-
             info = spec_info.get(spec_id, [])
             values = tuple(to_internal(rt, v) for (_, _, rt, _), v in zip(info, values))
             done = ({name: _human_partition(tr, src, v) for (name, tr, rt, src), v in zip(info, values)},
@@ -315,8 +313,9 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
             formatted[key] = done
         return done
 
-    from icectl.formats.listing import ColumnarUnavailable, live_file_rows
-    from icectl.table.reachability import content_kind
+    from icectl.formats.manifest import content_kind
+    from icectl.spec.conversions import to_internal
+    from icectl.table.listing import ColumnarUnavailable, live_file_rows
 
     try:
         for (c, path, fmt, spec_id, values, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in \

@@ -154,7 +154,7 @@ def plan_upgrade(table: Table, to_version: int) -> UpgradePlan:
 
 
 def _blockers(table: Table, start: int, to: int) -> list[Blocker]:
-    from icectl.validate.core import Collector
+    from icectl.validate.findings import Collector
     from icectl.validate.metadata import check_metadata
 
     out: list[Blocker] = []

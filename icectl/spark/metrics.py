@@ -80,7 +80,7 @@ class ColumnMetrics:
         """Counts, and bounds serialized as Appendix D single values (hex), strings and binary
         truncated to 16."""
         from icectl.spec.conversions import to_bytes
-        from icectl.formats.manifest import to_internal
+        from icectl.spec.conversions import to_internal
 
         lo, hi = {}, {}
         for f in self.fields:

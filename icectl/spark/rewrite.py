@@ -384,7 +384,7 @@ def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compressio
 
 def partitioner(spec: list[dict[str, Any]]):
     """Rows -> the current spec's partition tuple (for files of older specs)."""
-    from icectl.formats.manifest import to_internal
+    from icectl.spec.conversions import to_internal
     from icectl.spec.transforms import parse_transform
     from icectl.spec.types import primitive
 

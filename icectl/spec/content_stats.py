@@ -1,7 +1,8 @@
 """v4 typed ``content_stats`` (v4 walk-through: "Typed content_stats: five maps become one struct").
 
 The walk-through fixes the idea but not every id, so icectl's layout is this, documented here and
-in the README: ``content_stats`` is data_file field **146**, an optional struct with one optional
+in the README: ``content_stats`` is data_file field **146** (its Avro record:
+:func:`icectl.formats.avro_schemas.content_stats_schema`), an optional struct with one optional
 sub-struct per primitive column of the table schema. Each column reserves a block of 200 ids
 starting at ``STATS_ID_BASE + 200 * field_id``; within its block:
 
@@ -22,16 +23,18 @@ starting at ``STATS_ID_BASE + 200 * field_id``; within its block:
 """
 from __future__ import annotations
 
+import decimal
 from typing import Any
 
+from icectl.spec.conversions import from_bytes, to_bytes, to_internal
 from icectl.spec.types import PrimitiveType, Schema, walk_fields
 
 STATS_ID_BASE = 10_000
 BLOCK = 200
-_NAN_TYPES = ("float", "double")
-_VARLEN_TYPES = ("string", "binary")
-_SPATIAL = ("geometry", "geography")
-_NO_BOUNDS = ("variant", "unknown")
+NAN_TYPES = ("float", "double")  # columns with a nan_value_count
+VARLEN_TYPES = ("string", "binary")  # columns with an avg_value_size_in_bytes
+SPATIAL = ("geometry", "geography")  # bounds are points: a struct of x, y, z, m
+NO_BOUNDS = ("variant", "unknown")
 
 
 def stats_columns(schema: Schema) -> list[tuple[int, PrimitiveType]]:
@@ -43,60 +46,23 @@ def column_block(field_id: int) -> int:
     return STATS_ID_BASE + BLOCK * field_id
 
 
-def avro_schema(schema: Schema) -> dict[str, Any]:
-    """The Avro record of ``content_stats`` for a table schema."""
-    from icectl.formats.avro_schemas import avro_type
-
-    names: dict[str, int] = {}
-    columns = []
-    for fid, t in stats_columns(schema):
-        b = column_block(fid)
-        fields: list[dict[str, Any]] = [
-            _opt("long", b + 1, "value_count"), _opt("long", b + 2, "null_value_count")]
-        if t.base in _NAN_TYPES:
-            fields.append(_opt("long", b + 3, "nan_value_count"))
-        if t.base in _VARLEN_TYPES:
-            fields.append(_opt("int", b + 4, "avg_value_size_in_bytes"))
-        if t.base in _SPATIAL:
-            for off, name in ((5, "lower_bound"), (6, "upper_bound")):
-                fields.append(_opt({"type": "record", "name": f"geo_{name}_{fid}", "fields": [
-                    {"name": "x", "type": "double", "field-id": b + 10 + off * 4},
-                    {"name": "y", "type": "double", "field-id": b + 11 + off * 4},
-                    _opt("double", b + 12 + off * 4, "z"), _opt("double", b + 13 + off * 4, "m")]}, b + off, name))
-        elif t.base not in _NO_BOUNDS:
-            fields.append(_opt(avro_type(t, names), b + 5, "lower_bound"))
-            fields.append(_opt(avro_type(t, names), b + 6, "upper_bound"))
-        fields.append(_opt("boolean", b + 7, "tight_bounds"))
-        fields.append(_opt("long", b + 8, "column_size_in_bytes"))
-        columns.append(_opt({"type": "record", "name": f"f{fid}", "fields": fields}, b, f"f{fid}"))
-    # A namespace of its own: the fixed types it defines (decimal_9_2, uuid_fixed...) would
-    # otherwise redefine those of the partition struct in the same manifest schema.
-    return {"type": "record", "name": "content_stats", "namespace": "content_stats", "fields": columns}
-
-
-def _opt(t: Any, field_id: int, name: str) -> dict[str, Any]:
-    return {"name": name, "type": ["null", t], "default": None, "field-id": field_id}
-
-
 def from_maps(schema: Schema, *, value_counts: dict[int, int] | None, null_value_counts: dict[int, int] | None,
               nan_value_counts: dict[int, int] | None, lower_bounds: dict[int, bytes] | None,
               upper_bounds: dict[int, bytes] | None, column_sizes: dict[int, int] | None,
               tight_bounds: dict[int, bool] | None = None) -> dict[str, Any] | None:
     """The typed struct from the v3 maps; bounds decoded to values of the column type."""
-    from icectl.spec.conversions import from_bytes
-
     out: dict[str, Any] = {}
     for fid, t in stats_columns(schema):
         col: dict[str, Any] = {}
         for key, m in (("value_count", value_counts), ("null_value_count", null_value_counts),
-                       ("nan_value_count", nan_value_counts if t.base in _NAN_TYPES else None),
+                       ("nan_value_count", nan_value_counts if t.base in NAN_TYPES else None),
                        ("column_size_in_bytes", column_sizes)):
             if m is not None and fid in m:
                 col[key] = m[fid]
         for key, m in (("lower_bound", lower_bounds), ("upper_bound", upper_bounds)):
-            if m is not None and fid in m and t.base not in _NO_BOUNDS:
+            if m is not None and fid in m and t.base not in NO_BOUNDS:
                 v = from_bytes(t, m[fid])
-                if t.base in _SPATIAL:
+                if t.base in SPATIAL:
                     v = {"x": v[0], "y": v[1], "z": v[2] if len(v) > 2 else None, "m": v[3] if len(v) > 3 else None}
                 col[key] = _avro_value(t, v)
         if tight_bounds is not None and fid in tight_bounds:
@@ -108,8 +74,6 @@ def from_maps(schema: Schema, *, value_counts: dict[int, int] | None, null_value
 
 def _avro_value(t: PrimitiveType, v: Any) -> Any:
     if t.base == "decimal" and isinstance(v, int):
-        import decimal
-
         return decimal.Decimal(v).scaleb(-t.scale)
     if t.base == "uuid" and not isinstance(v, (bytes, bytearray)):
         return v.bytes  # a uuid is an Avro fixed[16]; fastavro writes it from bytes only
@@ -118,9 +82,6 @@ def _avro_value(t: PrimitiveType, v: Any) -> Any:
 
 def to_maps(schema: Schema, stats: dict[str, Any] | None) -> dict[str, dict[int, Any]]:
     """The v3 maps (value_counts, ..., lower_bounds as Appendix D bytes) from the typed struct."""
-    from icectl.spec.conversions import to_bytes
-    from icectl.formats.manifest import to_internal
-
     maps: dict[str, dict[int, Any]] = {k: {} for k in ("value_counts", "null_value_counts", "nan_value_counts",
                                                        "column_sizes", "lower_bounds", "upper_bounds", "tight_bounds")}
     if not stats:
@@ -142,7 +103,7 @@ def to_maps(schema: Schema, stats: dict[str, Any] | None) -> dict[str, dict[int,
             v = col.get(key)
             if v is None:
                 continue
-            if t.base in _SPATIAL:
+            if t.base in SPATIAL:
                 v = tuple(x for x in (v["x"], v["y"], v.get("z"), v.get("m")) if x is not None)
             else:
                 v = to_internal(t, v)

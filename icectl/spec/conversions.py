@@ -23,11 +23,11 @@ struct (JSON only)        ``dict`` of field id -> value
 list (JSON only)          ``list``
 map (JSON only)           ``dict``; a list of ``(key, value)`` pairs when keys are unhashable
 
-Dates and timestamps are computed on the proleptic Gregorian calendar without ``datetime``,
-so every value of the underlying int/long converts, including years before 1 and after 9999.
+Dates and timestamps: :mod:`icectl.spec.temporal`.
 """
 from __future__ import annotations
 
+import datetime
 import decimal
 import json
 import math
@@ -36,19 +36,27 @@ import struct
 import uuid
 from typing import Any, Iterable
 
-from icectl.spec.types import IcebergType, ListType, MapType, PrimitiveType, StructType, primitive
 from icectl.errors import InvalidMetadataError
+from icectl.spec.temporal import (
+    MICROS_PER_DAY,
+    NANOS_PER_DAY,
+    TIME_RE,
+    days_to_iso,
+    iso_to_days,
+    iso_to_timestamp,
+    micros_to_iso_time,
+    time_nanos,
+    timestamp_to_iso,
+)
+from icectl.spec.types import IcebergType, ListType, MapType, PrimitiveType, StructType, primitive
 
 __all__ = [
-    "to_bytes", "from_bytes", "to_json", "from_json", "human",
-    "days_to_iso", "iso_to_days", "micros_to_iso_time", "civil_from_days", "days_from_civil",
+    "to_bytes", "from_bytes", "to_internal", "MalformedValue", "BINARY_WIDTHS", "to_json", "from_json", "human",
     "decimal_min_bytes", "decimal_from_unscaled", "unscaled",
 ]
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
-MICROS_PER_DAY = 86_400_000_000
-NANOS_PER_DAY = MICROS_PER_DAY * 1000
 # Enough digits for any decimal(38, S) and its arithmetic, so no context rounding ever happens.
 _DECIMAL_CONTEXT = decimal.Context(prec=100, Emax=10**6, Emin=-(10**6))
 
@@ -59,125 +67,6 @@ def _bad(msg: str) -> InvalidMetadataError:
 
 def _prim(t: PrimitiveType | str) -> PrimitiveType:
     return primitive(t) if isinstance(t, str) else t
-
-
-# ---------------------------------------------------------------------------------------------
-# Calendar arithmetic (proleptic Gregorian; H. Hinnant's civil_from_days / days_from_civil)
-
-
-def civil_from_days(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of a day count from 1970-01-01, for any integer."""
-    z = days + 719_468
-    era = z // 146_097
-    doe = z - era * 146_097
-    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    y = yoe + era * 400 + (1 if m <= 2 else 0)
-    return y, m, d
-
-
-def days_from_civil(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 of a proleptic Gregorian date."""
-    y = year - (1 if month <= 2 else 0)
-    era = y // 400
-    yoe = y - era * 400
-    mp = month - 3 if month > 2 else month + 9
-    doy = (153 * mp + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146_097 + doe - 719_468
-
-
-def _iso_year(y: int) -> str:
-    # ISO-8601 / java.time: four digits, a sign when negative or longer than four digits.
-    return f"-{-y:04d}" if y < 0 else f"+{y}" if y > 9999 else f"{y:04d}"
-
-
-def days_to_iso(days: int) -> str:
-    """``2017-11-16`` for 17486 (Appendix D JSON ``date``)."""
-    y, m, d = civil_from_days(days)
-    return f"{_iso_year(y)}-{m:02d}-{d:02d}"
-
-
-_DATE = r"([+-]?\d{4,})-(\d{2})-(\d{2})"
-_TIME = r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
-_DATE_RE = re.compile(_DATE)
-_TIME_RE = re.compile(_TIME)
-_TS_RE = re.compile(_DATE + r"[Tt]" + _TIME + r"([Zz]|[+-]\d{2}:\d{2}(?::\d{2})?)?")
-
-
-def _date_parts(y: str, mo: str, d: str, text: str) -> int:
-    ymd = (int(y), int(mo), int(d))
-    days = days_from_civil(*ymd)
-    if not 1 <= ymd[1] <= 12 or civil_from_days(days) != ymd:  # e.g. 2017-02-29 or day 32
-        raise _bad(f"invalid date {text!r}")
-    return days
-
-
-def _time_nanos(h: str, mi: str, s: str | None, frac: str | None, text: str) -> int:
-    hour, minute, second = int(h), int(mi), int(s or 0)
-    if hour > 23 or minute > 59 or second > 59:
-        raise _bad(f"invalid time {text!r}")
-    nanos = int((frac or "").ljust(9, "0"))
-    return ((hour * 60 + minute) * 60 + second) * 1_000_000_000 + nanos
-
-
-def iso_to_days(text: str) -> int:
-    """Days from 1970-01-01 of an ISO-8601 date such as ``2017-11-16``."""
-    m = _DATE_RE.fullmatch(text) if isinstance(text, str) else None
-    if not m:
-        raise _bad(f"invalid date {text!r}: expected an ISO-8601 date like 2017-11-16")
-    return _date_parts(*m.groups(), text)
-
-
-def _fraction(nanos: int, digits: int, trim: bool) -> str:
-    """The fraction of a second for ``nanos`` (0..999_999_999), ``digits`` wide or trimmed."""
-    if trim:
-        return "." + f"{nanos:09d}".rstrip("0") if nanos else ""
-    return "." + f"{nanos:09d}"[:digits]
-
-
-def _time_of_day(nanos_of_day: int, digits: int, trim: bool) -> str:
-    secs, nanos = divmod(nanos_of_day, 1_000_000_000)
-    h, rem = divmod(secs, 3600)
-    mi, s = divmod(rem, 60)
-    return f"{h:02d}:{mi:02d}:{s:02d}{_fraction(nanos, digits, trim)}"
-
-
-def micros_to_iso_time(micros: int, *, trim: bool = False) -> str:
-    """``22:31:08.123456`` (microsecond precision; ``trim`` drops trailing zeros as Java)."""
-    if not 0 <= micros < MICROS_PER_DAY:
-        raise _bad(f"time value {micros} is not within a day (0 <= micros < {MICROS_PER_DAY})")
-    return _time_of_day(micros * 1000, 6, trim)
-
-
-def _timestamp_to_iso(value: int, *, nanos: bool, tz: bool, trim: bool) -> str:
-    per_day = NANOS_PER_DAY if nanos else MICROS_PER_DAY
-    days, of_day = divmod(value, per_day)
-    text = days_to_iso(days) + "T" + _time_of_day(of_day if nanos else of_day * 1000, 9 if nanos else 6, trim)
-    return text + "+00:00" if tz else text
-
-
-def _iso_to_timestamp(text: Any, *, nanos: bool, tz: bool, type_name: str) -> int:
-    m = _TS_RE.fullmatch(text) if isinstance(text, str) else None
-    if not m:
-        example = "2017-11-16T22:31:08.123456" + ("+00:00" if tz else "")
-        raise _bad(f"invalid {type_name} value {text!r}: expected ISO-8601 like {example}")
-    y, mo, d, h, mi, s, frac, offset = m.groups()
-    if tz and offset is None:
-        raise _bad(f"invalid {type_name} value {text!r}: a zone offset (+00:00) is required")
-    if not tz and offset is not None:
-        raise _bad(f"invalid {type_name} value {text!r}: must not include a zone offset")
-    if offset is not None and offset.upper() != "Z" and offset[1:].replace(":", "").strip("0"):
-        raise _bad(f"invalid {type_name} value {text!r}: the zone offset must be +00:00 (UTC)")
-    total = _date_parts(y, mo, d, text) * NANOS_PER_DAY + _time_nanos(h, mi, s, frac, text)
-    if nanos:
-        return total
-    # java.time's ChronoUnit.MICROS.between truncates extra nanosecond digits toward zero.
-    q = abs(total) // 1000
-    return q if total >= 0 else -q
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,8 +219,33 @@ def _check_float(t: PrimitiveType, value: Any) -> float:
     return float(value)
 
 
+# Byte lengths a binary single value of a fixed-width type may have: besides its own width, the
+# width it had before a promotion ("Schema Evolution": int -> long, float -> double, and
+# date -> timestamp/timestamp_ns, where a 4-byte bound is a day).
+BINARY_WIDTHS: dict[str, tuple[int, ...]] = {
+    "boolean": (1,), "int": (4,), "date": (4,), "long": (4, 8), "time": (8,), "timestamp": (4, 8),
+    "timestamptz": (8,), "timestamp_ns": (4, 8), "timestamptz_ns": (8,), "float": (4,), "double": (4, 8),
+    "uuid": (16,), "geometry": (16, 24, 32), "geography": (16, 24, 32),
+}
+
+
+class MalformedValue(InvalidMetadataError):
+    """Bytes that are not a binary single value of their type; ``reason`` says why, briefly
+    ("5 bytes, expected 4 or 8")."""
+
+    def __init__(self, t: PrimitiveType, data: bytes, reason: str, *, show_bytes: bool = False):
+        super().__init__(f"invalid {t} value: {reason}" + (f" (bytes: {data.hex()})" if show_bytes else ""))
+        self.reason = reason
+
+
+def _widths(lengths: tuple[int, ...]) -> str:
+    text = [str(x) for x in lengths]
+    return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} or {text[-1]}"
+
+
 def from_bytes(t: PrimitiveType | str, data: bytes) -> Any:
-    """Decode a binary single value (spec Appendix D), e.g. a lower or upper bound.
+    """Decode a binary single value (spec Appendix D), e.g. a lower or upper bound; raises
+    :class:`MalformedValue` for bytes that are not a value of ``t``.
 
     Tolerates bounds written before a type promotion ("Schema Evolution"): 4 bytes for a
     ``long`` (an ``int``), for a ``double`` (a ``float``), for a ``timestamp``/``timestamp_ns``
@@ -341,20 +255,14 @@ def from_bytes(t: PrimitiveType | str, data: bytes) -> Any:
     t = _prim(t)
     data = bytes(_expect(t, data, (bytes, bytearray, memoryview), "bytes"))
     base, n = t.base, len(data)
-
-    def need(*lengths: int) -> None:
-        if n not in lengths:
-            want = " or ".join(str(x) for x in lengths)
-            raise _bad(f"invalid {t} value: {n} bytes, expected {want} (bytes: {data.hex()})")
-
+    widths = BINARY_WIDTHS.get(base)
+    if widths is not None and n not in widths:
+        raise MalformedValue(t, data, f"{n} bytes, expected {_widths(widths)}", show_bytes=True)
     if base == "boolean":
-        need(1)
         return data != b"\x00"
     if base in _INT_LIKE:
-        need(4)
         return struct.unpack("<i", data)[0]
     if base in _LONG_LIKE:
-        need(*((4, 8) if base in ("long", "timestamp", "timestamp_ns") else (8,)))
         if n == 8:
             return struct.unpack("<q", data)[0]
         small = struct.unpack("<i", data)[0]
@@ -362,33 +270,60 @@ def from_bytes(t: PrimitiveType | str, data: bytes) -> Any:
             return small  # written as int before int -> long
         return small * (NANOS_PER_DAY if base == "timestamp_ns" else MICROS_PER_DAY)  # was a date
     if base == "float":
-        need(4)
         return struct.unpack("<f", data)[0]
     if base == "double":
-        need(4, 8)
         return struct.unpack("<f" if n == 4 else "<d", data)[0]
     if base == "string":
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise _bad(f"invalid string value: not UTF-8 ({e.reason} at byte {e.start})") from None
+            raise MalformedValue(t, data, f"not UTF-8 ({e.reason} at byte {e.start})") from None
     if base == "uuid":
-        need(16)
         return uuid.UUID(bytes=data)
     if base == "fixed":
         if n > t.length:
-            raise _bad(f"invalid {t} value: {n} bytes, expected at most {t.length}")
+            raise MalformedValue(t, data, f"{n} bytes, expected at most {t.length}")
         return data
     if base == "binary":
         return data
     if base == "decimal":
         if n == 0:
-            raise _bad(f"invalid {t} value: empty bytes")
+            raise MalformedValue(t, data, "empty bytes")
         return decimal_from_unscaled(int.from_bytes(data, "big", signed=True), t.scale)
     if base in ("geometry", "geography"):
-        need(16, 24, 32)
         return struct.unpack(f"<{n // 8}d", data)
     raise _bad(f"type {t} has no binary single-value serialization; cannot decode {n} bytes")
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_TZ = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+
+
+def to_internal(t: PrimitiveType | None, v: Any) -> Any:
+    """A value as an Avro reader returns it, in the representation above: ``date``, ``time``
+    and ``datetime`` objects (from readers that convert logical types) as days and micros (nanos
+    for the ``_ns`` timestamps), a uuid's fixed[16] bytes as ``uuid.UUID``, a decimal's unscaled
+    big-endian bytes (from readers that do not convert) as ``Decimal``; anything else as it is."""
+    if v is None:
+        return None
+    if t is not None and isinstance(v, (bytes, bytearray)):
+        if t.base == "uuid" and len(v) == 16:
+            return uuid.UUID(bytes=bytes(v))
+        if t.base == "decimal":
+            return decimal_from_unscaled(int.from_bytes(v, "big", signed=True), t.scale)
+        return v
+    if isinstance(v, datetime.datetime):
+        delta = v - (_EPOCH_TZ if v.tzinfo else _EPOCH)
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        if t is not None and t.base in ("timestamp_ns", "timestamptz_ns"):
+            return micros * 1000
+        return micros
+    if isinstance(v, datetime.date):
+        return (v - _EPOCH_DATE).days
+    if isinstance(v, datetime.time):
+        return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+    return v
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,7 +371,7 @@ def to_json(t: IcebergType | str, value: Any) -> Any:
         return micros_to_iso_time(_check_int(t, value, LONG_MIN, LONG_MAX))
     if base in ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
         v = _check_int(t, value, LONG_MIN, LONG_MAX)
-        return _timestamp_to_iso(v, nanos=base.endswith("_ns"), tz="tz" in base, trim=False)
+        return timestamp_to_iso(v, nanos=base.endswith("_ns"), tz="tz" in base, trim=False)
     if base == "string":
         return _expect(t, value, str, "a str")
     if base == "uuid":
@@ -496,11 +431,11 @@ def from_json(t: IcebergType | str, obj: Any) -> Any:
         if base == "date":
             return iso_to_days(obj)
         if base == "time":
-            m = _TIME_RE.fullmatch(obj)
+            m = TIME_RE.fullmatch(obj)
             if not m:
                 raise _bad(f"invalid time value {obj!r}: expected ISO-8601 like 22:31:08.123456")
-            return _time_nanos(*m.groups(), obj) // 1000
-        return _iso_to_timestamp(obj, nanos=base.endswith("_ns"), tz="tz" in base, type_name=str(t))
+            return time_nanos(*m.groups(), obj) // 1000
+        return iso_to_timestamp(obj, nanos=base.endswith("_ns"), tz="tz" in base, type_name=str(t))
     if base == "string":
         return _expect(t, obj, str, "a JSON string")
     if base == "uuid":
@@ -590,7 +525,7 @@ def human(t: IcebergType | str, value: Any) -> str:
             return micros_to_iso_time(value, trim=True)
         if base.startswith("timestamp"):
             _check_int(t, value, LONG_MIN, LONG_MAX)
-            return _timestamp_to_iso(value, nanos=base.endswith("_ns"), tz="tz" in base, trim=True)
+            return timestamp_to_iso(value, nanos=base.endswith("_ns"), tz="tz" in base, trim=True)
         if base in ("fixed", "binary"):
             return "0x" + bytes(value).hex()
         if base in ("geometry", "geography"):

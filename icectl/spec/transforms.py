@@ -23,7 +23,7 @@ from typing import Any
 import mmh3
 
 from icectl.spec import conversions
-from icectl.spec.conversions import MICROS_PER_DAY, NANOS_PER_DAY, civil_from_days
+from icectl.spec.temporal import MICROS_PER_DAY, NANOS_PER_DAY, civil_from_days
 from icectl.spec.types import PrimitiveType, primitive
 from icectl.errors import InvalidMetadataError, UnsupportedError
 

@@ -38,6 +38,7 @@ from icectl.spec.partitioning import PARTITION_DATA_ID_START, UNSORTED, Partitio
 from icectl.spec.types import Schema
 from icectl.table.compatibility import (
     InvalidUpdateError,
+    check_partition_names,
     check_schema_version,
     check_sort_order,
     check_spec,
@@ -252,8 +253,11 @@ class MetadataBuilder:
             schema_id = self._last_added_schema
         if schema_id == self.current_schema_id:
             return
-        if self._schema(schema_id) is None:
+        schema = self._schema(schema_id)
+        if schema is None:
             raise InvalidUpdateError(f"cannot set the current schema to unknown schema {schema_id}")
+        for spec in self.specs:  # Java rebinds every spec to the new current schema
+            check_partition_names(spec, schema)
         self.current_schema_id = schema_id
         self._record(SetCurrentSchema(LAST_ADDED if schema_id == self._last_added_schema else schema_id))
 
@@ -267,6 +271,7 @@ class MetadataBuilder:
             self._last_added_spec = new_id if (self._last_added_spec is not None and added_now) else None
             return new_id
         check_spec(spec, self._current_schema)
+        check_partition_names(spec, self._current_schema)
         if self.format_version == 1 and not sequential_ids(spec):
             raise InvalidUpdateError(f"a v1 partition spec needs sequential field ids from {PARTITION_DATA_ID_START}: "
                                      f"{[f.field_id for f in spec.fields]}")

@@ -13,8 +13,8 @@ class InvalidUpdateError(UsageError):
 
 
 def same_schema(a: Schema, b: Schema) -> bool:
-    """Java's Schema.sameSchema: the same struct and the same identifier fields."""
-    return a.fields == b.fields and tuple(a.identifier_field_ids) == tuple(b.identifier_field_ids)
+    """Java's Schema.sameSchema: the same struct and the same identifier fields (as a set)."""
+    return a.fields == b.fields and set(a.identifier_field_ids) == set(b.identifier_field_ids)
 
 
 def check_schema_version(schema: Schema, format_version: int) -> None:
@@ -92,6 +92,26 @@ def check_spec(spec: PartitionSpec, schema: Schema) -> None:
                     raise InvalidUpdateError(f"cannot find the source column {src} of partition field {f.name!r}")
                 continue
             _check_source(schema, src, transform=f.transform, what=f"partition field {f.name!r}")
+
+
+def check_partition_names(spec: PartitionSpec, schema: Schema) -> None:
+    """Java's PartitionSpec.Builder.checkAndAddPartitionName, run whenever a spec is bound to a
+    schema (added, or every spec when the current schema changes): a partition field may share
+    its name only with its own source column, and a spec uses a name once."""
+    from icectl.spec.evolution import index_by_name
+
+    names = index_by_name(schema.as_struct)
+    seen: set[str] = set()
+    for f in spec.fields:
+        column = names.get(f.name)
+        if column is not None and column != f.source_id:
+            raise InvalidUpdateError(f"column {f.name} has the name of partition field {f.name} ({f.transform}) of spec "
+                                     f"{spec.spec_id}, whose source is another column")
+        if not f.name:
+            raise InvalidUpdateError(f"a partition field of spec {spec.spec_id} has an empty name")
+        if f.name in seen:
+            raise InvalidUpdateError(f"partition field name {f.name} is used twice in spec {spec.spec_id}")
+        seen.add(f.name)
 
 
 def check_sort_order(order: SortOrder, schema: Schema) -> None:

@@ -15,6 +15,7 @@ from icectl.formats.manifest import (
     ManifestFile,
     partition_fields,
     read_manifest,
+    read_manifest_header,
     read_manifest_list,
 )
 from icectl.io import FileIO, relativize_path, resolve_path
@@ -70,8 +71,6 @@ class Table:
         return []
 
     def _inline_manifest(self, path: str, snapshot: Snapshot) -> ManifestFile:
-        from icectl.formats.manifest import read_manifest_header
-
         data = self.io.read(path)
         header = read_manifest_header(data, source=path)
         return ManifestFile(path, len(data), header.partition_spec_id or 0, added_snapshot_id=snapshot.snapshot_id)

@@ -8,12 +8,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from icectl.formats.manifest import FileContent, ManifestFile
+from icectl.formats.manifest import (
+    DATA,
+    DELETION_VECTOR,
+    EQUALITY_DELETES,
+    POSITION_DELETES,
+    ManifestFile,
+    content_kind,
+)
 from icectl.spec.metadata import Snapshot, TableMetadata
+from icectl.table.listing import ColumnarUnavailable, manifest_frame
 from icectl.table.loaded import Table
 
-# Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in).
-DATA, POSITION_DELETES, EQUALITY_DELETES, DELETION_VECTOR = "data", "position-deletes", "equality-deletes", "deletion-vector"
+# Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in):
+# content files (icectl.formats.manifest.content_kind) and metadata files.
 MANIFEST, MANIFEST_LIST, STATISTICS, PARTITION_STATISTICS, METADATA = (
     "manifest", "manifest-list", "statistics", "partition-statistics", "metadata")
 KINDS = (DATA, POSITION_DELETES, EQUALITY_DELETES, DELETION_VECTOR, MANIFEST, MANIFEST_LIST, STATISTICS,
@@ -38,14 +46,6 @@ class Reachable:
 
     def paths(self) -> set[str]:
         return set(self.files)
-
-
-def content_kind(content: FileContent, file_format: str) -> str:
-    if content == FileContent.DATA:
-        return DATA
-    if content == FileContent.EQUALITY_DELETES:
-        return EQUALITY_DELETES
-    return DELETION_VECTOR if file_format.lower() == "puffin" else POSITION_DELETES
 
 
 def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapshot], *,
@@ -76,8 +76,7 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
             fast = _fast_live_files(view, m)
             if fast is not None:
                 return fast
-            return [(e.data_file.file_path, content_kind(e.data_file.content, e.data_file.file_format),
-                     e.data_file.file_size_in_bytes)
+            return [(e.data_file.file_path, e.data_file.kind, e.data_file.file_size_in_bytes)
                     for e in view.read_entries(m, live_only=True, with_stats=False)]
 
         for rows in pool.map(entries, to_read):
@@ -92,17 +91,12 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
     return out
 
 
-_KIND_BY_CONTENT = {FileContent.DATA: DATA, FileContent.EQUALITY_DELETES: EQUALITY_DELETES}
-
-
 def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]] | None:
     """(path, kind, size) of a manifest's live entries, as ``read_entries(live_only=True)`` gives
     them, straight from polars' columns: no per-entry dicts or dataclasses, which cost ~3x the
     Avro decoding itself (a 2,000-snapshot expiry reads ~1.2 M entries). None when polars is
     missing, the table is v4 (paths to resolve), or anything looks off: then read_entries reads
     the manifest, with its validation and error messages."""
-    from icectl.formats.listing import ColumnarUnavailable, manifest_frame
-
     if view.metadata.format_version >= 4:
         return None
     try:
@@ -124,14 +118,9 @@ def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]]
                                           contents):
             if st == 2:
                 continue
-            kind = _KIND_BY_CONTENT.get(c)
-            if kind is None:
-                if c != 1 or st not in (0, 1):
-                    return None  # out of range: read_entries says so
-                kind = DELETION_VECTOR if str(fmt).lower() == "puffin" else POSITION_DELETES
-            elif st not in (0, 1):
-                return None
-            out.append((path, kind, int(size)))
+            if c not in (0, 1, 2) or st not in (0, 1):
+                return None  # out of range: read_entries says so
+            out.append((path, content_kind(c, str(fmt)), int(size)))
         return out
     except Exception:
         return None

@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from icectl.formats import avro_schemas
 from icectl.formats.manifest import (
     DataFile,
     EntryStatus,
@@ -23,6 +24,8 @@ from icectl.formats.manifest import (
     write_manifest,
     write_manifest_list,
 )
+from icectl.spec import content_stats
+from icectl.spec.conversions import to_bytes
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
 from icectl.table.commit import note_written
 from icectl.table.loaded import Table
@@ -51,8 +54,6 @@ class SnapshotChange:
 
 
 def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> list[FieldSummary]:
-    from icectl.spec.conversions import to_bytes
-
     md = table.metadata
     spec = md.spec_by_id(spec_id)
     types = [t for _, _, t in partition_fields(spec, md.find_type)]
@@ -80,9 +81,7 @@ def _write_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int,
     schema = md.schema
     stats_schema = None
     if v >= 4:
-        from icectl.spec import content_stats
-
-        stats_schema = content_stats.avro_schema(schema)
+        stats_schema = avro_schemas.content_stats_schema(schema)
         for e in entries:
             df = e.data_file
             if df.content_stats is None and any((df.value_counts, df.lower_bounds, df.null_value_counts)):

@@ -6,95 +6,49 @@ A manifest's bounds are checked a column at a time, all columns together in pola
 column, numbers reinterpreted from their bytes and compared, strings cast as UTF-8, bytes compared
 unsigned); only a column that fails, or of a type that needs it, is walked value by value
 (:func:`_check_column`), to name the entries. That keeps the bound checks a small part of scanning
-a manifest.
+a manifest. Values are decoded, and malformed bytes worded, by
+:func:`icectl.spec.conversions.from_bytes`, the one decoder of Appendix D's binary values; the byte
+widths each type allows are its :data:`~icectl.spec.conversions.BINARY_WIDTHS`.
 """
 from __future__ import annotations
 
-import math
+import decimal
 from typing import Any
 
-from icectl.spec.types import base_type
+from icectl.spec.conversions import BINARY_WIDTHS, MalformedValue, from_bytes
+from icectl.spec.types import IcebergType, PrimitiveType
 
 # Reserved metadata columns that delete and data files may carry bounds for ("Reserved Field IDs").
 # _row_id and _last_updated_sequence_number: 2147483540/2147483539 in the spec Iceberg Java 1.10
 # implements, 2147483543/2147483542 in the first row-lineage change (shared/seeds).
-RESERVED_TYPES = {2147483546: "string", 2147483545: "long", 2147483646: "string", 2147483645: "long",
-                  2147483540: "long", 2147483539: "long", 2147483543: "long", 2147483542: "long"}
+_STRING, _LONG = PrimitiveType("string"), PrimitiveType("long")
+RESERVED_TYPES: dict[int, IcebergType] = {
+    2147483546: _STRING, 2147483545: _LONG, 2147483646: _STRING, 2147483645: _LONG,
+    2147483540: _LONG, 2147483539: _LONG, 2147483543: _LONG, 2147483542: _LONG}
+
+_UNORDERED = ("uuid", "geometry", "geography")  # valid lengths, no order to check
+# (type, byte length) -> the numpy type a column of such bounds is reinterpreted as
+_NUMBERS = {("int", 4): "<i4", ("date", 4): "<i4", ("long", 8): "<i8", ("long", 4): "<i4",
+            ("timestamp", 8): "<i8", ("timestamp", 4): "<i4", ("timestamp_ns", 8): "<i8", ("timestamp_ns", 4): "<i4",
+            ("time", 8): "<i8", ("timestamptz", 8): "<i8", ("timestamptz_ns", 8): "<i8",
+            ("float", 4): "<f4", ("double", 8): "<f8", ("double", 4): "<f4"}
+_POLARS_NUMBER = {"<i4": "Int32", "<i8": "Int64", "<f4": "Float32", "<f8": "Float64"}
 
 
-def _bound_kind(type_name: str) -> str | None:
-    t = type_name
-    base = base_type(t)
-    if base in ("int", "date"):
-        return "i4"
-    if base == "long":
-        return "i8p"  # 4 bytes: written as an int before int -> long
-    if base in ("timestamp", "timestamp_ns"):
-        return "tsp"  # 4 bytes: written as a date before date -> timestamp
-    if base in ("time", "timestamptz", "timestamptz_ns"):
-        return "i8"
-    if base == "float":
-        return "f4"
-    if base == "double":
-        return "f8p"
-    if base == "boolean":
-        return "b1"
-    if base == "string":
-        return "str"
-    if base == "binary":
-        return "bin"
-    if base == "fixed":
-        return "fix" + t[t.index("[") + 1:t.index("]")]
-    if base == "uuid":
-        return "uuid"
-    if base == "decimal":
-        return "dec"
-    if base in ("geometry", "geography"):
-        return "geo"
-    return None  # variant, unknown, nested: no bounds to check
+def _bounded(t: IcebergType | None) -> PrimitiveType | None:
+    """The column type whose bounds are checked; None for variant, unknown and nested types."""
+    return t if isinstance(t, PrimitiveType) and t.base not in ("variant", "unknown") else None
 
 
-def _bound_value(kind: str, v: bytes) -> tuple[Any, str | None]:
-    """(comparable value or None, error) of one serialized bound (Appendix D)."""
-    n = len(v)
-    if kind == "i4":
-        return (int.from_bytes(v, "little", signed=True), None) if n == 4 else (None, f"{n} bytes, expected 4")
-    if kind in ("i8p", "tsp", "i8"):
-        if n == 8:
-            return int.from_bytes(v, "little", signed=True), None
-        if n == 4 and kind != "i8":
-            x = int.from_bytes(v, "little", signed=True)
-            return (x * 86_400_000_000 if kind == "tsp" else x), None
-        return None, f"{n} bytes, expected 8"
-    if kind in ("f4", "f8p"):
-        if n == 4 or (n == 8 and kind == "f8p"):
-            import struct
-
-            x = struct.unpack("<f" if n == 4 else "<d", v)[0]
-            return (None, "NaN is not a valid bound") if math.isnan(x) else (x, None)
-        return None, f"{n} bytes, expected {'4' if kind == 'f4' else '8'}"
-    if kind == "b1":
-        return (v, None) if n == 1 else (None, f"{n} bytes, expected 1")
-    if kind == "str":
-        try:
-            v.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "not UTF-8"
-        return v, None  # UTF-8 bytes order as code points
-    if kind == "bin":
-        return v, None
-    if kind.startswith("fix"):
-        return (v, None) if n <= int(kind[3:]) else (None, f"{n} bytes, expected at most {kind[3:]}")
-    if kind == "uuid":
-        return (None, None) if n == 16 else (None, f"{n} bytes, expected 16")
-    if kind == "dec":
-        return (int.from_bytes(v, "big", signed=True), None) if n else (None, "empty bytes")
-    if kind == "geo":
-        return (None, None) if n in (16, 24, 32) else (None, f"{n} bytes, expected 16, 24 or 32")
-    return None, None
+def _value(t: PrimitiveType, v: bytes) -> Any:
+    """A bound's value (Appendix D), None when the bytes are not one."""
+    try:
+        return from_bytes(t, v)
+    except MalformedValue:
+        return None
 
 
-def check_bounds_frame(frame: Any, types: dict[int, str], outs: list[Any]) -> None:
+def check_bounds_frame(frame: Any, types: dict[int, IcebergType], outs: list[Any]) -> None:
     """Every lower and upper bound of some manifests, a column (field id) at a time: each must be
     a value of its column's type (Appendix D) and not NaN, and a lower bound must not be above its
     upper bound. ``frame`` has the manifest ``m`` (findings go to ``outs[m]``), the entry position
@@ -121,18 +75,18 @@ def check_bounds_frame(frame: Any, types: dict[int, str], outs: list[Any]) -> No
     both = both.lazy()
     checks: set[tuple[int, int]] = set()  # (manifest, field id) to check value by value
     groups: dict[str, list[int]] = {}
-    kinds: dict[int, tuple[str, str]] = {}
+    checked: dict[int, PrimitiveType] = {}
     for k, lens in sorted(lengths.items()):
-        t = types.get(k) or RESERVED_TYPES.get(k)
-        if t is None:
+        found = types.get(k) or RESERVED_TYPES.get(k)
+        if found is None:
             for m in sorted(manifests[k]):
                 outs[m].add("BOUND_UNKNOWN_FIELD", f"bounds for field id {k}, which is in no schema of the table")
             continue
-        kind = _bound_kind(t)
-        if kind is None:
+        t = _bounded(found)
+        if t is None:
             continue
-        kinds[k] = (t, kind)
-        group = _fast_group(kind, set(lens))
+        checked[k] = t
+        group = _fast_group(t, set(lens))
         if group is None:
             checks.update((m, k) for m in manifests[k])
         elif group:
@@ -160,10 +114,9 @@ def check_bounds_frame(frame: Any, types: dict[int, str], outs: list[Any]) -> No
     parts = both.filter(pl.col("key").is_in(keys)).sort("m", "key", "n").collect() \
         .partition_by("m", "key", as_dict=True)
     for m, k in sorted(checks):
-        t, kind = kinds[k]
         col = parts[(m, k)]
-        _check_column(k, t, kind, col.get_column("n").to_list(), col.get_column("value").to_list(),
-                      col.get_column("value_hi").to_list(), outs[m])
+        _check_column(k, checked[k], outs[m], rows=col.get_column("n").to_list(),
+                      lo=col.get_column("value").to_list(), hi=col.get_column("value_hi").to_list())
 
 
 def _long_bounds(frame: Any, name: str) -> Any:
@@ -179,86 +132,85 @@ def _long_bounds(frame: Any, name: str) -> Any:
     return long
 
 
-def _fast_group(kind: str, lengths: set[int]) -> str | None:
-    """How polars checks a column of ``kind`` whose values have these lengths: a polars number
+def _fast_group(t: PrimitiveType, lengths: set[int]) -> str | None:
+    """How polars checks a column of type ``t`` whose values have these lengths: a polars number
     type to reinterpret the bytes as, "str", "bytes" (unsigned order), "" (valid, nothing to
     order: uuid, geo), or None: value by value (invalid lengths, decimal, mixed widths)."""
-    allowed = _LENGTHS.get(kind)
-    if allowed is not None and not lengths <= allowed:
+    base = t.base
+    widths = BINARY_WIDTHS.get(base)
+    if widths is not None and not lengths <= set(widths):
         return None
-    if kind in ("uuid", "geo"):
+    if base in _UNORDERED:
         return ""
     width = next(iter(lengths)) if len(lengths) == 1 else None
-    if (kind, width) in _NUMPY:
-        return _POLARS_NUMBER[_NUMPY[(kind, width)]]
-    if kind == "str":
+    if (base, width) in _NUMBERS:
+        return _POLARS_NUMBER[_NUMBERS[(base, width)]]
+    if base == "string":
         return "str"
-    if kind in ("bin", "b1") or (kind.startswith("fix") and max(lengths, default=0) <= int(kind[3:])):
+    if base in ("binary", "boolean") or (base == "fixed" and max(lengths, default=0) <= t.length):
         return "bytes"
     return None
 
 
-_POLARS_NUMBER = {"<i4": "Int32", "<i8": "Int64", "<f4": "Float32", "<f8": "Float64"}
-
-
-_LENGTHS = {"i4": {4}, "i8": {8}, "i8p": {4, 8}, "tsp": {4, 8}, "f4": {4}, "f8p": {4, 8}, "b1": {1}, "uuid": {16},
-            "geo": {16, 24, 32}}
-_NUMPY = {("i4", 4): "<i4", ("i8", 8): "<i8", ("i8p", 8): "<i8", ("i8p", 4): "<i4", ("tsp", 8): "<i8",
-          ("tsp", 4): "<i4", ("f4", 4): "<f4", ("f8p", 8): "<f8", ("f8p", 4): "<f4"}
-
-
-def _check_column(k: int, t: str, kind: str, rows: list[int], lo: list[Any], hi: list[Any], out: Any) -> None:
+def _check_column(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[Any], hi: list[Any]) -> None:
+    """The bounds of field ``k`` in one manifest, value by value: ``rows`` are the entries,
+    ``lo`` and ``hi`` their lower and upper bounds (None where an entry has none)."""
+    base = t.base
     present = [v for v in lo if v is not None] + [v for v in hi if v is not None]
     valid = True
     lengths = set(map(len, present))
-    allowed = _LENGTHS.get(kind)
-    if allowed is not None:
-        valid = lengths <= allowed
-    elif kind == "str":
+    widths = BINARY_WIDTHS.get(base)
+    if widths is not None:
+        valid = lengths <= set(widths)
+    elif base == "string":
         try:
             b"".join(present).decode("utf-8")
         except UnicodeDecodeError:
             valid = False
-    elif kind.startswith("fix"):
-        valid = max(lengths, default=0) <= int(kind[3:])
-    elif kind == "dec":
+    elif base == "fixed":
+        valid = max(lengths, default=0) <= t.length
+    elif base == "decimal":
         valid = 0 not in lengths
     if not valid:  # find the entries, and leave them out of the order check
         for which, col in (("lower", lo), ("upper", hi)):
             for i, v in enumerate(col):
-                if v is not None and _bound_value(kind, v)[1] is not None:
-                    out.add("BOUND_TYPE", f"{which} bound of field {k} ({t}): {_bound_value(kind, v)[1]}", rows[i])
+                if v is None:
+                    continue
+                try:
+                    from_bytes(t, v)
+                except MalformedValue as e:
+                    out.add("BOUND_TYPE", f"{which} bound of field {k} ({t}): {e.reason}", rows[i])
                     col[i] = None
-    if kind in ("uuid", "geo"):
+    if base in _UNORDERED:
         return  # no order to check: Java's uuid order has changed across versions; boxes may wrap
-    if kind in ("f4", "f8p"):
-        _check_nan(k, t, rows, lo, hi, lengths, out)
+    if base in ("float", "double"):
+        _check_nan(k, t, out, rows=rows, lo=lo, hi=hi, lengths=lengths)
     pairs = [i for i, (a, b) in enumerate(zip(lo, hi)) if a is not None and b is not None]
     if not pairs:
         return
     width = next(iter(lengths)) if len(lengths) == 1 else None
-    if (kind, width) in _NUMPY:
+    if (base, width) in _NUMBERS:
         import numpy as np
 
-        dtype = _NUMPY[(kind, width)]
+        dtype = _NUMBERS[(base, width)]
         a = np.frombuffer(b"".join([lo[i] for i in pairs]), dtype=dtype)
         b = np.frombuffer(b"".join([hi[i] for i in pairs]), dtype=dtype)
         bad = [pairs[int(j)] for j in np.nonzero(a > b)[0]]
-    elif kind in ("str", "bin", "b1") or kind.startswith("fix"):
+    elif base in ("string", "binary", "boolean", "fixed"):
         bad = [i for i in pairs if lo[i] > hi[i]]  # unsigned bytes; UTF-8 bytes order as code points
-    else:
+    else:  # decimals, and numbers of mixed widths (written before a promotion): by their values
         bad = []
         for i in pairs:
-            a, b = _bound_value(kind, lo[i])[0], _bound_value(kind, hi[i])[0]
+            a, b = _value(t, lo[i]), _value(t, hi[i])
             if a is not None and b is not None and a > b:
                 bad.append(i)
     for i in bad:
-        a, b = _bound_value(kind, lo[i])[0], _bound_value(kind, hi[i])[0]
+        a, b = _value(t, lo[i]), _value(t, hi[i])
         out.add("BOUND_ORDER", f"field {k}: lower bound {show(a)} is above upper bound {show(b)}", rows[i])
 
 
-def _check_nan(k: int, t: str, rows: list[int], lo: list[Any], hi: list[Any], lengths: set[int],
-               out: Any) -> None:
+def _check_nan(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[Any], hi: list[Any],
+               lengths: set[int]) -> None:
     """"NaNs are not permitted as lower or upper bounds" (Manifests, note 2)."""
     import numpy as np
 
@@ -276,6 +228,10 @@ def _check_nan(k: int, t: str, rows: list[int], lo: list[Any], hi: list[Any], le
 
 
 def show(v: Any) -> str:
+    """A value in a finding's message: text as a quoted string, other bytes as hex, a decimal as
+    its digits."""
+    if isinstance(v, decimal.Decimal):
+        return str(v)
     if isinstance(v, bytes):
         try:
             return repr(v.decode())

@@ -10,9 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from icectl.validate.core import Checked, Collector
-from icectl.validate.manifests import LiveFile, ManifestRef, ManifestScan
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+from icectl.formats import puffin
+from icectl.formats.avro import open_avro
+from icectl.validate.entries import LiveFile
+from icectl.validate.findings import Checked, Collector
+from icectl.validate.manifests import ManifestScan
 
 LOCAL_THREADS = 4  # local disk: more threads contend in the kernel (measured on 200,000 files)
 REMOTE_THREADS = 16  # object stores: latency-bound
@@ -29,16 +32,16 @@ class _FileCheck:
     snapshot_id: int
 
 
-def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], scans: dict[ManifestRef, ManifestScan],
-               out: Collector, checked: Checked) -> None:
+def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], bool]], out: Collector,
+               checked: Checked) -> None:
+    """The files of the checked snapshots: ``per_snapshot`` holds each snapshot, the scans of its
+    manifests, and whether they are all of its manifests (a manifest whose path breaks the path
+    rules is not scanned; its snapshot's summary totals are not checked)."""
     files: dict[str, _FileCheck] = {}
     dvs: dict[str, list[tuple[LiveFile, str, int]]] = {}
     listed: set[int] = set()  # scans whose data files are in ``files`` (the first snapshot listing one wins)
-    for snap, refs in per_snapshot:
-        for r in refs:
-            scan = scans.get(r)
-            if scan is None:
-                continue  # a path that breaks the rules, reported already
+    for snap, scans, every_manifest in per_snapshot:
+        for scan in scans:
             if id(scan) not in listed:
                 listed.add(id(scan))
                 for path, entry, records, size, fmt in scan.data:
@@ -50,8 +53,8 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], sc
                 elif f.path not in files:
                     files[f.path] = _FileCheck(f.path, f.file_size_in_bytes, f.record_count, f.file_format, scan.path,
                                                f.entry, snap.snapshot_id)
-        if all(r in scans for r in refs):
-            _check_summary(snap, [scans[r] for r in refs], out)
+        if every_manifest:
+            _check_summary(snap, scans, out)
     stats = [(table.resolve(s.statistics_path), s.file_size_in_bytes, s.snapshot_id, s.raw)
              for s in table.metadata.statistics + table.metadata.partition_statistics]
     local = table.io.local_file(table.location or "/") is not None
@@ -62,7 +65,8 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestRef]]], sc
         for findings in pool.map(lambda item: _check_puffin(table, item[0], item[1]), list(dvs.items())):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
-        for findings in pool.map(lambda s: _check_statistics(table.io, *s), stats):
+        for findings in pool.map(lambda s: _check_statistics(table.io, s[0], size=s[1], snapshot_id=s[2], raw=s[3]),
+                                 stats):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
     checked.files = len(files) + len(dvs) + len(stats)
@@ -84,7 +88,7 @@ def _check_file(io: Any, fc: _FileCheck) -> Found:
         found.append(("FILE_SIZE_MISMATCH", f"the file has {size} bytes, file_size_in_bytes is {fc.size}", where))
     try:
         rows = _row_count(io, fc.path, fc.file_format)
-    except Exception as e:  # a corrupt footer: pyarrow and fastavro raise many kinds
+    except Exception as e:  # a corrupt footer: pyarrow raises many kinds (the Avro reader InvalidMetadataError)
         found.append(("FILE_UNREADABLE", f"cannot read the {fc.file_format} footer ({type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''})", where))
         return found
@@ -113,16 +117,12 @@ def _row_count(io: Any, path: str, file_format: str) -> int | None:
         with io.open(path, "rb") as f:
             return int(orc.ORCFile(f).nrows)
     if file_format == "avro":  # from the block headers: no block is decoded
-        from icectl.formats.avro_lean import open_avro
-
         return open_avro(io.read(path), source=path).record_count()
     return None
 
 
 def _check_puffin(table: Any, path: str, entries: list[tuple[LiveFile, str, int]]) -> Found:
     """Each DV in one Puffin file against the file's footer and its blob."""
-    from icectl.formats import puffin
-
     first, manifest, sid = entries[0]
     where = {"file": path, "manifest": manifest, "entry": first.entry, "snapshot_id": sid}
     try:
@@ -166,7 +166,7 @@ def _check_puffin(table: Any, path: str, entries: list[tuple[LiveFile, str, int]
     return found
 
 
-def _check_statistics(io: Any, path: str, size: int, snapshot_id: int, raw: dict[str, Any]) -> Found:
+def _check_statistics(io: Any, path: str, *, size: int, snapshot_id: int, raw: dict[str, Any]) -> Found:
     where = {"file": path, "snapshot_id": snapshot_id}
     try:
         actual = io.size(path)
@@ -178,8 +178,6 @@ def _check_statistics(io: Any, path: str, size: int, snapshot_id: int, raw: dict
         return [("FILE_SIZE_MISMATCH", f"the statistics file has {actual} bytes, file-size-in-bytes is {size}", where)]
     footer_size = raw.get("file-footer-size-in-bytes")
     if footer_size is not None:  # a table statistics file is Puffin; partition statistics are not
-        from icectl.formats import puffin
-
         try:
             footer = puffin.read_puffin_footer(puffin.FileIOSource(io, path), source=path)
         except IcectlError as e:

@@ -1,174 +1,83 @@
 """The entries of manifests, for ``validate``: every entry-level rule, checked a column at a time.
 
-Each manifest's entries arrive as a polars DataFrame of normalized columns, decoded either by
-polars' Avro reader (:func:`entry_frame`) or, when polars cannot read a file, by the lean decoder
-of :mod:`icectl.formats.avro_lean` (:func:`frame_from_records`); the checks are the same either
-way. :func:`check_entries` stacks the entries of all the manifests of a run into one frame and
-evaluates each rule as one column expression over all of them; only entries that break a rule
-become Python values (to word their findings). A manifest's findings are added in entry order
-(rules in a fixed order within an entry), so a code's first findings are its first entries.
+Each manifest's entries arrive as a polars DataFrame of normalized columns
+(:mod:`icectl.validate.entry_frame`, from polars' Avro reader or the lean decoder; the checks are
+the same either way). :func:`check_entries` stacks the entries of all the manifests of a run into
+one frame and evaluates each rule as one column expression over all of them; only entries that
+break a rule become Python values (to word their findings). A manifest's findings are added in
+entry order (rules in a fixed order within an entry), so a code's first findings are its first
+entries.
 
-Rules ("Manifest Entry Fields", "Sequence Number Inheritance", "First Row ID Inheritance",
-"Delete Formats", "Deletion Vectors", v4 relative paths) and the facts kept for the snapshot-level
-rules (live data files, live delete files) are those of :mod:`icectl.validate.manifests`,
-which decodes the manifests and calls :func:`check_entries`.
+Rules: "Manifest Entry Fields", "Sequence Number Inheritance", "First Row ID Inheritance",
+"Delete Formats", "Deletion Vectors", v4 relative paths; the counts of the manifest-list entry;
+the bounds (:mod:`icectl.validate.bounds`) and partition summaries
+(:mod:`icectl.validate.partitions`). What the snapshot-level rules need is kept: each manifest's
+live data files and live delete files.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from icectl.spec.types import base_type
+from icectl.errors import InvalidMetadataError
+from icectl.formats.manifest import ManifestFile
+from icectl.io import resolve_path
+from icectl.spec.types import IcebergType, PrimitiveType
+from icectl.validate.bounds import check_bounds_frame
+from icectl.validate.codes import Severity
+from icectl.validate.entry_frame import PARTITION_COLUMN
+from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats
 
-# Normalized entry columns and their polars types (top-level entry fields, then data_file's).
-TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
-FILE_FIELDS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "lower_bounds",
-               "upper_bounds", "equality_ids", "first_row_id", "referenced_data_file", "content_offset",
-               "content_size_in_bytes")
-INT_FIELDS = frozenset({"status", "snapshot_id", "sequence_number", "file_sequence_number", "content", "record_count",
-                        "file_size_in_bytes", "first_row_id", "content_offset", "content_size_in_bytes"})
 FORMATS = ("parquet", "avro", "orc", "puffin")
-_PARTITION_COLUMN = re.compile(r"p\d+")
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+:")
 
 
-def _dtypes() -> dict[str, Any]:
-    import polars as pl
+@dataclass(frozen=True)
+class ScanContext:
+    """What the checks of a manifest need of its table."""
 
-    bounds = pl.List(pl.Struct({"key": pl.Int64, "value": pl.Binary}))
-    out: dict[str, Any] = {name: pl.Int64 for name in INT_FIELDS}
-    out.update(file_path=pl.String, file_format=pl.String, referenced_data_file=pl.String, lower_bounds=bounds,
-               upper_bounds=bounds, equality_ids=pl.List(pl.Int64))
-    return out
-
-
-def entry_frame(raw: Any, with_bounds: bool) -> Any:
-    """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
-    columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
-    Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
-    goes to the lean decoder, which reports it (polars would convert a string or a double)."""
-    import polars as pl
-
-    from icectl.formats.manifest import _internal_partition
-
-    types = _dtypes()
-    df_type = raw.schema["data_file"]
-    inner = {f.name: f.dtype for f in getattr(df_type, "fields", [])}
-    exprs = []
-    for name in TOP_FIELDS + FILE_FIELDS:
-        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
-            continue
-        if name in TOP_FIELDS:
-            e, dtype = (pl.col(name), raw.schema[name]) if name in raw.columns else (None, None)
-        else:
-            e, dtype = (pl.col("data_file").struct.field(name), inner[name]) if name in inner else (None, None)
-        if e is not None:
-            e = _checked(name, e, dtype)
-        exprs.append((name, pl.lit(None, dtype=types[name]) if e is None else e.cast(types[name])))
-    part = inner.get("partition")
-    if part is not None and getattr(part, "fields", None):
-        converted = _internal_partition(pl, pl.col("data_file").struct.field("partition"), part)
-        for i, f in enumerate(part.fields):
-            exprs.append((f"p{i}", converted.struct.field(f.name)))
-    from icectl.formats.avro import failures
-
-    try:
-        return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
-    except failures() as e:
-        raise ValueError(_first_line(str(e))) from None
+    format_version: int
+    location: str | None
+    next_row_id: int | None
+    specs: dict[int, SpecFields]  # spec id -> (field id, name, result type) of each partition field
+    types: dict[int, IcebergType]  # field id -> type, in the newest schema that has it
+    check_bounds: bool = True
+    deep: bool = False
+    # header schema JSON -> its field types over ``types``: filled as manifests are read
+    header_types: dict[str, dict[int, IcebergType]] = field(default_factory=dict, compare=False, repr=False)
 
 
-def _checked(name: str, e: Any, dtype: Any) -> Any:
-    """``e`` when polars decoded field ``name`` as a type of its own (the bound maps' records
-    renamed to key/value by position, as Avro reads them); ValueError otherwise."""
-    import polars as pl
+@dataclass
+class LiveFile:
+    """A live delete file (live data files travel as a polars frame: there are many)."""
 
-    if dtype == pl.Null:
-        return e
-    if name in INT_FIELDS:
-        if not dtype.is_integer():
-            raise ValueError(f"{name} is not an integer")
-    elif name in ("file_path", "file_format", "referenced_data_file"):
-        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, (pl.Categorical, pl.Enum)):
-            raise ValueError(f"{name} is not a string")
-    elif name == "equality_ids":
-        if not (isinstance(dtype, pl.List) and (dtype.inner.is_integer() or dtype.inner == pl.Null)):
-            raise ValueError(f"{name} is not a list of integers")
-    elif name in ("lower_bounds", "upper_bounds"):
-        item = dtype.inner if isinstance(dtype, pl.List) else None
-        fields = getattr(item, "fields", None)
-        if not fields or len(fields) != 2 or not (fields[0].dtype.is_integer() or fields[0].dtype == pl.String) \
-                or fields[1].dtype not in (pl.Binary, pl.Null):
-            raise ValueError(f"{name} is not a map of field ids to bytes")
-        if [f.name for f in fields] != ["key", "value"]:
-            e = e.list.eval(pl.element().struct.rename_fields(["key", "value"]))
-    return e
+    path: str
+    content: int
+    is_dv: bool
+    referenced_data_file: str | None
+    entry: int
+    file_format: str = ""
+    record_count: int = 0
+    file_size_in_bytes: int = 0
+    content_offset: int | None = None
+    content_size_in_bytes: int | None = None
 
 
-def frame_from_records(records: list[tuple], top: dict[str, int], idx: dict[str, int], nparts: int,
-                       with_bounds: bool) -> Any:
-    """The same columns from the lean decoder's tuples (``top``/``idx``: field positions in an
-    entry and in its data_file; bounds decoded as dicts; partition values in their Avro form,
-    which is Iceberg's internal form)."""
-    import polars as pl
+@dataclass
+class Pending:
+    """One manifest decoded and ready for :func:`check_entries`: its findings so far (``out``),
+    normalized entries, manifest-list entry, manifest format version, partition spec (None when
+    it cannot be checked) and field types for bounds; :func:`check_entries` sets its live files."""
 
-    types = _dtypes()
-    cols: dict[str, Any] = {}
-    i_df = top["data_file"]
-    for name in TOP_FIELDS + FILE_FIELDS:
-        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
-            continue
-        if name in TOP_FIELDS:
-            i = top.get(name)
-            values = [r[i] for r in records] if i is not None else [None] * len(records)
-        else:
-            i = idx.get(name)
-            values = [r[i_df][i] for r in records] if i is not None else [None] * len(records)
-        if name in INT_FIELDS:
-            cols[name] = _ints(name, values)
-            continue
-        if name in ("lower_bounds", "upper_bounds"):
-            values = [_map_entries(name, d) for d in values]
-        elif name == "equality_ids":
-            if any(v is not None and not (isinstance(v, list) and all(isinstance(x, int) for x in v)) for v in values):
-                raise ValueError(f"{name} is not a list of integers")
-        elif any(v is not None and not isinstance(v, str) for v in values):
-            raise ValueError(f"{name} is not a string")
-        cols[name] = pl.Series(name, values, dtype=types[name])
-    i_part = idx["partition"]
-    for j in range(nparts):
-        values = [r[i_df][i_part][j] if r[i_df][i_part] is not None else None for r in records]
-        try:
-            cols[f"p{j}"] = pl.Series(f"p{j}", values, strict=False)
-        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
-            cols[f"p{j}"] = pl.Series(f"p{j}", values, dtype=pl.Object)  # values of several types
-    return pl.DataFrame(cols).with_row_index("n")
-
-
-def _ints(name: str, values: list[Any]) -> Any:
-    import polars as pl
-
-    if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in values):
-        raise ValueError(f"{name} is not an integer")
-    return pl.Series(name, values, dtype=pl.Int64)
-
-
-def _map_entries(name: str, m: Any) -> list[dict[str, Any]]:
-    """A bound map (a dict, or a list of key-value pairs) as the key/value records polars holds."""
-    items = m.items() if isinstance(m, dict) else (m or ())
-    out = []
-    for kv in items:
-        k, v = kv if isinstance(kv, (tuple, list)) and len(kv) == 2 else (None, None)
-        if isinstance(k, str) and k.lstrip("-").isdigit():
-            k = int(k)
-        if not isinstance(k, int) or isinstance(k, bool) or not isinstance(v, (bytes, type(None))):
-            raise ValueError(f"{name} is not a map of field ids to bytes")
-        out.append({"key": k, "value": v})
-    return out
-
-
-def _first_line(s: str) -> str:
-    return s.strip().splitlines()[0] if s.strip() else s
+    out: Any
+    frame: Any
+    ref: ManifestFile
+    mfv: int
+    spec: SpecFields | None
+    types: dict[int, IcebergType]
+    data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format
+    deletes: list[LiveFile] = field(default_factory=list)
 
 
 class _Found:
@@ -188,23 +97,8 @@ class _Found:
             out.add(code, message, entry if entry >= 0 else None, severity=severity, file=file)
 
 
-@dataclass
-class Pending:
-    """One manifest decoded and ready for :func:`check_entries`: its scan (with the findings so
-    far in ``out``), normalized entries, manifest-list entry, manifest format version, partition
-    spec (None when it cannot be checked) and field types for bounds."""
-
-    scan: Any
-    out: Any
-    frame: Any
-    ref: Any
-    mfv: int
-    spec: Any
-    types: dict[int, str]
-
-
-def check_entries(pending: list[Pending], ctx: Any) -> None:
-    """Every entry rule over the entries of many manifests at once; sets each scan's
+def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
+    """Every entry rule over the entries of many manifests at once; sets each one's
     ``data_files`` and ``deletes`` (its live files) and adds findings to each manifest's ``out``.
 
     The manifests' entries are stacked into one frame, each with its manifest's constants
@@ -213,27 +107,17 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
     this rule?" for every rule at once, with the file and row counts per status; only a rule that
     is broken reads its entries back. The bounds of all manifests are checked together
     (:func:`icectl.validate.bounds.check_bounds_frame`); partition summaries take one
-    aggregate per manifest (its partition columns are its spec's own)."""
+    aggregate per manifest (:mod:`icectl.validate.partitions`)."""
     import polars as pl
-
-    from icectl.validate.core import Severity
-    from icectl.validate.manifests import (
-        SCHEME,
-        LiveFile,
-        _check_counts,
-        _check_partition_summary,
-        _delete_rules,
-        _path,
-    )
 
     if not pending:
         return
     col, lit = pl.col, pl.lit
     fv = ctx.format_version
     found = [_Found() for _ in pending]
-    core = [c for c in pending[0].frame.columns if not _PARTITION_COLUMN.fullmatch(c)]
+    core = [c for c in pending[0].frame.columns if not PARTITION_COLUMN.fullmatch(c)]
     # A manifest's constants; 128-bit when one is not a long (a v1 snapshot id in JSON can be anything).
-    consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, p.ref.content) for p in pending]
+    consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, int(p.ref.content)) for p in pending]
     wide = pl.Int128 if any(x is not None and not -2**63 <= x < 2**63 for c in consts for x in c) else pl.Int64
     stacked = pl.concat([p.frame.select(core).with_columns(
         lit(i, dtype=pl.UInt32).alias("m"), lit(seq_, dtype=wide).alias("mseq"), lit(snap_, dtype=wide).alias("msnap"),
@@ -321,27 +205,25 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
     if any(row["rel"] for row in per.values()):
         for m, n, p in v.filter(~col("_abs") & valid).select("m", "n", "file_path").rows():
             found[m].rank = 10
-            resolved[(m, n)] = _path(p, fv >= 4, ctx, found[m], n, "file_path") if p is not None else None
+            resolved[(m, n)] = _resolve(p, found[m], n=n, what="file_path", ctx=ctx) if p is not None else None
     if any(row["ref_rel"] for row in per.values()):
         for m, n, p in v.filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").rows():
             found[m].rank = 11
-            resolved_ref[(m, n)] = _path(p, fv >= 4, ctx, found[m], n, "referenced_data_file")
+            resolved_ref[(m, n)] = _resolve(p, found[m], n=n, what="referenced_data_file", ctx=ctx)
 
     # Delete files (few): their rules entry by entry.
     for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
             "m", "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
             "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
-        rd = resolved_ref.get((m, n), rd)
-        is_dv = cont == 1 and fm == "puffin"
+        d = DeleteEntry(n, st, cont, fm, size, eq, off, csize, resolved_ref.get((m, n), rd))
         found[m].rank = 12
-        _delete_rules((eq, off, csize), cont, is_dv, st, fm, pending[m].mfv, ctx, found[m], n, 0, 1, 2, rd, size,
-                      pending[m].types)
+        _delete_rules(d, found[m], mfv=pending[m].mfv, ctx=ctx, types=pending[m].types)
         p = resolved.get((m, n), p)
         if st != 2 and p is not None:
-            lf = LiveFile(p, cont, is_dv, rd, n, fm, rc, size)
-            if is_dv:
+            lf = LiveFile(p, cont, d.is_dv, d.referenced_data_file, n, fm, rc, size)
+            if d.is_dv:
                 lf.content_offset, lf.content_size_in_bytes = off, csize
-            pending[m].scan.deletes.append(lf)
+            pending[m].deletes.append(lf)
 
     data = v.filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
                                             col("record_count").alias("records"),
@@ -353,20 +235,18 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
     data_by = data.partition_by("m", as_dict=True, include_key=False)
     empty = data.clear().drop("m")
     for i, p in enumerate(pending):
-        p.scan.data_files = data_by.get((i,), empty)
+        p.data_files = data_by.get((i,), empty)
         row = per.get(i)
         if row is None:  # no entries
-            _check_counts(p.ref, [0, 0, 0], [0, 0, 0], None, found[i])
+            _check_counts(p.ref, found[i], files=[0, 0, 0], rows=[0, 0, 0], min_live_seq=None)
         elif not row["r0"]:  # with an unknown status, the counts cannot be checked
-            _check_counts(p.ref, [row[f"files{k}"] for k in range(3)], [row[f"rows{k}"] or 0 for k in range(3)],
-                          row["min_seq"], found[i])
+            _check_counts(p.ref, found[i], files=[row[f"files{k}"] for k in range(3)],
+                          rows=[row[f"rows{k}"] or 0 for k in range(3)], min_live_seq=row["min_seq"])
         if p.spec is not None:
-            _check_partition_summary(p.ref, p.spec, _partition_stats(p.frame, p.spec), found[i])
+            check_partition_summary(p.ref, p.spec, partition_stats(p.frame, p.spec), found[i])
         found[i].flush(p.out)
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
-        from icectl.validate.bounds import check_bounds_frame
-
         bounds = v.filter(valid).select("m", "n", "lower_bounds", "upper_bounds")
         by_types: dict[int, list[int]] = {}
         for i, p in enumerate(pending):
@@ -376,73 +256,91 @@ def check_entries(pending: list[Pending], ctx: Any) -> None:
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
 
 
-def _partition_stats(f: Any, spec: Any) -> list[tuple[bool, bool, Any, Any] | None]:
-    """(has a null, has a NaN, lowest, highest) of each partition field's live values."""
-    import polars as pl
+@dataclass(frozen=True)
+class DeleteEntry:
+    """A live or deleted delete file's entry, as the delete-file rules read it."""
 
-    status = pl.col("status")
-    live = status.is_in([0, 1]).fill_null(False)
-    exprs = []
-    for i, (_, _, t) in enumerate(spec):
-        exprs += _stat_exprs(i, t, f.schema.get(f"p{i}"), live)
-    if not exprs:
-        return [None] * len(spec)
-    agg = f.select(exprs).row(0, named=True)
-    return [_field_stats(i, t, agg, f, live) for i, (_, _, t) in enumerate(spec)]
+    n: int  # its position in the manifest
+    status: int
+    content: int
+    file_format: str
+    file_size_in_bytes: int
+    equality_ids: list[int] | None
+    content_offset: int | None
+    content_size_in_bytes: int | None
+    referenced_data_file: str | None
 
-
-_ORDERED = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns",
-                      "float", "double", "string", "binary", "boolean"})
-_UNORDERED = frozenset({"geometry", "geography", "uuid", "variant", "unknown"})
-
-
-def _stat_exprs(i: int, t: str, dtype: Any, live: Any) -> list[Any]:
-    """Aggregates for partition field ``p{i}`` over the live entries: how many, any null, any
-    NaN, and (for a type polars orders as Iceberg does) the lowest and highest other value."""
-    import polars as pl
-
-    if dtype is None:
-        return []
-    p = pl.col(f"p{i}")
-    base = base_type(t)
-    out = [live.sum().alias(f"p{i}_live"), (live & p.is_null()).any().alias(f"p{i}_null")]
-    value = live & p.is_not_null()
-    if dtype.is_float():
-        out.append((value & p.is_nan()).any().alias(f"p{i}_nan"))
-        value = value & ~p.is_nan()
-    if base in _ORDERED and (dtype.is_numeric() or dtype in (pl.String, pl.Binary, pl.Boolean)):
-        out += [p.filter(value).min().alias(f"p{i}_min"), p.filter(value).max().alias(f"p{i}_max")]
-    return out
+    @property
+    def is_dv(self) -> bool:
+        return self.content == 1 and self.file_format == "puffin"
 
 
-def _field_stats(i: int, t: str, agg: dict[str, Any], f: Any, live: Any) -> tuple[bool, bool, Any, Any] | None:
-    """(has a null, has a NaN, lowest, highest) of partition field ``p{i}``'s live values, in the
-    form of :func:`icectl.validate.manifests._partition_key` (lowest/highest None when no
-    value orders, TypeError when they do not compare); None when there are no live values."""
-    import polars as pl
+def _delete_rules(d: DeleteEntry, out: Any, *, mfv: int, ctx: ScanContext, types: dict[int, IcebergType]) -> None:
+    """"Delete Formats", "Deletion Vectors" and the v3 writer rules for one delete file."""
+    fv, n = ctx.format_version, d.n
+    if fv == 1:
+        out.add("DELETE_FILE_IN_V1", "row-level deletes are not supported in format version 1", n)
+    if d.content == 2:
+        if not d.equality_ids:
+            out.add("EQUALITY_IDS", "an equality delete file without equality_ids", n)
+        else:
+            for fid in d.equality_ids:
+                t = types.get(fid)
+                if t is None:
+                    out.add("EQUALITY_IDS", f"equality id {fid} is in no schema of the table", n)
+                elif isinstance(t, PrimitiveType) and t.base in ("float", "double"):
+                    out.add("EQUALITY_IDS", f"equality id {fid} is a {t} column; float and double columns cannot be "
+                            "delete columns", n)
+        if d.status == 1 and mfv >= 3:
+            out.add("V3_EQUALITY_DELETE", "an equality delete file added by a v3 manifest: its rows lose lineage", n)
+        return
+    if d.equality_ids:
+        out.add("EQUALITY_IDS", "equality_ids on a position delete file (should be null unless content is 2)", n,
+                severity=Severity.WARNING)
+    if d.is_dv:
+        if fv < 3:
+            out.add("DV_BEFORE_V3", f"a deletion vector (Puffin position deletes) in a format version {fv} table", n)
+        off, csize, size = d.content_offset, d.content_size_in_bytes, d.file_size_in_bytes
+        missing = [name for name, v in (("referenced_data_file", d.referenced_data_file), ("content_offset", off),
+                                        ("content_size_in_bytes", csize)) if v is None]
+        if missing:
+            out.add("DV_FIELDS", f"a deletion vector without {', '.join(missing)}", n)
+        elif off < 0 or csize <= 0 or off + csize > size:
+            out.add("DV_FIELDS", f"content_offset {off} + content_size_in_bytes {csize} lie outside the file's "
+                    f"{size} bytes", n)
+    elif d.status == 1 and mfv >= 3:
+        out.add("V3_NEW_POSITION_DELETE_FILE", "a v3 manifest adds a position delete file; v3 writers add deletion "
+                "vectors", n)
 
-    from icectl.validate.manifests import _partition_key
-    from icectl.errors import IcectlError
 
-    if not agg.get(f"p{i}_live"):
+def _resolve(path: str, out: Any, *, n: int, what: str, ctx: ScanContext) -> str | None:
+    """A path that is not a full URI: resolved against the table location in v4, else a finding."""
+    if path[:1] == "/" or SCHEME.match(path):
+        return path
+    if ctx.format_version < 4:
+        out.add("PATH_RELATIVE_BEFORE_V4", f"{what} {path!r} is relative; format version {ctx.format_version} stores "
+                "full URIs", n)
         return None
-    base = base_type(t)
-    has_null, has_nan = bool(agg[f"p{i}_null"]), base in ("float", "double") and bool(agg.get(f"p{i}_nan"))
-    if base in _UNORDERED:
-        return has_null, has_nan, None, None
-    if f"p{i}_min" in agg:
-        return has_null, has_nan, agg[f"p{i}_min"], agg[f"p{i}_max"]
-    p = pl.col(f"p{i}")
-    column = f.filter(live & p.is_not_null()).get_column(f"p{i}")
-    values = column.to_list()
-    if isinstance(column.dtype, pl.Decimal):  # the unscaled integers the Avro bytes hold, as the lean decoder reads
-        values = [int(x.scaleb(column.dtype.scale)) for x in values]
-        t = "long"
     try:
-        keys = [k for k in (_partition_key(t, x) for x in values if not (isinstance(x, float) and x != x))
-                if k is not None]
-        if not keys:
-            return has_null, has_nan, None, None
-        return has_null, has_nan, min(keys), max(keys)
-    except (TypeError, ValueError, IcectlError):
-        return has_null, has_nan, TypeError, TypeError
+        return resolve_path(ctx.location, path, 4)
+    except InvalidMetadataError as e:
+        out.add("PATH_ESCAPES_LOCATION", f"{what}: {e.message}", n)
+        return None
+
+
+def _check_counts(ref: ManifestFile, out: Any, *, files: list[int], rows: list[int], min_live_seq: int | None) -> None:
+    """The manifest list's file and row counts per status (existing, added, deleted) and
+    min_sequence_number against the entries'."""
+    pairs = (("added_files_count", ref.added_files_count, files[1]),
+             ("existing_files_count", ref.existing_files_count, files[0]),
+             ("deleted_files_count", ref.deleted_files_count, files[2]),
+             ("added_rows_count", ref.added_rows_count, rows[1]),
+             ("existing_rows_count", ref.existing_rows_count, rows[0]),
+             ("deleted_rows_count", ref.deleted_rows_count, rows[2]))
+    wrong = [f"{name} {listed} (entries: {actual})" for name, listed, actual in pairs
+             if listed is not None and listed != actual]
+    if wrong:
+        out.add("MANIFEST_COUNTS", "the manifest list says " + ", ".join(wrong))
+    if min_live_seq is not None and ref.min_sequence_number > min_live_seq:
+        out.add("MANIFEST_SEQUENCE", f"min_sequence_number {ref.min_sequence_number} is above the lowest live data "
+                f"sequence number {min_live_seq}")

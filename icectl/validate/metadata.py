@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from icectl.errors import InvalidMetadataError
+from icectl.io import has_scheme, resolve_path
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata, parse_table_metadata
 from icectl.spec.types import type_min_version, walk_fields
-from icectl.validate.core import Collector
-from icectl.errors import IcectlError, InvalidMetadataError
-from icectl.io import has_scheme, resolve_path
+from icectl.validate.findings import Collector
 
 MAX_FIELD_ID = 2147483447  # "must not use field ids greater than 2147483447 (Integer.MAX_VALUE - 200)"
 ONE_MINUTE_MS = 60_000  # Iceberg Java's tolerance for clock skew between log entries
@@ -445,5 +445,3 @@ def _check_lineage(md: TableMetadata, location: str, out: Collector) -> None:
             out.add("LINEAGE_SNAPSHOT", f"row ids {b0} to {b1 - 1} overlap those of snapshot {sa} ({a0} to {a1 - 1})",
                     file=location, snapshot_id=sb)
 
-
-__all__ = ["check_metadata", "check_path", "IcectlError"]

@@ -1,41 +1,41 @@
 """Manifest lists and the rules of one snapshot, for ``validate``: which snapshots to check, their
 manifest lists (spec: "Manifest Lists", "First Row ID Assignment"), the scan of each distinct
-manifest (:mod:`icectl.validate.manifests`, in threads) and the
-rules across a snapshot's manifests ("Scan Planning": a live file once; "Deletion Vectors": one per
-data file, for a live data file).
+manifest (:mod:`icectl.validate.manifests`, in threads) and the rules across a snapshot's
+manifests ("Scan Planning": a live file once; "Deletion Vectors": one per data file, for a live
+data file); with ``--deep``, :mod:`icectl.validate.deep`.
 """
 from __future__ import annotations
 
-import io
+import gc
 import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
+from icectl.formats.avro import open_avro, read_records
+from icectl.formats.manifest import ManifestFile, manifest_file, partition_fields, read_manifest_header
 from icectl.spec.metadata import Snapshot
-from icectl.validate.core import Checked, Collector, Finding, ValidateOptions
-from icectl.validate.manifests import (
-    REQUIRED_LIST_V2,
-    ManifestRef,
-    ManifestScan,
-    ScanContext,
-    finish_scans,
-    scan_manifest_pending,
-)
-from icectl.errors import IcectlError, NotFoundError
+from icectl.spec.types import IcebergType, walk_fields
+from icectl.validate.deep import check_deep
+from icectl.validate.entries import ScanContext
+from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
+from icectl.validate.manifests import ManifestScan, finish_scans, scan_manifest_pending
+from icectl.validate.metadata import check_path
+
+REQUIRED_LIST_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id", "added_files_count",
+                    "existing_files_count", "deleted_files_count", "added_rows_count", "existing_rows_count",
+                    "deleted_rows_count")
+
 
 def scan_context(table: Any, options: ValidateOptions) -> ScanContext:
-    from icectl.formats.manifest import partition_fields
-
     md = table.metadata
-    types: dict[int, str] = {}
-    from icectl.spec.types import PrimitiveType, walk_fields
-
+    types: dict[int, IcebergType] = {}
     current = md.current_schema_or_none
     for s in (*md.schemas, *((current,) if current is not None else ())):  # the current schema last: its types win
         for _, f in walk_fields(s.fields):
-            types[f.field_id] = str(f.field_type) if isinstance(f.field_type, PrimitiveType) else "nested"
-    specs = {}
-    for spec in md.partition_specs:
-        specs[spec.spec_id] = tuple((fid, name, str(t)) for fid, name, t in partition_fields(spec, md.find_type))
+            types[f.field_id] = f.field_type
+    specs = {spec.spec_id: tuple(partition_fields(spec, md.find_type)) for spec in md.partition_specs}
     return ScanContext(md.format_version, md.location, md.next_row_id, specs, types,
                        check_bounds=options.check_bounds, deep=options.deep)
 
@@ -57,15 +57,28 @@ def selected_snapshots(md: Any, all_snapshots: bool) -> list[Snapshot]:
     return sorted(out, key=lambda s: (s.sequence_number, s.timestamp_ms))
 
 
-def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef] | None:
-    """The manifest-list entries of a snapshot, with the manifest list's own rules checked."""
-    from icectl.validate.metadata import check_path
+@dataclass
+class Listed:
+    """A snapshot's manifest-list entries (with paths resolved), and those whose path can be
+    read (a path that breaks the path rules is reported and not scanned)."""
 
+    snapshot: Snapshot
+    manifests: list[ManifestFile]
+    readable: list[ManifestFile]
+
+    @property
+    def all_readable(self) -> bool:
+        return len(self.readable) == len(self.manifests)
+
+
+def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> Listed | None:
+    """The manifest-list entries of a snapshot, with the manifest list's own rules checked."""
     md = table.metadata
     fv = md.format_version
     sid = snap.snapshot_id
     if snap.manifest_list is None:
-        return _inline_refs(table, snap, out)
+        refs = _inline_refs(table, snap, out)
+        return Listed(snap, refs, refs)
     path = check_path(md, snap.manifest_list, out, snapshot_id=sid)
     if path is None:
         return None
@@ -78,14 +91,12 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[Manif
         out.add("MANIFEST_LIST_UNREADABLE", e.message, file=path, snapshot_id=sid)
         return None
     try:
-        import fastavro
-
-        reader = fastavro.reader(io.BytesIO(data))
-        names = {f["name"] for f in reader.writer_schema.get("fields", [])}
-        records = list(reader)
-    except Exception as e:  # fastavro raises many kinds for corrupt or truncated input
-        out.add("MANIFEST_LIST_UNREADABLE", f"not a valid Avro file ({type(e).__name__}: {e})", file=path,
-                snapshot_id=sid)
+        avro = open_avro(data, source=path)
+        names = {f["name"] for f in avro.schema.get("fields", [])} if isinstance(avro.schema, dict) else set()
+        records = read_records(avro)
+    except InvalidMetadataError as e:
+        msg = e.message[len(path) + 2:] if e.message.startswith(path + ": ") else e.message
+        out.add("MANIFEST_LIST_UNREADABLE", msg, file=path, snapshot_id=sid)
         return None
     need = ["manifest_path", "manifest_length", "partition_spec_id"]
     if fv >= 2 and snap.sequence_number > 0:
@@ -96,7 +107,8 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[Manif
                 snapshot_id=sid)
         if any(n in missing for n in ("manifest_path", "manifest_length", "partition_spec_id")):
             return None
-    refs: list[ManifestRef] = []
+    refs: list[ManifestFile] = []
+    readable: list[ManifestFile] = []
     seen: set[str] = set()
     for i, r in enumerate(records):
         where = {"file": path, "snapshot_id": sid, "entry": i}
@@ -107,38 +119,18 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> list[Manif
             out.add("MANIFEST_LIST_DUPLICATE", f"manifest {mpath} is listed twice", manifest=mpath, **where)
             continue
         seen.add(mpath)
-        parts = r.get("partitions")
-        ref = ManifestRef(
-            path=mpath, length=r.get("manifest_length"), spec_id=r["partition_spec_id"],
-            content=r.get("content") or 0, sequence_number=r.get("sequence_number") or 0,
-            min_sequence_number=r.get("min_sequence_number") or 0, added_snapshot_id=r.get("added_snapshot_id"),
-            added_files=_first(r, "added_files_count", "added_data_files_count"),
-            existing_files=_first(r, "existing_files_count", "existing_data_files_count"),
-            deleted_files=_first(r, "deleted_files_count", "deleted_data_files_count"),
-            added_rows=r.get("added_rows_count"), existing_rows=r.get("existing_rows_count"),
-            deleted_rows=r.get("deleted_rows_count"),
-            partitions=None if parts is None else tuple(
-                (bool(p.get("contains_null")), p.get("contains_nan"), p.get("lower_bound"), p.get("upper_bound"))
-                for p in parts),
-            first_row_id=r.get("first_row_id"), usable_path=usable)
-        _check_ref(table, snap, ref, out, where)
+        ref = manifest_file(r, strict=False)
+        ref.manifest_path = mpath
+        _check_ref(table, snap, ref, out, where=where)
         refs.append(ref)
-    _check_lineage_refs(md, snap, refs, out, path)
-    return refs
+        if usable:
+            readable.append(ref)
+    _check_lineage_refs(md, snap, refs, out, list_path=path)
+    return Listed(snap, refs, readable)
 
 
-def _first(r: dict[str, Any], *names: str) -> Any:
-    for n in names:
-        if n in r:
-            return r[n]
-    return None
-
-
-def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef]:
+def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestFile]:
     """v1 snapshots may list manifests inline: no list entry, so counts and sequence numbers are unknown."""
-    from icectl.formats.manifest import read_manifest_header
-    from icectl.validate.metadata import check_path
-
     refs = []
     for p in snap.manifests or ():
         path = check_path(table.metadata, p, out, snapshot_id=snap.snapshot_id)
@@ -150,16 +142,16 @@ def _inline_refs(table: Any, snap: Snapshot, out: Collector) -> list[ManifestRef
             spec_id = header.partition_spec_id or 0
         except IcectlError:
             pass  # the scan reports it
-        refs.append(ManifestRef(path=path, length=None, spec_id=spec_id, added_snapshot_id=snap.snapshot_id))
+        refs.append(ManifestFile(path, None, spec_id, added_snapshot_id=snap.snapshot_id))  # type: ignore[arg-type]
     return refs
 
 
-def _check_ref(table: Any, snap: Snapshot, ref: ManifestRef, out: Collector, where: dict[str, Any]) -> None:
+def _check_ref(table: Any, snap: Snapshot, ref: ManifestFile, out: Collector, *, where: dict[str, Any]) -> None:
     md = table.metadata
     fv = md.format_version
-    w = {**where, "manifest": ref.path}
-    if ref.spec_id not in md.specs_by_id:
-        out.add("MANIFEST_SPEC_UNKNOWN", f"partition_spec_id {ref.spec_id} is not a spec of the table", **w)
+    w = {**where, "manifest": ref.manifest_path}
+    if ref.partition_spec_id not in md.specs_by_id:
+        out.add("MANIFEST_SPEC_UNKNOWN", f"partition_spec_id {ref.partition_spec_id} is not a spec of the table", **w)
     if ref.content not in (0, 1):
         out.add("MANIFEST_CONTENT_MISMATCH", f"content {ref.content} (0 data, 1 deletes)", **w)
     elif ref.content == 1 and fv == 1:
@@ -176,19 +168,19 @@ def _check_ref(table: Any, snap: Snapshot, ref: ManifestRef, out: Collector, whe
                     f"{ref.sequence_number}", **w)
 
 
-def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: Collector, path: str) -> None:
+def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestFile], out: Collector, *, list_path: str) -> None:
     fv = md.format_version
     sid = snap.snapshot_id
     if fv < 3:
         for i, r in enumerate(refs):
             if r.first_row_id is not None:
                 out.add("LINEAGE_BEFORE_V3", f"first_row_id {r.first_row_id} in a format version {fv} table",
-                        file=path, snapshot_id=sid, manifest=r.path, entry=i)
+                        file=list_path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
         return
     for i, r in enumerate(refs):
         if r.content == 1 and r.first_row_id is not None:
-            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=path,
-                    snapshot_id=sid, manifest=r.path, entry=i)
+            out.add("LINEAGE_MANIFEST", "a delete manifest with a first_row_id (must be null)", file=list_path,
+                    snapshot_id=sid, manifest=r.manifest_path, entry=i)
     if snap.first_row_id is None or snap.added_rows is None:
         return
     first, end = snap.first_row_id, snap.first_row_id + snap.added_rows
@@ -198,24 +190,24 @@ def _check_lineage_refs(md: Any, snap: Snapshot, refs: list[ManifestRef], out: C
             continue
         if r.first_row_id is None:
             out.add("LINEAGE_MANIFEST", "a data manifest without first_row_id in a snapshot with row lineage",
-                    file=path, snapshot_id=sid, manifest=r.path, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=r.manifest_path, entry=i)
         elif r.first_row_id >= first:
-            n = (r.added_rows or 0) + (r.existing_rows or 0)
-            assigned.append((r.first_row_id, r.first_row_id + n, i, r.path))
+            n = (r.added_rows_count or 0) + (r.existing_rows_count or 0)
+            assigned.append((r.first_row_id, r.first_row_id + n, i, r.manifest_path))
     total = 0
     prev_end = first
     for start, stop, i, mpath in sorted(assigned):
         total += stop - start
         if stop > end:
             out.add("LINEAGE_MANIFEST", f"row ids {start} to {stop - 1} are outside the snapshot's {first} to {end - 1}",
-                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=mpath, entry=i)
         elif start < prev_end and stop > start:
             out.add("LINEAGE_MANIFEST", f"row ids from {start} overlap the manifest before it (to {prev_end - 1})",
-                    file=path, snapshot_id=sid, manifest=mpath, entry=i)
+                    file=list_path, snapshot_id=sid, manifest=mpath, entry=i)
         prev_end = max(prev_end, stop)
     if total != snap.added_rows:
         out.add("LINEAGE_ADDED_ROWS", f"added-rows is {snap.added_rows}, the manifests assigned row ids in this "
-                f"snapshot hold {total} rows", file=path, snapshot_id=sid)
+                f"snapshot hold {total} rows", file=list_path, snapshot_id=sid)
 
 
 def _workers(options: ValidateOptions, n: int, local: bool) -> int:
@@ -233,44 +225,58 @@ def _read_or_none(fio: Any, path: str) -> bytes | None:
         return None
 
 
-def scan_manifests(table: Any, refs: list[ManifestRef], ctx: ScanContext, options: ValidateOptions) -> dict[ManifestRef, ManifestScan]:
-    """Scan each distinct manifest once, in threads: polars decodes and checks with the GIL
-    released, so the threads use every core (and object stores are read concurrently)."""
-    import gc
-    from concurrent.futures import ThreadPoolExecutor
+def scan_key(m: ManifestFile) -> tuple:
+    """Manifest-list entries that say the same thing (one manifest listed by many snapshots) are
+    scanned once."""
+    return (m.manifest_path, m.manifest_length, m.partition_spec_id, int(m.content), m.sequence_number,
+            m.min_sequence_number, m.added_snapshot_id, m.added_files_count, m.existing_files_count,
+            m.deleted_files_count, m.added_rows_count, m.existing_rows_count, m.deleted_rows_count,
+            None if m.partitions is None else tuple(m.partitions), m.key_metadata, m.first_row_id)
 
-    def one(ref: ManifestRef) -> ManifestScan:
-        return scan_manifest_pending(_read_or_none(table.io, ref.path), ref, ctx)
 
-    workers = _workers(options, len(refs), all(table.io.local_file(r.path) is not None for r in refs))
-    order = sorted(refs, key=lambda r: -(r.length or 0))  # big ones first: better balance
-    found: dict[ManifestRef, ManifestScan] = {}
+def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
+                   options: ValidateOptions) -> dict[tuple, ManifestScan]:
+    """Scan each distinct manifest (by :func:`scan_key`) once, in threads: polars decodes and
+    checks with the GIL released, so the threads use every core (and object stores are read
+    concurrently)."""
+    def one(ref: ManifestFile) -> ManifestScan:
+        return scan_manifest_pending(_read_or_none(table.io, ref.manifest_path), ref, ctx)
+
+    distinct: dict[tuple, ManifestFile] = {}
+    for r in refs:
+        distinct.setdefault(scan_key(r), r)
+    workers = _workers(options, len(distinct), all(table.io.local_file(r.manifest_path) is not None
+                                                   for r in distinct.values()))
+    order = sorted(distinct.items(), key=lambda kr: -(kr[1].manifest_length or 0))  # big ones first: better balance
+    found: dict[tuple, ManifestScan] = {}
     enabled = gc.isenabled()
     gc.disable()  # many small objects and no cycles: collections would cost more than the work
     try:
         with ThreadPoolExecutor(workers) as pool:
             for chunk in _chunks(order, CHUNK_BYTES):  # decoded entries wait in memory: a bounded batch
-                scans = list(pool.map(one, chunk)) if workers > 1 else list(map(one, chunk))
+                refs_ = [r for _, r in chunk]
+                scans = list(pool.map(one, refs_)) if workers > 1 else list(map(one, refs_))
                 finish_scans(scans, ctx)
-                found.update(zip(chunk, scans))
+                found.update(zip((k for k, _ in chunk), scans))
     finally:
         if enabled:
             gc.enable()
-    return {r: found[r] for r in refs}
+    return {k: found[k] for k in distinct}
 
 
 CHUNK_BYTES = 64 * 1024 * 1024  # of manifest files checked together (~400,000 entries of 8 columns)
 
 
-def _chunks(refs: list[ManifestRef], limit: int) -> list[list[ManifestRef]]:
-    out: list[list[ManifestRef]] = [[]]
+def _chunks(refs: list[tuple[tuple, ManifestFile]], limit: int) -> list[list[tuple[tuple, ManifestFile]]]:
+    out: list[list[tuple[tuple, ManifestFile]]] = [[]]
     size = 0
-    for r in refs:
-        if out[-1] and size + (r.length or 0) > limit:
+    for kr in refs:
+        length = kr[1].manifest_length or 0
+        if out[-1] and size + length > limit:
             out.append([])
             size = 0
-        out[-1].append(r)
-        size += r.length or 0
+        out[-1].append(kr)
+        size += length
     return out
 
 
@@ -311,37 +317,33 @@ def check_snapshots(table: Any, options: ValidateOptions, out: Collector, checke
     md = table.metadata
     snaps = selected_snapshots(md, options.all_snapshots)
     ctx = scan_context(table, options)
-    per_snapshot: list[tuple[Snapshot, list[ManifestRef]]] = []
+    listed: list[Listed] = []
     for snap in snaps:
-        refs = read_manifest_refs(table, snap, out)
+        one = read_manifest_refs(table, snap, out)
         checked.snapshots += 1
-        if refs is None:
+        if one is None:
             continue
         checked.manifest_lists += 1 if snap.manifest_list is not None else 0
-        per_snapshot.append((snap, refs))
-    distinct = list(dict.fromkeys(r for _, refs in per_snapshot for r in refs if r.usable_path))
-    scans = scan_manifests(table, distinct, ctx, options)
+        listed.append(one)
+    scans = scan_manifests(table, [r for one in listed for r in one.readable], ctx, options)
     checked.manifests = len(scans)
     checked.entries = sum(s.entries for s in scans.values())
     index = LiveIndex(list(scans.values()))
-    for snap, refs in per_snapshot:
-        usable = [r for r in refs if r.usable_path]
-        for r in usable:
-            out.extend([_with_snapshot(f, snap.snapshot_id) for f in scans[r].findings])
-        complete = len(usable) == len(refs) and all(scans[r].readable for r in usable)
-        check_snapshot_files(snap, [scans[r] for r in usable], out, complete=complete, index=index)
+    per_snapshot: list[tuple[Snapshot, list[ManifestScan], bool]] = []
+    for one in listed:
+        snap = one.snapshot
+        mine = [scans[scan_key(r)] for r in one.readable]
+        for s in mine:
+            out.extend([_with_snapshot(f, snap.snapshot_id) for f in s.findings])
+        complete = one.all_readable and all(s.readable for s in mine)
+        check_snapshot_files(snap, mine, out, complete=complete, index=index)
+        per_snapshot.append((snap, mine, one.all_readable))
     if options.deep:
-        from icectl.validate.deep import check_deep
-
-        check_deep(table, per_snapshot, scans, out, checked)
+        check_deep(table, per_snapshot, out, checked)
 
 
 def _with_snapshot(f: Finding, sid: int) -> Finding:
-    if f.snapshot_id is not None:
-        return f
-    from dataclasses import replace
-
-    return replace(f, snapshot_id=sid)
+    return f if f.snapshot_id is not None else replace(f, snapshot_id=sid)
 
 
 def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collector, *, complete: bool = True,

@@ -116,6 +116,10 @@ UPGRADE = {"plan": {"table": str, "metadata_location": str, "catalog": str, "fro
 REGISTER = {"plan": {"table": str, "catalog": str, "metadata_location": str, "format_version": int,
                      "location": Opt(str), "table_uuid": Opt(str), "snapshots": int, "current_snapshot_id": Opt(int)},
             "dry_run": bool, "applied": bool, "registered": bool, "commits": [COMMIT]}
+TABLE_STATE = {"schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON, "properties": Map(str)}
+ALTER = {"table": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str), "changes": [str],
+         "before": TABLE_STATE, "after": TABLE_STATE, "commits": [COMMIT]}
+PROPERTIES = {"table": str, "properties": Map(str)}
 
 DEMO = {"table": str, "location": str, "metadata_location": str, "format_version": int,
         "snapshots": [{"snapshot_id": int, "parent_snapshot_id": Opt(int), "operation": str, "timestamp_ms": int,
@@ -125,13 +129,35 @@ DEMO = {"table": str, "location": str, "metadata_location": str, "format_version
         "wap_id": str, "schema_ids": [int], "added_column": str, "orphan_files": [str], "orphan_age_days": Opt(int),
         "try_commands": [{"command": str, "why": str}], "commits": [COMMIT]}
 
+DROP = {"table": str, "catalog": str, "location": str, "metadata_location": str, "purge": bool,
+        "purged_by": Opt(str), "dry_run": bool, "applied": bool,
+        "files": [{"path": str, "kind": str, "size": Opt(int)}], "counts": Map(int), "bytes": int, "deleted": int,
+        "failed_deletes": [FAILED_DELETE], "still_present": Opt([str]), "kept_files": [str],
+        "skipped_outside_location": [str], "commits": [COMMIT]}
+RENAME = {"source": str, "destination": str, "catalog": str, "location": str, "metadata_location": str,
+          "dry_run": bool, "applied": bool, "commits": [COMMIT]}
+NAMESPACE_LIST = {"catalog": str, "parent": Opt(str), "namespaces": [str]}
+NAMESPACE_CHANGE = {"action": str, "namespace": str, "catalog": str, "properties": Map(str), "dry_run": bool,
+                    "applied": bool, "commits": [COMMIT]}
+NAMESPACE_PROPERTIES = {"namespace": str, "catalog": str, "properties": Map(str), "updated": [str], "removed": [str],
+                        "missing": [str], "dry_run": bool, "applied": bool, "commits": [COMMIT]}
+REWRITE_MANIFESTS = {"table": str, "starting_snapshot_id": Opt(int), "spec_id": int, "target_size_bytes": int,
+                     "groups": [{"content": str, "manifests": int, "bytes": int, "target_manifests": int,
+                                 "rewrite": bool}],
+                     "rewritten_manifests": [str], "added_manifests": [str], "kept_manifests": int, "entries": int,
+                     "snapshot_id": Opt(int), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
+                     "commits": [COMMIT]}
+
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
     "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
     "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,
-    "register": REGISTER, "demo": DEMO,
+    "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
+    "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
+    "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
+    "rewrite-manifests": REWRITE_MANIFESTS,
 }
 
 

@@ -416,3 +416,98 @@ def test_one_message_for_a_table_without_snapshots(ws):
                  ["expire", "db.empty", "--yes"]):
         code, out, err = ws.run(*args)
         assert code == 0 and err == "" and "nothing to" in out, (args, out, err)
+
+
+# -- a manifest no Iceberg reader reads -------------------------------------------------------------------
+
+def _with_map_column_sizes(path: str) -> None:
+    """Rewrite a manifest with fastavro, ``column_sizes`` written as an Avro map (string keys)
+    instead of Iceberg's array of key/value records (spec: Avro "Maps with non-string keys").
+    fastavro reads such a file; polars' Avro reader panics on it."""
+    import fastavro
+
+    with open(path, "rb") as f:
+        reader = fastavro.reader(f)
+        schema, meta = reader.writer_schema, dict(reader.metadata)
+        records = list(reader)
+    data_file = next(f for f in schema["fields"] if f["name"] == "data_file")["type"]
+    sizes = next(f for f in data_file["fields"] if f["name"] == "column_sizes")
+    sizes["type"] = ["null", {"type": "map", "values": "long"}]
+    for r in records:
+        cs = r["data_file"]["column_sizes"]
+        r["data_file"]["column_sizes"] = None if cs is None else {str(kv["key"]): kv["value"] for kv in cs} or {"1": 7}
+    codec = meta.pop("avro.codec", "null")
+    meta.pop("avro.schema", None)
+    with open(path, "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), records, metadata=meta, codec=codec)
+
+
+@pytest.fixture
+def ws_map(ws):
+    """db.t with a position delete file (a second snapshot), both of its manifests rewritten with
+    column_sizes as an Avro map."""
+    from icectl.formats.manifest import DataFile, FileContent
+    from icectl.table.snapshots import append_files
+
+    t = ws.table
+    ws.table = append_files(t, [DataFile(f"{t.location}/data/d.parquet", "parquet", (19000,), 1, 50,
+                                         content=FileContent.POSITION_DELETES, column_sizes={1: 10})])
+    ws.manifests = [m.manifest_path for m in ws.table.manifests(ws.table.metadata.current_snapshot)]
+    assert len(ws.manifests) == 2
+    for path in ws.manifests:
+        _with_map_column_sizes(path)
+    for snap in ws.table.metadata.snapshots:  # the lists record the manifests' new lengths
+        _fix_lengths(snap.manifest_list)
+    return ws
+
+
+def _fix_lengths(list_path: str) -> None:
+    import fastavro
+
+    with open(list_path, "rb") as f:
+        reader = fastavro.reader(f)
+        schema, meta = reader.writer_schema, dict(reader.metadata)
+        records = list(reader)
+    for r in records:
+        r["manifest_length"] = os.path.getsize(r["manifest_path"])
+    codec = meta.pop("avro.codec", "null")
+    meta.pop("avro.schema", None)
+    with open(list_path, "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), records, metadata=meta, codec=codec)
+
+
+@pytest.mark.parametrize("args", [
+    ["files", "db.t"],
+    ["files", "db.t", "--output", "json"],
+    ["describe", "db.t"],
+    ["expire", "db.t", "--dry-run", "--older-than", "0s"],
+    ["compact", "db.t", "--dry-run"],
+    ["rewrite-deletes", "db.t", "--dry-run"],
+    ["remove-orphans", "db.t", "--dry-run"],
+])
+@pytest.mark.parametrize("reader", ["polars", "lean"])
+def test_manifest_with_an_avro_map_is_one_error_line(ws_map, args, reader, monkeypatch, capfd):
+    """Every command that reads the manifest says which manifest and field is wrong (exit 4), with
+    the polars reader and without it; no Rust panic, no traceback."""
+    if reader == "lean":
+        monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
+    if args[0] == "files" and "json" in args:
+        code, out, err = ws_map.run(*args)
+        assert code == int(ExitCode.INVALID_METADATA) and out == ""
+        assert "column_sizes" in json.loads(err)["error"]["message"]
+    else:
+        line = check(ws_map, args, ExitCode.INVALID_METADATA, contains="'column_sizes' is an Avro map")
+        assert any(m in line for m in ws_map.manifests), line
+    assert "panicked" not in capfd.readouterr().err
+
+
+def test_manifest_with_an_avro_map_is_a_validate_finding(ws_map):
+    """validate reports each such manifest as MANIFEST_UNREADABLE (exit 8); snapshots reads no
+    manifest and lists the table as before."""
+    code, out, err = ws_map.run("-o", "json", "validate", "db.t")
+    assert code == int(ExitCode.VALIDATION_FAILED), err
+    found = [f for f in json.loads(out)["findings"] if f["code"] == "MANIFEST_UNREADABLE"]
+    assert sorted(f["manifest"] for f in found) == sorted(ws_map.manifests)
+    assert all("'column_sizes' is an Avro map" in f["message"] for f in found)
+    code, out, err = ws_map.run("snapshots", "db.t")
+    assert code == 0 and err == ""

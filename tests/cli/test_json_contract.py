@@ -84,11 +84,35 @@ class Lab:
         code = run(["--warehouse", self.warehouse, *args], env)
         return code, env.stdout.getvalue(), env.stderr.getvalue()
 
-    def state(self) -> tuple[str, dict[str, int]]:
-        """The current metadata file and every file under the root with its size."""
-        files = {os.path.join(d, f): os.path.getsize(os.path.join(d, f))
-                 for d, _, fs in os.walk(self.root) for f in fs}
-        return self.table.catalog.load_metadata_location(("db", "t")), files
+    def state(self) -> tuple[str | None, dict[str, Any]]:
+        """The current metadata file (None once the table is gone) and everything under the root:
+        each file with its size and content hash, each folder."""
+        import hashlib
+
+        from icectl.errors import IcectlError
+
+        found: dict[str, Any] = {}
+        for d, dirs, fs in os.walk(self.root):
+            found.update({os.path.join(d, x): "dir" for x in dirs})
+            for f in fs:
+                path = os.path.join(d, f)
+                with open(path, "rb") as fh:
+                    found[path] = (os.path.getsize(path), hashlib.sha1(fh.read()).hexdigest())
+        try:
+            current: str | None = self.table.catalog.load_metadata_location(("db", "t"))
+        except IcectlError:
+            current = None
+        return current, found
+
+    def sql(self) -> None:
+        """The table, also registered as db.t in a SQL catalog (reg.db), and an empty namespace
+        ``empty`` there: for the commands a file-system catalog cannot do."""
+        from icectl.catalog.sql import SqlCatalog
+        from icectl.io import FileIO
+
+        catalog = SqlCatalog("default", f"sqlite:///{self.root}/reg.db", self.warehouse, FileIO({}))
+        catalog.register_table(("db", "t"), self.table.metadata_location)
+        catalog.create_namespace(("empty",), {"owner": "ops"})
 
 
 @pytest.fixture
@@ -111,6 +135,7 @@ class Case:
     mutating: bool = False  # runs with --dry-run, then --yes; refuses without either
     check: Callable[[Lab, Any], bool] | None = None  # more about the JSON document
     catalog: Callable[[Lab], list[str]] = lambda lab: []  # global options before the command
+    setup: Callable[[Lab], None] | None = None  # before anything is looked at
 
 
 REF_CHANGE = "rollback, cherry-pick, branch, tag"
@@ -180,6 +205,45 @@ CASES: dict[str, Case] = {
                            lambda lab: ["format version 2 -> 3", "no blockers", "upgraded db.t"], mutating=True),
     "demo": Case(("demo",), lambda lab: ["play"], "demo", lambda lab: ["Built play.events", "Try these:"],
                  check=lambda lab, d: d["table"] == "play.events" and len(d["snapshots"]) > 5),
+    "alter": Case(("alter",), lambda lab: ["db.t", "--add-column", "note string after name", "--rename-column",
+                                           "name=label", "--add-partition-field", "bucket(4, id)", "--sort-by",
+                                           "id desc", "--set-property", "k=v"], "alter, properties set, properties unset",
+                  lambda lab: ["Alter db.t", "label string", "id_bucket_4", "altered db.t"], mutating=True,
+                  check=lambda lab, d: [f["name"] for f in d["after"]["schema"]["fields"]] == ["id", "label", "note", "ts"]
+                  and d["before"]["schema"]["fields"][1]["name"] == "name"
+                  and d["commits"][0]["updates"][0]["action"] == "add-schema"),
+    "properties": Case(("properties",), lambda lab: ["db.t"], "properties", lambda lab: ["db.t has no properties"],
+                       check=lambda lab, d: d == {"table": "db.t", "properties": lab.table.metadata.properties}),
+    "properties-set": Case(("properties",), lambda lab: ["db.t", "set", "a=1"], "alter, properties set, properties unset",
+                           lambda lab: ["set property a=1", "altered db.t"], mutating=True,
+                           check=lambda lab, d: d["after"]["properties"]["a"] == "1"),
+    "drop": Case(("drop",), lambda lab: ["db.t", "--purge"], "drop",
+                 lambda lab: ["db.t: to drop and purge", "manifest-list", "dropped db.t"], mutating=True,
+                 catalog=SQL_CATALOG, setup=Lab.sql,
+                 check=lambda lab, d: d["counts"]["data"] == 5 and d["purged_by"] == "icectl"
+                 and lab.orphan not in {f["path"] for f in d["files"]}),
+    "rename": Case(("rename",), lambda lab: ["db.t", "empty.u"], "rename",
+                   lambda lab: ["rename db.t to empty.u", "renamed db.t to empty.u"], mutating=True,
+                   catalog=SQL_CATALOG, setup=Lab.sql, check=lambda lab, d: d["location"] == lab.location),
+    "namespace-list": Case(("namespace", "list"), lambda lab: [], "namespace list", lambda lab: ["namespace", "db"],
+                           check=lambda lab, d: d["namespaces"] == ["db"]),
+    "namespace-create": Case(("namespace", "create"), lambda lab: ["lake.raw", "--property", "owner=etl"],
+                             "namespace create, namespace drop",
+                             lambda lab: ["create namespace lake.raw", "owner", "created namespace lake.raw"],
+                             mutating=True, catalog=SQL_CATALOG,
+                             check=lambda lab, d: d["properties"] == {"owner": "etl"}),
+    "namespace-drop": Case(("namespace", "drop"), lambda lab: ["empty"], "namespace create, namespace drop",
+                           lambda lab: ["drop namespace empty", "dropped namespace empty"], mutating=True,
+                           catalog=SQL_CATALOG, setup=Lab.sql),
+    "namespace-properties": Case(("namespace", "properties"), lambda lab: ["empty", "--set", "tier=gold", "--remove",
+                                                                            "owner"], "namespace properties",
+                                 lambda lab: ["properties to change: set tier; removed owner", "gold",
+                                              "properties changed"], mutating=True, catalog=SQL_CATALOG,
+                                 setup=Lab.sql, check=lambda lab, d: d["properties"].get("tier") == "gold"
+                                 and "owner" not in d["properties"]),
+    "rewrite-manifests": Case(("rewrite-manifests",), lambda lab: ["db.t"], "rewrite-manifests",
+                              lambda lab: ["manifests of spec 0", "rewrote"], mutating=True,
+                              check=lambda lab, d: d["groups"][0]["content"] == "data" and d["groups"][0]["rewrite"]),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
 }
@@ -203,6 +267,11 @@ def test_every_command_has_a_case():
     assert not missing, f"commands without an output contract case in {__name__}: {missing}"
 
 
+def _prepare(lab: Lab, case: Case) -> None:
+    if case.setup is not None:
+        case.setup(lab)
+
+
 def _run(lab: Lab, case: Case, output: str, *extra: str) -> tuple[int, str, str]:
     return lab.run(*case.catalog(lab), "-o", output, *case.command, *case.args(lab), *extra)
 
@@ -212,6 +281,7 @@ def test_json_document_has_the_documented_shape(lab, name):
     """One document on stdout, nothing on stderr; a mutating command's --dry-run changes nothing
     and says so, then --yes applies the same plan."""
     case = CASES[name]
+    _prepare(lab, case)
     for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
         before = lab.state()
         code, out, err = _run(lab, case, "json", *extra)
@@ -234,6 +304,7 @@ def test_json_document_has_the_documented_shape(lab, name):
 def test_text_output_when_piped(lab, name):
     """Meaningful text (the case's facts; a dry run shows the plan's), never a box-drawing character."""
     case = CASES[name]
+    _prepare(lab, case)
     facts = case.text(lab)
     for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
         code, out, err = _run(lab, case, "table", *extra)
@@ -250,6 +321,7 @@ def test_refusal_prints_the_plan_and_changes_nothing(lab, name, output):
     """No terminal, no --yes: exit 6 after the plan (as text, or as the plan document with
     ``applied`` false), a hint that says where the plan is, and nothing changed."""
     case = CASES[name]
+    _prepare(lab, case)
     before = lab.state()
     code, out, err = _run(lab, case, output)
     assert code == ExitCode.REFUSED, err

@@ -1,4 +1,4 @@
-"""The README is true: every shell command of its tour, maintenance and validate/upgrade sections
+"""The README is true: every shell command of its tour, maintenance, validate/upgrade and tables sections
 runs as shown, in order, on the table `icectl demo` builds, and exits 0. The commands run through
 bash in a fresh folder (the local default catalog, no configuration), with the `icectl` of this
 checkout first on PATH. `compact --yes` runs a real Spark job, so the test is marked `spark`."""
@@ -13,7 +13,8 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register")
+SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register", "Evolve a table: alter and properties",
+            "Tables, namespaces, manifests")
 
 
 def readme_commands(sections=SECTIONS) -> list[str]:

@@ -154,6 +154,6 @@ def test_columnar_and_entry_readers_agree(java_table, oracle_warehouse, monkeypa
     """`files` reads manifests column by column with polars; the fastavro entry reader (its
     fallback) must list exactly the same thing."""
     fast = icectl_json(oracle_warehouse, "files", java_table.identifier)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     slow = icectl_json(oracle_warehouse, "files", java_table.identifier)
     assert fast == slow

@@ -43,14 +43,14 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
                                                                        monkeypatch):
     """Java's manifests take the polars path (the lean decoder is never needed), and the lean
     decoder, forced, checks the same entries clean."""
-    import icectl.validate.entries as entries
+    import icectl.validate.entry_frame as entry_frame
 
     jt = request.getfixturevalue(fixture)
-    lean = entries.frame_from_records
+    lean = entry_frame.frame_from_records
 
     def refuse(*a, **k):
         raise AssertionError("the lean decoder was used")
-    monkeypatch.setattr(entries, "frame_from_records", refuse)
+    monkeypatch.setattr(entry_frame, "frame_from_records", refuse)
     code, fast = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
     assert code == 0 and _findings(fast) == []
     lean_calls: list[int] = []
@@ -58,8 +58,8 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
     def counted(*a, **k):
         lean_calls.append(1)
         return lean(*a, **k)
-    monkeypatch.setattr(entries, "frame_from_records", counted)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setattr(entry_frame, "frame_from_records", counted)
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     code, slow = validate(oracle_warehouse, jt.identifier, "--all-snapshots")
     assert code == 0 and _findings(slow) == []
     assert lean_calls, "the forced run must decode with the lean decoder"

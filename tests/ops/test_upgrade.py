@@ -15,7 +15,8 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.table.snapshots import append_files
 from icectl.ops.upgrade import apply_upgrade, plan_upgrade
-from icectl.validate.core import ValidateOptions, validate_table
+from icectl.validate.findings import ValidateOptions
+from icectl.validate.run import validate_table
 from icectl.errors import UsageError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus

@@ -75,6 +75,12 @@ COMMANDS = [
     ("rewrite-deletes", ["rewrite-deletes", "{t}", "--yes"]),
     ("upgrade-format", ["upgrade-format", "{t}", "--to", "3", "--yes"]),
     ("remove-orphans", ["remove-orphans", "{t}", "--yes"]),
+    ("alter", ["alter", "{t}", "--add-column", "note string after user_id", "--rename-column", "category=kind",
+               "--set-type", "amount=decimal(12, 2)", "--add-partition-field", "bucket(4, id)", "--sort-by", "ts desc",
+               "--set-property", "k=v", "--yes"]),
+    ("alter-again", ["alter", "{t}", "--drop-partition-field", "id_bucket_4", "--drop-column", "note",
+                     "--set-identifier-fields", "id", "--yes"]),
+    ("properties", ["properties", "{t}", "unset", "k", "--yes"]),
 ]
 
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from strategies import ALL_PRIMITIVES, schemas, stats_maps, values
 
-from icectl.spec import content_stats
+from icectl.formats import avro_schemas
 from icectl.spec.content_stats import BLOCK, STATS_ID_BASE, column_block, from_maps, stats_columns, to_maps
 from icectl.spec.conversions import to_bytes
 from icectl.formats.manifest import (
@@ -49,7 +49,7 @@ def _through_avro(schema: Schema, stats: dict | None, spec: PartitionSpec | None
     df = DataFile("data/a.parquet", "parquet", partition, 1, 10, content_stats=stats)
     blob = write_manifest([ManifestEntry(EntryStatus.ADDED, 1, None, None, df)], format_version=4, spec=spec,
                           schema=schema, content=ManifestContent.DATA,
-                          content_stats_schema=content_stats.avro_schema(schema))
+                          content_stats_schema=avro_schemas.content_stats_schema(schema))
     [e] = read_manifest(blob, ManifestFile("m.avro", len(blob), spec.spec_id, added_snapshot_id=1))
     return e.data_file.content_stats
 
@@ -141,7 +141,7 @@ def _opt_type(f: dict):
 @pytest.mark.parametrize("t", ALL_PRIMITIVES, ids=TYPE_IDS)
 def test_avro_layout_per_type(t):
     schema = _one_column(t)
-    record = content_stats.avro_schema(schema)
+    record = avro_schemas.content_stats_schema(schema)
     assert record["type"] == "record" and record["name"] == "content_stats"
     cols = {f["name"]: f for f in record["fields"]}
     if t.base == "unknown":
@@ -195,7 +195,7 @@ def _all_ids(obj) -> list[int]:
 @SETTINGS
 @given(schema=schemas(4, with_extras=False))
 def test_avro_layout_random_schema(schema):
-    record = content_stats.avro_schema(schema)
+    record = avro_schemas.content_stats_schema(schema)
     cols = stats_columns(schema)
     assert [f["name"] for f in record["fields"]] == [f"f{fid}" for fid, _ in cols]
     ids = _all_ids(record)
@@ -241,7 +241,7 @@ def test_stats_and_partition_share_named_types():
     df = DataFile("data/a.parquet", "parquet", part, 1, 10, content_stats=stats)
     blob = write_manifest([ManifestEntry(EntryStatus.ADDED, 1, None, None, df)], format_version=4, spec=spec,
                           schema=schema, content=ManifestContent.DATA,
-                          content_stats_schema=content_stats.avro_schema(schema))
+                          content_stats_schema=avro_schemas.content_stats_schema(schema))
     json.loads(fastavro.reader(io.BytesIO(blob)).metadata["avro.schema"])
     from icectl.formats.manifest import partition_fields
 

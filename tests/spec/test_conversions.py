@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from icectl.spec.conversions import (
-    INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, MICROS_PER_DAY, civil_from_days, days_from_civil,
-    decimal_from_unscaled, from_bytes, from_json, human, to_bytes, to_json,
+    INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, decimal_from_unscaled, from_bytes, from_json, human, to_bytes, to_json,
 )
+from icectl.spec.temporal import MICROS_PER_DAY, civil_from_days, days_from_civil
 from icectl.spec.types import ListType, MapType, NestedField, StructType, primitive
 from icectl.errors import InvalidMetadataError
 

@@ -337,7 +337,7 @@ def test_update_json_shapes():
 def test_random_update_sequences_give_valid_metadata(data, fv):
     """Every random valid sequence applies; the result round-trips through JSON, its updates
     round-trip through their JSON, and icectl's validator finds nothing wrong with it."""
-    from icectl.validate.core import Collector
+    from icectl.validate.findings import Collector
     from icectl.validate.metadata import check_metadata
 
     base, steps = data.draw(update_sequences(fv))

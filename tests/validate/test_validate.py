@@ -1,7 +1,7 @@
 """``validate``: the corpus of broken tables (each defect reported with exactly its codes), valid
 tables of every format version reported clean, malformed input reported as findings (never a
-traceback), the CLI's text and JSON output and exit codes, and the lean Avro reader against
-fastavro."""
+traceback), the CLI's text and JSON output and exit codes, and the polars and lean decoders
+finding the same (the lean decoder against fastavro: tests/formats/test_avro.py)."""
 from __future__ import annotations
 
 import io
@@ -15,7 +15,9 @@ import pytest
 
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.validate.core import CODES, Severity, ValidateOptions, validate_table
+from icectl.validate.codes import CODES, Severity
+from icectl.validate.findings import ValidateOptions
+from icectl.validate.run import validate_table
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
 
@@ -260,102 +262,6 @@ def test_every_code_is_documented_in_the_readme():
         assert f"| `{code}` | {sev.value} |" in section, code
 
 
-# -- the lean Avro reader -----------------------------------------------------------------------------
-
-def _positional(schema, value):
-    """fastavro's decoded value in the lean reader's shape (tuples in writer order, raw logicals)."""
-    if isinstance(schema, list):
-        if value is None:
-            return None
-        for branch in schema:
-            if branch != "null":
-                return _positional(branch, value)
-    if isinstance(schema, dict):
-        t = schema["type"]
-        if t == "record":
-            return tuple(_positional(f["type"], value[f["name"]]) for f in schema["fields"])
-        if t == "array":
-            return [_positional(schema["items"], v) for v in value]
-        if t == "map":
-            return {k: _positional(schema["values"], v) for k, v in value.items()}
-        return _positional(t, value)
-    return value
-
-
-def test_lean_reader_reads_what_fastavro_reads():
-    import fastavro
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from icectl.formats.avro_lean import open_avro
-
-    schema = {"type": "record", "name": "r", "fields": [
-        {"name": "i", "type": "int"}, {"name": "l", "type": ["null", "long"]}, {"name": "s", "type": "string"},
-        {"name": "b", "type": ["bytes", "null"]}, {"name": "f", "type": "float"}, {"name": "d", "type": "double"},
-        {"name": "t", "type": "boolean"}, {"name": "x", "type": {"type": "fixed", "name": "f4", "size": 4}},
-        {"name": "e", "type": {"type": "enum", "name": "e", "symbols": ["A", "B", "C"]}},
-        {"name": "m", "type": {"type": "map", "values": "long"}},
-        {"name": "a", "type": ["null", {"type": "array", "items": {"type": "record", "name": "kv", "fields": [
-            {"name": "key", "type": "int"}, {"name": "value", "type": "long"}]}}]},
-        {"name": "n", "type": {"type": "record", "name": "inner", "fields": [
-            {"name": "u", "type": ["null", "string", "long"]}, {"name": "empty", "type": {
-                "type": "record", "name": "nothing", "fields": []}}]}},
-    ]}
-    parsed = fastavro.parse_schema(schema)
-    i32 = st.integers(-2**31, 2**31 - 1)
-    i64 = st.integers(-2**63, 2**63 - 1)
-    record = st.fixed_dictionaries({
-        "i": i32, "l": st.none() | i64, "s": st.text(max_size=20), "b": st.none() | st.binary(max_size=20),
-        "f": st.floats(width=32, allow_nan=False), "d": st.floats(allow_nan=False), "t": st.booleans(),
-        "x": st.binary(min_size=4, max_size=4), "e": st.sampled_from(["A", "B", "C"]),
-        "m": st.dictionaries(st.text(max_size=5), i64, max_size=3),
-        "a": st.none() | st.lists(st.fixed_dictionaries({"key": i32, "value": i64}), max_size=4),
-        "n": st.fixed_dictionaries({"u": st.none() | st.text(max_size=5) | i64, "empty": st.just({})}),
-    })
-
-    @settings(max_examples=60, deadline=None)
-    @given(st.lists(record, max_size=30), st.sampled_from(["null", "deflate"]))
-    def check(records, codec):
-        buf = io.BytesIO()
-        fastavro.writer(buf, parsed, records, codec=codec, sync_interval=200)
-        data = buf.getvalue()
-        lean = list(open_avro(data, source="t").records())
-        assert lean == [_positional(schema, r) for r in records]
-        skipped = list(open_avro(data, source="t").records(frozenset({"a", "m"})))
-        assert [r[:9] for r in skipped] == [r[:9] for r in lean]
-        assert all(r[9] is None and r[10] is None for r in skipped)
-
-    check()
-
-
-@pytest.mark.parametrize("fv", [1, 2, 3, 4])
-def test_lean_reader_reads_icectl_manifests_as_fastavro(fv, tmp_path):
-    import fastavro
-
-    from icectl.formats.avro_lean import field_index, open_avro, record_type
-
-    base = tables.build(tmp_path, fv)
-    t = base.table
-    for m in t.manifests(t.metadata.current_snapshot):
-        data = open(m.manifest_path, "rb").read()
-        expected = [_positional(fastavro.reader(io.BytesIO(data)).writer_schema, r)
-                    for r in fastavro.reader(io.BytesIO(data), return_record_name=False)]
-        f = open_avro(data, source=m.manifest_path)
-        assert f.metadata["format-version"] == str(fv)
-        got = list(f.records())
-        assert len(got) == len(expected)
-        top = f.schema
-        i_status, i_df = field_index(top, "status"), field_index(top, "data_file")
-        df_schema = record_type(top["fields"][i_df]["type"])
-        names = ("file_path", "record_count", "file_size_in_bytes", "referenced_data_file", "content_offset")
-        for a, b in zip(got, expected):
-            assert a[i_status] == b[i_status]
-            for name in names:
-                i = field_index(df_schema, name)
-                if i is not None:
-                    assert a[i_df][i] == b[i_df][i], name
-
-
 def test_codes_are_stable_names():
     for code, (sev, rule, meaning) in CODES.items():
         assert code.isupper() and " " not in code
@@ -374,7 +280,7 @@ def test_polars_and_lean_decoders_find_the_same(name, tmp_path, monkeypatch):
     base = build_case(c, tmp_path)
     opts = ValidateOptions(deep=c.deep, all_snapshots=True)
     fast = validate_table(base.catalog, tables.IDENT, opts)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")  # no polars: the lean decoder
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")  # no polars: the lean decoder
     lean = validate_table(base.catalog, tables.IDENT, opts)
     assert _findings(fast) == _findings(lean)
     assert fast.checked == lean.checked
@@ -390,7 +296,7 @@ def test_polars_and_lean_decoders_agree_on_corrupt_manifests(seed, tmp_path, mon
     _flip_bytes(manifests[seed % len(manifests)], seed, n=1 + seed % 3)
     opts = ValidateOptions(all_snapshots=True)
     fast = validate_table(base.catalog, tables.IDENT, opts)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     lean = validate_table(base.catalog, tables.IDENT, opts)
     assert _findings(fast) == _findings(lean)
 
@@ -495,7 +401,7 @@ def test_odd_avro_is_reported_alike_by_both_decoders(defect, fv, expected, tmp_p
     assert codes(fast, Severity.ERROR) == {expected}, describe(fast)
     if defect is _rows_past_64_bits:
         assert "added_rows_count 0 (entries: 18446744073709551616)" in describe(fast)
-    monkeypatch.setenv("ICECTL_AVRO_READER", "fastavro")
+    monkeypatch.setenv("ICECTL_AVRO_READER", "lean")
     lean = validate_table(base.catalog, tables.IDENT)
     assert _findings(fast) == _findings(lean)
 
@@ -512,7 +418,7 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
     real = entries.check_entries
 
     def flaky(pending, ctx):
-        if any(p.ref.path == victim for p in pending):
+        if any(p.ref.manifest_path == victim for p in pending):
             raise RuntimeError("boom")
         return real(pending, ctx)
     monkeypatch.setattr(entries, "check_entries", flaky)
@@ -526,34 +432,14 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
 def test_icectl_manifests_are_decoded_by_polars(fv, tmp_path, monkeypatch):
     """The fast path is the one taken: clean manifests of every version never need the lean
     decoder."""
-    import icectl.validate.entries as entries
+    import icectl.validate.entry_frame as entry_frame
 
     def refuse(*a, **k):
         raise AssertionError("the lean decoder was used")
-    monkeypatch.setattr(entries, "frame_from_records", refuse)
+    monkeypatch.setattr(entry_frame, "frame_from_records", refuse)
     base = tables.build(tmp_path, fv)
     report = validate_table(base.catalog, tables.IDENT, ValidateOptions(deep=True, all_snapshots=True))
     assert report.ok and report.checked.entries > 0, describe(report)
-
-
-def test_avro_schemas_polars_cannot_read_fall_back_without_a_panic(tmp_path, capfd):
-    """polars panics on Avro maps and refuses unions of two types: such files are never given to
-    it (the entry-by-entry readers read them)."""
-    import fastavro
-
-    from icectl.formats.avro import ColumnarUnavailable, polars_supports, read_avro_frame
-
-    with_map = {"type": "record", "name": "r", "fields": [{"name": "m", "type": {"type": "map", "values": "long"}}]}
-    union = {"type": "record", "name": "r", "fields": [{"name": "u", "type": ["null", "long", "string"]}]}
-    plain = {"type": "record", "name": "r", "fields": [{"name": "a", "type": ["null", "long"]},
-                                                       {"name": "b", "type": {"type": "array", "items": "int"}}]}
-    assert not polars_supports(with_map) and not polars_supports(union) and polars_supports(plain)
-    for schema, rec in ((with_map, {"m": {"k": 1}}), (union, {"u": "s"})):
-        buf = io.BytesIO()
-        fastavro.writer(buf, schema, [rec])
-        with pytest.raises(ColumnarUnavailable):
-            read_avro_frame(buf.getvalue())
-    assert "panicked" not in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["bound-order", "duplicate-live-file", "second-deletion-vector", "manifest-garbage"])
@@ -571,7 +457,7 @@ def test_live_index_tells_which_manifest_sets_can_repeat_a_path():
     import polars as pl
 
     from icectl.spec.metadata import Snapshot
-    from icectl.validate.core import Collector
+    from icectl.validate.findings import Collector
     from icectl.validate.manifests import ManifestScan
     from icectl.validate.snapshots import LiveIndex, check_snapshot_files
 

@@ -10,10 +10,15 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
-from icectl.formats.manifest import ManifestContent, ManifestFile
+from icectl.errors import IcectlError
+from icectl.formats.avro import failures, internal_struct, open_avro, read_frame
+from icectl.formats.manifest import ManifestContent, ManifestFile, check_entry_schema
 from icectl.spec.metadata import Snapshot
-from icectl.formats.avro import ColumnarUnavailable, read_avro_frame
 from icectl.table.loaded import Table
+
+
+class ColumnarUnavailable(Exception):
+    """polars is missing, not wanted, or cannot read this manifest: read it entry by entry."""
 
 COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "record_count", "file_size_in_bytes",
            "data_sequence_number", "file_sequence_number", "snapshot_id", "status", "first_row_id",
@@ -22,24 +27,47 @@ COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "recor
 
 def manifest_frame(table: Table, m: ManifestFile) -> Any:
     """A manifest decoded by polars into a DataFrame (columns ``status``, ``data_file``, ...).
-    Raises ColumnarUnavailable when polars is missing or not wanted, or the file is truncated or
-    not a manifest polars can read: the entry-by-entry reader then reads it, with its checks and
-    messages."""
+    Raises ColumnarUnavailable when polars is missing or not wanted, or the file is truncated,
+    corrupt or not a manifest polars can read: the entry-by-entry reader then reads it, with its
+    checks and messages. A manifest whose writer schema no Iceberg reader reads is an
+    InvalidMetadataError (:func:`icectl.formats.manifest.check_entry_schema`)."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
-    df = read_avro_frame(data)
-    if "data_file" not in df.columns or "status" not in df.columns:
-        raise ColumnarUnavailable("not a manifest")
+    try:
+        avro = open_avro(data, source=m.manifest_path)
+        check_entry_schema(avro.schema, source=m.manifest_path)
+        df = read_frame(avro)
+    except IcectlError:
+        raise ColumnarUnavailable("not a manifest polars can read") from None
+    if df is None or "data_file" not in df.columns or "status" not in df.columns:
+        raise ColumnarUnavailable("not a manifest polars can read")
     return df
 
 
 def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
+    df = manifest_frame(table, m)
+    try:
+        rows = _live_rows(df, m)
+    except failures():  # a manifest whose columns are not what they should be: read it entry by entry
+        raise ColumnarUnavailable("unexpected columns") from None
+    spec_id = m.partition_spec_id
+    v4 = table.metadata.format_version >= 4
+    result = []
+    for (content_, path, fmt, part, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in rows:
+        if v4:
+            path = table.resolve(path)
+            ref = table.resolve(ref) if ref else ref
+        result.append((content_, path, str(fmt).lower(), spec_id,
+                       tuple(part.values()) if isinstance(part, dict) else (), rc, size, seq, fseq, sid, st, frid,
+                       ref, off, clen, eq))
+    return result
+
+
+def _live_rows(df: Any, m: ManifestFile) -> list[tuple]:
+    """The live entries of a manifest's frame, inheritance applied, as tuples."""
     import polars as pl
 
-    from icectl.formats.manifest import _internal_partition
-
-    df = manifest_frame(table, m)
     dtype = df.schema["data_file"]
     names = {f.name: f.dtype for f in dtype.fields}
 
@@ -51,6 +79,8 @@ def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
     def top(name: str) -> Any:
         return pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Int64)
 
+    if not df.get_column("status").is_in([0, 1, 2]).all():
+        raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
     v1 = "sequence_number" not in df.columns
     status = pl.col("status")
     added = status == 1
@@ -71,7 +101,7 @@ def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
         counts = pl.when(inherits).then(record_count).otherwise(0)
         assigned = pl.lit(m.first_row_id) + counts.cum_sum() - counts
         first_row_id = pl.when(inherits).then(assigned).otherwise(first_row_id)
-    partition = _internal_partition(pl, field("partition"), names["partition"]) if "partition" in names else pl.lit(None)
+    partition = internal_struct(pl, field("partition"), names["partition"]) if "partition" in names else pl.lit(None)
     out = df.select(
         content.alias("content"),
         field("file_path").alias("file_path"),
@@ -89,18 +119,7 @@ def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
         field("content_size_in_bytes").alias("content_size_in_bytes"),
         field("equality_ids").alias("equality_ids"),
     ).filter(pl.col("status") != 2)
-    rows = out.rows()
-    spec_id = m.partition_spec_id
-    v4 = table.metadata.format_version >= 4
-    result = []
-    for (content_, path, fmt, part, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in rows:
-        if v4:
-            path = table.resolve(path)
-            ref = table.resolve(ref) if ref else ref
-        result.append((content_, path, str(fmt).lower(), spec_id,
-                       tuple(part.values()) if isinstance(part, dict) else (), rc, size, seq, fseq, sid, st, frid,
-                       ref, off, clen, eq))
-    return result
+    return out.rows()
 
 
 def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 8) -> Iterator[tuple]:

@@ -1,0 +1,74 @@
+"""``icectl drop`` and ``icectl rename``."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
+from icectl.cli.output import render
+
+
+def drop(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to drop.")],
+    purge: Annotated[bool, typer.Option(
+        "--purge", help="Also delete every file the table's metadata reaches (only under its location, after the "
+        "catalog drop). REST: the server is asked to (purgeRequested=true).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be dropped and deleted; change "
+                                          "nothing.")] = False,
+    yes: YesOpt = False,
+) -> None:
+    """Drop a table from its catalog (metadata only), or with --purge together with its files."""
+    from icectl.cli.confirm import confirm_plan, progress_deleter
+    from icectl.cli.views.housekeeping import drop_report
+    from icectl.ops.drop import apply_drop, plan_drop
+
+    env: Env = ctx.obj
+    t = env.open_table(table)
+    plan = plan_drop(t, purge=purge)
+    if dry_run:
+        render(env, drop_report(plan, None, dry_run=True))
+        return
+    question = (f"Drop {plan.table} and delete {len(plan.files)} files?" if purge and plan.purged_by == "icectl"
+                else f"Drop {plan.table}{' and have the server purge its files' if purge else ''}?")
+    confirm_plan(env, drop_report(plan, None, dry_run=False), question, yes=yes, action="drop the table")
+    result = apply_drop(t, plan, delete=progress_deleter(env, t.io, len(plan.files)))
+    render(env, drop_report(plan, result, dry_run=False))
+
+
+def rename(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to rename.")],
+    new_name: Annotated[str, typer.Argument(help="Its new NAMESPACE.TABLE (the namespace must exist).")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the rename; change nothing.")] = False,
+    yes: YesOpt = False,
+) -> None:
+    """Rename a table, or move it to another namespace (its files stay where they are)."""
+    from icectl.catalog import parse_identifier
+    from icectl.cli.confirm import confirm_plan
+    from icectl.cli.views.housekeeping import RenameReport
+    from icectl.ops.drop import apply_rename, plan_rename
+
+    env: Env = ctx.obj
+    t = env.open_table(table)
+    destination = parse_identifier(new_name)
+    plan = plan_rename(t, destination)
+
+    def report(*, dry: bool, applied: bool) -> RenameReport:
+        return RenameReport(plan.source, plan.destination, plan.catalog, plan.location, plan.metadata_location,
+                            dry, applied)
+
+    if dry_run:
+        render(env, report(dry=True, applied=False))
+        return
+    confirm_plan(env, report(dry=False, applied=False), f"Rename {plan.source} to {plan.destination}?", yes=yes,
+                 action="rename the table")
+    apply_rename(t, destination)
+    render(env, report(dry=False, applied=True))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("drop")(drop)
+    app.command("rename")(rename)

@@ -1,0 +1,7 @@
+"""``icectl alter`` and ``icectl properties``: schema, partition spec, sort order and property
+changes as one commit, with Iceberg Java's rules and ids (see :mod:`.plan`)."""
+from __future__ import annotations
+
+from icectl.ops.alter.plan import AlterPlan, AlterRequest, commit_alter, plan_alter, properties_request
+
+__all__ = ["AlterPlan", "AlterRequest", "commit_alter", "plan_alter", "properties_request"]

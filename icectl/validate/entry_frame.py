@@ -1,0 +1,159 @@
+"""A manifest's entries as the normalized columns ``validate`` checks (:mod:`icectl.validate.entries`):
+the top-level entry fields, data_file's fields and the partition values as ``p0``, ``p1``, ... in
+Iceberg's internal form, each column with one polars type whatever the writer wrote.
+
+The entries come from polars' Avro reader (:func:`entry_frame`) or, when polars cannot read a
+file, from the lean decoder's tuples (:func:`frame_from_records`); a field whose Avro type is not
+its own is a ValueError naming the field (the lean decoder's tuples are checked value by value,
+polars' columns by their types), which :mod:`icectl.validate.manifests` reports.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from icectl.formats.avro import failures, internal_struct
+
+# Normalized entry columns and their polars types (top-level entry fields, then data_file's).
+TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+FILE_FIELDS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "lower_bounds",
+               "upper_bounds", "equality_ids", "first_row_id", "referenced_data_file", "content_offset",
+               "content_size_in_bytes")
+INT_FIELDS = frozenset({"status", "snapshot_id", "sequence_number", "file_sequence_number", "content", "record_count",
+                        "file_size_in_bytes", "first_row_id", "content_offset", "content_size_in_bytes"})
+PARTITION_COLUMN = re.compile(r"p\d+")  # partition values: p0, p1, ...
+
+
+def _dtypes() -> dict[str, Any]:
+    import polars as pl
+
+    bounds = pl.List(pl.Struct({"key": pl.Int64, "value": pl.Binary}))
+    out: dict[str, Any] = {name: pl.Int64 for name in INT_FIELDS}
+    out.update(file_path=pl.String, file_format=pl.String, referenced_data_file=pl.String, lower_bounds=bounds,
+               upper_bounds=bounds, equality_ids=pl.List(pl.Int64))
+    return out
+
+
+def entry_frame(raw: Any, *, with_bounds: bool) -> Any:
+    """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
+    columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
+    Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
+    goes to the lean decoder, which reports it (polars would convert a string or a double)."""
+    import polars as pl
+
+    types = _dtypes()
+    df_type = raw.schema["data_file"]
+    inner = {f.name: f.dtype for f in getattr(df_type, "fields", [])}
+    exprs = []
+    for name in TOP_FIELDS + FILE_FIELDS:
+        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
+            continue
+        if name in TOP_FIELDS:
+            e, dtype = (pl.col(name), raw.schema[name]) if name in raw.columns else (None, None)
+        else:
+            e, dtype = (pl.col("data_file").struct.field(name), inner[name]) if name in inner else (None, None)
+        if e is not None:
+            e = _checked(name, e, dtype)
+        exprs.append((name, pl.lit(None, dtype=types[name]) if e is None else e.cast(types[name])))
+    part = inner.get("partition")
+    if part is not None and getattr(part, "fields", None):
+        converted = internal_struct(pl, pl.col("data_file").struct.field("partition"), part)
+        for i, f in enumerate(part.fields):
+            exprs.append((f"p{i}", converted.struct.field(f.name)))
+    try:
+        return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
+    except failures() as e:
+        raise ValueError(_first_line(str(e))) from None
+
+
+def _checked(name: str, e: Any, dtype: Any) -> Any:
+    """``e`` when polars decoded field ``name`` as a type of its own (the bound maps' records
+    renamed to key/value by position, as Avro reads them); ValueError otherwise."""
+    import polars as pl
+
+    if dtype == pl.Null:
+        return e
+    if name in INT_FIELDS:
+        if not dtype.is_integer():
+            raise ValueError(f"{name} is not an integer")
+    elif name in ("file_path", "file_format", "referenced_data_file"):
+        if dtype not in (pl.String, pl.Categorical) and not isinstance(dtype, (pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name} is not a string")
+    elif name == "equality_ids":
+        if not (isinstance(dtype, pl.List) and (dtype.inner.is_integer() or dtype.inner == pl.Null)):
+            raise ValueError(f"{name} is not a list of integers")
+    elif name in ("lower_bounds", "upper_bounds"):
+        item = dtype.inner if isinstance(dtype, pl.List) else None
+        fields = getattr(item, "fields", None)
+        if not fields or len(fields) != 2 or not (fields[0].dtype.is_integer() or fields[0].dtype == pl.String) \
+                or fields[1].dtype not in (pl.Binary, pl.Null):
+            raise ValueError(f"{name} is not a map of field ids to bytes")
+        if [f.name for f in fields] != ["key", "value"]:
+            e = e.list.eval(pl.element().struct.rename_fields(["key", "value"]))
+    return e
+
+
+def frame_from_records(records: list[tuple], *, top: dict[str, int], idx: dict[str, int], nparts: int,
+                       with_bounds: bool) -> Any:
+    """The same columns from the lean decoder's tuples (``top``/``idx``: field positions in an
+    entry and in its data_file; bounds decoded as dicts; partition values in their Avro form,
+    which is Iceberg's internal form)."""
+    import polars as pl
+
+    types = _dtypes()
+    cols: dict[str, Any] = {}
+    i_df = top["data_file"]
+    for name in TOP_FIELDS + FILE_FIELDS:
+        if name in ("lower_bounds", "upper_bounds") and not with_bounds:
+            continue
+        if name in TOP_FIELDS:
+            i = top.get(name)
+            values = [r[i] for r in records] if i is not None else [None] * len(records)
+        else:
+            i = idx.get(name)
+            values = [r[i_df][i] for r in records] if i is not None else [None] * len(records)
+        if name in INT_FIELDS:
+            cols[name] = _ints(name, values)
+            continue
+        if name in ("lower_bounds", "upper_bounds"):
+            values = [_map_entries(name, d) for d in values]
+        elif name == "equality_ids":
+            if any(v is not None and not (isinstance(v, list) and all(isinstance(x, int) for x in v)) for v in values):
+                raise ValueError(f"{name} is not a list of integers")
+        elif any(v is not None and not isinstance(v, str) for v in values):
+            raise ValueError(f"{name} is not a string")
+        cols[name] = pl.Series(name, values, dtype=types[name])
+    i_part = idx["partition"]
+    for j in range(nparts):
+        values = [r[i_df][i_part][j] if r[i_df][i_part] is not None else None for r in records]
+        try:
+            cols[f"p{j}"] = pl.Series(f"p{j}", values, strict=False)
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+            cols[f"p{j}"] = pl.Series(f"p{j}", values, dtype=pl.Object)  # values of several types
+    return pl.DataFrame(cols).with_row_index("n")
+
+
+def _ints(name: str, values: list[Any]) -> Any:
+    import polars as pl
+
+    if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in values):
+        raise ValueError(f"{name} is not an integer")
+    return pl.Series(name, values, dtype=pl.Int64)
+
+
+def _map_entries(name: str, m: Any) -> list[dict[str, Any]]:
+    """A bound map (a dict, or a list of key-value pairs) as the key/value records polars holds."""
+    items = m.items() if isinstance(m, dict) else (m or ())
+    out = []
+    for kv in items:
+        k, v = kv if isinstance(kv, (tuple, list)) and len(kv) == 2 else (None, None)
+        if isinstance(k, str) and k.lstrip("-").isdigit():
+            k = int(k)
+        if not isinstance(k, int) or isinstance(k, bool) or not isinstance(v, (bytes, type(None))):
+            raise ValueError(f"{name} is not a map of field ids to bytes")
+        out.append({"key": k, "value": v})
+    return out
+
+
+def _first_line(s: str) -> str:
+    return s.strip().splitlines()[0] if s.strip() else s
