@@ -167,6 +167,11 @@ def _summary(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
     return s
 
 
+def summarize_change(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
+    """The summary of a snapshot that makes ``change`` on ``parent`` (Java's SnapshotSummary)."""
+    return _summary(parent, change)
+
+
 def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
                    timestamp_ms: int | None = None, snapshot_id: int | None = None,
                    stage_only: bool = False) -> list[TableUpdate]:
