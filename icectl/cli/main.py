@@ -60,7 +60,7 @@ def _register() -> None:
     from icectl.cli import upgrade
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
-    from icectl.cli import repair
+    from icectl.cli import repair, rewrite_table_path
 
     tables.register(app)
     expire.register(app)
@@ -78,6 +78,7 @@ def _register() -> None:
     namespaces.register(app)
     rewrite_manifests.register(app)
     repair.register(app)
+    rewrite_table_path.register(app)
     demo.register(app)
 
 
