@@ -470,6 +470,8 @@ def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
                 length = io.size(m_tgt) if io.exists(m_tgt) else r["manifest_length"]
             changed |= new != r["manifest_path"] or length != r["manifest_length"]
             sid = plan._list_snapshots[src]
+            if m_src not in lengths and r.get("content") == 1 and m_src not in deltas:
+                deltas[m_src] = _earlier_deltas(io, m_src, r.get("added_snapshot_id"), rw, plan._location)
             d = deltas.get(m_src, {})
             total, added = grown.get(sid, (0, 0))
             grown[sid] = (total + d.get(None, 0), added + d.get(sid, 0))
@@ -506,6 +508,25 @@ def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
             if progress is not None:
                 progress(i + 1, total, copied_bytes)
     return RelocationResult(plan, plan.copy_plan_location, copied, copied_bytes, skipped)
+
+
+def _earlier_deltas(io: FileIO, manifest: str, added_snapshot_id: int | None, rw: _Rewriter,
+                    location: tuple[str, str]) -> dict[int | None, int]:
+    """For a delete manifest relocated by an earlier run: how the sizes of its live position
+    delete files changed (their rewritten copies are at the target)."""
+    out: dict[int | None, int] = {}
+    for r in _records(io, manifest):
+        df = r["data_file"]
+        if r["status"] == 2 or df.get("content") != 1 or str(df.get("file_format", "")).lower() == "puffin":
+            continue
+        tgt = _resolve(location[1], rw.stored(df["file_path"]), rw.v4)
+        if io.exists(tgt):
+            grown = io.size(tgt) - int(df["file_size_in_bytes"])
+            out[None] = out.get(None, 0) + grown
+            if r["status"] == 1:
+                sid = r.get("snapshot_id") or added_snapshot_id
+                out[sid] = out.get(sid, 0) + grown
+    return out
 
 
 def _with_sizes(obj: dict[str, Any], grown: dict[int, tuple[int, int]]) -> dict[str, Any]:
