@@ -148,6 +148,24 @@ REWRITE_MANIFESTS = {"table": str, "starting_snapshot_id": Opt(int), "spec_id": 
                      "snapshot_id": Opt(int), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
                      "commits": [COMMIT]}
 
+PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
+REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],
+              "removed_files": [{"path": str, "kind": str, "records": int, "bytes": int, "reason": str}],
+              "rebuilt_manifests": [{"manifests": [str], "content": str, "spec_id": int, "recorded_files": Opt(int),
+                                     "recorded_records": Opt(int), "recovered_files": int, "recovered_records": int,
+                                     "lost_files": Opt(int), "lost_records": Opt(int), "sources": [str]}],
+              "records_lost": int, "bytes_lost": int, "delete_records_dropped": int, "unrepairable": Opt(str),
+              "new_snapshot_id": Opt(int)}
+REPAIR = {"table": str, "all_refs": bool, "refs": [REF_REPAIR], "statistics": [PROBLEM], "records_lost": int,
+          "bytes_lost": int, "unrepairable": [str], "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
+          "commits": [COMMIT]}
+RELOCATION = {"source_metadata_location": str, "source_prefix": str, "target_prefix": str, "format_version": int,
+              "metadata_location": str, "start_version": Opt(str), "end_version": str, "metadata_files": int,
+              "manifest_lists": int, "manifests": int, "position_delete_files": int, "statistics_files": int,
+              "copied_as_is": int, "copy_plan": Opt(str), "copy_plan_rows": int, "copy_bytes": Opt(int),
+              "copied_files": int, "copied_bytes": int, "note": Opt(str), "dry_run": bool, "applied": bool,
+              "commits": [COMMIT]}
+
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
@@ -157,7 +175,7 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS,
+    "rewrite-manifests": REWRITE_MANIFESTS, "repair": REPAIR, "rewrite-table-path": RELOCATION,
 }
 
 

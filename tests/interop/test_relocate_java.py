@@ -5,8 +5,9 @@ deletes, a branch and a tag, schema and partition evolution; v3: deletion vector
   registers the copy (JdbcCatalog ``register_table``) and reads the same rows on main, on every
   branch and tag, and (v3) the same ``_row_id`` and ``_last_updated_sequence_number``; the source
   folder is byte for byte untouched;
-- the same files as Java's own ``rewrite_table_path`` procedure: its copy plan names the same
-  targets, and the same data files to copy;
+- the same files as Java's own ``rewrite_table_path`` procedure (v2): its copy plan names the
+  same targets, and the same data files to copy; on v3 Java 1.10.2's procedure fails on the
+  deletion vectors ("Content offset is required for DV"), which icectl relocates;
 - relocated to an S3 bucket (a moto server on loopback) and back: icectl validates the S3 copy
   with ``--deep``, and Java registers and reads the copy that came back. (Java reads no S3 here:
   its S3 file IO is not in the oracle's jars and cannot be installed from the reachable
@@ -72,21 +73,26 @@ def test_relocated_copy_is_read_by_java_and_matches_its_procedure(spark, java_ta
     assert doc["copied_files"] == len(ours) > 0
     # Java's procedure on the same table, staged outside the source folder
     staging = str(tmp_path / "java-staging")
-    java = spark.sql(f"CALL hc.system.rewrite_table_path(table => 'db.{short}', source_prefix => '{src}', "
-                     f"target_prefix => '{tgt}', staging_location => '{staging}')").collect()[0]
-    assert L.tree(t.location) == before
-    java_rows = set()
-    listing = L.norm(java["file_list_location"])  # one CSV file in 1.10 (a Spark CSV folder earlier)
-    for part in [listing] if os.path.isfile(listing) else glob.glob(os.path.join(listing, "*.csv")):
-        with open(part) as f:
-            java_rows |= {tuple(row) for row in csv.reader(f)}
-    java_targets = {L.norm(b) for _, b in java_rows}
-    java_data = {(L.norm(a), L.norm(b)) for a, b in java_rows if not L.norm(a).startswith(L.norm(staging))}
-    assert java_rows
-    assert {(L.norm(a), L.norm(b)) for a, b in ours} == java_data  # the same data files to copy
-    written = {L.norm(p) for p in glob.glob(os.path.join(tgt, "**", "*"), recursive=True) if os.path.isfile(p)}
-    written = {p for p in written if not os.path.basename(p).startswith((".", "copy-plan-"))}
-    assert written == java_targets  # every file Java's plan puts under the target, no other
+    call = (f"CALL hc.system.rewrite_table_path(table => 'db.{short}', source_prefix => '{src}', "
+            f"target_prefix => '{tgt}', staging_location => '{staging}')")
+    if kind == "v3":  # Java 1.10.2 cannot rewrite a deletion vector's manifest entry (fixed later upstream)
+        with pytest.raises(Exception, match="Content offset is required for DV"):
+            spark.sql(call).collect()
+    else:
+        java = spark.sql(call).collect()[0]
+        assert L.tree(t.location) == before
+        java_rows = set()
+        listing = L.norm(java["file_list_location"])  # one CSV file in 1.10 (a Spark CSV folder earlier)
+        for part in [listing] if os.path.isfile(listing) else glob.glob(os.path.join(listing, "*.csv")):
+            with open(part) as f:
+                java_rows |= {tuple(row) for row in csv.reader(f)}
+        assert java_rows
+        java_targets = {L.norm(b) for _, b in java_rows}
+        java_data = {(L.norm(a), L.norm(b)) for a, b in java_rows if not L.norm(a).startswith(L.norm(staging))}
+        assert {(L.norm(a), L.norm(b)) for a, b in ours} == java_data  # the same data files to copy
+        written = {L.norm(p) for p in glob.glob(os.path.join(tgt, "**", "*"), recursive=True) if os.path.isfile(p)}
+        written = {p for p in written if not os.path.basename(p).startswith((".", "copy-plan-"))}
+        assert written == java_targets  # every file Java's plan puts under the target, no other
     # Iceberg Java registers and reads the relocated copy
     name = _register(spark, f"moved_{short}", doc["metadata_location"])
     _assert_same_rows(spark, t, name)

@@ -119,6 +119,7 @@ class RelocationReport:
     note: str | None
     dry_run: bool
     applied: bool
+    commits: list[dict] = field(default_factory=list)  # none: the source table is not changed
 
 
 def relocation_report(plan: RelocationPlan, result: RelocationResult | None, *, dry_run: bool) -> RelocationReport:
