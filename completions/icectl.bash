@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact create demo describe drop expire files list namespace properties refs register remove-orphans rename rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact create demo describe drop expire files list namespace properties refs register remove-orphans rename repair rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -169,6 +169,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'repair')
+            subcmds=''
+            opts='--all-refs --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rewrite-deletes')
             subcmds=''
             opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -180,6 +186,12 @@ __icectl_spec() {
             opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --output --spec-id --uri --warehouse -c -o'
             numopts='--spec-id'
+            ;;
+        'rewrite-table-path')
+            subcmds=''
+            opts='--catalog --copy --copy-plan --dry-run --end-version --from --help --output --start-version --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --copy-plan --end-version --from --output --start-version --to --uri --warehouse -c -o'
+            numopts=''
             ;;
         'rollback')
             subcmds=''
@@ -286,10 +298,14 @@ __icectl_choices() {
         'remove-orphans|-o') echo 'json table' ;;
         'rename|--output') echo 'json table' ;;
         'rename|-o') echo 'json table' ;;
+        'repair|--output') echo 'json table' ;;
+        'repair|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
         'rewrite-manifests|--output') echo 'json table' ;;
         'rewrite-manifests|-o') echo 'json table' ;;
+        'rewrite-table-path|--output') echo 'json table' ;;
+        'rewrite-table-path|-o') echo 'json table' ;;
         'rollback|--output') echo 'json table' ;;
         'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;
