@@ -201,3 +201,45 @@ def test_cli_dry_run_refusal_json_and_bad_input(tmp_path):
     assert doc["metadata_location"].endswith(".metadata.json")
     code, out, err = cli(tmp_path, "repair", "db.t")
     assert code == 0 and "nothing to repair" in out
+
+
+def test_equality_delete_goes_only_with_the_last_file_it_applies_to(tmp_path):
+    base = tables.build(str(tmp_path), 2)
+    t = base.table
+    f1, f2, f3, f4 = base.data_files
+    eq = base.delete_files[1]  # day 2026-01-02: applies to f2 and f3
+    os.unlink(f3.file_path)
+    r = plan_repair(t).refs[0]
+    assert {f.path for f in r.removed_files} == {f3.file_path}  # f2 still needs it
+    os.unlink(f2.file_path)
+    r = plan_repair(t).refs[0]
+    assert {(f.path, f.reason) for f in r.removed_files} == {
+        (f2.file_path, "missing"), (f3.file_path, "missing"), (eq.file_path, "only-removed-data-files-need-it")}
+    after = apply_repair(t, plan_repair(t)).committed[0].table
+    assert errors(after) == []
+
+
+def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
+    from icectl.ops import refs
+
+    base = tables.build(str(tmp_path), 3)
+    t = base.table
+    md = t.metadata
+    t = t.commit(refs.create_ref(md, "b1", ref_type="branch", snapshot_id=md.current_snapshot_id)
+                 + refs.create_ref(md, "t1", ref_type="tag", snapshot_id=md.current_snapshot_id))
+    os.unlink(base.data_files[0].file_path)
+    assert [r.ref for r in plan_repair(t).refs] == ["main"]
+    plan = plan_repair(t, all_refs=True)
+    assert [(r.ref, r.ref_type, r.operation) for r in plan.refs] == [
+        ("main", "branch", "delete"), ("b1", "branch", "delete"), ("t1", "tag", "delete")]
+    result = apply_repair(t, plan)
+    assert len(result.committed) == 3
+    after = result.committed[-1].table
+    heads = {n: r for n, r in after.metadata.all_refs.items()}
+    assert heads["t1"].ref_type == "tag" and len({heads[n].snapshot_id for n in ("main", "b1", "t1")}) == 3
+    for name in ("main", "b1", "t1"):
+        snap = after.metadata.snapshot_by_id(heads[name].snapshot_id)
+        assert snap.parent_snapshot_id == t.metadata.current_snapshot_id
+        assert base.data_files[0].file_path not in {e.data_file.file_path for e in after.live_entries(snap)}
+    assert errors(after) == []
+    assert not plan_repair(after, all_refs=True).changes
