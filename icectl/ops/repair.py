@@ -18,8 +18,8 @@ The smallest fix, one commit per ref, on top of the ref's head:
   snapshots still hold: the files of its content and spec, added by the snapshot that wrote it
   or one of its ancestors, not live in another manifest of the head and not deleted in its
   history. Its manifest-list entry says how many files and rows it held: what cannot be found
-  is lost (counted from those numbers), and more candidates than it held is refused as
-  ambiguous;
+  is lost (counted from those numbers; delete files lost so bring their deleted rows back), and
+  more candidates than it held is refused as ambiguous;
 - a missing statistics file is removed from the metadata (``remove-statistics``).
 
 The snapshot is labelled as Iceberg Java would label the change: ``delete`` when it only removes
@@ -214,6 +214,7 @@ class _Work:
     removed: set[tuple[str, int | None]]
     lost_files: int
     lost_records: int
+    lost_deletes: int
     restores_rows: bool
 
 
@@ -411,14 +412,17 @@ def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]
             r.delete_records_dropped += f.record_count
     lost_files = sum(v.lost_files or 0 for v in r.rebuilt_manifests if v.content == "data")
     lost_records = sum(v.lost_records or 0 for v in r.rebuilt_manifests if v.content == "data")
+    lost_deletes = sum(v.lost_files or 0 for v in r.rebuilt_manifests if v.content == "deletes")
     r.records_lost += lost_records
+    r.delete_records_dropped += sum(v.lost_records or 0 for v in r.rebuilt_manifests if v.content == "deletes")
+    restores = restores or lost_deletes > 0  # delete files nobody holds any more: their rows come back
     r.problems.sort(key=lambda p: (p.kind, p.path))
     r.removed_files.sort(key=lambda f: (f.kind, f.path))
     if not lost and not removed:
         return r
     data_removed = bool(removed_data) or lost_files > 0
     r.operation = "overwrite" if restores else ("delete" if data_removed or removed else "replace")
-    r._work = _Work(slots, rebuilt, set(removed), lost_files, lost_records, restores)
+    r._work = _Work(slots, rebuilt, set(removed), lost_files, lost_records, lost_deletes, restores)
     return r
 
 
@@ -522,6 +526,8 @@ def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableU
     if w.lost_files:
         summary["deleted-data-files"] = str(int(summary.get("deleted-data-files", "0")) + w.lost_files)
         summary["deleted-records"] = str(int(summary.get("deleted-records", "0")) + w.lost_records)
+    if w.lost_deletes:
+        summary["removed-delete-files"] = str(int(summary.get("removed-delete-files", "0")) + w.lost_deletes)
     summary.update(_totals(kept))
     return snapshot_from_manifests(table, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
                                    summary=summary, ref_name=r.ref)

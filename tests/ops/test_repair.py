@@ -243,3 +243,19 @@ def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
         assert base.data_files[0].file_path not in {e.data_file.file_path for e in after.live_entries(snap)}
     assert errors(after) == []
     assert not plan_repair(after, all_refs=True).changes
+
+
+def test_lost_delete_manifest_brings_the_deleted_rows_back_as_an_overwrite(tmp_path):
+    base = tables.build(str(tmp_path), 2)
+    t = base.table
+    [m] = [m for m in t.manifests(t.metadata.current_snapshot) if m.content == 1]
+    os.unlink(m.manifest_path)
+    r = plan_repair(t).refs[0]
+    [rebuilt] = r.rebuilt_manifests
+    assert (rebuilt.content, rebuilt.recorded_files, rebuilt.recovered_files, rebuilt.lost_files) == ("deletes", 2, 0, 2)
+    assert (r.operation, r.records_lost, r.delete_records_dropped) == ("overwrite", 0, 2)
+    after = apply_repair(t, plan_repair(t)).committed[0].table
+    snap = after.metadata.current_snapshot
+    assert snap.operation == "overwrite" and snap.summary["removed-delete-files"] == "2"
+    assert snap.summary["total-delete-files"] == "0" and snap.summary["total-records"] == "10"
+    assert errors(after) == []
