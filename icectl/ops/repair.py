@@ -281,8 +281,10 @@ def _rebuild(table: Table, head: Snapshot, lost: list[_Slot], live_elsewhere: se
                 continue
             if any(e.status == EntryStatus.DELETED and e.snapshot_id in head_lineage for e, _ in held):
                 continue  # removed in the head's history
+            # A file added by an expired snapshot (gone from the metadata) predates what is retained.
             live = [(e, m) for e, m in held if e.status != EntryStatus.DELETED and m.content == content
-                    and m.partition_spec_id == spec_id and e.snapshot_id in writers]
+                    and m.partition_spec_id == spec_id
+                    and (e.snapshot_id in writers or table.metadata.snapshot_by_id(e.snapshot_id) is None)]
             if not live:
                 continue
             e, m = max(live, key=lambda em: em[1].sequence_number)

@@ -259,3 +259,28 @@ def test_lost_delete_manifest_brings_the_deleted_rows_back_as_an_overwrite(tmp_p
     assert snap.operation == "overwrite" and snap.summary["removed-delete-files"] == "2"
     assert snap.summary["total-delete-files"] == "0" and snap.summary["total-records"] == "10"
     assert errors(after) == []
+
+
+def test_rebuilt_from_manifests_whose_files_were_added_by_expired_snapshots(tmp_path):
+    base = tables.build(str(tmp_path), 3, catalog="hadoop", deletes=False)
+    t = base.table
+    t = apply_rewrite_manifests(t, plan_rewrite_manifests(t)).committed.table  # M1: EXISTING entries of s1..s3
+    import time
+
+    future = str(int(time.time() * 1000) + 86_400_000)
+    code, out, err = cli(tmp_path, "expire", "db.t", "--older-than", future, "--retain-last", "1", "--yes")
+    assert code == 0, err
+    t = t.refresh()
+    assert len(t.metadata.snapshots) == 1  # s1..s3 are gone; M1 holds their files
+    t = append_files(t, [tables.write_data_file(t, [11], ["k"], tables.day_of("2026-01-04"))])
+    before = live(t)
+    rm = apply_rewrite_manifests(t, plan_rewrite_manifests(t))  # M2: all five files
+    t = rm.committed.table
+    for m in rm.added_manifests:
+        os.unlink(m)
+    r = plan_repair(t).refs[0]
+    [rebuilt] = r.rebuilt_manifests
+    assert (rebuilt.recorded_files, rebuilt.recovered_files, rebuilt.lost_files) == (5, 5, 0)
+    after = apply_repair(t, plan_repair(t)).committed[0].table
+    assert live(after) == before
+    assert errors(after) == []
