@@ -16,8 +16,8 @@ The smallest fix, one commit per ref, on top of the ref's head:
   many delete records that is;
 - a missing or unreadable manifest is rebuilt from the entries that other manifests or older
   snapshots still hold: the files of its content and spec, added by the snapshot that wrote it
-  or one of its ancestors, not live in another manifest of the head and not deleted in its
-  history. Its manifest-list entry says how many files and rows it held: what cannot be found
+  or one of its ancestors (or by a snapshot expired since), not live in another manifest of the
+  head and not deleted in its history. Its manifest-list entry says how many files and rows it held: what cannot be found
   is lost (counted from those numbers; delete files lost so bring their deleted rows back), and
   more candidates than it held is refused as ambiguous;
 - a missing statistics file is removed from the metadata (``remove-statistics``).
