@@ -459,7 +459,11 @@ def plan_repair(table: Table, *, all_refs: bool = False) -> RepairPlan:
     stats, stats_updates = _statistics_problems(table)
     plan = RepairPlan(table.name, table.metadata_location, md.format_version, all_refs, repairs, stats,
                       _stats_updates=stats_updates)
-    plan.planned_commits = [snapshot_commit_json(md, r.ref) for r in repairs if r.changes]
+    for r in repairs:
+        if r.changes:
+            planned = snapshot_commit_json(md, r.ref)
+            planned["updates"][-1]["type"] = r.ref_type  # a tag stays a tag
+            plan.planned_commits.append(planned)
     if stats_updates and not plan.planned_commits:
         plan.planned_commits = [{"requirements": [], "updates": updates_json(stats_updates, md.format_version)}]
     return plan
