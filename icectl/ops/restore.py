@@ -102,7 +102,7 @@ class RestorePlan:
     missing_files: list[MissingFile]
     not_restored_snapshots: list[int]  # snapshots of the old file that a later expire removed (not ref heads)
     changes: list[str]  # the updates in words
-    diff: TableDiff  # from today to the old state
+    diff: TableDiff | None  # from today to the old state; None when files of the old state are gone
     commits: list[dict] = field(default_factory=list)
     updates: list[TableUpdate] = field(default_factory=list, repr=False)
     requirements: list[TableRequirement] = field(default_factory=list, repr=False)
@@ -183,7 +183,7 @@ def plan_restore(table: Table, *, metadata_file: str | None = None, version: str
         not_restored_snapshots=sorted(s.snapshot_id for s in old.snapshots
                                       if cur.snapshot_by_id(s.snapshot_id) is None
                                       and s.snapshot_id not in gone_heads),
-        changes=[describe_update(u) for u in updates], diff=diff_sides(table, a, b),
+        changes=[describe_update(u) for u in updates], diff=None if missing else diff_sides(table, a, b),
         updates=updates, requirements=reqs)
     if updates:
         plan.commits = [{"requirements": [r.to_json() for r in reqs],

@@ -172,7 +172,7 @@ RESTORE = {"table": str, "metadata_location": str, "restore_from": str, "restore
            "current_snapshot_id_before": Opt(int), "current_snapshot_id_after": Opt(int), "refs_before": Map(int),
            "refs_after": Map(int), "changes": [str], "checked_files": int,
            "missing_files": [{"path": str, "kind": str, "snapshot_id": int}], "not_restored_snapshots": [int],
-           "diff": DIFF, "commits": [COMMIT]}
+           "diff": Opt(DIFF), "commits": [COMMIT]}
 
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {

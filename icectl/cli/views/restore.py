@@ -36,7 +36,7 @@ class RestoreReport:
     checked_files: int
     missing_files: list[MissingFile]
     not_restored_snapshots: list[int]
-    diff: TableDiff
+    diff: TableDiff | None
     commits: list[dict] = field(default_factory=list)
 
 
@@ -79,5 +79,6 @@ def _restore_text(env: Env, r: RestoreReport) -> None:
         say(env, f"  {c}")
     if r.not_restored_snapshots:
         say(env, f"  ({len(r.not_restored_snapshots)} older snapshots of that file were expired since and stay gone)")
-    say(env, "diff from today to the restored state:")
-    print_diff(env, r.diff)
+    if r.diff is not None:
+        say(env, "diff from today to the restored state:")
+        print_diff(env, r.diff)
