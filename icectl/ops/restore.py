@@ -28,17 +28,34 @@ today's file: another restore undoes this one.
 The commit requires every ref, the current schema, default spec and sort order to be as the plan
 read them: a commit in between fails it (exit 5) rather than being undone unseen.
 
+A branch or tag head of the old file that a later ``expire`` removed from the metadata while its
+files stayed (``gc.enabled=false``, or files another snapshot still reaches) cannot come back as
+an ``add-snapshot`` update: its sequence number is behind the table's ``last-sequence-number``
+and Iceberg Java's builder refuses that. Such a restore writes the metadata itself: today's
+metadata with those snapshots added back, then the updates above applied by icectl's builder
+(the metadata log keeps today's file as always), and moves the pointer where icectl moves it (SQL
+and PostgreSQL: a compare-and-set from today's file; file-system: the next ``vN``). A REST catalog
+applies updates itself, so there the file is registered with ``overwrite`` (the REST spec's
+``RegisterTableRequest.overwrite``); a server without it (Iceberg Java 1.10's handlers answer
+409) refuses, the file written is removed, and the restore exits with code 7 and the reason.
+
 Refused: an old file of another table (exit 2); a state whose files are gone (exit 3, listing
 them: manifest lists, manifests, data and delete files of every branch and tag head of the old
-state; ``expire`` removed them); a ref head that a later ``expire`` removed from the metadata
-(its sequence number is behind the table's, so no valid commit can add it back; exit 7).
+state; ``expire`` removed them).
 """
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from icectl.errors import ConflictingChangeError, IcectlError, NotFoundError, UnsupportedError, UsageError
+from icectl.errors import (
+    CommitStateUnknownError,
+    ConflictingChangeError,
+    IcectlError,
+    NotFoundError,
+    UnsupportedError,
+    UsageError,
+)
 from icectl.formats.manifest import ManifestFile
 from icectl.ops.diff import (
     DiffSide,
@@ -63,6 +80,7 @@ from icectl.table.requirements import (
 )
 from icectl.table.updates import (
     AddSchema,
+    AddSnapshot,
     AddSortOrder,
     AddSpec,
     RemoveProperties,
@@ -106,6 +124,9 @@ class RestorePlan:
     commits: list[dict] = field(default_factory=list)
     updates: list[TableUpdate] = field(default_factory=list, repr=False)
     requirements: list[TableRequirement] = field(default_factory=list, repr=False)
+    # Ref heads of the old file that a later expire removed from the metadata (their files are all
+    # there): committed by writing the metadata file (see the module docstring).
+    readded_snapshots: list = field(default_factory=list, repr=False)
 
     @property
     def changes_nothing(self) -> bool:
@@ -165,7 +186,8 @@ def plan_restore(table: Table, *, metadata_file: str | None = None, version: str
     old_view = Table(table.identifier, old, location, table.catalog, io=table.io)
     missing, checked = check_files(old_view)
     gone_heads = sorted({r.snapshot_id for r in old.all_refs.values() if cur.snapshot_by_id(r.snapshot_id) is None})
-    updates = restore_updates(cur, old) if not missing and not gone_heads else []
+    readded = [old.snapshot_by_id(sid) for sid in gone_heads]
+    updates = [] if missing else restore_updates(with_snapshots(cur, readded), old)
     reqs = restore_requirements(cur, updates)
     a = DiffSide("today", "metadata", cur.current_snapshot_id,
                  cur.current_snapshot.timestamp_ms if cur.current_snapshot else None, table.metadata_location, cur,
@@ -184,14 +206,22 @@ def plan_restore(table: Table, *, metadata_file: str | None = None, version: str
                                       if cur.snapshot_by_id(s.snapshot_id) is None
                                       and s.snapshot_id not in gone_heads),
         changes=[describe_update(u) for u in updates], diff=None if missing else diff_sides(table, a, b),
-        updates=updates, requirements=reqs)
+        updates=updates, requirements=reqs, readded_snapshots=[] if missing else readded)
     if updates:
+        shown = [AddSnapshot(s) for s in plan.readded_snapshots] + updates
         plan.commits = [{"requirements": [r.to_json() for r in reqs],
-                         "updates": updates_json(updates, cur.format_version)}]
-    if gone_heads and not missing:
-        plan.changes = [f"cannot restore: snapshot {s} (a branch or tag head of {location}) was removed from the "
-                        "table's metadata by a later expire" for s in gone_heads]
+                         "updates": updates_json(shown, cur.format_version)}]
+        plan.changes = [f"add snapshot {s.snapshot_id} back (a later expire removed it from the metadata; its files "
+                        "are all there): the metadata file is written by icectl" for s in plan.readded_snapshots] \
+            + plan.changes
     return plan
+
+
+def with_snapshots(md: TableMetadata, snapshots: list) -> TableMetadata:
+    """``md`` with ``snapshots`` (of an older metadata file of the table) added back."""
+    if not snapshots:
+        return md
+    return md.replace(snapshots=tuple(md.snapshots) + tuple(snapshots))
 
 
 def check_files(old: Table) -> tuple[list[MissingFile], int]:
@@ -373,10 +403,6 @@ def check_restorable(plan: RestorePlan) -> None:
             f"cannot restore {plan.table} to {plan.restore_from}: {len(plan.missing_files)} file(s) it needs are gone "
             f"(first: {first.kind} {first.path})",
             hint="expire or remove-orphans deleted them; choose a newer metadata file (icectl describe lists the log)")
-    gone = [c for c in plan.changes if c.startswith("cannot restore")]
-    if gone:
-        raise UnsupportedError(f"cannot restore {plan.table} to {plan.restore_from}: {gone[0][len('cannot restore: '):]}",
-                               hint="its sequence number is behind the table's, so no valid commit can add it back")
 
 
 def apply_restore(table: Table, plan: RestorePlan) -> RestoreResult:
@@ -388,11 +414,51 @@ def apply_restore(table: Table, plan: RestorePlan) -> RestoreResult:
     if table.metadata_location != plan.metadata_location:
         raise ConflictingChangeError(f"{plan.table} changed since the restore was planned; nothing was committed",
                                      hint="run restore again to see the new plan")
-    try:
-        done = send(table, TableCommit(plan.updates, plan.requirements))
-    except IcectlError:
-        raise
+    if plan.readded_snapshots:
+        return RestoreResult(plan, None, write_restored_metadata(table, plan))
+    done = send(table, TableCommit(plan.updates, plan.requirements))
     return RestoreResult(plan, done, done.table.metadata_location)
+
+
+def write_restored_metadata(table: Table, plan: RestorePlan) -> str:
+    """Today's metadata with the re-added snapshots, the plan's updates applied by the builder,
+    written as the next metadata file and made current by the catalog's own pointer move."""
+    import time
+
+    from icectl.catalog.base import MetastoreCatalog
+    from icectl.table.builder import MetadataBuilder
+    from icectl.table.metadata_io import metadata_bytes, new_metadata_location
+    from icectl.table.requirements import validate_requirements
+
+    base = with_snapshots(table.metadata, plan.readded_snapshots)
+    validate_requirements(plan.requirements, table.metadata)
+    md = MetadataBuilder(base, now_ms=int(time.time() * 1000)).apply(plan.updates).build(
+        previous_location=table.metadata_location)
+    catalog = table.catalog
+    table_location = md.location or catalog.default_table_location(table.identifier)
+    location = new_metadata_location(md, table_location, table.metadata_location)
+    if isinstance(catalog, MetastoreCatalog):
+        if catalog.read_only:
+            raise UnsupportedError("a table opened by path is read-only: use a catalog to restore it")
+        catalog._check_format_version(table.metadata_location, md)
+        return catalog._swap_pointer(table.identifier, table.metadata_location, md, location)
+    table.io.write(location, metadata_bytes(md, location))
+    try:
+        if catalog.load_metadata_location(table.identifier) != table.metadata_location:
+            raise ConflictingChangeError(f"{plan.table} changed since the restore was planned; nothing was committed")
+        catalog.register_table(table.identifier, location, overwrite=True)
+    except IcectlError as e:
+        try:
+            table.io.delete(location)
+        except (IcectlError, OSError):
+            pass
+        if isinstance(e, (ConflictingChangeError, CommitStateUnknownError)):
+            raise
+        raise UnsupportedError(
+            f"cannot restore {plan.table} over this catalog: snapshot {plan.readded_snapshots[0].snapshot_id} must be "
+            f"added back, which needs register with overwrite, and the catalog refused it ({e.message})",
+            hint="restore to a newer metadata file whose branch and tag heads are still in the table") from None
+    return location
 
 
 __all__ = ["MissingFile", "RestorePlan", "RestoreResult", "apply_restore", "check_files", "check_restorable",

@@ -285,3 +285,35 @@ def test_restore_in_a_file_system_catalog(tmp_path):
     restored = apply_restore(bad, plan_restore(bad, version="v5")).committed.table
     assert good.endswith("/v5.metadata.json")
     assert restored.metadata_location.endswith("/v7.metadata.json") and live_keys(restored) == expected
+
+
+@pytest.mark.parametrize("kind", ["sql", "hadoop"])
+def test_restore_adds_back_a_ref_head_that_expire_removed_from_the_metadata(tmp_path, kind):
+    """A tag's snapshot removed from the metadata by a later expire, its files kept (gc.enabled=false):
+    no add-snapshot update can bring it back (its sequence number is behind the table's), so the
+    restore writes the metadata file and moves the pointer itself."""
+    from icectl.ops import refs
+    from icectl.table.updates import RemoveSnapshotRef, RemoveSnapshots
+
+    base = tables.build(str(tmp_path), 2, catalog=kind)
+    t = base.table
+    first = t.metadata.snapshots[0].snapshot_id
+    t = t.commit(refs.create_ref(t.metadata, "t1", ref_type="tag", snapshot_id=first))
+    with_tag = t.metadata_location
+    tag_files = live_keys(t, ref="t1")
+    t = t.commit([RemoveSnapshotRef("t1"), RemoveSnapshots((first,))])
+    assert t.metadata.snapshot_by_id(first) is None
+    last_seq = t.metadata.last_sequence_number
+    plan = plan_restore(t, metadata_file=with_tag)
+    assert [s.snapshot_id for s in plan.readded_snapshots] == [first] and not plan.missing_files
+    assert plan.commits[0]["updates"][0]["action"] == "add-snapshot"
+    assert plan.changes[0].startswith(f"add snapshot {first} back")
+    result = apply_restore(t, plan)
+    restored = load_table(t.catalog, t.identifier)
+    assert restored.metadata_location == result.metadata_location != t.metadata_location
+    md = restored.metadata
+    assert md.refs["t1"].snapshot_id == first and md.snapshot_by_id(first) is not None
+    assert md.last_sequence_number == last_seq and md.metadata_log[-1].metadata_file == t.metadata_location
+    assert live_keys(restored, ref="t1") == tag_files
+    after = append_files(restored, [tables.write_data_file(restored, [40], ["w"], tables.day_of("2026-01-07"))])
+    assert after.metadata.current_snapshot.sequence_number == last_seq + 1

@@ -66,3 +66,28 @@ def test_restore_bad_input_over_rest(rest_env, demo):
     c, out, err = rest_env.cli("diff", t, "nope", "main")
     assert c == 3 and "nope" in err
     assert icectl_json(rest_env, "describe", t)["metadata_location"] == before
+
+
+def test_re_adding_an_expired_ref_head_needs_register_overwrite(rest_env, demo):
+    """Iceberg Java 1.10's REST handlers have no register-with-overwrite: a restore that must add
+    back a snapshot expire removed from the metadata is refused (exit 7) with the reason, and the
+    metadata file it wrote is removed."""
+    import os
+
+    from icectl.table.loaded import load_table
+    from icectl.table.updates import RemoveSnapshotRef, RemoveSnapshots
+
+    t = rest_env.table()
+    with_tag = icectl_json(rest_env, "describe", t)
+    tag = next(r for r in with_tag["refs"] if r["type"] == "tag")
+    table = load_table(rest_env.catalog(), tuple(t.split(".")))
+    table.commit([RemoveSnapshotRef(tag["name"]), RemoveSnapshots((tag["snapshot_id"],))])
+    before = icectl_json(rest_env, "describe", t)["metadata_location"]
+    folder = os.path.dirname(before)
+    listing = sorted(os.listdir(folder))
+    plan = icectl_json(rest_env, "restore", t, "--to-metadata", with_tag["metadata_location"], "--dry-run")
+    assert plan["commits"][0]["updates"][0]["action"] == "add-snapshot"
+    code, out, err = rest_env.cli("restore", t, "--to-metadata", with_tag["metadata_location"], "--yes")
+    assert code == 7 and "register with overwrite" in err, err
+    assert icectl_json(rest_env, "describe", t)["metadata_location"] == before
+    assert sorted(os.listdir(folder)) == listing

@@ -47,7 +47,7 @@ def restore_report(plan: RestorePlan, result: RestoreResult | None, *, dry_run: 
     return RestoreReport(
         table=plan.table, metadata_location=plan.metadata_location, restore_from=plan.restore_from,
         restore_from_version=plan.restore_from_version, restore_from_timestamp_ms=plan.restore_from_timestamp_ms,
-        dry_run=dry_run, applied=result is not None and result.committed is not None,
+        dry_run=dry_run, applied=result is not None and result.metadata_location is not None,
         new_metadata_location=result.metadata_location if result is not None else None,
         current_snapshot_id_before=plan.current_snapshot_id_before,
         current_snapshot_id_after=plan.current_snapshot_id_after, refs_before=plan.refs_before,
