@@ -272,8 +272,9 @@ def check_files(old: Table) -> tuple[list[MissingFile], int]:
     return sorted(missing.values(), key=lambda f: (f.kind, f.path)), checked
 
 
-def _same(a, b) -> bool:
-    ja, jb = dict(a.to_json()), dict(b.to_json())
+def _same(ja: dict, jb: dict) -> bool:
+    """The same schema, spec or sort order apart from its id."""
+    ja, jb = dict(ja), dict(jb)
     for k in ("schema-id", "spec-id", "order-id"):
         ja.pop(k, None)
         jb.pop(k, None)
@@ -286,7 +287,7 @@ def restore_updates(cur: TableMetadata, old: TableMetadata) -> list[TableUpdate]
     out: list[TableUpdate] = []
     schema = old.schema
     have = next((s for s in cur.schemas if s.schema_id == schema.schema_id), None)
-    if have is not None and not _same(have, schema):
+    if have is not None and not _same(have.to_json(), schema.to_json()):
         raise ConflictingChangeError(f"schema {schema.schema_id} of the old metadata differs from the table's "
                                      f"schema {schema.schema_id}: the ids were reused, it cannot be restored")
     if have is None:
@@ -295,7 +296,7 @@ def restore_updates(cur: TableMetadata, old: TableMetadata) -> list[TableUpdate]
         out.append(SetCurrentSchema(schema.schema_id))
     spec = old.spec
     have_spec = cur.specs_by_id.get(spec.spec_id)
-    if have_spec is not None and not _same(_SpecJson(have_spec, cur.format_version), _SpecJson(spec, cur.format_version)):
+    if have_spec is not None and not _same(have_spec.to_json(cur.format_version), spec.to_json(cur.format_version)):
         raise ConflictingChangeError(f"partition spec {spec.spec_id} of the old metadata differs from the table's: "
                                      "the ids were reused, it cannot be restored")
     if have_spec is None:
@@ -304,7 +305,7 @@ def restore_updates(cur: TableMetadata, old: TableMetadata) -> list[TableUpdate]
         out.append(SetDefaultSpec(spec.spec_id))
     order = old.sort_order
     have_order = next((o for o in cur.sort_orders if o.order_id == order.order_id), None)
-    if have_order is not None and not _same(have_order, order):
+    if have_order is not None and not _same(have_order.to_json(), order.to_json()):
         raise ConflictingChangeError(f"sort order {order.order_id} of the old metadata differs from the table's: "
                                      "the ids were reused, it cannot be restored")
     if have_order is None:
@@ -332,14 +333,6 @@ def restore_updates(cur: TableMetadata, old: TableMetadata) -> list[TableUpdate]
     elif main is not None and (cur_refs.get(MAIN_BRANCH) != main or cur.current_snapshot_id != main.snapshot_id):
         out.append(SetSnapshotRef(MAIN_BRANCH, main))
     return out
-
-
-class _SpecJson:
-    def __init__(self, spec, fv: int):
-        self.spec, self.fv = spec, fv
-
-    def to_json(self):
-        return self.spec.to_json(self.fv)
 
 
 def restore_requirements(cur: TableMetadata, updates: list[TableUpdate]) -> list[TableRequirement]:
