@@ -352,7 +352,7 @@ class _Tty(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire"])
+@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire", "diff", "restore"])
 def test_a_terminal_gets_rich_tables_and_trees(lab, name, monkeypatch):
     """The other side of the piped check: at a terminal, rich draws the same facts with boxes
     and tree guides."""

@@ -188,3 +188,29 @@ def test_restore_refused_when_java_expired_the_files(spark, jc):
     assert json.loads(res.stderr)["error"]["exit_code"] == 3
     assert _metadata_location(spark, name) == before
     assert L.tree(str(pathlib.Path(before).parent.parent)) == tree
+
+
+def test_restore_adds_back_a_tag_head_java_expired_without_deleting_files(spark, jc):
+    """Java's ExpireSnapshots with cleanExpiredFiles(false) removes a tagged snapshot from the
+    metadata and keeps its files; restoring the metadata file that had the tag writes the metadata
+    with that snapshot added back (its sequence number below last-sequence-number) and swaps the
+    JDBC catalog's pointer: Spark reads the tag's rows again, and Java appends afterwards."""
+    name = _make(spark, 2)
+    ident = name.split(".", 1)[1]
+    first = spark.sql(f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at LIMIT 1").collect()[0][0]
+    spark.sql(f"ALTER TABLE {name} CREATE TAG t1 AS OF VERSION {first}")
+    tag_rows = sorted(tuple(r) for r in spark.sql(f"SELECT id, cat FROM {name} VERSION AS OF 't1'").collect())
+    with_tag = _metadata_location(spark, name)
+    spark.sql(f"ALTER TABLE {name} DROP TAG t1")
+    jt = L._jt(spark, name)
+    jt.expireSnapshots().expireSnapshotId(first).cleanExpiredFiles(False).commit()
+    assert first not in {r[0] for r in spark.sql(f"SELECT snapshot_id FROM {name}.snapshots").collect()}
+    rows = _rows(spark, name)
+    r = L.icectl(*jc, "-o", "json", "restore", ident, "--to-metadata", with_tag, "--yes").json
+    assert r["applied"] and r["commits"][0]["updates"][0]["action"] == "add-snapshot"
+    assert sorted(tuple(x) for x in spark.sql(f"SELECT id, cat FROM {name} VERSION AS OF 't1'").collect()) == tag_rows
+    assert _rows(spark, name) == rows
+    spark.sql(f"INSERT INTO {name} VALUES (2000, 'e')")
+    assert _rows(spark, name) == sorted(rows + [(2000, "e")])
+    refs = {row[0]: row[1] for row in spark.sql(f"SELECT name, snapshot_id FROM {name}.refs").collect()}
+    assert refs["t1"] == first

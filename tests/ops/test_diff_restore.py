@@ -317,3 +317,24 @@ def test_restore_adds_back_a_ref_head_that_expire_removed_from_the_metadata(tmp_
     assert live_keys(restored, ref="t1") == tag_files
     after = append_files(restored, [tables.write_data_file(restored, [40], ["w"], tables.day_of("2026-01-07"))])
     assert after.metadata.current_snapshot.sequence_number == last_seq + 1
+
+
+def test_a_version_that_left_the_metadata_log_is_found_in_the_folder(catalog_table, tmp_path):
+    """--to-version and vN name any metadata file of the table, not only those of the (trimmed) log."""
+    code, _, err = run_cli(tmp_path, "properties", "db.t", "set", "write.metadata.previous-versions-max=1", "--yes")
+    assert code == 0, err
+    for i in range(3):
+        assert run_cli(tmp_path, "properties", "db.t", "set", f"p{i}=x", "--yes")[0] == 0
+    t = catalog_table.table
+    assert len(t.metadata.metadata_log) == 1
+    v1 = [p for p in os.listdir(os.path.join(t.location, "metadata")) if p.startswith("00001-")][0]
+    plan = plan_restore(t, version="1")
+    assert plan.restore_from.endswith(v1) and plan.refs_after["main"] != plan.refs_before["main"]
+    assert resolve_side(t, "v1").metadata_location.endswith(v1)
+    code, out, err = run_cli(tmp_path, "-o", "json", "restore", "db.t", "--to-version", "1", "--yes")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["applied"] and {c["key"] for c in doc["diff"]["properties"]} >= {"p0", "p1", "p2"}
+    after = catalog_table.table
+    assert not {"p0", "p1", "p2"} & set(after.metadata.properties)
+    assert after.metadata.metadata_log[-1].metadata_file == t.metadata_location
