@@ -61,6 +61,7 @@ def _register() -> None:
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
     from icectl.cli import repair, rewrite_table_path
+    from icectl.cli import diff, restore
 
     tables.register(app)
     expire.register(app)
@@ -79,6 +80,8 @@ def _register() -> None:
     rewrite_manifests.register(app)
     repair.register(app)
     rewrite_table_path.register(app)
+    diff.register(app)
+    restore.register(app)
     demo.register(app)
 
 
