@@ -272,7 +272,7 @@ def statistics_file(plan: ComputeStatsPlan, sketches: dict[int, bytes], *,
         blobs.append((PuffinBlob(THETA_BLOB, (c.field_id,), plan.snapshot_id, plan.sequence_number,
                                  compression_codec="zstd", properties={NDV_PROPERTY: str(ndv)}), data))
         ndvs.append(ColumnNdv(c.name, c.field_id, ndv, est, sketch.get_lower_bound(2), sketch.get_upper_bound(2),
-                              sketch.num_retained(), len(data)))
+                              sketch.num_retained, len(data)))
     content, written = write_puffin(blobs, created_by=created_by)
     footer = read_puffin_footer(content, source=plan.statistics_path)
     raw_json = {
