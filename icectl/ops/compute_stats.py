@@ -177,6 +177,8 @@ def plan_compute_stats(table: Table, *, columns: list[str] | None = None,
     from icectl.table.scan import plan_files
 
     md = table.metadata
+    if snapshot_id is None and md.current_snapshot is None:
+        select_columns(md.schema, columns)  # a bad column is the first thing to say
     snap = _snapshot(table, snapshot_id)
     schema = md.schema_by_id(snap.schema_id)
     cols = select_columns(schema, columns)
