@@ -89,19 +89,12 @@ def _single_value_bytes(type_name: str, arrow_values: Any) -> list[bytes]:
         raw = arr.tobytes()
         return [raw[i:i + 4] for i in range(0, len(raw), 4)]
     if base == "decimal":
-        from icectl.spec.conversions import decimal_min_bytes
+        from icectl.spec.conversions import decimal_min_bytes, unscaled
+        from icectl.spec.types import primitive
 
-        scale = int(type_name[type_name.index(",") + 1:type_name.index(")")])
-        return [decimal_min_bytes(_unscaled(v, scale)) for v in values.to_pylist()]
+        t = primitive(type_name)
+        return [decimal_min_bytes(unscaled(t, v)) for v in values.to_pylist()]
     return [bytes(v) for v in values.to_pylist()]  # fixed, binary
-
-
-def _unscaled(value: Any, scale: int) -> int:
-    sign, digits, exponent = value.as_tuple()
-    n = int("".join(map(str, digits)) or "0")
-    shift = exponent + scale
-    n = n * 10 ** shift if shift >= 0 else n // 10 ** -shift
-    return -n if sign else n
 
 
 class ColumnSketch:
