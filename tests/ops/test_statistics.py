@@ -368,3 +368,21 @@ def test_expire_deletes_statistics_of_expired_snapshots_only(tmp_path):
     assert os.path.exists(paths[s2]) and os.path.exists(paths[s4]) and os.path.exists(stats[s4])
     assert {p.snapshot_id for p in after.metadata.partition_statistics} == {s3, s4}
     assert {s.snapshot_id for s in after.metadata.statistics} == {s4}
+
+
+def test_statistics_of_a_snapshot_expired_meanwhile_are_not_committed(tmp_path):
+    """The snapshot went while the job ran: nothing is committed and the written file is removed."""
+    from icectl.errors import ConflictingChangeError
+    from icectl.ops.compute_stats import plan_compute_stats, write_and_commit
+    from icectl.ops.expire import ExpireOptions, apply_expiry
+
+    t = tables.build(str(tmp_path), 2).table
+    first = t.metadata.ancestors_of(t.metadata.current_snapshot_id)[-1].snapshot_id
+    plan = plan_compute_stats(t, snapshot_id=first, columns=["id"])
+    sketches, rows = _sketch_locally(t, plan)
+    apply_expiry(t.refresh(), ExpireOptions(snapshot_ids=(first,)))
+    before = t.refresh().metadata_location
+    with pytest.raises(ConflictingChangeError, match="was expired"):
+        write_and_commit(t, plan, sketches, rows=rows)
+    assert not os.path.exists(plan.statistics_path)
+    assert t.refresh().metadata_location == before

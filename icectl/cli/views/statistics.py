@@ -150,10 +150,15 @@ def _pstats_text(env: Env, r: PartitionStatsReport) -> None:
     if r.existing:
         say(env, f"{r.table}: snapshot {r.snapshot_id} has a partition statistics file already: {r.existing}")
         return
-    head = (f"computed partition statistics of {r.table} at snapshot {r.snapshot_id}" if r.applied else
-            f"{r.table}: partition statistics of snapshot {r.snapshot_id}" +
-            (" (dry run: nothing changed)" if r.dry_run else ""))
-    say(env, f"{head}: {len(r.partitions)} partitions from {r.manifests} manifests")
+    if r.applied:  # the plan (with its rows) was printed before the question
+        say(env, f"computed partition statistics of {r.table} at snapshot {r.snapshot_id}: "
+                 f"{len(r.partitions)} partitions from {r.manifests} manifests")
+        say(env, f"wrote {r.statistics['statistics-path'] if r.statistics else r.statistics_path}")
+        say(env, f"committed {r.metadata_location}")
+        return
+    say(env, f"{r.table}: partition statistics of snapshot {r.snapshot_id}" +
+             (" (dry run: nothing changed)" if r.dry_run else "") +
+             f": {len(r.partitions)} partitions from {r.manifests} manifests")
     rows = [[", ".join(f"{k}={v}" for k, v in p.partition.items()), str(p.spec_id), str(p.data_record_count),
              str(p.data_file_count), fmt_bytes(p.total_data_file_size_in_bytes),
              str(p.position_delete_record_count), str(p.equality_delete_record_count), str(p.dv_count),
@@ -165,8 +170,5 @@ def _pstats_text(env: Env, r: PartitionStatsReport) -> None:
         say(env, f"... and {len(r.partitions) - 50} more partitions (-o json lists all)")
     if not r.partitions:
         say(env, "the snapshot has no files: nothing to write")
-    elif r.applied:
-        say(env, f"wrote {r.statistics['statistics-path'] if r.statistics else r.statistics_path}")
-        say(env, f"committed {r.metadata_location}")
     else:
         say(env, f"statistics file: {r.statistics_path}")
