@@ -200,7 +200,7 @@ def sketch_task(task: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
     columns = [(str(c["field_id"]), tuple(c["path"]), ColumnSketch(c["type"])) for c in plan["columns"]]
     rows = 0
     for inp in task["inputs"]:
-        for part in iter_input(io, inp, schema=schema, target=target, row_lineage=False):
+        for part in iter_input(io, inp, schema=schema, target=target, row_lineage=False, prune=True):
             rows += part.num_rows
             for _, path, sketch in columns:
                 sketch.update(column_values(part, path))

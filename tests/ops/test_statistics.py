@@ -386,3 +386,25 @@ def test_statistics_of_a_snapshot_expired_meanwhile_are_not_committed(tmp_path):
         write_and_commit(t, plan, sketches, rows=rows)
     assert not os.path.exists(plan.statistics_path)
     assert t.refresh().metadata_location == before
+
+
+def test_the_job_reads_only_the_columns_it_sketches(tmp_path, monkeypatch):
+    """Column pruning by field id: a sketch of `name` reads `name` (and `id`, the equality delete's
+    column) and gets the same answer."""
+    import pyarrow.parquet as pq
+
+    from icectl.ops.compute_stats import plan_compute_stats
+
+    t = tables.build(str(tmp_path), 2).table
+    read: list = []
+    real = pq.ParquetFile.iter_batches
+
+    def spy(self, *a, **kw):
+        read.append(kw.get("columns"))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
+    plan = plan_compute_stats(t, columns=["name"])
+    sketches, rows = _sketch_locally(t, plan)
+    assert rows == 8 and ndv.estimate(sketches[2]) == 7
+    assert read and all(c == ["id", "name"] for c in read)  # `id`: the equality delete needs it
