@@ -408,3 +408,35 @@ def test_the_job_reads_only_the_columns_it_sketches(tmp_path, monkeypatch):
     sketches, rows = _sketch_locally(t, plan)
     assert rows == 8 and ndv.estimate(sketches[2]) == 7
     assert read and all(c == ["id", "name"] for c in read)  # `id`: the equality delete needs it
+
+
+def test_fields_of_a_struct_are_sketched(tmp_path):
+    """`s.a` (as Java's Schema.findField names it): a null struct's fields are null, not counted."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from icectl.formats.manifest import DataFile
+    from icectl.ops.compute_stats import plan_compute_stats
+    from icectl.table.snapshots import append_files
+
+    t = _nested_table(tmp_path)
+    s_type = t.metadata.schema.field_by_name("s").field_type
+    ids = {f.name: f.field_id for f in s_type.fields}
+
+    def fid(i):
+        return {b"PARQUET:field_id": str(i).encode()}
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False, metadata=fid(1)),
+                        pa.field("s", pa.struct([pa.field("a", pa.int32(), metadata=fid(ids["a"])),
+                                                 pa.field("b", pa.string(), metadata=fid(ids["b"]))]),
+                                 metadata=fid(t.metadata.schema.field_by_name("s").field_id))])
+    rows = {"id": [1, 2, 3, 4], "s": [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}, None, {"a": 1, "b": None}]}
+    path = os.path.join(t.location, "data", "nested.parquet")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(pa.table(rows, schema=schema), path)
+    t = append_files(t, [DataFile(path, "parquet", (), 4, os.path.getsize(path))])
+    plan = plan_compute_stats(t, columns=["s.a", "s.b", "id"])
+    assert [(c.name, c.field_id) for c in plan.columns] == [("s.a", ids["a"]), ("s.b", ids["b"]), ("id", 1)]
+    sketches, n = _sketch_locally(t, plan)
+    assert n == 4
+    assert [ndv.estimate(sketches[c.field_id]) for c in plan.columns] == [2, 1, 4]
