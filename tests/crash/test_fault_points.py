@@ -1,0 +1,113 @@
+"""Every mutating command, failed at each of its I/O steps (tests/crash/crash_faults.py), on the
+demo table: after each run the table loads, validates clean, every file a retained snapshot
+reaches exists, and its rows per branch and tag are those of before or of after a successful run.
+
+One successful run counts the steps (N); then for k = 1..N the k-th step crashes the command
+(later steps have no effect, as after a kill) and, separately, fails with an I/O error that the
+command must handle (exit code from the documented set, never an internal error); and each
+pointer move that succeeded is reported as an unknown outcome (nothing may be deleted).
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from crash_faults import COUNT, CRASH, ERROR, UNKNOWN, Crash, Injector, injecting  # noqa: E402
+from crash_state import DemoWorkspace, observe  # noqa: E402
+
+from icectl.errors import ExitCode  # noqa: E402
+
+EVENTS = "demo.events"
+S8 = "9115177490179072159"  # tag before-overwrite, an ancestor of main
+S11 = "6807948677818654560"  # the staged WAP snapshot
+
+# name -> (format version of the demo, argv, tables to observe)
+COMMANDS: dict[str, tuple[int, list[str], list[str]]] = {
+    "create": (2, ["create", "demo.t2", "-s", "id:long!, name:string", "-p", "bucket(4, id)", "-y"],
+               [EVENTS, "demo.t2"]),
+    "expire": (2, ["expire", EVENTS, "-y"], [EVENTS]),
+    "expire-clean-metadata": (2, ["expire", EVENTS, "--older-than", "1h", "--clean-expired-metadata", "-y"],
+                              [EVENTS]),
+    "expire-v3": (3, ["expire", EVENTS, "-y"], [EVENTS]),
+    "rollback": (2, ["rollback", EVENTS, "--to-snapshot", S8, "-y"], [EVENTS]),
+    "cherry-pick": (2, ["cherry-pick", EVENTS, S11, "-y"], [EVENTS]),
+    "branch-create": (2, ["branch", "create", EVENTS, "b1", "--snapshot", S8, "-y"], [EVENTS]),
+    "branch-drop": (2, ["branch", "drop", EVENTS, "audit", "-y"], [EVENTS]),
+    "tag-create": (2, ["tag", "create", EVENTS, "t1", "-y"], [EVENTS]),
+    "tag-drop": (2, ["tag", "drop", EVENTS, "before-overwrite", "-y"], [EVENTS]),
+    "remove-orphans": (2, ["remove-orphans", EVENTS, "-y"], [EVENTS]),
+    "upgrade-format": (2, ["upgrade-format", EVENTS, "--to", "3", "-y"], [EVENTS]),
+    "rewrite-deletes": (2, ["rewrite-deletes", EVENTS, "-y"], [EVENTS]),
+    "rewrite-deletes-v3": (3, ["rewrite-deletes", EVENTS, "-y"], [EVENTS]),
+    "alter": (2, ["alter", EVENTS, "--add-column", "note string", "-y"], [EVENTS]),
+    "properties-set": (2, ["properties", EVENTS, "set", "write.metadata.delete-after-commit.enabled=true",
+                           "write.metadata.previous-versions-max=2", "-y"], [EVENTS]),
+    "rewrite-manifests": (2, ["rewrite-manifests", EVENTS, "-y"], [EVENTS]),
+    "drop-purge": (2, ["drop", EVENTS, "--purge", "-y"], [EVENTS]),
+    "rename": (2, ["rename", EVENTS, "demo.renamed", "-y"], [EVENTS, "demo.renamed"]),
+}
+
+DOCUMENTED = {int(c) for c in ExitCode} - {int(ExitCode.ERROR)}
+
+
+@pytest.fixture(scope="module")
+def workspaces(tmp_path_factory):
+    made: dict[int, DemoWorkspace] = {}
+
+    def get(fv: int) -> DemoWorkspace:
+        if fv not in made:
+            made[fv] = DemoWorkspace(tmp_path_factory.mktemp(f"crash-v{fv}") / "ws", fv).build()
+        made[fv].reset()
+        return made[fv]
+
+    return get
+
+
+def _run(ws: DemoWorkspace, argv: list[str], injector: Injector) -> tuple[int | None, str]:
+    with injecting(injector):
+        try:
+            code, _, err = ws.run(*argv)
+        except Crash:
+            return None, "crashed"
+    return code, err
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_fault_at_each_step_leaves_the_table_before_or_after(name, workspaces):
+    fv, argv, names = COMMANDS[name]
+    ws = workspaces(fv)
+    before = observe(ws, names)
+    counted = Injector(COUNT)
+    code, err = _run(ws, argv, counted)
+    assert code == 0, err
+    after = observe(ws, names)
+    assert after != before or name.startswith(("expire", "remove-orphans", "rewrite-", "properties", "upgrade")), \
+        f"{name} changed nothing that the rows show"
+    steps = counted.steps
+    assert steps, f"{name} performed no I/O step"
+    runs = []
+    for mode in (CRASH, ERROR):
+        for k in range(1, len(steps) + 1):
+            ws.reset()
+            inj = Injector(mode, k)
+            code, err = _run(ws, argv, inj)
+            assert inj.fired, f"{mode} at step {k} of {name} never came (steps: {steps})"
+            if mode == ERROR:
+                assert code in DOCUMENTED, f"{name}, I/O error at step {k} ({inj.fired}): exit {code}: {err}"
+                assert "Traceback" not in err
+            state = observe(ws, names)
+            assert state in (before, after), f"{name}, {mode} at step {k} ({inj.fired}): rows are neither " \
+                                             f"those of before nor of after"
+            runs.append((mode, k))
+    for k in range(1, counted.moves + 1):
+        ws.reset()
+        inj = Injector(UNKNOWN, k)
+        code, err = _run(ws, argv, inj)
+        assert inj.fired
+        assert code in DOCUMENTED, f"{name}, unknown outcome of pointer move {k}: exit {code}: {err}"
+        state = observe(ws, names)
+        assert state in (before, after)
+    print(f"{name}: {len(steps)} steps, {counted.moves} pointer moves, {len(runs) + counted.moves} faulted runs")
