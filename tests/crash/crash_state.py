@@ -18,7 +18,7 @@ from demo_rows import snapshot_rows  # noqa: E402
 
 from icectl.errors import NoSuchTableError  # noqa: E402
 
-State = dict[str, "dict[str, list[tuple]] | None"]  # table -> {ref: rows}, None when absent
+State = dict[str, "dict[str, Any] | None"]  # table -> {"ref NAME": rows, "columns": ...}, None when absent
 
 
 @dataclass
@@ -29,6 +29,7 @@ class DemoWorkspace:
 
     root: pathlib.Path
     format_version: int = 2
+    setup: tuple[tuple[str, ...], ...] = ()  # commands run on the demo before the pristine copy
 
     @property
     def uri(self) -> str:
@@ -47,6 +48,9 @@ class DemoWorkspace:
 
         self.root.mkdir(parents=True)
         build_demo(self.catalog(), format_version=self.format_version)
+        for argv in self.setup:
+            code, _, err = self.run(*argv)
+            assert code == 0, f"{argv}: {err}"
         shutil.copytree(self.root, self.pristine)
         return self
 
@@ -93,5 +97,7 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
         missing = sorted(p for p in reach.paths() if not t.io.exists(p))
         assert not missing, f"{name}: {len(missing)} files a retained snapshot reaches are gone: {missing[:5]}"
         assert t.io.exists(t.metadata_location)
-        out[name] = {ref: snapshot_rows(t, r.snapshot_id) for ref, r in sorted(md.all_refs.items())}
+        out[name] = {"format-version": md.format_version, "columns": [f.name for f in md.schema.fields],
+                     "properties": dict(md.properties),
+                     **{f"ref {ref}": snapshot_rows(t, r.snapshot_id) for ref, r in sorted(md.all_refs.items())}}
     return out
