@@ -58,6 +58,15 @@ class DemoWorkspace:
         shutil.rmtree(self.root)
         shutil.copytree(self.pristine, self.root)
 
+    def untouched(self) -> bool:
+        """Every file of the pristine copy is here as it was (size and modification time; the
+        catalog database too): the run only added files, which no table references, so the
+        tables are exactly as before. A shortcut for :func:`observe`, never a weaker check."""
+        if "_listing" not in self.__dict__:
+            self.__dict__["_listing"] = _listing(self.pristine)
+        now = _listing(self.root)
+        return all(now.get(p) == v for p, v in self.__dict__["_listing"].items())
+
     def catalog(self) -> Any:
         from icectl.catalog import CatalogConfig, build_catalog
 
@@ -74,6 +83,15 @@ class DemoWorkspace:
 
     def files(self) -> set[str]:
         return {os.path.join(d, f) for d, _, fs in os.walk(self.root) for f in fs}
+
+
+def _listing(root: pathlib.Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            st = os.stat(os.path.join(d, f))
+            out[os.path.relpath(os.path.join(d, f), root)] = (st.st_size, st.st_mtime_ns)
+    return out
 
 
 def observe(ws: DemoWorkspace, names: list[str]) -> State:
