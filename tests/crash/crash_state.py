@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import os
 import pathlib
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ class DemoWorkspace:
     root: pathlib.Path
     format_version: int = 2
     setup: tuple[tuple[str, ...], ...] = ()  # commands run on the demo before the pristine copy
+    kind: str = "sql"  # or "hadoop": the file-system catalog (version-hint.text, rename)
 
     @property
     def uri(self) -> str:
@@ -47,6 +49,7 @@ class DemoWorkspace:
         from icectl.ops.demo import build_demo
 
         self.root.mkdir(parents=True)
+        (self.root / "wh").mkdir()
         build_demo(self.catalog(), format_version=self.format_version)
         for argv in self.setup:
             code, _, err = self.run(*argv)
@@ -60,17 +63,26 @@ class DemoWorkspace:
 
     def untouched(self) -> bool:
         """Every file of the pristine copy is here as it was (size and modification time; the
-        catalog database too): the run only added files, which no table references, so the
-        tables are exactly as before. A shortcut for :func:`observe`, never a weaker check."""
+        catalog database too), and no new ``vN.metadata.json``: the run only added files, which no
+        table references, so the tables are exactly as before. A shortcut for :func:`observe`, never a weaker check."""
         if "_listing" not in self.__dict__:
             self.__dict__["_listing"] = _listing(self.pristine)
-        now = _listing(self.root)
-        return all(now.get(p) == v for p, v in self.__dict__["_listing"].items())
+        pristine, now = self.__dict__["_listing"], _listing(self.root)
+        if any(re.search(r"/v\d+(\.gz)?\.metadata\.json$", p) for p in set(now) - set(pristine)):
+            return False  # a file-system catalog's next version: that file is the pointer
+        return all(now.get(p) == v for p, v in pristine.items())
 
     def catalog(self) -> Any:
         from icectl.catalog import CatalogConfig, build_catalog
 
-        return build_catalog(CatalogConfig("default", {"type": "sql", "uri": self.uri, "warehouse": self.warehouse}))
+        props = {"type": self.kind, "warehouse": self.warehouse}
+        if self.kind == "sql":
+            props["uri"] = self.uri
+        return build_catalog(CatalogConfig("default", props))
+
+    @property
+    def catalog_args(self) -> list[str]:
+        return (["--uri", self.uri] if self.kind == "sql" else []) + ["--warehouse", self.warehouse]
 
     def run(self, *args: str) -> tuple[int, str, str]:
         """``icectl --uri ... --warehouse ... ARGS`` in this process."""
@@ -78,7 +90,7 @@ class DemoWorkspace:
         from icectl.cli.main import run
 
         env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-        code = run(["--uri", self.uri, "--warehouse", self.warehouse, *args], env)
+        code = run([*self.catalog_args, *args], env)
         return code, env.stdout.getvalue(), env.stderr.getvalue()
 
     def files(self) -> set[str]:

@@ -62,11 +62,12 @@ DOCUMENTED = {int(c) for c in ExitCode} - {int(ExitCode.ERROR)}
 def workspaces(tmp_path_factory):
     made: dict[tuple, DemoWorkspace] = {}
 
-    def get(fv: int, setup: tuple = ()) -> DemoWorkspace:
-        if (fv, setup) not in made:
-            made[fv, setup] = DemoWorkspace(tmp_path_factory.mktemp(f"crash-v{fv}") / "ws", fv, setup).build()
-        made[fv, setup].reset()
-        return made[fv, setup]
+    def get(fv: int, setup: tuple = (), *, kind: str = "sql") -> DemoWorkspace:
+        key = (fv, setup, kind)
+        if key not in made:
+            made[key] = DemoWorkspace(tmp_path_factory.mktemp(f"crash-{kind}-v{fv}") / "ws", fv, setup, kind).build()
+        made[key].reset()
+        return made[key]
 
     return get
 
@@ -107,7 +108,21 @@ def _kind(step: str) -> str:
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_fault_at_each_step_leaves_the_table_before_or_after(name, workspaces):
     fv, argv, names, *setup = COMMANDS[name]
-    ws = workspaces(fv, *setup)
+    fault_every_step(workspaces(fv, *setup), name, argv, names)
+
+
+# The file-system catalog: its pointer is vN.metadata.json, renamed into place without replacing,
+# then version-hint.text.
+HADOOP = ["expire", "rollback", "rewrite-manifests", "rewrite-deletes", "alter", "tag-create"]
+
+
+@pytest.mark.parametrize("name", HADOOP)
+def test_file_system_catalog(name, workspaces):
+    fv, argv, names, *setup = COMMANDS[name]
+    fault_every_step(workspaces(fv, *setup, kind="hadoop"), name, argv, names)
+
+
+def fault_every_step(ws: DemoWorkspace, name: str, argv: list[str], names: list[str]) -> None:
     before = observe(ws, names)
     counted = Injector(COUNT)
     code, err = _run(ws, argv, counted)

@@ -24,8 +24,7 @@ BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import crash_faults; c
 
 def _subprocess(ws: DemoWorkspace, argv: list[str], fault: str, log: pathlib.Path) -> subprocess.CompletedProcess:
     env = {**os.environ, ENV: fault, ENV + "_LOG": str(log)}
-    return subprocess.run([sys.executable, "-c", BOOT, str(HERE), "--uri", ws.uri, "--warehouse", ws.warehouse,
-                           *argv], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", BOOT, str(HERE), *ws.catalog_args, *argv], env=env, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("name", ["expire", "rewrite-manifests", "rollback", "create", "drop-purge"])
