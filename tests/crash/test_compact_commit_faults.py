@@ -69,11 +69,11 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
     monkeypatch.setattr(submit, "run_command", replay_job)
     monkeypatch.setattr(compaction_job, "_read_result", lambda table, job: json.loads(json.dumps(recorded["report"])))
 
-    def faulted(inj: Injector) -> tuple[int | None, str]:
+    def faulted(inj: Injector, argv: list[str] = ARGV) -> tuple[int | None, str]:
         ws.reset()
         with injecting(inj):
             try:
-                code, _, err = ws.run(*ARGV)
+                code, _, err = ws.run(*argv)
             except Crash:
                 return None, "crashed"
         return code, err
@@ -99,6 +99,13 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
     code, err = faulted(inj)
     assert inj.fired and code == ExitCode.COMMIT_STATE_UNKNOWN, err
     # The commit landed: the files the job wrote are the table's now and must all be there.
+    assert observe(ws, [EVENTS]) == after
+    runs += 1
+    # With --partial-progress a failed batch's files are removed and the next batch goes on; an
+    # unknown outcome is not a failure to clean up after: it stops the run and keeps the files.
+    inj = Injector(UNKNOWN, 1)
+    code, err = faulted(inj, [*ARGV, "--partial-progress"])
+    assert inj.fired and code == ExitCode.COMMIT_STATE_UNKNOWN, err
     assert observe(ws, [EVENTS]) == after
     runs += 1
     print(f"compact: {len(steps)} steps, {counted.moves} pointer move, {runs} faulted runs")
