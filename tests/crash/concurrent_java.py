@@ -60,10 +60,11 @@ class Race:
                                              "WHERE is_current_ancestor")}
 
 
+# compact first: its Spark job takes longest, so the free-running appends land while it runs
 COMMANDS = {
+    "compact": lambda name, cutoff: ["compact", name, "--rewrite-all", "--yes"],
     "expire": lambda name, cutoff: ["expire", name, "--older-than", str(cutoff), "--retain-last", "2", "--yes"],
     "rewrite-manifests": lambda name, cutoff: ["rewrite-manifests", name, "--yes"],
-    "compact": lambda name, cutoff: ["compact", name, "--rewrite-all", "--yes"],
 }
 
 
@@ -95,7 +96,7 @@ def race_each_command(race: Race, monkeypatch: Any) -> dict[str, tuple[int, int]
     return out
 
 
-def free_running(race: Race, *, appends: int = 12, pause: float = 0.3) -> list[tuple[str, int, bool]]:
+def free_running(race: Race, *, appends: int = 16, pause: float = 0.5) -> list[tuple[str, int, bool]]:
     """Java appends in a thread while icectl loops over the commands (at least one round);
     returns (command, exit code, whether Java was appending all along) of every icectl run."""
     errors: list[str] = []
