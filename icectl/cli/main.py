@@ -62,6 +62,7 @@ def _register() -> None:
     from icectl.cli import drop, namespaces, rewrite_manifests
     from icectl.cli import repair, rewrite_table_path
     from icectl.cli import diff, restore
+    from icectl.cli import statistics
 
     tables.register(app)
     expire.register(app)
@@ -82,6 +83,7 @@ def _register() -> None:
     rewrite_table_path.register(app)
     diff.register(app)
     restore.register(app)
+    statistics.register(app)
     demo.register(app)
 
 

@@ -17,7 +17,7 @@ from icectl.formats.manifest import DataFile
 from icectl.table.commit import commit_table
 from icectl.table.loaded import Table
 from icectl.io import join
-from icectl.errors import ExternalCommandError, IcectlError, NotFoundError, UsageError
+from icectl.errors import CommitStateUnknownError, ExternalCommandError, IcectlError, NotFoundError, UsageError
 
 
 @dataclass
@@ -74,7 +74,7 @@ def shareable_properties(properties: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in properties.items() if k.startswith(_STORAGE) and not _SECRET.search(k)}
 
 
-def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
+def prepare(table: Table, plan: CompactionPlan | None, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
     """Render the spark-submit command for a work folder; nothing is written and nothing runs
     (a dry run shows the command; :func:`run_compaction` creates the folder and its files)."""
     from icectl.spark import environment, submit
@@ -108,13 +108,19 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
 
 
 def _write_job_files(table: Table, plan: CompactionPlan, *, job: PreparedJob) -> None:
+    write_job_files(table, job, lambda io_properties: job_plan(table, plan, io_properties=io_properties))
+
+
+def write_job_files(table: Table, job: PreparedJob, plan_json: Callable[[dict[str, str]], dict[str, Any]]) -> None:
+    """Write the plan file ``plan_json(io_properties)`` where the job reads it (owner-only locally;
+    without credentials on shared storage), and icectl as a zip when the job runs on a cluster."""
     from icectl.spark import submit
 
     os.makedirs(job.work, mode=0o700, exist_ok=True)
     io_properties = dict(table.io.properties)
     if job.remote:  # no credentials on shared storage
         io_properties = shareable_properties(io_properties)
-    data = json.dumps(job_plan(table, plan, io_properties=io_properties)).encode()
+    data = json.dumps(plan_json(io_properties)).encode()
     if job.remote:
         table.io.write(job.plan_file, data, overwrite=True)
     else:
@@ -170,8 +176,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:
-                if not settings.partial_progress:
-                    raise
+                if not settings.partial_progress or isinstance(e, CommitStateUnknownError):
+                    raise  # unknown: the batch may have been committed, so its files stay
                 result.failed_groups += [(g.group_id, e.message) for g in batch]
                 _remove(table, [f.file_path for g in batch for f in outputs[g.group_id]])
                 continue
@@ -186,7 +192,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         _cleanup_work(table, job, settings, result)
         return result
     except BaseException as e:
-        if not result.committed:
+        # A commit whose outcome is unknown may have landed: the files it added stay.
+        if not result.committed and not isinstance(e, CommitStateUnknownError):
             _remove(table, written)
         # Keep the work folder only when the error names a log in it (spark-submit, or the build
         # of the packed environment, ran).
@@ -195,7 +202,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         raise
 
 
-def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result: CompactionResult) -> None:
+def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result: Any) -> None:
     """A run that succeeded needs neither its plan nor its log; a failed run keeps them only
     when its error names the log (``ICECTL_KEEP_WORK`` keeps them always, for debugging)."""
     if os.environ.get("ICECTL_KEEP_WORK"):
@@ -244,5 +251,9 @@ def _remove(table: Table, paths: list[str]) -> None:
             pass
 
 
-__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "PreparedJob", "prepare", "run_compaction",
-           "shareable_properties"]
+cleanup_work = _cleanup_work
+read_result = _read_result
+remove_files = _remove
+
+__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "PreparedJob", "cleanup_work", "prepare",
+           "read_result", "remove_files", "run_compaction", "shareable_properties", "write_job_files"]
