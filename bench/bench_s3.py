@@ -26,10 +26,12 @@ whole command (``python -m icectl ...``) timed from outside; the proxy counts it
 each run the objects left are listed: both tools must leave the same set (the new metadata
 file's name aside).
 
-Iceberg Java's S3FileIO needs the AWS SDK for Java v2 (iceberg-aws-bundle), which no registry
-reachable here ships (PyPI's Spark jar packages and Debian have neither it nor hadoop-aws): with
-``ICEBERG_AWS_BUNDLE_JAR`` set to that jar, ``--java`` also runs Java's ``expire_snapshots`` and
-``remove_orphan_files`` (prefix listing, S3FileIO bulk delete) through the same proxy.
+Not compared: Iceberg Java's S3FileIO. It needs the AWS SDK for Java v2 (``software.amazon.awssdk``,
+shipped as iceberg-aws-bundle), and neither it nor hadoop-aws is in any package this machine can
+install (the Iceberg runtime jar of snowpark-connect-deps-iceberg has ``org.apache.iceberg.aws``
+but not the SDK; PyPI's other Spark jar packages and Debian have neither). For reference, S3FileIO
+deletes in ``DeleteObjects`` batches of ``s3.delete.batch-size`` (default 250) from a pool of
+``s3.delete.num-threads`` threads: the same shape as icectl's (1,000 keys, 8 in flight).
 
     python bench/bench_s3.py                          # full size (~15 min on 2 cores)
     python bench/bench_s3.py --scale 0.25             # a quarter of every size
@@ -52,7 +54,7 @@ import sys
 import tarfile
 import time
 
-from harness import HERE, ROOT, fmt_load, run_timed, update_results, versions  # bench/ is on sys.path
+from harness import HERE, ROOT, fmt_load, update_results, versions  # bench/ is on sys.path
 
 sys.path.insert(0, ROOT)
 from tools.s3proxy import control, start_proxy  # noqa: E402
@@ -70,14 +72,32 @@ OLD_REV = "ebabc03"  # the cluster branch before bulk deletes: one delete reques
 # ---------------------------------------------------------------------------------------------
 # Servers
 
+def run_timed(argv: list[str], *, stdout_path: str, stderr_path: str, env: dict[str, str], cwd: str) -> dict:
+    """Wall clock and CPU (user + system, from wait4) of one command. (harness.run_timed reaps
+    every child as a subreaper, and the proxy is a child that stays.)"""
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    return {"argv": argv, "rc": p.returncode, "wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3),
+            "max_rss_mb": round(ru.ru_maxrss / 1024, 1), "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in os.getloadavg()]}
+
+
 class Moto:
     """moto's S3 server in this process (a thread, as tests/s3 run it): the commands reach it over
     loopback HTTP; the benchmark seeds and restores objects through moto's backend directly
     (thousands a second, where HTTP PUTs to moto manage about a hundred)."""
 
     def __init__(self) -> None:
+        import logging
+
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
         host, port = self.server.get_host_and_port()

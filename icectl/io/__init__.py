@@ -120,9 +120,10 @@ class FileIO:
 
     def read(self, path: str) -> bytes:
         if scheme_of(path) in S3_SCHEMES:
-            # One GET; open() would first ask for the object's size and ETag (a HEAD).
+            # One GET: open() would first ask for the object's size and ETag (a HEAD), and so would
+            # cat_file with max_concurrency > 1 (to split a large object into ranged GETs).
             try:
-                return self.filesystem(path).cat_file(self._fs_path(path))
+                return self.filesystem(path).cat_file(self._fs_path(path), max_concurrency=1)
             except OSError as e:
                 raise _storage_error(path, e, writing=False) from None
         with self.open(path, "rb") as f:
