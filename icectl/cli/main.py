@@ -36,7 +36,8 @@ def main(
     ctx: typer.Context,
     output: Annotated[str, typer.Option("--output", "-o", help="Output format: table (human) or json.",
                                         metavar="table|json")] = "table",
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks and debug detail on errors.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors, S3 retries, and every "
+                                          "file that could not be deleted.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
     uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
