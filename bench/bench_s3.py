@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> dict:
     block = render(results, a, started)
     print(block)
     if not a.no_write:
-        update_results(a.results, BEGIN, END, block, "## S3: bulk deletes and listings (bench_s3.py)")
+        update_results(a.results, BEGIN, END, block, "# S3 benchmark: bulk deletes and listings (bench_s3.py)")
     return doc
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 log = logging.getLogger("icectl.io")
 
-DEFAULT_MAX_ATTEMPTS = 6
+DEFAULT_MAX_ATTEMPTS = 6  # the first try and up to 5 retries
 DEFAULT_DELETE_BATCH = 1000  # the most DeleteObjects accepts
 DEFAULT_DELETE_IN_FLIGHT = 8
 MAX_POOL_CONNECTIONS = 32
@@ -77,6 +77,8 @@ def make_filesystem(props: dict[str, str]) -> Any:
     if props.get("s3.session-token"):
         kwargs["token"] = props["s3.session-token"]
     _log_retries()
+    # s3fs keeps its own retry loop (5 passes) for what botocore does not retry: a connection
+    # reset while the body of an answer is read.
     return fsspec.filesystem("s3", **kwargs)
 
 

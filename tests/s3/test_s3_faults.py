@@ -37,7 +37,9 @@ def scene(moto_s3, proxy, s3_prefix, tmp_path, monkeypatch):
     db = f"sqlite:///{tmp_path / 'catalog.db'}"
     wh = f"{s3_prefix}/wh"
     direct = {"type": "sql", "uri": db, "warehouse": wh, **moto_s3}
-    flaky = {**direct, "s3.endpoint": proxy}
+    # 10 attempts: a request fails for good only when 10 draws in a row fail (0.2**10), so the
+    # test does not flake; the default of 6 is what users get.
+    flaky = {**direct, "s3.endpoint": proxy, "s3.retry.max-attempts": "10"}
     configs = {"direct": write_config(tmp_path / "direct.yaml", {"s3cat": direct}),
                "flaky": write_config(tmp_path / "flaky.yaml", {"s3cat": flaky})}
     monkeypatch.setenv("ICECTL_CONFIG", configs["direct"])
