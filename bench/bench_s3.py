@@ -33,7 +33,7 @@ but not the SDK; PyPI's other Spark jar packages and Debian have neither). For r
 deletes in ``DeleteObjects`` batches of ``s3.delete.batch-size`` (default 250) from a pool of
 ``s3.delete.num-threads`` threads: the same shape as icectl's (1,000 keys, 8 in flight).
 
-    python bench/bench_s3.py                          # full size (~15 min on 2 cores)
+    python bench/bench_s3.py                          # full size (~20 min on 2 busy cores)
     python bench/bench_s3.py --scale 0.25             # a quarter of every size
     python bench/bench_s3.py --scenarios delete --no-write
 
