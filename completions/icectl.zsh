@@ -303,7 +303,7 @@ _icectl__compute_partition_stats() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -321,7 +321,7 @@ _icectl__compute_stats() {
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -380,7 +380,7 @@ _icectl__diff() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--summary[Totals and metadata changes only\: no partitions or files]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files' \
         ':a:_files' \
@@ -632,7 +632,7 @@ _icectl__restore() {
         '--to-time=[Restore the state the table had at this time (ISO 8601 or epoch milliseconds)\: the newest metadata-log file not newer]:to_time:_files' \
         '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
