@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files list namespace properties refs register remove-orphans rename restore rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files list namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -187,6 +187,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'repair')
+            subcmds=''
+            opts='--all-refs --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'restore')
             subcmds=''
             opts='--catalog --dry-run --help --output --to-metadata --to-time --to-version --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -204,6 +210,12 @@ __icectl_spec() {
             opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --output --spec-id --uri --warehouse -c -o'
             numopts='--spec-id'
+            ;;
+        'rewrite-table-path')
+            subcmds=''
+            opts='--catalog --copy --copy-plan --dry-run --end-version --from --help --output --start-version --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --copy-plan --end-version --from --output --start-version --to --uri --warehouse -c -o'
+            numopts=''
             ;;
         'rollback')
             subcmds=''
@@ -316,12 +328,16 @@ __icectl_choices() {
         'remove-orphans|-o') echo 'json table' ;;
         'rename|--output') echo 'json table' ;;
         'rename|-o') echo 'json table' ;;
+        'repair|--output') echo 'json table' ;;
+        'repair|-o') echo 'json table' ;;
         'restore|--output') echo 'json table' ;;
         'restore|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
         'rewrite-manifests|--output') echo 'json table' ;;
         'rewrite-manifests|-o') echo 'json table' ;;
+        'rewrite-table-path|--output') echo 'json table' ;;
+        'rewrite-table-path|-o') echo 'json table' ;;
         'rollback|--output') echo 'json table' ;;
         'rollback|-o') echo 'json table' ;;
         'snapshots|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -78,12 +78,16 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
         case 'rename'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'repair'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'restore'
             printf '%s\n' -- '--catalog' '--output' '--to-metadata' '--to-time' '--to-version' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
             printf '%s\n' -- '--branch' '--catalog' '--master' '--output' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-manifests'
             printf '%s\n' -- '--catalog' '--output' '--spec-id' '--uri' '--warehouse' '-c' '-o'
+        case 'rewrite-table-path'
+            printf '%s\n' -- '--catalog' '--copy-plan' '--end-version' '--from' '--output' '--start-version' '--to' '--uri' '--warehouse' '-c' '-o'
         case 'rollback'
             printf '%s\n' -- '--branch' '--catalog' '--output' '--set-current' '--to-snapshot' '--to-timestamp' '--uri' '--warehouse' '-c' '-o'
         case 'snapshots'
@@ -164,9 +168,11 @@ complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
+complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what other manifests still hold'
 complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today\'s file, so another restore undoes it'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-manifests' -d 'Rewrite the current snapshot\'s manifests clustered by partition, at the table\'s target manifest size (metadata only, as Iceberg Java\'s rewrite_manifests)'
+complete -c icectl -n '__icectl_at' -f -a 'rewrite-table-path' -d 'Write a copy of the table\'s metadata tree with every path moved from one prefix to another, plus a source,target copy plan for the data files (as Iceberg Java\'s rewrite_table_path); with --copy copy them too'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'snapshots' -d 'List a table\'s snapshots, newest first'
 complete -c icectl -n '__icectl_at' -f -a 'tag' -d 'Create and drop tags'
@@ -385,6 +391,12 @@ complete -c icectl -n '__icectl_at rename' -l dry-run -d 'Check the rename; chan
 complete -c icectl -n '__icectl_at rename' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
+# icectl repair
+complete -c icectl -n '__icectl_at repair' -l all-refs -d 'Check and repair the head of every branch and tag, not only main'
+complete -c icectl -n '__icectl_at repair' -l dry-run -d 'Show the problems and the fix, with the records and bytes lost; commit nothing'
+complete -c icectl -n '__icectl_at repair' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at repair' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl restore
 complete -c icectl -n '__icectl_at restore' -l dry-run -d 'Show the plan and the diff to today; change nothing'
 complete -c icectl -n '__icectl_at restore' -l help -s h -d 'Show this message and exit'
@@ -407,6 +419,17 @@ complete -c icectl -n '__icectl_at rewrite-manifests' -l dry-run -d 'Show which 
 complete -c icectl -n '__icectl_at rewrite-manifests' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at rewrite-manifests' -l spec-id -x -d 'Rewrite the manifests of this partition spec (default: the table\'s default spec)'
 complete -c icectl -n '__icectl_at rewrite-manifests' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl rewrite-table-path
+complete -c icectl -n '__icectl_at rewrite-table-path' -l copy -d 'Also copy the data and equality delete files to the target (skipping those already there with the same size)'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l copy-plan -r -d 'Where to write the copy plan CSV (default: the target\'s metadata folder)'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l dry-run -d 'Check and count what would be written; write nothing'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l end-version -r -d 'Relocate up to this metadata file (default: the current one)'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l from -r -d 'The path prefix to replace (e.g. the old warehouse folder or bucket)'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l start-version -r -d 'Only the versions after this metadata file (its file name), for an incremental relocation'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l to -r -d 'The prefix that replaces it; the rewritten metadata is written there'
+complete -c icectl -n '__icectl_at rewrite-table-path' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rollback
 complete -c icectl -n '__icectl_at rollback' -l branch -r -d 'Branch to move'

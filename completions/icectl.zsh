@@ -42,9 +42,11 @@ _icectl() {
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
                 rename) _icectl__rename && ret=0 ;;
+                repair) _icectl__repair && ret=0 ;;
                 restore) _icectl__restore && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
                 rewrite-manifests) _icectl__rewrite_manifests && ret=0 ;;
+                rewrite-table-path) _icectl__rewrite_table_path && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
                 snapshots) _icectl__snapshots && ret=0 ;;
                 tag) _icectl__tag && ret=0 ;;
@@ -80,9 +82,11 @@ _icectl_commands() {
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
+        'repair:Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what other manifests still hold'
         'restore:Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today'\''s file, so another restore undoes it'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
         'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
+        'rewrite-table-path:Write a copy of the table'\''s metadata tree with every path moved from one prefix to another, plus a source,target copy plan for the data files (as Iceberg Java'\''s rewrite_table_path); with --copy copy them too'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
@@ -621,6 +625,21 @@ _icectl__rename() {
         ':new_name:_files'
 }
 
+(( $+functions[_icectl__repair] )) ||
+_icectl__repair() {
+    _arguments -s -S \
+        '--all-refs[Check and repair the head of every branch and tag, not only main]' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__restore] )) ||
 _icectl__restore() {
     _arguments -s -S \
@@ -664,6 +683,26 @@ _icectl__rewrite_manifests() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__rewrite_table_path] )) ||
+_icectl__rewrite_table_path() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--copy[Also copy the data and equality delete files to the target (skipping those already there with the same size)]' \
+        '--copy-plan=[Where to write the copy plan CSV (default\: the target'\''s metadata folder)]:copy_plan:_files' \
+        '--dry-run[Check and count what would be written; write nothing]' \
+        '--end-version=[Relocate up to this metadata file (default\: the current one)]:end_version:_files' \
+        '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:from:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:start_version:_files' \
+        '--to=[The prefix that replaces it; the rewritten metadata is written there]:to:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

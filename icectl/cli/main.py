@@ -91,6 +91,7 @@ def _register() -> None:
     from icectl.cli import upgrade
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
+    from icectl.cli import repair, rewrite_table_path
     from icectl.cli import diff, restore
     from icectl.cli import statistics
 
@@ -109,6 +110,8 @@ def _register() -> None:
     drop.register(app)
     namespaces.register(app)
     rewrite_manifests.register(app)
+    repair.register(app)
+    rewrite_table_path.register(app)
     diff.register(app)
     restore.register(app)
     statistics.register(app)

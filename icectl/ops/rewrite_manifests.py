@@ -23,16 +23,15 @@ on append, not this procedure, and are not read here either.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 from icectl.errors import ConflictingChangeError, IcectlError, InvalidMetadataError, NoSnapshotsError, UsageError
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile
-from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.table.commit import Committed, commit_table, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.snapshots import _write_manifest, new_snapshot_id
-from icectl.table.updates import AddSnapshot, SetSnapshotRef, TableUpdate
+from icectl.table.updates import TableUpdate
 
 MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
 MANIFEST_TARGET_SIZE_BYTES_DEFAULT = 8 * 1024 * 1024
@@ -270,39 +269,10 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
 
 def _snapshot_updates(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
                       sequence_number: int, summary: dict[str, str], timestamp_ms: int | None) -> list[TableUpdate]:
-    import uuid
+    from icectl.table.snapshots import snapshot_from_manifests
 
-    from icectl.formats.manifest import write_manifest_list
-    from icectl.io import join
-    from icectl.table.commit import note_written
-
-    md = table.metadata
-    v = md.format_version
-    first_row_id = added_rows = None
-    if v >= 3:
-        # ManifestListWriter.V3Writer: a data manifest without first_row_id gets the next range.
-        first_row_id = md.next_row_id or 0
-        cursor = first_row_id
-        for m in manifests:
-            if m.content == ManifestContent.DATA and m.first_row_id is None:
-                m.first_row_id = cursor
-                cursor += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
-        added_rows = cursor - first_row_id
-    list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
-    note_written(list_path)
-    table.io.write(list_path, write_manifest_list(
-        manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
-        sequence_number=sequence_number, first_row_id=first_row_id,
-        path_writer=table.relativize if v >= 4 else None))
-    ts = max(timestamp_ms or int(time.time() * 1000), md.last_updated_ms)
-    snap = Snapshot(snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id,
-                    sequence_number=sequence_number,
-                    manifest_list=table.relativize(list_path) if v >= 4 else list_path, summary=summary,
-                    schema_id=md.current_schema_id, first_row_id=first_row_id, added_rows=added_rows)
-    old = md.refs.get(MAIN_BRANCH)
-    ref = SnapshotRef(snapshot_id, "branch", *(
-        (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
-    return [AddSnapshot(snap), SetSnapshotRef(MAIN_BRANCH, ref)]
+    return snapshot_from_manifests(table, parent, manifests, snapshot_id=snapshot_id, sequence_number=sequence_number,
+                                   summary=summary, ref_name=MAIN_BRANCH, timestamp_ms=timestamp_ms)
 
 
 __all__ = ["ContentGroup", "RewriteManifestsPlan", "RewriteManifestsResult", "apply_rewrite_manifests", "cluster",

@@ -167,6 +167,11 @@ def _summary(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
     return s
 
 
+def summarize_change(parent: Snapshot | None, change: SnapshotChange) -> dict[str, str]:
+    """The summary of a snapshot that makes ``change`` on ``parent`` (Java's SnapshotSummary)."""
+    return _summary(parent, change)
+
+
 def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
                    timestamp_ms: int | None = None, snapshot_id: int | None = None,
                    stage_only: bool = False) -> list[TableUpdate]:
@@ -254,6 +259,42 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
     ref = SnapshotRef(snapshot_id, "branch", *(
         (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
     return [AddSnapshot(snap), SetSnapshotRef(branch, ref)]
+
+
+def snapshot_from_manifests(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
+                             sequence_number: int, summary: dict[str, str], ref_name: str = MAIN_BRANCH,
+                             timestamp_ms: int | None = None) -> list[TableUpdate]:
+    """The updates that commit a snapshot whose manifests are already written (a rewrite of the
+    parent's manifests: rewrite-manifests, repair): the manifest list, v3+ row lineage (a data
+    manifest without ``first_row_id`` gets the next range, as Java's ManifestListWriter does),
+    ``add-snapshot``, and ``set-snapshot-ref`` moving ``ref_name`` (a branch or a tag, keeping
+    its type and retention) to it."""
+    md = table.metadata
+    v = md.format_version
+    first_row_id = added_rows = None
+    if v >= 3:
+        first_row_id = md.next_row_id or 0
+        cursor = first_row_id
+        for m in manifests:
+            if m.content == ManifestContent.DATA and m.first_row_id is None:
+                m.first_row_id = cursor
+                cursor += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
+        added_rows = cursor - first_row_id
+    list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
+    note_written(list_path)
+    table.io.write(list_path, write_manifest_list(
+        manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+        sequence_number=sequence_number, first_row_id=first_row_id,
+        path_writer=table.relativize if v >= 4 else None))
+    ts = max(timestamp_ms or int(time.time() * 1000), md.last_updated_ms)
+    snap = Snapshot(snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id,
+                    sequence_number=sequence_number,
+                    manifest_list=table.relativize(list_path) if v >= 4 else list_path, summary=summary,
+                    schema_id=md.current_schema_id, first_row_id=first_row_id, added_rows=added_rows)
+    old = md.all_refs.get(ref_name)
+    ref = SnapshotRef(snapshot_id, old.ref_type if old else "branch", *(
+        (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
+    return [AddSnapshot(snap), SetSnapshotRef(ref_name, ref)]
 
 
 def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRANCH,

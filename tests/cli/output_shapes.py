@@ -179,6 +179,23 @@ RESTORE = {"table": str, "metadata_location": str, "restore_from": str, "restore
            "missing_files": [{"path": str, "kind": str, "snapshot_id": int}], "not_restored_snapshots": [int],
            "diff": Opt(DIFF), "commits": [COMMIT]}
 
+PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
+REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],
+              "removed_files": [{"path": str, "kind": str, "records": int, "bytes": int, "reason": str}],
+              "rebuilt_manifests": [{"manifests": [str], "content": str, "spec_id": int, "recorded_files": Opt(int),
+                                     "recorded_records": Opt(int), "recovered_files": int, "recovered_records": int,
+                                     "lost_files": Opt(int), "lost_records": Opt(int), "sources": [str]}],
+              "records_lost": int, "bytes_lost": int, "delete_records_dropped": int, "unrepairable": Opt(str),
+              "new_snapshot_id": Opt(int)}
+REPAIR = {"table": str, "all_refs": bool, "refs": [REF_REPAIR], "statistics": [PROBLEM], "records_lost": int,
+          "bytes_lost": int, "unrepairable": [str], "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
+          "commits": [COMMIT]}
+RELOCATION = {"source_metadata_location": str, "source_prefix": str, "target_prefix": str, "format_version": int,
+              "metadata_location": str, "start_version": Opt(str), "end_version": str, "metadata_files": int,
+              "manifest_lists": int, "manifests": int, "position_delete_files": int, "statistics_files": int,
+              "copied_as_is": int, "copy_plan": Opt(str), "copy_plan_rows": int, "copy_bytes": Opt(int),
+              "copied_files": int, "copied_bytes": int, "note": Opt(str), "dry_run": bool, "applied": bool,
+              "commits": [COMMIT]}
 NDV_COLUMN = {"name": str, "field_id": int, "type": str, "ndv": Opt(int), "estimate": Opt(NUMBER),
               "lower_bound": Opt(NUMBER), "upper_bound": Opt(NUMBER)}
 COMPUTE_STATS = {"table": str, "snapshot_id": int, "sequence_number": int, "schema_id": Opt(int),
@@ -206,9 +223,8 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE,
-    "rewrite-manifests": REWRITE_MANIFESTS, "compute-stats": COMPUTE_STATS,
-    "compute-partition-stats": PARTITION_STATS,
+    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "repair": REPAIR,
+    "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
 }
 
 

@@ -68,6 +68,7 @@ class Lab:
         t = append_files(t, [tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))],
                          branch="dev")
         self.dev = t.metadata.refs["dev"].snapshot_id
+        self.f4 = base.data_files[3].file_path
         self.table = t
         self.location = t.location
         old = time.time() - 10 * 86400
@@ -244,6 +245,14 @@ CASES: dict[str, Case] = {
     "rewrite-manifests": Case(("rewrite-manifests",), lambda lab: ["db.t"], "rewrite-manifests",
                               lambda lab: ["manifests of spec 0", "rewrote"], mutating=True,
                               check=lambda lab, d: d["groups"][0]["content"] == "data" and d["groups"][0]["rewrite"]),
+    "repair": Case(("repair",), lambda lab: ["db.t"], "repair", lambda lab: ["missing", "repaired main: delete"],
+                   mutating=True, setup=lambda lab: os.unlink(lab.f4),
+                   check=lambda lab, d: d["refs"][0]["removed_files"][0]["path"] == lab.f4 and d["records_lost"] == 2),
+    "rewrite-table-path": Case(("rewrite-table-path",), lambda lab: ["db.t", "--from", lab.warehouse, "--to",
+                                                                     f"{lab.root}/moved", "--copy"],
+                               "rewrite-table-path", lambda lab: ["new metadata", "copy plan"], mutating=True,
+                               check=lambda lab, d: d["metadata_location"].startswith(f"{lab.root}/moved/")
+                               and d["copy_plan_rows"] == 6),
     "compute-stats-dry-run": Case(("compute-stats",), lambda lab: ["db.t", "--columns", "id,name", "--dry-run"],
                                   "compute-stats", lambda lab: ["NDV statistics", "spark-submit"],
                                   check=lambda lab, d: [c["name"] for c in d["columns"]] == ["id", "name"]

@@ -1,0 +1,47 @@
+"""``icectl repair``."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
+from icectl.cli.output import render
+
+
+def repair(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to repair.")],
+    all_refs: Annotated[bool, typer.Option("--all-refs", help="Check and repair the head of every branch and tag, "
+                                           "not only main.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the problems and the fix, with the records and "
+                                          "bytes lost; commit nothing.")] = False,
+    yes: YesOpt = False,
+) -> None:
+    """Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
+    vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
+    needed, rebuild lost manifests from what other manifests still hold."""
+    from icectl.cli.confirm import confirm_plan
+    from icectl.cli.views.recovery import repair_report
+    from icectl.errors import InvalidMetadataError
+    from icectl.ops.repair import apply_repair, plan_repair
+
+    env: Env = ctx.obj
+    t = env.open_table(table)
+    plan = plan_repair(t, all_refs=all_refs)
+    result = None
+    if dry_run or not plan.changes:
+        render(env, repair_report(plan, None, dry_run=dry_run))
+    else:
+        confirm_plan(env, repair_report(plan, None, dry_run=False), f"Repair {plan.table}?", yes=yes,
+                     action="repair the table")
+        result = apply_repair(t, plan)
+        render(env, repair_report(plan, result, dry_run=False))
+    if plan.unrepairable:
+        raise InvalidMetadataError(f"cannot repair {plan.unrepairable[0]}"
+                                   + (f" (and {len(plan.unrepairable) - 1} more)" if len(plan.unrepairable) > 1 else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("repair")(repair)

@@ -1,0 +1,158 @@
+"""What ``repair`` and ``rewrite-table-path`` print."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from icectl.cli.context import Env
+from icectl.cli.output import fmt_bytes, num, print_kv, print_table, say, text_renderer, warn
+from icectl.ops.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
+
+if TYPE_CHECKING:
+    from icectl.ops.relocate import RelocationPlan, RelocationResult
+    from icectl.ops.repair import RepairPlan, RepairResult
+
+
+# -- repair --------------------------------------------------------------------------------------------------
+
+@dataclass
+class RepairReport:
+    """What ``repair`` found and did or would do: per ref checked, the problems, the files
+    removed, the manifests rebuilt, the records and bytes lost."""
+
+    table: str
+    all_refs: bool
+    refs: list[RefRepair]
+    statistics: list[Problem]
+    records_lost: int
+    bytes_lost: int
+    unrepairable: list[str]
+    metadata_location: str | None  # after the repair
+    dry_run: bool
+    applied: bool
+    commits: list[dict] = field(default_factory=list)
+
+
+def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: bool) -> RepairReport:
+    applied = result is not None and bool(result.committed)
+    return RepairReport(
+        table=plan.table, all_refs=plan.all_refs, refs=plan.refs, statistics=plan.statistics,
+        records_lost=sum(r.records_lost for r in plan.refs if r.unrepairable is None),
+        bytes_lost=sum(r.bytes_lost for r in plan.refs if r.unrepairable is None),
+        unrepairable=plan.unrepairable,
+        metadata_location=result.committed[-1].table.metadata_location if applied else None,
+        dry_run=dry_run, applied=applied,
+        commits=[c.sent_json() for c in result.committed] if applied else list(plan.planned_commits))
+
+
+@text_renderer(RepairReport)
+def _repair_text(env: Env, r: RepairReport) -> None:
+    if r.applied:
+        for ref in r.refs:
+            if ref.new_snapshot_id is not None:
+                say(env, f"repaired {ref.ref}: {ref.operation} snapshot {ref.new_snapshot_id} "
+                         f"({num(ref.records_lost)} records, {fmt_bytes(ref.bytes_lost)} lost)")
+        if r.statistics:
+            say(env, f"removed {len(r.statistics)} missing statistics files from the metadata")
+        say(env, f"committed {r.metadata_location}")
+        for u in r.unrepairable:
+            warn(env, f"not repaired: {u}")
+        return
+    checked = ", ".join(f"{ref.ref} ({ref.ref_type}, snapshot {ref.snapshot_id})" for ref in r.refs) or "no refs"
+    say(env, f"{r.table}: checked {checked}" + (" (dry run: nothing changed)" if r.dry_run else ""))
+    problems = [(ref.ref, p) for ref in r.refs for p in ref.problems] + [("", p) for p in r.statistics]
+    if not problems:
+        say(env, "every file the checked snapshots reference is there and readable: nothing to repair")
+        return
+    print_table(env, ["ref", "kind", "problem", "records", "bytes", "path"],
+                [[ref, p.kind, p.problem, num(p.records), fmt_bytes(p.bytes) if p.bytes is not None else "",
+                  p.path] for ref, p in problems], right={"records", "bytes"}, title="Missing or unreadable files")
+    for ref in r.refs:
+        if ref.unrepairable:
+            say(env, (f"{ref.ref}: cannot repair: {ref.unrepairable}", "red"))
+            continue
+        if ref.operation is None:
+            continue
+        for m in ref.rebuilt_manifests:
+            held = f"held {m.recorded_files} files, {num(m.recorded_records)} records" \
+                if m.recorded_files is not None else "its counts are unknown"
+            say(env, f"{ref.ref}: rebuild the {m.content} manifest(s) {', '.join(m.manifests)} ({held}): "
+                     f"{m.recovered_files} files found in {len(m.sources)} other manifests"
+                     + (f", {m.lost_files} files ({num(m.lost_records)} records) lost" if m.lost_files else ""))
+        if ref.removed_files:
+            print_table(env, ["kind", "reason", "records", "bytes", "path"],
+                        [[f.kind, f.reason, num(f.records), fmt_bytes(f.bytes), f.path] for f in ref.removed_files],
+                        right={"records", "bytes"}, title=f"Files to remove from {ref.ref} ({ref.operation} commit)")
+        say(env, f"{ref.ref}: a {ref.operation} snapshot; {num(ref.records_lost)} records and "
+                 f"{fmt_bytes(ref.bytes_lost)} of data are lost")
+        if ref.delete_records_dropped:
+            say(env, (f"{ref.ref}: {num(ref.delete_records_dropped)} delete records are dropped with missing delete "
+                      "files: the rows they deleted come back", "yellow"))
+
+
+# -- rewrite-table-path -------------------------------------------------------------------------------------
+
+@dataclass
+class RelocationReport:
+    """What ``rewrite-table-path`` wrote or would write: the metadata files rewritten under the
+    target, the copy plan (source,target CSV) and, with ``--copy``, the files copied."""
+
+    source_metadata_location: str
+    source_prefix: str
+    target_prefix: str
+    format_version: int
+    metadata_location: str  # the new (rewritten) metadata file
+    start_version: str | None
+    end_version: str
+    metadata_files: int
+    manifest_lists: int
+    manifests: int
+    position_delete_files: int
+    statistics_files: int
+    copied_as_is: int  # metadata files that hold no path to rewrite (v4 relative paths): copied
+    copy_plan: str | None  # the CSV file
+    copy_plan_rows: int
+    copy_bytes: int | None
+    copied_files: int
+    copied_bytes: int
+    note: str | None
+    dry_run: bool
+    applied: bool
+    commits: list[dict] = field(default_factory=list)  # none: the source table is not changed
+
+
+def relocation_report(plan: RelocationPlan, result: RelocationResult | None, *, dry_run: bool) -> RelocationReport:
+    return RelocationReport(
+        source_metadata_location=plan.source_metadata_location, source_prefix=plan.source_prefix,
+        target_prefix=plan.target_prefix, format_version=plan.format_version,
+        metadata_location=plan.target_metadata_location, start_version=plan.start_version,
+        end_version=plan.end_version, metadata_files=len(plan.metadata_files), manifest_lists=len(plan.manifest_lists),
+        manifests=len(plan.manifests), position_delete_files=len(plan.position_delete_files),
+        statistics_files=len(plan.statistics_files), copied_as_is=len(plan.copied_as_is),
+        copy_plan=result.copy_plan if result else None, copy_plan_rows=len(plan.copy_rows),
+        copy_bytes=plan.copy_bytes, copied_files=result.copied_files if result else 0,
+        copied_bytes=result.copied_bytes if result else 0, note=plan.note, dry_run=dry_run,
+        applied=result is not None)
+
+
+@text_renderer(RelocationReport)
+def _relocation_text(env: Env, r: RelocationReport) -> None:
+    if r.applied:
+        say(env, f"wrote {r.metadata_files} metadata files, {r.manifest_lists} manifest lists, {r.manifests} "
+                 f"manifests, {r.position_delete_files} position delete files under {r.target_prefix}")
+        say(env, f"copy plan: {r.copy_plan} ({r.copy_plan_rows} files)")
+        if r.copied_files:
+            say(env, f"copied {r.copied_files} files ({fmt_bytes(r.copied_bytes)})")
+        if r.note:
+            say(env, r.note)
+        say(env, f"metadata: {r.metadata_location}")
+        return
+    say(env, f"rewrite {r.source_prefix} -> {r.target_prefix}" + (" (dry run: nothing written)" if r.dry_run else ""))
+    print_kv(env, [("source metadata", r.source_metadata_location), ("new metadata", r.metadata_location),
+                   ("versions", f"{r.start_version or '(first)'} .. {r.end_version}"),
+                   ("metadata files", str(r.metadata_files)), ("manifest lists", str(r.manifest_lists)),
+                   ("manifests", str(r.manifests)), ("position delete files", str(r.position_delete_files)),
+                   ("statistics files", str(r.statistics_files)),
+                   ("files to copy", f"{r.copy_plan_rows} ({fmt_bytes(r.copy_bytes)})")])
+    if r.note:
+        say(env, r.note)

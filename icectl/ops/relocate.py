@@ -1,0 +1,562 @@
+"""Relocating a table: a rewritten copy of its metadata tree under another prefix
+(``icectl rewrite-table-path``), as Iceberg Java's ``rewrite_table_path`` procedure
+(RewriteTablePathSparkAction, RewriteTablePathUtil) does it, from a catalog's table or from a
+bare metadata file when the catalog is gone.
+
+- Version files: the end version (default: the current metadata file) and, going back through
+  its ``metadata-log``, every earlier one down to (not including) the start version. Each is
+  rewritten: ``location``, each snapshot's ``manifest-list`` (v1: ``manifests``), the
+  ``metadata-log`` entries, statistics and partition-statistics paths, and the properties
+  ``write.data.path``, ``write.metadata.path``, ``write.folder-storage.path``,
+  ``write.object-storage.path``. The new files keep their names.
+- Manifest lists of the end version's snapshots that the start version did not have; manifests
+  they list that such a snapshot added (every manifest without a start version).
+- Manifests: every entry's ``file_path``; a position delete file's ``file_path`` bounds and
+  ``referenced_data_file``; entries keep their status, snapshot id and sequence numbers
+  (the Avro records are rewritten in place, every other field as it was).
+- Position delete files hold data file paths: Parquet position delete files are rewritten, and so
+  are deletion vectors' Puffin files (the ``referenced-data-file`` blob property). Their new
+  sizes (and blob offsets) go into the rewritten manifests, whose new lengths go into the
+  rewritten manifest lists (Java writes the lists before the manifests and keeps the old
+  lengths).
+- Statistics files hold no paths: they are copied.
+
+Everything is written directly at its target path (Java writes to a staging folder first); the
+copy plan then lists what is left to copy: the data files and equality delete files that live
+entries of the rewritten snapshots reference, one ``source,target`` line each, without a header,
+as Java's ``file-list``. ``copy`` copies them through FileIO. A path that is not under the
+source prefix is refused, as Java refuses it.
+
+Format v4 stores paths under the table location relative to it: those stay as they are, only
+absolute paths are rewritten, and a file with nothing to rewrite is copied byte for byte.
+"""
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, UnsupportedError, \
+    UsageError
+from icectl.formats.avro import open_avro
+from icectl.io import FileIO, has_scheme, join
+from icectl.spec.metadata import TableMetadata, parse_table_metadata
+from icectl.table.loaded import Table
+from icectl.table.metadata_io import is_gzip_location
+
+SEP = "/"
+DELETE_FILE_PATH_ID = 2147483546
+PATH_PROPERTIES = ("write.object-storage.path", "write.folder-storage.path", "write.data.path",
+                   "write.metadata.path")
+
+
+# -- paths (RewriteTablePathUtil.newPath) --------------------------------------------------------------------
+
+def _with_sep(p: str) -> str:
+    return p if p.endswith(SEP) else p + SEP
+
+
+def relativize(path: str, prefix: str) -> str:
+    """The part of ``path`` after ``prefix`` ("" when they are the same folder); UsageError when
+    ``path`` is not under ``prefix``."""
+    base, full = _with_sep(prefix), _with_sep(path)
+    if not full.startswith(base):
+        raise UsageError(f"{path} is not under --from {prefix}",
+                         hint="every path the table references must start with the source prefix")
+    return "" if full == base else path[len(base):]
+
+
+def new_path(path: str, source: str, target: str) -> str:
+    rel = relativize(path, source)
+    return target if not rel else _with_sep(target) + rel
+
+
+def _is_relative(path: str) -> bool:
+    return not has_scheme(path) and not path.startswith("/")
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit(SEP, 1)[-1]
+
+
+# -- the plan ------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Version:
+    source: str
+    target: str
+    raw: dict[str, Any] = field(repr=False)
+    metadata: TableMetadata = field(repr=False)
+
+
+@dataclass
+class _ManifestTask:
+    source: str
+    target: str
+    added_snapshot_id: int | None
+    sequence_number: int
+
+
+@dataclass
+class RelocationPlan:
+    table: str
+    source_metadata_location: str  # the end version, as it is
+    target_metadata_location: str
+    source_prefix: str
+    target_prefix: str
+    format_version: int
+    start_version: str | None
+    end_version: str
+    metadata_files: list[tuple[str, str]]
+    manifest_lists: list[tuple[str, str]]
+    manifests: list[tuple[str, str]]
+    position_delete_files: list[tuple[str, str]]
+    statistics_files: list[tuple[str, str]]
+    copy_rows: list[tuple[str, str]]
+    copy_bytes: int
+    copied_as_is: list[str]
+    absolute_paths: int  # stored paths rewritten (v4: the absolute ones only)
+    note: str | None
+    copy_plan_location: str
+    _versions: list[_Version] = field(default_factory=list, repr=False)
+    _manifest_tasks: list[_ManifestTask] = field(default_factory=list, repr=False)
+    _location: tuple[str, str] = ("", "")  # source and target table locations
+    _list_snapshots: dict[str, int] = field(default_factory=dict, repr=False)  # manifest list -> its snapshot
+
+
+@dataclass
+class RelocationResult:
+    plan: RelocationPlan
+    copy_plan: str
+    copied_files: int
+    copied_bytes: int
+    skipped_existing: int
+
+
+class _Rewriter:
+    """Rewrites stored paths: absolute ones under the source prefix; v4 relative ones stay."""
+
+    def __init__(self, source: str, target: str, format_version: int):
+        self.source, self.target, self.v4 = source, target, format_version >= 4
+        self.count = 0
+
+    def stored(self, path: str) -> str:
+        if self.v4 and _is_relative(path):
+            return path
+        self.count += 1
+        return new_path(path, self.source, self.target)
+
+
+def _read_json(io: FileIO, location: str) -> dict[str, Any]:
+    try:
+        data = io.read(location)
+    except NotFoundError:
+        raise NotFoundError(f"metadata file not found: {location}") from None
+    if is_gzip_location(location):
+        import gzip
+
+        data = gzip.decompress(data)
+    try:
+        obj = json.loads(data)
+    except ValueError as e:
+        raise InvalidMetadataError(f"{location}: invalid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise InvalidMetadataError(f"{location}: not a table metadata object")
+    return obj
+
+
+def _find_version(table: Table, name: str, option: str) -> str:
+    """The metadata file called ``name`` (a file name or a full path) among the current one and its
+    metadata log, as Java's validateVersion looks for it."""
+    candidates = [table.metadata_location] + [e.metadata_file for e in table.metadata.metadata_log]
+    found = [c for c in candidates if c == name or _file_name(c) == _file_name(name)]
+    if not found:
+        raise NotFoundError(f"{option} {name}: no such version in the metadata log of {table.name}",
+                            hint=f"versions: {', '.join(_file_name(c) for c in candidates[:5])}"
+                            + (" ..." if len(candidates) > 5 else ""))
+    return found[-1] if len(found) > 1 else found[0]
+
+
+def _rewrite_metadata_json(raw: dict[str, Any], rw: _Rewriter) -> dict[str, Any]:
+    out = json.loads(json.dumps(raw))
+    out["location"] = new_path(raw["location"], rw.source, rw.target)
+    for s in out.get("snapshots") or []:
+        if s.get("manifest-list"):
+            s["manifest-list"] = rw.stored(s["manifest-list"])
+        if s.get("manifests"):
+            s["manifests"] = [rw.stored(p) for p in s["manifests"]]
+    for e in out.get("metadata-log") or []:
+        e["metadata-file"] = rw.stored(e["metadata-file"])
+    for key in ("statistics", "partition-statistics"):
+        for s in out.get(key) or []:
+            s["statistics-path"] = rw.stored(s["statistics-path"])
+    props = out.get("properties") or {}
+    for key in PATH_PROPERTIES:
+        if key in props and _with_sep(props[key]).startswith(_with_sep(rw.source)):
+            props[key] = new_path(props[key], rw.source, rw.target)
+    return out
+
+
+def _resolve(location: str, stored: str, v4: bool) -> str:
+    return join(location, stored) if v4 and _is_relative(stored) else stored
+
+
+def plan_relocation(table: Table, *, source_prefix: str, target_prefix: str, start_version: str | None = None,
+                    end_version: str | None = None, copy_plan: str | None = None) -> RelocationPlan:
+    """Read everything that is to be rewritten and check it; write nothing."""
+    if not source_prefix or not target_prefix:
+        raise UsageError("--from and --to must not be empty")
+    if _with_sep(source_prefix) == _with_sep(target_prefix):
+        raise UsageError(f"--from and --to are the same prefix ({source_prefix})")
+    io = table.io
+    end = _find_version(table, end_version, "--end-version") if end_version else table.metadata_location
+    start = _find_version(table, start_version, "--start-version") if start_version else None
+    if start is not None and start == end:
+        raise UsageError("--start-version and --end-version are the same version: nothing to rewrite")
+    end_raw = _read_json(io, end)
+    end_md = parse_table_metadata(end_raw, source=end)
+    v = end_md.format_version
+    rw = _Rewriter(source_prefix, target_prefix, v)
+    src_location = end_md.location or ""
+    tgt_location = new_path(src_location, source_prefix, target_prefix)
+    v4 = v >= 4
+    versions = [_Version(end, new_path(end, source_prefix, target_prefix), end_raw, end_md)]
+    start_md = None
+    for e in reversed(end_md.metadata_log):
+        if start is not None and e.metadata_file == start:
+            break
+        if not io.exists(e.metadata_file):
+            raise NotFoundError(f"version file {e.metadata_file} in the metadata log does not exist",
+                                hint="relocate only the newer versions with --start-version")
+        raw = _read_json(io, e.metadata_file)
+        versions.append(_Version(e.metadata_file, new_path(e.metadata_file, source_prefix, target_prefix), raw,
+                                 parse_table_metadata(raw, source=e.metadata_file)))
+    if start is not None:
+        start_md = parse_table_metadata(_read_json(io, start), source=start)
+    start_ids = {s.snapshot_id for s in start_md.snapshots} if start_md else set()
+    for ver in versions:  # every path check (and the count of rewritten paths) before anything is written
+        _rewrite_metadata_json(ver.raw, rw)
+    if io.exists(versions[0].target):
+        raise AlreadyExistsError(f"{versions[0].target} already exists: the table was relocated there already",
+                                 hint="relocate newer versions with --start-version, or choose another --to")
+    delta = {s.snapshot_id for ver in versions for s in ver.metadata.snapshots} - start_ids
+    valid = [s for s in end_md.snapshots if s.snapshot_id not in start_ids]
+    lists, tasks, seen = [], [], set()
+    list_snapshots: dict[str, int] = {}
+    for snap in valid:
+        stored = snap.manifest_list
+        if stored is None:
+            for p in snap.manifests or []:
+                src = _resolve(src_location, p, v4)
+                if src not in seen:
+                    seen.add(src)
+                    tasks.append(_ManifestTask(src, _resolve(tgt_location, rw.stored(p), v4), snap.snapshot_id, 0))
+            continue
+        src = _resolve(src_location, stored, v4)
+        lists.append((src, _resolve(tgt_location, rw.stored(stored), v4)))
+        list_snapshots[src] = snap.snapshot_id
+        for r in _records(io, src):
+            p = r["manifest_path"]
+            m_src = _resolve(src_location, p, v4)
+            if m_src in seen or (start is not None and r.get("added_snapshot_id") not in delta):
+                rw.stored(p)
+                continue
+            seen.add(m_src)
+            tasks.append(_ManifestTask(m_src, _resolve(tgt_location, rw.stored(p), v4), r.get("added_snapshot_id"),
+                                       r.get("sequence_number") or 0))
+    copy_rows: dict[str, str] = {}
+    copy_bytes = 0
+    rewrite_deletes: dict[str, str] = {}
+    for t in tasks:
+        for rec, live, snapshot_id in _entries(io, t):
+            df = rec["data_file"]
+            src = _resolve(src_location, df["file_path"], v4)
+            tgt = _resolve(tgt_location, rw.stored(df["file_path"]), v4)
+            if df.get("referenced_data_file"):
+                rw.stored(df["referenced_data_file"])
+            if not live or (start is not None and snapshot_id not in delta):
+                continue
+            if (df.get("content") or 0) == 1:
+                fmt = str(df.get("file_format", "")).lower()
+                if fmt not in ("parquet", "puffin"):
+                    raise UnsupportedError(f"position delete file {src} is {fmt.upper()}: only Parquet position "
+                                           "delete files and deletion vectors can be rewritten")
+                rewrite_deletes[src] = tgt
+            elif src not in copy_rows:
+                copy_rows[src] = tgt
+                copy_bytes += int(df["file_size_in_bytes"])
+    stats = []
+    for s in list(end_md.statistics) + list(end_md.partition_statistics):
+        src = _resolve(src_location, s.statistics_path, v4)
+        if not io.exists(src):
+            raise NotFoundError(f"statistics file {src} does not exist")
+        stats.append((src, _resolve(tgt_location, rw.stored(s.statistics_path), v4)))
+    note = None
+    if v4:
+        note = (f"format v{v}: paths under the table location are stored relative to it and stay as they are; "
+                f"only the {rw.count} absolute paths are rewritten")
+    plan_file = copy_plan or join(tgt_location, "metadata", f"copy-plan-{uuid.uuid4()}.csv")
+    plan = RelocationPlan(
+        table=table.name, source_metadata_location=end, target_metadata_location=versions[0].target,
+        source_prefix=source_prefix, target_prefix=target_prefix, format_version=v,
+        start_version=_file_name(start) if start else None, end_version=_file_name(end),
+        metadata_files=[(x.source, x.target) for x in versions], manifest_lists=lists,
+        manifests=[(t.source, t.target) for t in tasks], position_delete_files=sorted(rewrite_deletes.items()),
+        statistics_files=stats, copy_rows=sorted(copy_rows.items()), copy_bytes=copy_bytes, copied_as_is=[],
+        absolute_paths=rw.count, note=note, copy_plan_location=plan_file, _versions=versions,
+        _manifest_tasks=tasks, _location=(src_location, tgt_location), _list_snapshots=list_snapshots)
+    return plan
+
+
+def _records(io: FileIO, path: str) -> list[dict[str, Any]]:
+    try:
+        data = io.read(path)
+    except NotFoundError:
+        raise NotFoundError(f"file not found: {path} (a snapshot of the version being relocated references it)") \
+            from None
+    return list(open_avro(data, source=path).records(dicts=True))
+
+
+def _entries(io: FileIO, t: _ManifestTask) -> Any:
+    """(record, live, snapshot id with inheritance) of each entry of a manifest."""
+    for r in _records(io, t.source):
+        sid = r.get("snapshot_id")
+        yield r, r["status"] != 2, (sid if sid is not None else t.added_snapshot_id)
+
+
+# -- writing -------------------------------------------------------------------------------------------------
+
+def _avro_bytes(avro: Any, records: list[dict[str, Any]]) -> bytes:
+    import fastavro
+
+    codec = avro.codec if avro.codec in ("null", "deflate") else "deflate"
+    buf = _io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(avro.schema), records, metadata=dict(avro.metadata), codec=codec)
+    return buf.getvalue()
+
+
+def _rewrite_bound(value: Any, rw: _Rewriter) -> Any:
+    if not isinstance(value, (bytes, bytearray)):
+        return value
+    try:
+        text = bytes(value).decode()
+    except UnicodeDecodeError:
+        return value
+    if rw.v4 and _is_relative(text):
+        return value
+    if _with_sep(text).startswith(_with_sep(rw.source)):
+        return new_path(text, rw.source, rw.target).encode()
+    return value
+
+
+def _rewrite_position_deletes(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> int:
+    """A Parquet position delete file with its ``file_path`` column rewritten; its new size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with io.open(src, "rb") as fh:
+        t = pq.read_table(fh)
+    for i, f in enumerate(t.schema):
+        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        if fid == str(DELETE_FILE_PATH_ID).encode() or (fid is None and f.name == "file_path"):
+            paths = [rw.stored(p) for p in t.column(i).to_pylist()]
+            t = t.set_column(i, f, pa.array(paths, type=f.type))
+    with io.open(tgt, "wb") as fh:
+        pq.write_table(t, fh)
+    return io.size(tgt)
+
+
+def _rewrite_puffin(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> tuple[int, dict[int, tuple[int, int]]]:
+    """A Puffin file with each blob's ``referenced-data-file`` rewritten; its new size and where
+    each blob (by old offset) now lies."""
+    from icectl.formats import puffin
+
+    data = io.read(src)
+    footer = puffin.read_puffin_footer(data, source=src)
+    blobs = []
+    for b in footer.blobs:
+        props = dict(b.properties)
+        if props.get(puffin.REFERENCED_DATA_FILE):
+            props[puffin.REFERENCED_DATA_FILE] = rw.stored(props[puffin.REFERENCED_DATA_FILE])
+        blobs.append((puffin.PuffinBlob(b.type, tuple(b.fields), b.snapshot_id, b.sequence_number,
+                                        b.compression_codec, props), data[b.offset:b.offset + b.length]))
+    out, written = puffin.write_puffin(blobs, footer.properties)
+    io.write(tgt, out, overwrite=True)
+    return len(out), {old.offset: (new.offset, new.length) for old, new in zip(footer.blobs, written)}
+
+
+def _rewrite_manifest(io: FileIO, t: _ManifestTask, rw: _Rewriter, sizes: dict[str, int],
+                      blobs: dict[str, dict[int, tuple[int, int]]], location: tuple[str, str],
+                      deltas: dict[str, dict[int | None, int]]) -> tuple[int, bool]:
+    """Write the manifest's rewritten copy; its length and whether anything in it changed. A
+    rewritten position delete file's change of size goes into ``deltas[manifest]``: under None for
+    a live entry, under its snapshot id for an added one (the snapshot summaries' sizes)."""
+    data = io.read(t.source)
+    avro = open_avro(data, source=t.source)
+    records = list(avro.records(dicts=True))
+    before = rw.count
+    for r in records:
+        df = r["data_file"]
+        src = _resolve(location[0], df["file_path"], rw.v4)
+        df["file_path"] = rw.stored(df["file_path"])
+        if df.get("referenced_data_file"):
+            df["referenced_data_file"] = rw.stored(df["referenced_data_file"])
+        if (df.get("content") or 0) == 1:
+            for key in ("lower_bounds", "upper_bounds"):
+                for kv in df.get(key) or []:
+                    if kv["key"] == DELETE_FILE_PATH_ID:
+                        new = _rewrite_bound(kv["value"], rw)
+                        rw.count += new != kv["value"]
+                        kv["value"] = new
+            if src in sizes:
+                grown = sizes[src] - df["file_size_in_bytes"]
+                rw.count += grown != 0
+                df["file_size_in_bytes"] = sizes[src]
+                if grown and not str(df.get("file_format", "")).lower() == "puffin":  # a DV counts its blob
+                    d = deltas.setdefault(t.source, {})
+                    if r["status"] != 2:
+                        d[None] = d.get(None, 0) + grown
+                    if r["status"] == 1:
+                        sid = r.get("snapshot_id") or t.added_snapshot_id
+                        d[sid] = d.get(sid, 0) + grown
+            moved = blobs.get(src, {}).get(df.get("content_offset"))
+            if moved is not None:
+                df["content_offset"], df["content_size_in_bytes"] = moved
+    if rw.count == before:
+        io.write(t.target, data, overwrite=True)
+        return len(data), False
+    out = _avro_bytes(avro, records)
+    io.write(t.target, out, overwrite=True)
+    return len(out), True
+
+
+def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
+                     progress: Callable[[int, int, int], None] | None = None) -> RelocationResult:
+    """Write the rewritten tree (delete files, manifests, manifest lists, statistics, then the
+    metadata files, the end version last), the copy plan, and with ``copy`` copy the content files
+    (a file already at its target with the same size is skipped, so a copy can be resumed)."""
+    io = table.io
+    rw = _Rewriter(plan.source_prefix, plan.target_prefix, plan.format_version)
+    src_location, tgt_location = plan._location
+    sizes: dict[str, int] = {}
+    blobs: dict[str, dict[int, tuple[int, int]]] = {}
+    for src, tgt in plan.position_delete_files:
+        if src.lower().endswith(".puffin") or _is_puffin(io, src):
+            sizes[src], blobs[src] = _rewrite_puffin(io, src, tgt, rw)
+        else:
+            sizes[src] = _rewrite_position_deletes(io, src, tgt, rw)
+    lengths: dict[str, int] = {}
+    deltas: dict[str, dict[int | None, int]] = {}
+    as_is = []
+    for t in plan._manifest_tasks:
+        lengths[t.source], changed = _rewrite_manifest(io, t, rw, sizes, blobs, plan._location, deltas)
+        if not changed:
+            as_is.append(t.source)
+    grown: dict[int, tuple[int, int]] = {}  # snapshot id -> (total size change, added size change)
+    for src, tgt in plan.manifest_lists:
+        data = io.read(src)
+        avro = open_avro(data, source=src)
+        records = list(avro.records(dicts=True))
+        changed = False
+        for r in records:
+            m_src = _resolve(src_location, r["manifest_path"], rw.v4)
+            new = rw.stored(r["manifest_path"])
+            length = lengths.get(m_src)
+            if length is None:  # relocated by an earlier run (--start-version): its copy's length
+                m_tgt = _resolve(tgt_location, new, rw.v4)
+                length = io.size(m_tgt) if io.exists(m_tgt) else r["manifest_length"]
+            changed |= new != r["manifest_path"] or length != r["manifest_length"]
+            sid = plan._list_snapshots[src]
+            if m_src not in lengths and r.get("content") == 1 and m_src not in deltas:
+                deltas[m_src] = _earlier_deltas(io, m_src, r.get("added_snapshot_id"), rw, plan._location)
+            d = deltas.get(m_src, {})
+            total, added = grown.get(sid, (0, 0))
+            grown[sid] = (total + d.get(None, 0), added + d.get(sid, 0))
+            r["manifest_path"], r["manifest_length"] = new, length
+        if changed:
+            io.write(tgt, _avro_bytes(avro, records), overwrite=True)
+        else:
+            io.write(tgt, data, overwrite=True)
+            as_is.append(src)
+    for src, tgt in plan.statistics_files:
+        _copy(io, src, tgt)
+    for ver in reversed(plan._versions):  # the end version last: it is what a catalog registers
+        data = json.dumps(_with_sizes(_rewrite_metadata_json(ver.raw, rw), grown), separators=(",", ":")).encode()
+        if is_gzip_location(ver.target):
+            import gzip
+
+            data = gzip.compress(data)
+        io.write(ver.target, data, overwrite=ver is not plan._versions[0])
+    plan.copied_as_is = as_is
+    buf = _io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerows(plan.copy_rows)
+    io.write(plan.copy_plan_location, buf.getvalue().encode(), overwrite=True)
+    copied = copied_bytes = skipped = 0
+    if copy:
+        total = len(plan.copy_rows)
+        for i, (src, tgt) in enumerate(plan.copy_rows):
+            n = _copy(io, src, tgt, skip_same_size=True)
+            if n is None:
+                skipped += 1
+            else:
+                copied += 1
+                copied_bytes += n
+            if progress is not None:
+                progress(i + 1, total, copied_bytes)
+    return RelocationResult(plan, plan.copy_plan_location, copied, copied_bytes, skipped)
+
+
+def _earlier_deltas(io: FileIO, manifest: str, added_snapshot_id: int | None, rw: _Rewriter,
+                    location: tuple[str, str]) -> dict[int | None, int]:
+    """For a delete manifest relocated by an earlier run: how the sizes of its live position
+    delete files changed (their rewritten copies are at the target)."""
+    out: dict[int | None, int] = {}
+    for r in _records(io, manifest):
+        df = r["data_file"]
+        if r["status"] == 2 or df.get("content") != 1 or str(df.get("file_format", "")).lower() == "puffin":
+            continue
+        tgt = _resolve(location[1], rw.stored(df["file_path"]), rw.v4)
+        if io.exists(tgt):
+            grown = io.size(tgt) - int(df["file_size_in_bytes"])
+            out[None] = out.get(None, 0) + grown
+            if r["status"] == 1:
+                sid = r.get("snapshot_id") or added_snapshot_id
+                out[sid] = out.get(sid, 0) + grown
+    return out
+
+
+def _with_sizes(obj: dict[str, Any], grown: dict[int, tuple[int, int]]) -> dict[str, Any]:
+    """Snapshot summaries whose sizes count rewritten position delete files, corrected."""
+    for snap in obj.get("snapshots") or []:
+        total, added = grown.get(snap.get("snapshot-id"), (0, 0))
+        summary = snap.get("summary") or {}
+        for key, change in (("total-files-size", total), ("added-files-size", added)):
+            if change and str(summary.get(key, "")).lstrip("-").isdigit():
+                summary[key] = str(int(summary[key]) + change)
+    return obj
+
+
+def _is_puffin(io: FileIO, path: str) -> bool:
+    try:
+        return io.read_range(path, 0, 4) == b"PFA1"
+    except IcectlError:
+        return False
+
+
+def _copy(io: FileIO, src: str, tgt: str, *, skip_same_size: bool = False) -> int | None:
+    """Copy a file through FileIO, streaming; None when skipped (already there, same size)."""
+    import shutil
+
+    size = io.size(src)
+    if skip_same_size and io.exists(tgt) and io.size(tgt) == size:
+        return None
+    with io.open(src, "rb") as fin, io.open(tgt, "wb") as fout:
+        shutil.copyfileobj(fin, fout, 8 * 1024 * 1024)
+    return size
+
+
+__all__ = ["RelocationPlan", "RelocationResult", "apply_relocation", "new_path", "plan_relocation", "relativize"]
