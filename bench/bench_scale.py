@@ -183,14 +183,14 @@ def icectl_env(root: str) -> dict[str, str]:
     return env
 
 
-def time_command(name: str, info: dict, runs: int, root: str) -> dict:
+def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 30) -> dict:
     args = [a.format(cutoff=info["cutoff"]) for a in COMMANDS[name]]
     argv = [sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], *args]
     results = []
     for _ in range(runs):
         from harness import wait_for_quiet
 
-        wait_for_quiet(2.0, 120)
+        wait_for_quiet(2.0, max_wait)
         r = run_child(argv, icectl_env(root))
         print(f"  {info['scale']:>3}x {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU "
               f"{r['rss_mb']:6} MB rc={r['rc']} load {r['load']}", file=sys.stderr, flush=True)
@@ -287,6 +287,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--label", default="current", help="the name these results are kept under (default current)")
     p.add_argument("--icectl-root", default=ROOT, help="the checkout whose icectl runs (default: this one; e.g. an "
                    "unpacked `git archive` of an older commit for before/after figures)")
+    p.add_argument("--max-wait", type=float, default=30,
+                   help="wait up to this many seconds for a 1-minute load average below 2 before each run")
     p.add_argument("--java", action="store_true", help="also time Iceberg Java's files/all_files metadata tables")
     p.add_argument("--java-driver-memory", default="6g")
     p.add_argument("--prepare-only", action="store_true", help="generate and prepare the tables, time nothing")
@@ -317,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
         label["_meta"] = {"when": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                           "commit": commit or a.icectl_root}
         for name in names:
-            label.setdefault(str(scale), {})[name] = time_command(name, info, a.runs, a.icectl_root)
+            label.setdefault(str(scale), {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait)
             with open(store_path, "w") as fh:
                 json.dump(store, fh, indent=1)
         if a.java:
