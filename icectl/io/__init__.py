@@ -257,7 +257,12 @@ class FileIO:
         return True
 
     def list_files(self, prefix: str) -> Iterator[FileInfo]:
-        """Every file under ``prefix`` (recursively), with size and modification time."""
+        """Every file under ``prefix`` (recursively), with size and modification time; local
+        folders are walked as the files are consumed (a table of millions of files is never
+        held in memory), object stores listed by fsspec."""
+        if scheme_of(prefix) == "file":
+            yield from _walk_local(prefix)
+            return
         fs = self.filesystem(prefix)
         root = self._fs_path(prefix)
         scheme = scheme_of(prefix)
@@ -292,6 +297,36 @@ def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
     if isinstance(e, PermissionError):
         return StorageError(f"permission denied: {path}")
     return StorageError(f"cannot read {path}: {e.strerror or e}")
+
+
+def _walk_local(prefix: str) -> Iterator[FileInfo]:
+    """The files under a local folder, depth first, each directory's entries in name order;
+    paths as fsspec's local file system gives them (absolute, normalised), ``file:`` kept."""
+    root = posixpath.normpath(os.path.abspath(local_path(prefix)))
+    qualify = "file:" if prefix.startswith("file:") else ""
+    if os.path.isfile(root):
+        st = os.stat(root)
+        yield FileInfo(qualify + root, st.st_size, int(st.st_mtime * 1000))
+        return
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                if e.is_dir():
+                    subdirs.append(e.path)
+                    continue
+                st = e.stat()
+            except FileNotFoundError:  # removed while listing
+                continue
+            yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000))
+        stack.extend(reversed(subdirs))
 
 
 def _mtime_ms(info: dict[str, Any]) -> int | None:
