@@ -292,6 +292,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--java", action="store_true", help="also time Iceberg Java's files/all_files metadata tables")
     p.add_argument("--java-driver-memory", default="6g")
     p.add_argument("--prepare-only", action="store_true", help="generate and prepare the tables, time nothing")
+    p.add_argument("--store", help="the results file (default <cache>/bench_scale_results.json)")
+    p.add_argument("--merge", action="append", default=[], help="also show the labels of this results file")
     p.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     p.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
     return p.parse_args(argv)
@@ -306,12 +308,23 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [c for c in names if c not in COMMANDS]
     if unknown:
         raise SystemExit(f"unknown commands {unknown}; choose from {list(COMMANDS)}")
-    store_path = os.path.join(os.path.abspath(a.cache), "bench_scale_results.json")
+    store_path = a.store or os.path.join(os.path.abspath(a.cache), "bench_scale_results.json")
     store = json.load(open(store_path)) if os.path.exists(store_path) else {}
+    for extra in a.merge:  # results of another run kept in another file (runs at the same time)
+        with open(extra) as fh:
+            other = json.load(fh)
+        for k in ("tables", "labels", "java"):
+            store.setdefault(k, {}).update(other.get(k, {}))
     for scale in scales:
         info = prepare(a.cache, scale)
         store.setdefault("tables", {})[str(scale)] = info
         if a.prepare_only:
+            continue
+        if a.java:
+            store.setdefault("java", {})[str(scale)] = time_java(info, a.java_driver_memory)
+            with open(store_path, "w") as fh:
+                json.dump(store, fh, indent=1)
+        if not names:
             continue
         label = store.setdefault("labels", {}).setdefault(a.label, {})
         commit = subprocess.run(["git", "-C", a.icectl_root, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -322,10 +335,6 @@ def main(argv: list[str] | None = None) -> None:
             label.setdefault(str(scale), {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait)
             with open(store_path, "w") as fh:
                 json.dump(store, fh, indent=1)
-        if a.java:
-            store.setdefault("java", {})[str(scale)] = time_java(info, a.java_driver_memory)
-        with open(store_path, "w") as fh:
-            json.dump(store, fh, indent=1)
     block = render(store)
     print(block)
     if not a.no_write:

@@ -292,17 +292,16 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     valid_meta |= {after_view.resolve(st.statistics_path) for st in after.statistics + after.partition_statistics
                    if after.snapshot_by_id(st.snapshot_id) is not None}
 
-    def is_valid(path: str) -> bool:
-        return path in valid_meta or path in valid_content
+    def add_unless_valid(found: list[tuple[str, str, int | None]]) -> None:
+        in_content = valid_content.contains([p for p, _, _ in found])  # one batch: a key costs ~1 ms alone
+        for (path, kind, size), reached in zip(found, in_content):
+            if not reached and path not in valid_meta:
+                out.setdefault(path, (kind, size))
 
     out: dict[str, tuple[str, int | None]] = {}
     lists, manifests = metadata_reach(before_view, expired)
-    for path in lists:
-        if not is_valid(path):
-            out.setdefault(path, (MANIFEST_LIST, None))
-    for path, m in manifests.items():
-        if not is_valid(path):
-            out.setdefault(path, (MANIFEST, m.manifest_length))
+    add_unless_valid([(p, MANIFEST_LIST, None) for p in lists] +
+                     [(p, MANIFEST, m.manifest_length) for p, m in manifests.items()])
 
     def unreached(m: ManifestFile) -> Any:
         frame = live_content(before_view, m)
@@ -314,11 +313,9 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
             if path not in valid_meta:
                 out.setdefault(path, (kind, size))
     ids = {s.snapshot_id for s in expired}
-    for st, kind in [(st, STATISTICS) for st in before.statistics] + \
-            [(st, PARTITION_STATISTICS) for st in before.partition_statistics]:
-        path = before_view.resolve(st.statistics_path)
-        if st.snapshot_id in ids and not is_valid(path):
-            out.setdefault(path, (kind, st.file_size_in_bytes))
+    add_unless_valid([(before_view.resolve(st.statistics_path), kind, st.file_size_in_bytes)
+                      for sts, kind in ((before.statistics, STATISTICS), (before.partition_statistics, PARTITION_STATISTICS))
+                      for st in sts if st.snapshot_id in ids])
     return out
 
 

@@ -134,12 +134,20 @@ class ReachableIndex(AbcSet):
 
     def owner_of(self, path_part: str) -> tuple[str, str] | None:
         """The (scheme, authority) of a reachable file with this path part, if any."""
+        return self.owners_of([path_part])[0]
+
+    def owners_of(self, path_parts: list[str]) -> list[tuple[str, str] | None]:
+        """:meth:`owner_of` of many path parts at once (a key costs ~1 ms alone)."""
         np = _np()
-        k = key_array([path_part])[0]
-        i = int(np.searchsorted(self.path_keys, k))
-        if i < len(self.path_keys) and self.path_keys[i] == k:
-            return self.owners[int(self.path_owner[i])]
-        return None
+        if not path_parts:
+            return []
+        k = key_array(path_parts)
+        if not len(self.path_keys):
+            return [None] * len(path_parts)
+        i = np.searchsorted(self.path_keys, k)
+        i[i == len(self.path_keys)] = 0
+        hit = self.path_keys[i] == k
+        return [self.owners[int(self.path_owner[j])] if h else None for j, h in zip(i, hit)]
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and bool(self.full.contains(full_key(normalized([path], self.location)))[0])
@@ -259,6 +267,7 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
         flags = frame.select(rel.str.contains(r"(^|/)[._]").alias("maybe_hidden"))
         maybe_hidden = flags.get_column("maybe_hidden").to_numpy()
         reached = reachable.full.contains(full_key(frame))
+        unreached: list[tuple[FileInfo, str]] = []
         for i in _np().flatnonzero(maybe_hidden | ~reached):
             f = batch[i]
             sch, auth, p = split_path(f.path)
@@ -266,9 +275,9 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
             if maybe_hidden[i] and _hidden(rel_parts, partition_names):
                 plan.listed -= 1  # counted below with the batch
                 continue
-            if reached[i]:
-                continue
-            owner = reachable.owner_of(p)
+            if not reached[i]:
+                unreached.append((f, p))
+        for (f, p), owner in zip(unreached, reachable.owners_of([p for _, p in unreached])):
             if owner is not None:
                 rs, ra = owner
                 plan.prefix_mismatches.append((f.path, f"{rs}://{ra}{p}"))

@@ -5,7 +5,7 @@ partition-statistics files. Shared by expire and remove-orphans.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from icectl.formats.manifest import (
     DATA,
@@ -78,17 +78,55 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
 def metadata_reach(view: Table, snapshots: list[Snapshot], *,
                    workers: int = 2) -> tuple[list[str], dict[str, ManifestFile]]:
     """The manifest lists of the snapshots, and their distinct manifests (first listing wins),
-    read a few lists ahead of the consumer."""
+    read a few lists ahead of the consumer. Thousands of snapshots list mostly the same
+    manifests: each list is decoded as columns and only an entry whose manifest was not seen yet
+    becomes a :class:`ManifestFile`."""
     lists: list[str] = []
     manifests: dict[str, ManifestFile] = {}
     with_lists = [s for s in snapshots if s.manifest_list or s.manifests]
-    for s, ms in zip(with_lists, bounded_map(view.manifests, with_lists, workers=workers, ahead=16)):
+    for s, (paths, make) in zip(with_lists, bounded_map(lambda s: _list_paths(view, s), with_lists,
+                                                         workers=workers, ahead=16)):
         if s.manifest_list:
             lists.append(view.resolve(s.manifest_list))
-        for m in ms:
-            if m.manifest_path not in manifests:
-                manifests[m.manifest_path] = m
+        new = [i for i, p in enumerate(paths) if p not in manifests]
+        if new:
+            for m in make(new):
+                manifests.setdefault(m.manifest_path, m)
     return lists, manifests
+
+
+def _list_paths(view: Table, s: Snapshot) -> tuple[list[str], Callable[[list[int]], list[ManifestFile]]]:
+    """The manifest paths a snapshot lists, and a function giving the ManifestFiles of some of
+    them (by position). Read by polars as columns; anything unusual through ``view.manifests``
+    (with its checks and messages)."""
+    if s.manifest_list is not None:
+        from icectl.errors import IcectlError
+        from icectl.formats.avro import failures, open_avro, read_frame
+        from icectl.formats.manifest import manifest_file
+
+        path = view.resolve(s.manifest_list)
+        try:
+            df = read_frame(open_avro(view.io.read(path), source=path))
+        except IcectlError:
+            df = None  # view.manifests says what is wrong
+        if df is not None and "manifest_path" in df.columns:
+            try:
+                paths = [view.resolve(p) for p in df.get_column("manifest_path").to_list()]
+                if all(isinstance(p, str) for p in paths):
+                    def make(rows: list[int]) -> list[ManifestFile]:
+                        out = []
+                        for i, r in zip(rows, df[rows].to_dicts()):
+                            m = manifest_file(r)
+                            m.manifest_path = paths[i]
+                            out.append(m)
+                        return out
+
+                    make(list(range(min(1, len(paths)))))  # the entry form is checked once per list
+                    return paths, make
+            except (KeyError, TypeError, ValueError, *failures()):
+                pass
+    full = view.manifests(s)
+    return [m.manifest_path for m in full], lambda rows: [full[i] for i in rows]
 
 
 CONTENT_SCHEMA = {"path": "String", "kind": "String", "size": "Int64"}
@@ -120,18 +158,20 @@ def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
     try:
         import polars as pl
 
-        d = df.select("status", "data_file").unnest("data_file")  # direct column access, no query per field
-        if not {"file_path", "file_format", "file_size_in_bytes"} <= set(d.columns):
+        names = {f.name for f in df.schema["data_file"].fields}
+        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
             return None
-        content = pl.col("content").fill_null(0) if "content" in d.columns else pl.lit(0)
-        d = d.select(pl.col("status"), content.cast(pl.Int64).alias("content"), pl.col("file_path").alias("path"),
-                     pl.col("file_format").cast(pl.String).alias("format"),
-                     pl.col("file_size_in_bytes").cast(pl.Int64).alias("size"))
-        if any(d.get_column(c).null_count() for c in ("status", "path", "format", "size")):
-            return None  # read_entries rejects (or reads differently) what is null
-        if not (d.get_column("status").is_in([0, 1, 2]).all() and d.get_column("content").is_in([0, 1, 2]).all()):
-            return None  # out of range: read_entries says so
+        f = pl.col("data_file").struct.field
+        content = f("content").fill_null(0) if "content" in names else pl.lit(0)
+        d = df.select(pl.col("status"), content.cast(pl.Int64).alias("content"), f("file_path").alias("path"),
+                      f("file_format").cast(pl.String).alias("format"),
+                      f("file_size_in_bytes").cast(pl.Int64).alias("size"))
         c = pl.col("content")
+        ok = d.select(pl.all_horizontal(
+            *(pl.col(n).null_count() == 0 for n in ("status", "path", "format", "size")),
+            pl.col("status").is_in([0, 1, 2]).all(), c.is_in([0, 1, 2]).all())).item()
+        if not ok:
+            return None  # a null or an out-of-range value: read_entries rejects it, or reads it otherwise
         kind = (pl.when(c == 0).then(pl.lit(DATA)).when(c == 2).then(pl.lit(EQUALITY_DELETES))
                 .when(pl.col("format").str.to_lowercase() == "puffin").then(pl.lit(DELETION_VECTOR))
                 .otherwise(pl.lit(POSITION_DELETES)))

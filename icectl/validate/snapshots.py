@@ -270,7 +270,7 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     return {k: found[k] for k in distinct}
 
 
-CHUNK_BYTES = 64 * 1024 * 1024  # of manifest files checked together (~400,000 entries of 8 columns)
+CHUNK_BYTES = 16 * 1024 * 1024  # of manifest files checked together (~100,000 entries of 8 columns; two of the largest, one per core)
 
 
 def _chunks(refs: list[tuple[tuple, ManifestFile]], limit: int) -> list[list[tuple[tuple, ManifestFile]]]:
