@@ -300,33 +300,40 @@ def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
 
 
 def _walk_local(prefix: str) -> Iterator[FileInfo]:
-    """The files under a local folder, depth first, each directory's entries in name order;
-    paths as fsspec's local file system gives them (absolute, normalised), ``file:`` kept."""
+    """The files under a local folder in the order of their full paths (as fsspec's ``find``
+    sorts them), walked as they are consumed; paths as fsspec's local file system gives them
+    (absolute, normalised), ``file:`` kept."""
     root = posixpath.normpath(os.path.abspath(local_path(prefix)))
     qualify = "file:" if prefix.startswith("file:") else ""
     if os.path.isfile(root):
         st = os.stat(root)
         yield FileInfo(qualify + root, st.st_size, int(st.st_mtime * 1000))
         return
-    stack = [root]
-    while stack:
-        d = stack.pop()
+
+    def walk(d: str) -> Iterator[FileInfo]:
         try:
             with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = []
+                for e in it:
+                    try:
+                        is_dir = e.is_dir()
+                    except OSError:
+                        continue
+                    entries.append((e.name + "/" if is_dir else e.name, is_dir, e))
         except (FileNotFoundError, NotADirectoryError):
-            continue
-        subdirs = []
-        for e in entries:
+            return
+        entries.sort(key=lambda x: x[0])  # "b/..." after "b.txt", as the full paths sort
+        for _, is_dir, e in entries:
+            if is_dir:
+                yield from walk(e.path)
+                continue
             try:
-                if e.is_dir():
-                    subdirs.append(e.path)
-                    continue
                 st = e.stat()
             except FileNotFoundError:  # removed while listing
                 continue
             yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000))
-        stack.extend(reversed(subdirs))
+
+    yield from walk(root)
 
 
 def _mtime_ms(info: dict[str, Any]) -> int | None:

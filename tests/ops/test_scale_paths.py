@@ -95,7 +95,8 @@ def test_bounded_map_stops_early_without_running_everything():
 def test_local_listing_matches_fsspec(tmp_path):
     import fsspec
 
-    for rel in ("a.txt", "d1/b.txt", "d1/d2/c.txt", ".hidden/x", "d3/_y=1/z.parquet", "empty/"):
+    for rel in ("a.txt", "d1/b.txt", "d1/d2/c.txt", ".hidden/x", "d3/_y=1/z.parquet", "empty/", "b/c.txt", "b.txt",
+                "a/a/x.txt", "z.txt"):
         p = tmp_path / rel
         if rel.endswith("/"):
             p.mkdir(parents=True, exist_ok=True)
@@ -107,6 +108,8 @@ def test_local_listing_matches_fsspec(tmp_path):
     fs = fsspec.filesystem("file")
     theirs = {(p, int(i["size"]), int(i["mtime"] * 1000)) for p, i in fs.find(str(tmp_path), detail=True).items()}
     assert ours == theirs
+    # In the same order as fsspec's (sorted full paths).
+    assert [f.path for f in fio.list_files(str(tmp_path))] == list(fs.find(str(tmp_path)))
     assert {f.path for f in fio.list_files(f"file:{tmp_path}")} == {"file:" + p for p, _, _ in theirs}
     assert [f.path for f in fio.list_files(str(tmp_path / "a.txt"))] == [str(tmp_path / "a.txt")]
     assert list(fio.list_files(str(tmp_path / "nowhere"))) == []
