@@ -266,13 +266,14 @@ def render(store: dict) -> str:
     if java:
         lines += ["### Iceberg Java metadata tables (oracle, local[2], one session per scale)", "",
                   "| scale | `.files` first (s) | `.files` warm (s) | `.all_files` first (s) | `.all_files` warm (s) | "
-                  "rows `.files` / `.all_files` | session start (s) | whole process (s) | peak RSS (MB) |",
-                  "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+                  "rows `.files` / `.all_files` | session start (s) | whole process (s) | CPU, whole process (s) | "
+                  "peak RSS (MB) |",
+                  "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
         for s in sorted(java, key=int):
             j = java[s]
             lines.append(f"| {s}x | {j['files'][0]:.2f} | {j['files'][1]:.2f} | {j['all_files'][0]:.2f} | "
                          f"{j['all_files'][1]:.2f} | {j['files_rows']['entries']:,} / "
-                         f"{j['all_files_rows']['entries']:,} | {j['session']:.1f} | {j['wall']:.1f} | "
+                         f"{j['all_files_rows']['entries']:,} | {j['session']:.1f} | {j['wall']:.1f} | {j['cpu']:.1f} | "
                          f"{j['rss_mb']:,} |")
         lines.append("")
     return "\n".join(lines)
@@ -313,8 +314,15 @@ def main(argv: list[str] | None = None) -> None:
     for extra in a.merge:  # results of another run kept in another file (runs at the same time)
         with open(extra) as fh:
             other = json.load(fh)
-        for k in ("tables", "labels", "java"):
+        for k in ("tables", "java"):
             store.setdefault(k, {}).update(other.get(k, {}))
+        for label, runs in other.get("labels", {}).items():
+            mine = store.setdefault("labels", {}).setdefault(label, {})
+            for scale, commands in runs.items():
+                if scale == "_meta":
+                    mine.setdefault("_meta", commands)
+                else:
+                    mine.setdefault(scale, {}).update(commands)
     for scale in scales:
         info = prepare(a.cache, scale)
         store.setdefault("tables", {})[str(scale)] = info

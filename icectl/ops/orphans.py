@@ -228,8 +228,16 @@ def all_reachable(table: Table) -> ReachableIndex:
     if md.location:
         others.append(join(md.location, "metadata", "version-hint.text"))
     index.add(pl.Series("path", others, dtype=pl.String))
+    batch: list[Any] = []
+    rows = 0
     for paths in bounded_map(lambda m: live_content(table, m).get_column("path"), list(manifests.values())):
-        index.add(paths)
+        batch.append(paths)  # keyed in batches: each add costs a few polars queries, whatever its size
+        rows += len(paths)
+        if rows >= 500_000:
+            index.add(pl.concat(batch))
+            batch, rows = [], 0
+    if batch:
+        index.add(pl.concat(batch))
     return index.done()
 
 
