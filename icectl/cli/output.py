@@ -4,8 +4,9 @@
   :func:`write_json`. A dataclass becomes an object of its fields, in order; fields declared with
   ``repr=False`` hold what only the text renderer needs (parsed metadata, sizes) and are not part
   of the document. A result whose class sets ``json_root = "field"`` is that field's list itself
-  (``snapshots``, ``files``, ``refs``), streamed one element per line so that 200,000 files print
-  with the C encoder and without building one huge string.
+  (``snapshots``, ``files``, ``refs``), streamed one element per line so that millions of files
+  print with the C encoder, without building one huge string; the field may be an iterator
+  (``files``), consumed as it is written.
 - Text: the renderer registered for the result's type with :func:`text_renderer`. On a terminal
   tables and trees are drawn by rich; piped, they are plain columns and an indented ASCII tree
   (no box-drawing characters), so output stays easy to grep, cut and diff.
@@ -16,7 +17,7 @@ import dataclasses
 import datetime as dt
 import json
 from enum import Enum
-from typing import Any, Callable, Iterable, TextIO, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from icectl.cli.context import Env
 
@@ -95,17 +96,39 @@ def write_json(out: TextIO, result: Any) -> None:
     if root is None:
         out.write(json.dumps(result, default=_default, indent=2) + "\n")
         return
-    rows = getattr(result, root)
-    if not rows:
+    rows = iter(getattr(result, root))  # a list, or an iterator streamed as it is consumed
+    first = head(rows)
+    if not first:
         out.write("[]\n")
         return
     dumps = json.JSONEncoder(default=_default).encode  # compact, C-accelerated
     out.write("[\n")
-    last = len(rows) - 1
-    for i, row in enumerate(rows):
-        out.write(dumps(row))
-        out.write(",\n" if i < last else "\n")
-    out.write("]\n")
+    out.write(",\n".join(map(dumps, first)))
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == BATCH:
+            out.write(",\n")
+            out.write(",\n".join(map(dumps, batch)))
+            batch.clear()
+    if batch:
+        out.write(",\n")
+        out.write(",\n".join(map(dumps, batch)))
+    out.write("\n]\n")
+
+
+BATCH = 10_000  # rows written at once; the first batch is read before anything is written
+
+
+def head(rows: Iterator[Any], n: int = BATCH) -> list[Any]:
+    """The first ``n`` rows of a stream: a listing that fails early (a corrupt manifest) fails
+    before anything reaches stdout, and a short listing is known whole before it is printed."""
+    out = []
+    for row in rows:
+        out.append(row)
+        if len(out) >= n:
+            break
+    return out
 
 
 # -- text: values --------------------------------------------------------------------------------------
@@ -207,6 +230,33 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
     out.write("\n".join(line(r) for r in rows))
     if rows:
         out.write("\n")
+
+
+def plain_table_stream(env: Env, headers: list[str], batches: Iterable[list[list[str]]], *,
+                       right: Iterable[str] = frozenset()) -> None:
+    """:func:`plain_table` for a listing too long to hold: the header and the first batch take
+    the first batch's widths, and a later batch widens a column only if one of its cells is
+    wider (rows of one batch always line up; paths of one table are usually the same length)."""
+    right = set(right)
+    widths = [len(h) for h in headers]
+    out = env.stdout
+    started = False
+    for rows in batches:
+        for r in rows:
+            for i, cell in enumerate(r):
+                if len(cell) > widths[i]:
+                    widths[i] = len(cell)
+
+        def line(cells: list[str]) -> str:
+            return "  ".join(c.rjust(w) if h in right else c.ljust(w)
+                             for c, w, h in zip(cells, widths, headers)).rstrip()
+
+        if not started:
+            out.write(line(headers) + "\n")
+            started = True
+        if rows:
+            out.write("\n".join(line(r) for r in rows))
+            out.write("\n")
 
 
 def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: str | None = None,

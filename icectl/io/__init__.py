@@ -310,7 +310,12 @@ class FileIO:
         return True
 
     def list_files(self, prefix: str) -> Iterator[FileInfo]:
-        """Every file under ``prefix`` (recursively), with size and modification time."""
+        """Every file under ``prefix`` (recursively), with size and modification time; local
+        folders are walked as the files are consumed (a table of millions of files is never
+        held in memory), object stores listed by fsspec."""
+        if scheme_of(prefix) == "file":
+            yield from _walk_local(prefix)
+            return
         fs = self.filesystem(prefix)
         root = self._fs_path(prefix)
         scheme = scheme_of(prefix)
@@ -350,6 +355,43 @@ def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
     if isinstance(e, PermissionError):
         return StorageError(f"permission denied: {path}")
     return StorageError(f"cannot read {path}: {e.strerror or e}")
+
+
+def _walk_local(prefix: str) -> Iterator[FileInfo]:
+    """The files under a local folder in the order of their full paths (as fsspec's ``find``
+    sorts them), walked as they are consumed; paths as fsspec's local file system gives them
+    (absolute, normalised), ``file:`` kept."""
+    root = posixpath.normpath(os.path.abspath(local_path(prefix)))
+    qualify = "file:" if prefix.startswith("file:") else ""
+    if os.path.isfile(root):
+        st = os.stat(root)
+        yield FileInfo(qualify + root, st.st_size, int(st.st_mtime * 1000))
+        return
+
+    def walk(d: str) -> Iterator[FileInfo]:
+        try:
+            with os.scandir(d) as it:
+                entries = []
+                for e in it:
+                    try:
+                        is_dir = e.is_dir()
+                    except OSError:
+                        continue
+                    entries.append((e.name + "/" if is_dir else e.name, is_dir, e))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        entries.sort(key=lambda x: x[0])  # "b/..." after "b.txt", as the full paths sort
+        for _, is_dir, e in entries:
+            if is_dir:
+                yield from walk(e.path)
+                continue
+            try:
+                st = e.stat()
+            except FileNotFoundError:  # removed while listing
+                continue
+            yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000))
+
+    yield from walk(root)
 
 
 def _mtime_ms(info: dict[str, Any]) -> int | None:

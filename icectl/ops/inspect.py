@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from icectl.formats.manifest import FileContent, ManifestContent
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
@@ -281,10 +281,20 @@ def resolve_snapshot(table: Table, *, snapshot_id: int | None = None, ref: str |
 
 
 def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None = None,
-               content: str | None = None) -> list[FileRow]:
-    from icectl.spec.transforms import parse_transform
-
+               content: str | None = None) -> Iterator[FileRow]:
+    """The live files of a snapshot (current, ``snapshot_id`` or ``ref``), streamed in manifest
+    order: a bad snapshot or ref raises here; the manifests are read as the rows are consumed,
+    a few at a time, so a table of millions of files is listed in bounded memory."""
     snap = resolve_snapshot(table, snapshot_id=snapshot_id, ref=ref)
+    return _file_rows(table, snap, content)
+
+
+def _file_rows(table: Table, snap: Snapshot | None, content: str | None) -> Iterator[FileRow]:
+    from icectl.formats.manifest import content_kind
+    from icectl.spec.conversions import to_internal
+    from icectl.spec.transforms import parse_transform
+    from icectl.table.listing import live_file_rows
+
     md = table.metadata
     spec_info: dict[int, list[tuple[str, Any, Any]]] = {}
     for spec in md.partition_specs:
@@ -298,7 +308,6 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
                 tr, rt = None, None
             info.append((f.name, tr, rt, src))
         spec_info[spec.spec_id] = info
-    rows = []
     # Tables have far fewer partitions than files: format each partition once.
     formatted: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}
 
@@ -313,41 +322,18 @@ def list_files(table: Table, *, snapshot_id: int | None = None, ref: str | None 
             formatted[key] = done
         return done
 
-    from icectl.formats.manifest import content_kind
-    from icectl.spec.conversions import to_internal
-    from icectl.table.listing import ColumnarUnavailable, live_file_rows
-
-    try:
-        for (c, path, fmt, spec_id, values, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in \
-                live_file_rows(table, snap):
-            kind = content_kind(c, fmt)
-            if content is not None and kind != content:
-                continue
-            part, part_json = partition_of(spec_id, values)
-            rows.append(FileRow(
-                content=kind, file_path=path, file_format=fmt, spec_id=spec_id, partition=part_json,
-                partition_display=part, record_count=rc, file_size_in_bytes=size, data_sequence_number=seq,
-                file_sequence_number=fseq, snapshot_id=sid, status=_STATUS[st], first_row_id=frid,
-                referenced_data_file=ref, content_offset=off, content_size_in_bytes=clen,
-                equality_ids=list(eq) if eq is not None else None))
-        return rows
-    except ColumnarUnavailable:
-        rows = []
-    for e in table.live_entries(snap, with_stats=False):
-        df = e.data_file
-        if content is not None and df.kind != content:
+    for (c, path, fmt, spec_id, values, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in \
+            live_file_rows(table, snap):
+        kind = content_kind(c, fmt)
+        if content is not None and kind != content:
             continue
-        part, part_json = partition_of(df.spec_id, df.partition)
-        rows.append(FileRow(
-            content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
-            partition=part_json, partition_display=part, record_count=df.record_count,
-            file_size_in_bytes=df.file_size_in_bytes, data_sequence_number=e.sequence_number,
-            file_sequence_number=e.file_sequence_number, snapshot_id=e.snapshot_id, status=_STATUS[int(e.status)],
-            first_row_id=df.first_row_id, referenced_data_file=df.referenced_data_file,
-            content_offset=df.content_offset, content_size_in_bytes=df.content_size_in_bytes,
-            equality_ids=df.equality_ids,
-        ))
-    return rows
+        part, part_json = partition_of(spec_id, values)
+        yield FileRow(
+            content=kind, file_path=path, file_format=fmt, spec_id=spec_id, partition=part_json,
+            partition_display=part, record_count=rc, file_size_in_bytes=size, data_sequence_number=seq,
+            file_sequence_number=fseq, snapshot_id=sid, status=_STATUS[st], first_row_id=frid,
+            referenced_data_file=ref, content_offset=off, content_size_in_bytes=clen,
+            equality_ids=list(eq) if eq is not None else None)
 
 
 _STATUS = {0: "existing", 1: "added", 2: "deleted"}

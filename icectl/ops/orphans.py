@@ -13,10 +13,13 @@ its scheme or authority is a *prefix mismatch*: an error by default, never a sil
 from __future__ import annotations
 
 import time
+from collections.abc import Set as AbcSet
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
 from urllib.parse import urlsplit
 
-from icectl.table.reachability import reachable_files
+from icectl.table.listing import bounded_map
+from icectl.table.reachability import PathKeys, key_array, live_content, metadata_reach
 from icectl.table.loaded import Table
 from icectl.errors import IcectlError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
@@ -71,20 +74,180 @@ def reachable_metadata_files(table: Table) -> set[str]:
     return out
 
 
-def all_reachable(table: Table) -> set[str]:
+class ReachableIndex(AbcSet):
+    """The reachable files of a table as 64-bit keys of their normalised paths
+    (:func:`split_path`), and of their paths alone (with their scheme and authority, for the
+    prefix-mismatch check): tens of MB for millions of files instead of GB of strings. A set for
+    ``in``, ``<=`` and ``&`` (it cannot list its paths). "Not reachable" is exact; "reachable"
+    may, with a probability of about 1 in 10**13 a file, be a key collision, which keeps the file
+    (see :class:`icectl.table.reachability.PathKeys`)."""
+
+    def __init__(self, location: str | None):
+        self.location = location
+        self.full = PathKeys()
+        self.path_keys = _np().zeros(0, dtype=_np().uint64)
+        self.path_owner = _np().zeros(0, dtype=_np().uint32)  # index into self.owners
+        self.owners: list[tuple[str, str]] = []
+        self._pending: list[tuple[Any, Any, Any]] = []
+        self._rows = 0
+
+    @classmethod
+    def of_paths(cls, paths: Iterable[str], location: str | None = None) -> "ReachableIndex":
+        index = cls(location)
+        index.add(list(paths))
+        return index.done()
+
+    def add(self, paths: Any) -> None:
+        """Add a chunk of paths (a polars Series or a list)."""
+        np = _np()
+        frame = normalized(paths, self.location)
+        if not len(frame):
+            return
+        codes = {sa: i for i, sa in enumerate(self.owners)}
+        owner = []
+        for sa in frame.select("scheme", "auth").unique(maintain_order=True).rows():
+            if sa not in codes:
+                codes[sa] = len(self.owners)
+                self.owners.append(sa)
+        owner = frame.select(_owner_expr(codes).alias("o")).get_column("o").to_numpy()
+        self._pending.append((key_array(full_key(frame)), key_array(frame.get_column("path")), owner))
+        self._rows += len(frame)
+        if self._rows > 4_000_000:
+            self.done()
+        del np
+
+    def done(self) -> "ReachableIndex":
+        np = _np()
+        if not self._pending:
+            return self
+        full = np.concatenate([self.full.keys] + [p[0] for p in self._pending])
+        self.full = PathKeys(full)
+        keys = np.concatenate([self.path_keys] + [p[1] for p in self._pending])
+        owner = np.concatenate([self.path_owner] + [p[2].astype(np.uint32) for p in self._pending])
+        order = np.lexsort((owner, keys))
+        keys, owner = keys[order], owner[order]
+        keep = np.ones(len(keys), dtype=bool)
+        keep[1:] = (keys[1:] != keys[:-1]) | (owner[1:] != owner[:-1])
+        self.path_keys, self.path_owner = keys[keep], owner[keep]
+        self._pending, self._rows = [], 0
+        return self
+
+    def owner_of(self, path_part: str) -> tuple[str, str] | None:
+        """The (scheme, authority) of a reachable file with this path part, if any."""
+        return self.owners_of([path_part])[0]
+
+    def owners_of(self, path_parts: list[str]) -> list[tuple[str, str] | None]:
+        """:meth:`owner_of` of many path parts at once (a key costs ~1 ms alone)."""
+        np = _np()
+        if not path_parts:
+            return []
+        k = key_array(path_parts)
+        if not len(self.path_keys):
+            return [None] * len(path_parts)
+        i = np.searchsorted(self.path_keys, k)
+        i[i == len(self.path_keys)] = 0
+        hit = self.path_keys[i] == k
+        return [self.owners[int(self.path_owner[j])] if h else None for j, h in zip(i, hit)]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and bool(self.full.contains(full_key(normalized([path], self.location)))[0])
+
+    def __len__(self) -> int:
+        return len(self.full)
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a ReachableIndex holds the keys of paths, not the paths")
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[str]) -> set[str]:
+        return set(it)
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _owner_expr(codes: dict[tuple[str, str], int]) -> Any:
+    import polars as pl
+
+    expr = pl.lit(0, dtype=pl.UInt32)
+    for (scheme, auth), i in codes.items():
+        expr = pl.when((pl.col("scheme") == scheme) & (pl.col("auth") == auth)).then(pl.lit(i, dtype=pl.UInt32)) \
+            .otherwise(expr)
+    return expr
+
+
+def normalized(paths: Any, location: str | None) -> Any:
+    """:func:`split_path` of each path, as a polars DataFrame (scheme, auth, path). Paths under
+    ``location`` (as written, the usual case: millions of them) are split as columns; any other
+    path, or one with ``?`` or ``#`` after the location (which URL parsing treats specially),
+    by :func:`split_path` itself."""
+    import polars as pl
+
+    s = paths if isinstance(paths, pl.Series) else pl.Series("path", list(paths), dtype=pl.String)
+    frame = pl.DataFrame([s.alias("path")]).with_row_index("_i")
+    schema = {"_i": pl.UInt32, "scheme": pl.String, "auth": pl.String, "path": pl.String}
+    if location:
+        prefix = location.rstrip("/") + "/"
+        scheme, auth, head = split_path(prefix)
+        head = "" if head == "/" else head
+        rest = pl.col("path").str.slice(len(prefix))
+        fast = pl.col("path").str.starts_with(prefix) & ~rest.str.contains(r"[?#]")
+        quick = frame.filter(fast).select(
+            "_i", pl.lit(scheme).alias("scheme"), pl.lit(auth).alias("auth"),
+            (pl.lit(head + "/") + rest.str.strip_chars_end("/")).alias("path"))
+        slow = frame.filter(~fast)
+    else:
+        quick, slow = frame.clear().select("_i", pl.lit("").alias("scheme"), pl.lit("").alias("auth"), "path"), frame
+    if not len(slow):
+        return quick.drop("_i")
+    split = pl.DataFrame([(i, *split_path(p)) for i, p in slow.iter_rows()], schema=schema, orient="row")
+    return pl.concat([quick.cast(schema), split]).sort("_i").drop("_i")
+
+
+def full_key(frame: Any) -> Any:
+    import polars as pl
+
+    return frame.select(pl.concat_str("scheme", "auth", "path", separator="\x1f").alias("k")).get_column("k")
+
+
+def all_reachable(table: Table) -> ReachableIndex:
+    """Every file a snapshot of the table reaches (content files, manifests, manifest lists,
+    statistics), the metadata files, and ``version-hint.text``, as a :class:`ReachableIndex`:
+    each manifest is read, keyed and dropped, a few at a time."""
+    import polars as pl
+
     md = table.metadata
-    reach = reachable_files(table, md, md.snapshots)
-    paths = set(reach.paths())
-    for st in md.statistics + md.partition_statistics:
-        paths.add(table.resolve(st.statistics_path))
-    paths |= reachable_metadata_files(table)
+    index = ReachableIndex(md.location)
+    lists, manifests = metadata_reach(table, list(md.snapshots))
+    others = lists + list(manifests)
+    others += [table.resolve(st.statistics_path) for st in md.statistics + md.partition_statistics]
+    others += sorted(reachable_metadata_files(table))
     if md.location:
-        paths.add(join(md.location, "metadata", "version-hint.text"))
-    return paths
+        others.append(join(md.location, "metadata", "version-hint.text"))
+    index.add(pl.Series("path", others, dtype=pl.String))
+    batch: list[Any] = []
+    rows = 0
+    for paths in bounded_map(lambda m: live_content(table, m).get_column("path"), list(manifests.values())):
+        batch.append(paths)  # keyed in batches: each add costs a few polars queries, whatever its size
+        rows += len(paths)
+        if rows >= 500_000:
+            index.add(pl.concat(batch))
+            batch, rows = [], 0
+    if batch:
+        index.add(pl.concat(batch))
+    return index.done()
+
+
+LISTING_BATCH = 100_000
 
 
 def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: str | None = None,
                  prefix_mismatch: str = "error", now_ms: int | None = None) -> OrphanPlan:
+    import polars as pl
+
     md = table.metadata
     if not md.location:
         raise UsageError("the table has no location to list")
@@ -98,29 +261,41 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
     if prefix_mismatch not in ("error", "ignore", "delete"):
         raise UsageError("--prefix-mismatch must be error, ignore or delete")
     reachable = all_reachable(table)
-    by_full = {split_path(p) for p in reachable}
-    by_path: dict[str, tuple[str, str]] = {}
-    for sch, auth, p in by_full:
-        by_path.setdefault(p, (sch, auth))
+    if not isinstance(reachable, ReachableIndex):
+        reachable = ReachableIndex.of_paths(reachable, md.location)
     partition_names = {f.name for s in md.partition_specs for f in s.fields}
     plan = OrphanPlan(table.name, root, cutoff, 0)
-    for f in table.io.list_files(root):
-        sch, auth, p = split_path(f.path)
-        rel = p[len(t_path):].strip("/").split("/")
-        if _hidden(rel, partition_names):
-            continue
-        plan.listed += 1
-        if (sch, auth, p) in by_full:
-            continue
-        if p in by_path:
-            rs, ra = by_path[p]
-            plan.prefix_mismatches.append((f.path, f"{rs}://{ra}{p}"))
-            if prefix_mismatch != "delete":
+    listing = iter(table.io.list_files(root))
+    while True:
+        batch = [f for _, f in zip(range(LISTING_BATCH), listing)]
+        if not batch:
+            break
+        frame = normalized([f.path for f in batch], md.location)
+        rel = pl.col("path").str.slice(len(t_path)).str.strip_chars("/")
+        flags = frame.select(rel.str.contains(r"(^|/)[._]").alias("maybe_hidden"))
+        maybe_hidden = flags.get_column("maybe_hidden").to_numpy()
+        reached = reachable.full.contains(full_key(frame))
+        unreached: list[tuple[FileInfo, str]] = []
+        for i in _np().flatnonzero(maybe_hidden | ~reached):
+            f = batch[i]
+            sch, auth, p = split_path(f.path)
+            rel_parts = p[len(t_path):].strip("/").split("/")
+            if maybe_hidden[i] and _hidden(rel_parts, partition_names):
+                plan.listed -= 1  # counted below with the batch
                 continue
-        if f.modified_ms is not None and f.modified_ms >= cutoff:
-            plan.too_new += 1
-            continue
-        plan.orphans.append(f)
+            if not reached[i]:
+                unreached.append((f, p))
+        for (f, p), owner in zip(unreached, reachable.owners_of([p for _, p in unreached])):
+            if owner is not None:
+                rs, ra = owner
+                plan.prefix_mismatches.append((f.path, f"{rs}://{ra}{p}"))
+                if prefix_mismatch != "delete":
+                    continue
+            if f.modified_ms is not None and f.modified_ms >= cutoff:
+                plan.too_new += 1
+                continue
+            plan.orphans.append(f)
+        plan.listed += len(batch)
     plan.orphans.sort(key=lambda f: f.path)
     if plan.prefix_mismatches and prefix_mismatch == "error":
         listed, reach = plan.prefix_mismatches[0]

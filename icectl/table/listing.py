@@ -7,8 +7,9 @@ entry reader.
 """
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from icectl.errors import IcectlError
 from icectl.formats.avro import failures, internal_struct, open_avro, read_frame
@@ -122,13 +123,60 @@ def _live_rows(df: Any, m: ManifestFile) -> list[tuple]:
     return out.rows()
 
 
-def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 8) -> Iterator[tuple]:
+def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[tuple]:
     """Tuples in the order of :data:`COLUMNS` for every live entry of a snapshot, in manifest
-    order. Raises ColumnarUnavailable before yielding anything if polars cannot do it."""
+    order, streamed: a few manifests are decoded ahead (polars releases the GIL, so two threads
+    use two cores) and only those are held, however many files the snapshot has. A manifest
+    polars cannot read is read entry by entry (its checks and error messages)."""
     if snapshot is None:
-        return iter(())
+        return
     manifests = table.manifests(snapshot)
     manifests = [m for m in manifests if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
+    for chunk in bounded_map(lambda m: _rows_any(table, m), manifests, workers=workers):
+        yield from chunk
+
+
+def _rows_any(table: Table, m: ManifestFile) -> list[tuple]:
+    try:
+        return _manifest_rows(table, m)
+    except ColumnarUnavailable:
+        pass
+    out = []
+    for e in table.read_entries(m, live_only=True, with_stats=False):
+        df = e.data_file
+        out.append((int(df.content), df.file_path, df.file_format, df.spec_id, df.partition, df.record_count,
+                    df.file_size_in_bytes, e.sequence_number, e.file_sequence_number, e.snapshot_id, int(e.status),
+                    df.first_row_id, df.referenced_data_file, df.content_offset, df.content_size_in_bytes,
+                    df.equality_ids))
+    return out
+
+
+def bounded_map(fn: Callable[[Any], Any], items: list, *, workers: int = 2, ahead: int | None = None) -> Iterator[Any]:
+    """``fn`` of each item, in order, computed by ``workers`` threads at most ``ahead`` (default
+    twice the workers) items ahead of the consumer: unlike ``Executor.map``, results do not pile
+    up in memory when the consumer is slower than the workers."""
+    if len(items) <= 1 or workers <= 1:
+        for i in items:
+            yield fn(i)
+        return
+    ahead = max(ahead or 2 * workers, 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        chunks = list(pool.map(lambda m: _manifest_rows(table, m), manifests))
-    return (row for chunk in chunks for row in chunk)
+        window: deque = deque()
+        it = iter(items)
+        for item in it:
+            window.append(pool.submit(fn, item))
+            if len(window) >= ahead:
+                break
+        try:
+            while window:
+                result = window.popleft().result()
+                nxt = next(it, _END)
+                if nxt is not _END:
+                    window.append(pool.submit(fn, nxt))
+                yield result
+        finally:
+            for f in window:
+                f.cancel()
+
+
+_END = object()

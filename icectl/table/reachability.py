@@ -4,9 +4,8 @@ partition-statistics files. Shared by expire and remove-orphans.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from icectl.formats.manifest import (
     DATA,
@@ -17,7 +16,7 @@ from icectl.formats.manifest import (
     content_kind,
 )
 from icectl.spec.metadata import Snapshot, TableMetadata
-from icectl.table.listing import ColumnarUnavailable, manifest_frame
+from icectl.table.listing import ColumnarUnavailable, bounded_map, manifest_frame
 from icectl.table.loaded import Table
 
 # Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in):
@@ -49,39 +48,24 @@ class Reachable:
 
 
 def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapshot], *,
-                    skip_manifests: set[str] | None = None, workers: int = 8) -> Reachable:
-    """Every file the given snapshots reach. Manifests in ``skip_manifests`` are listed but not
-    read (their content files are known to be reachable elsewhere)."""
+                    skip_manifests: set[str] | None = None, workers: int = 2) -> Reachable:
+    """Every file the given snapshots reach, as a dict of paths (for a table's few thousand
+    files: purge, a re-check after a concurrent commit). Manifests in ``skip_manifests`` are
+    listed but not read (their content files are known to be reachable elsewhere). For millions
+    of files, :func:`metadata_reach` and :func:`live_content` stream the same facts."""
     snapshots = list(snapshots)
     view = Table(table.identifier, md, table.metadata_location, table.catalog, table.io)
     out = Reachable()
+    lists, manifests = metadata_reach(view, snapshots, workers=workers)
+    for path in lists:
+        out.add(path, MANIFEST_LIST)
+    for path, m in manifests.items():
+        out.add(path, MANIFEST, m.manifest_length)
+    to_read = [m for p, m in manifests.items() if not skip_manifests or p not in skip_manifests]
+    for frame in bounded_map(lambda m: live_content(view, m), to_read, workers=workers):
+        for path, kind, size in frame.select("path", "kind", "size").iter_rows():
+            out.add(path, kind, size)
     ids = {s.snapshot_id for s in snapshots}
-    manifests: dict[str, ManifestFile] = {}
-    with_lists = [s for s in snapshots if s.manifest_list or s.manifests]
-
-    def manifest_list(s: Snapshot) -> list[ManifestFile]:
-        return view.manifests(s)
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for s, ms in zip(with_lists, pool.map(manifest_list, with_lists)):
-            if s.manifest_list:
-                out.add(view.resolve(s.manifest_list), MANIFEST_LIST)
-            for m in ms:
-                manifests.setdefault(m.manifest_path, m)
-        for path, m in manifests.items():
-            out.add(path, MANIFEST, m.manifest_length)
-        to_read = [m for p, m in manifests.items() if not skip_manifests or p not in skip_manifests]
-
-        def entries(m: ManifestFile):
-            fast = _fast_live_files(view, m)
-            if fast is not None:
-                return fast
-            return [(e.data_file.file_path, e.data_file.kind, e.data_file.file_size_in_bytes)
-                    for e in view.read_entries(m, live_only=True, with_stats=False)]
-
-        for rows in pool.map(entries, to_read):
-            for path, kind, size in rows:
-                out.add(path, kind, size)
     for st in md.statistics:
         if st.snapshot_id in ids:
             out.add(view.resolve(st.statistics_path), STATISTICS, st.file_size_in_bytes)
@@ -91,12 +75,80 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
     return out
 
 
-def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]] | None:
-    """(path, kind, size) of a manifest's live entries, as ``read_entries(live_only=True)`` gives
-    them, straight from polars' columns: no per-entry dicts or dataclasses, which cost ~3x the
-    Avro decoding itself (a 2,000-snapshot expiry reads ~1.2 M entries). None when polars is
-    missing, the table is v4 (paths to resolve), or anything looks off: then read_entries reads
-    the manifest, with its validation and error messages."""
+def metadata_reach(view: Table, snapshots: list[Snapshot], *,
+                   workers: int = 2) -> tuple[list[str], dict[str, ManifestFile]]:
+    """The manifest lists of the snapshots, and their distinct manifests (first listing wins),
+    read a few lists ahead of the consumer. Thousands of snapshots list mostly the same
+    manifests: each list is decoded as columns and only an entry whose manifest was not seen yet
+    becomes a :class:`ManifestFile`."""
+    lists: list[str] = []
+    manifests: dict[str, ManifestFile] = {}
+    with_lists = [s for s in snapshots if s.manifest_list or s.manifests]
+    for s, (paths, make) in zip(with_lists, bounded_map(lambda s: _list_paths(view, s), with_lists,
+                                                         workers=workers, ahead=16)):
+        if s.manifest_list:
+            lists.append(view.resolve(s.manifest_list))
+        new = [i for i, p in enumerate(paths) if p not in manifests]
+        if new:
+            for m in make(new):
+                manifests.setdefault(m.manifest_path, m)
+    return lists, manifests
+
+
+def _list_paths(view: Table, s: Snapshot) -> tuple[list[str], Callable[[list[int]], list[ManifestFile]]]:
+    """The manifest paths a snapshot lists, and a function giving the ManifestFiles of some of
+    them (by position). Read by polars as columns; anything unusual through ``view.manifests``
+    (with its checks and messages)."""
+    if s.manifest_list is not None:
+        from icectl.errors import IcectlError
+        from icectl.formats.avro import failures, open_avro, read_frame
+        from icectl.formats.manifest import manifest_file
+
+        path = view.resolve(s.manifest_list)
+        try:
+            df = read_frame(open_avro(view.io.read(path), source=path))
+        except IcectlError:
+            df = None  # view.manifests says what is wrong
+        if df is not None and "manifest_path" in df.columns:
+            try:
+                paths = [view.resolve(p) for p in df.get_column("manifest_path").to_list()]
+                if all(isinstance(p, str) for p in paths):
+                    def make(rows: list[int]) -> list[ManifestFile]:
+                        out = []
+                        for i, r in zip(rows, df[rows].to_dicts()):
+                            m = manifest_file(r)
+                            m.manifest_path = paths[i]
+                            out.append(m)
+                        return out
+
+                    make(list(range(min(1, len(paths)))))  # the entry form is checked once per list
+                    return paths, make
+            except (KeyError, TypeError, ValueError, *failures()):
+                pass
+    full = view.manifests(s)
+    return [m.manifest_path for m in full], lambda rows: [full[i] for i in rows]
+
+
+CONTENT_SCHEMA = {"path": "String", "kind": "String", "size": "Int64"}
+
+
+def live_content(view: Table, m: ManifestFile) -> Any:
+    """A polars DataFrame (path, kind, size) of a manifest's live entries, as
+    ``read_entries(live_only=True)`` gives them: straight from polars' columns when it can (no
+    per-entry Python objects, which cost ~3x the Avro decoding itself), else entry by entry
+    (polars missing or failing, v4 paths to resolve, nulls, an out-of-range status or content:
+    then read_entries reads the manifest, with its validation and error messages)."""
+    import polars as pl
+
+    fast = _fast_live_files(view, m)
+    if fast is not None:
+        return fast
+    rows = [(e.data_file.file_path, e.data_file.kind, e.data_file.file_size_in_bytes)
+            for e in view.read_entries(m, live_only=True, with_stats=False)]
+    return pl.DataFrame(rows, schema={k: getattr(pl, v) for k, v in CONTENT_SCHEMA.items()}, orient="row")
+
+
+def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
     if view.metadata.format_version >= 4:
         return None
     try:
@@ -104,23 +156,77 @@ def _fast_live_files(view: Table, m: ManifestFile) -> list[tuple[str, str, int]]
     except ColumnarUnavailable:
         return None
     try:
-        status = df.get_column("status")
-        d = df.select("data_file").unnest("data_file")  # direct column access, no query per field
-        if not {"file_path", "file_format", "file_size_in_bytes"} <= set(d.columns):
+        import polars as pl
+
+        names = {f.name for f in df.schema["data_file"].fields}
+        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
             return None
-        cols = [status, d.get_column("file_path"), d.get_column("file_format"), d.get_column("file_size_in_bytes")]
-        content = d.get_column("content") if "content" in d.columns else None
-        if any(c.null_count() for c in cols):
-            return None  # read_entries rejects (or reads differently) what is null
-        contents = content.fill_null(0).to_list() if content is not None else [0] * len(status)
-        out = []
-        for st, path, fmt, size, c in zip(status.to_list(), cols[1].to_list(), cols[2].to_list(), cols[3].to_list(),
-                                          contents):
-            if st == 2:
-                continue
-            if c not in (0, 1, 2) or st not in (0, 1):
-                return None  # out of range: read_entries says so
-            out.append((path, content_kind(c, str(fmt)), int(size)))
-        return out
+        f = pl.col("data_file").struct.field
+        content = f("content").fill_null(0) if "content" in names else pl.lit(0)
+        d = df.select(pl.col("status"), content.cast(pl.Int64).alias("content"), f("file_path").alias("path"),
+                      f("file_format").cast(pl.String).alias("format"),
+                      f("file_size_in_bytes").cast(pl.Int64).alias("size"))
+        c = pl.col("content")
+        ok = d.select(pl.all_horizontal(
+            *(pl.col(n).null_count() == 0 for n in ("status", "path", "format", "size")),
+            pl.col("status").is_in([0, 1, 2]).all(), c.is_in([0, 1, 2]).all())).item()
+        if not ok:
+            return None  # a null or an out-of-range value: read_entries rejects it, or reads it otherwise
+        kind = (pl.when(c == 0).then(pl.lit(DATA)).when(c == 2).then(pl.lit(EQUALITY_DELETES))
+                .when(pl.col("format").str.to_lowercase() == "puffin").then(pl.lit(DELETION_VECTOR))
+                .otherwise(pl.lit(POSITION_DELETES)))
+        return d.filter(pl.col("status") != 2).select("path", kind.alias("kind"), "size")
     except Exception:
         return None
+
+
+# -- compact sets of paths -----------------------------------------------------------------------------
+
+KEY_SEED = 0x1CEC7
+
+
+class PathKeys:
+    """A set of paths as sorted 64-bit keys (polars' hash of the path, one seed): 8 bytes a path
+    instead of ~150, so the millions of files of a large table fit in a few tens of MB.
+
+    Membership is exact for "no": a path whose key is absent is not in the set. A path whose key
+    is present is in the set, or (with a probability of about n / 2**64 for n paths: 1 in 10**13
+    for two million) shares its key with one that is. Callers use it only where a wrong "yes"
+    is the safe answer: a file taken as reachable is kept, never deleted."""
+
+    def __init__(self, keys: Any = None):
+        import numpy as np
+
+        self.keys = np.unique(keys) if keys is not None and len(keys) else np.zeros(0, dtype=np.uint64)
+
+    @classmethod
+    def of(cls, chunks: Iterable[Any]) -> "PathKeys":
+        """From polars Series (or lists) of paths."""
+        import numpy as np
+
+        parts = [key_array(c) for c in chunks]
+        return cls(np.concatenate(parts) if parts else None)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def contains(self, paths: Any) -> Any:
+        """A numpy bool array: whether each path (a polars Series or a list) is in the set."""
+        import numpy as np
+
+        k = key_array(paths)
+        if not len(self.keys):
+            return np.zeros(len(k), dtype=bool)
+        i = np.searchsorted(self.keys, k)
+        i[i == len(self.keys)] = 0
+        return self.keys[i] == k
+
+    def __contains__(self, path: str) -> bool:
+        return bool(self.contains([path])[0])
+
+
+def key_array(paths: Any) -> Any:
+    import polars as pl
+
+    s = paths if isinstance(paths, pl.Series) else pl.Series("path", list(paths), dtype=pl.String)
+    return s.hash(seed=KEY_SEED).to_numpy()

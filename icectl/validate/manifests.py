@@ -36,16 +36,45 @@ class ManifestScan:
     readable: bool = True
     entries: int = 0
     findings: list[Finding] = field(default_factory=list)
-    data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format
+    # Live data files: a polars DataFrame of path, entry, records, size, format; once compacted
+    # (:meth:`compact`), of key (a 64-bit hash of the path), entry, records, size.
+    data_files: Any = None
     deletes: list[LiveFile] = field(default_factory=list)
     # Until finish_scans: the findings so far and the decoded entries still to check.
     out: Any = field(default=None, repr=False)
     pending: Any = field(default=None, repr=False)
+    # Scans the manifest again (the full data_files frame) once its paths were dropped.
+    reload: Any = field(default=None, repr=False)
 
     @property
     def data(self) -> list[tuple[str, int, int, int, str]]:
-        """The live data files as (path, entry, records, size, format) tuples."""
-        return self.data_files.rows() if self.data_files is not None else []
+        """The live data files as (path, entry, records, size, format) tuples (read again from
+        the manifest when the scan was compacted)."""
+        frame = self.data_files
+        if frame is not None and "path" not in frame.columns:
+            frame = self.reload().data_files if self.reload is not None else None
+        return frame.rows() if frame is not None else []
+
+    def compact(self, reload: Any) -> None:
+        """Keep only a 64-bit key per live data file instead of its path (8 bytes instead of
+        ~100 a file, so that millions of files stay in bounded memory); ``reload`` gives the
+        full scan again when a rule needs the paths."""
+        if self.data_files is not None and "path" in self.data_files.columns:
+            import polars as pl
+
+            self.data_files = self.data_files.select(path_key(pl.col("path")).alias("key"), "entry", "records", "size")
+            self.reload = reload
+
+
+KEY_SEED = 0x1CEC7
+
+
+def path_key(expr: Any) -> Any:
+    """The 64-bit key of a path column (polars' hash, fixed seed: the same in one process).
+    Two of n paths share a key with a probability of about n**2 / 2**65 (1 in 10**7 for two
+    million files): a repeated key only sends a snapshot to the exact, path-by-path check; a
+    path a delete file names that shares a key with another live path would be taken as live."""
+    return expr.hash(seed=KEY_SEED)
 
 
 class _Out:

@@ -20,7 +20,7 @@ from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
 from icectl.validate.entries import ScanContext
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
-from icectl.validate.manifests import ManifestScan, finish_scans, scan_manifest_pending
+from icectl.validate.manifests import ManifestScan, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path
 
 REQUIRED_LIST_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id", "added_files_count",
@@ -242,6 +242,9 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     def one(ref: ManifestFile) -> ManifestScan:
         return scan_manifest_pending(_read_or_none(table.io, ref.manifest_path), ref, ctx)
 
+    def again(ref: ManifestFile) -> Any:
+        return lambda: finish_scans([one(ref)], ctx)[0]
+
     distinct: dict[tuple, ManifestFile] = {}
     for r in refs:
         distinct.setdefault(scan_key(r), r)
@@ -257,6 +260,9 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
                 refs_ = [r for _, r in chunk]
                 scans = list(pool.map(one, refs_)) if workers > 1 else list(map(one, refs_))
                 finish_scans(scans, ctx)
+                if not ctx.deep:  # --deep reads every file anyway: it keeps the paths
+                    for scan, r in zip(scans, refs_):
+                        scan.compact(again(r))
                 found.update(zip((k for k, _ in chunk), scans))
     finally:
         if enabled:
@@ -264,7 +270,7 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     return {k: found[k] for k in distinct}
 
 
-CHUNK_BYTES = 64 * 1024 * 1024  # of manifest files checked together (~400,000 entries of 8 columns)
+CHUNK_BYTES = 16 * 1024 * 1024  # of manifest files checked together (~100,000 entries of 8 columns; two of the largest, one per core)
 
 
 def _chunks(refs: list[tuple[tuple, ManifestFile]], limit: int) -> list[list[tuple[tuple, ManifestFile]]]:
@@ -290,22 +296,30 @@ class LiveIndex:
         import polars as pl
 
         self.position = {id(s): i for i, s in enumerate(scans)}
-        frames = [s.data_files.select("path", "entry").with_columns(pl.lit(i, dtype=pl.UInt32).alias("m"))
-                  for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
-        data = pl.concat(frames) if frames else pl.DataFrame(schema={"path": pl.String, "entry": pl.UInt32,
+
+        def keyed(s: ManifestScan, i: int) -> Any:
+            f = s.data_files
+            key = pl.col("key") if "key" in f.columns else path_key(pl.col("path")).alias("key")
+            return f.select(key, pl.col("entry").cast(pl.UInt32), pl.lit(i, dtype=pl.UInt32).alias("m"))
+
+        # Paths by their 64-bit keys (compact scans keep no paths): a repeated key sends a
+        # snapshot to the path-by-path check, which reports only real repeats.
+        frames = [keyed(s, i) for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
+        data = pl.concat(frames) if frames else pl.DataFrame(schema={"key": pl.UInt64, "entry": pl.UInt32,
                                                                      "m": pl.UInt32})
-        self.self_duplicates = set(data.group_by("path", "m").len().filter(pl.col("len") > 1)
+        self.self_duplicates = set(data.group_by("key", "m").len().filter(pl.col("len") > 1)
                                    .get_column("m").unique().to_list())
-        pm = data.select("path", "m").unique()
-        shared = pm.join(pm, on="path", suffix="_b").filter(pl.col("m") < pl.col("m_b")).select("m", "m_b").unique()
+        pm = data.select("key", "m").unique()
+        shared = pm.join(pm, on="key", suffix="_b").filter(pl.col("m") < pl.col("m_b")).select("m", "m_b").unique()
         self.partners: dict[int, set[int]] = {}
         for a, b in shared.rows():
             self.partners.setdefault(a, set()).add(b)
-        named = {p for s in scans for f in s.deletes for p in (f.path, f.referenced_data_file) if p is not None}
+        named = sorted({p for s in scans for f in s.deletes for p in (f.path, f.referenced_data_file) if p is not None})
         self.where: dict[str, list[tuple[int, int]]] = {}
         if named:
-            for path, entry, m in data.filter(pl.col("path").is_in(list(named))).rows():
-                self.where.setdefault(path, []).append((m, entry))
+            keys = pl.DataFrame({"name": named}).with_columns(path_key(pl.col("name")).alias("key"))
+            for name, entry, m in keys.join(data, on="key").select("name", "entry", "m").rows():
+                self.where.setdefault(name, []).append((m, entry))
 
     def may_repeat(self, members: set[int]) -> bool:
         """Whether the manifests ``members`` (positions) can list a live path twice."""

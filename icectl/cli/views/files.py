@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, num, opt, print_table, say, text_renderer
+from icectl.cli.output import BATCH, fmt_bytes, head, num, opt, plain_table_stream, print_table, say, text_renderer
 
 if TYPE_CHECKING:
     from icectl.ops.inspect import FileRow
@@ -14,22 +14,40 @@ if TYPE_CHECKING:
 @dataclass
 class FileList:
     json_root: ClassVar[str] = "rows"  # streamed: one file per line
-    rows: list[FileRow]
+    rows: Iterable[FileRow]  # a list, or an iterator consumed as it is printed (millions of files)
 
 
 FILE_COLUMNS = ["content", "path", "partition", "records", "size", "data seq", "file seq"]
+RIGHT = {"records", "size", "data seq", "file seq"}
 
 
 @text_renderer(FileList)
 def _files_text(env: Env, result: FileList) -> None:
-    rows = result.rows
-    if not rows:
+    rows = iter(result.rows)
+    first = head(rows)
+    if not first:
         say(env, "no live files")
         return
-    cells = [[r.content, r.file_path, ", ".join(f"{k}={v}" for k, v in r.partition_display.items()),
-              num(r.record_count), fmt_bytes(r.file_size_in_bytes), opt(r.data_sequence_number),
-              opt(r.file_sequence_number)] for r in rows]
-    print_table(env, FILE_COLUMNS, cells, right={"records", "size", "data seq", "file seq"})
-    total = sum(r.file_size_in_bytes for r in rows)
-    say(env, f"{len(rows):,} files, {sum(r.record_count for r in rows if r.content == 'data'):,} data records, "
-             f"{fmt_bytes(total)}")
+    totals = [0, 0, 0]  # files, data records, bytes
+
+    def cells(batch: list[FileRow]) -> list[list[str]]:
+        totals[0] += len(batch)
+        totals[1] += sum(r.record_count for r in batch if r.content == "data")
+        totals[2] += sum(r.file_size_in_bytes for r in batch)
+        return [[r.content, r.file_path, ", ".join(f"{k}={v}" for k, v in r.partition_display.items()),
+                 num(r.record_count), fmt_bytes(r.file_size_in_bytes), opt(r.data_sequence_number),
+                 opt(r.file_sequence_number)] for r in batch]
+
+    if len(first) < BATCH:  # the whole listing: one table, rich on a terminal when it is short
+        print_table(env, FILE_COLUMNS, cells(first), right=RIGHT)
+    else:
+        def batches() -> Iterator[list[list[str]]]:
+            yield cells(first)
+            while True:
+                batch = head(rows)
+                if not batch:
+                    return
+                yield cells(batch)
+
+        plain_table_stream(env, FILE_COLUMNS, batches(), right=RIGHT)
+    say(env, f"{totals[0]:,} files, {totals[1]:,} data records, {fmt_bytes(totals[2])}")

@@ -1,0 +1,116 @@
+"""The pieces that keep large tables in bounded memory: path normalisation as columns (orphans),
+64-bit path keys (expire, orphans), the bounded map that streams manifests, and the local
+listing that walks a folder as it is consumed."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from icectl.io import FileIO
+from icectl.ops.orphans import ReachableIndex, full_key, normalized, split_path
+from icectl.table.listing import bounded_map
+from icectl.table.reachability import PathKeys
+
+PATHS = [
+    "/wh/db/t/data/a.parquet",
+    "/wh/db/t/data/x=1/b.parquet",
+    "/wh/db/t/data/trailing/",
+    "/wh/db/t//double/slash.parquet",
+    "file:/wh/db/t/data/c.parquet",
+    "file:///wh/db/t/data/d.parquet",
+    "/wh/db/other/e.parquet",
+    "/wh/db/t/data/odd?name#frag.parquet",
+    "s3a://bucket/t/data/f.parquet",
+    "s3://bucket/t/data/g.parquet",
+    "s3n://other/t/h.parquet",
+    "gs://b/t/i.parquet",
+    "/wh/db/t",
+]
+
+
+@pytest.mark.parametrize("location", ["/wh/db/t", "/wh/db/t/", "file:/wh/db/t", "s3://bucket/t", "s3a://bucket/t/",
+                                      None])
+def test_normalized_equals_split_path_row_by_row(location):
+    frame = normalized(PATHS, location)
+    assert frame.rows() == [split_path(p) for p in PATHS]
+
+
+def test_path_keys_membership():
+    keys = PathKeys.of([["/a", "/b", "/a"], ["/c"]])
+    assert len(keys) == 3
+    assert list(keys.contains(["/a", "/z", "/c", "/b"])) == [True, False, True, True]
+    assert "/b" in keys and "/y" not in keys
+    assert list(PathKeys().contains(["/a"])) == [False]
+
+
+def test_reachable_index_is_a_set_of_normalised_paths():
+    index = ReachableIndex.of_paths(["/wh/db/t/data/a.parquet", "s3://bucket/t/data/g.parquet"], "/wh/db/t")
+    assert "file:///wh/db/t/data/a.parquet" in index  # file:// and / are one path
+    assert "s3a://bucket/t/data/g.parquet" in index  # s3a is s3
+    assert "/wh/db/t/data/b.parquet" not in index
+    assert index.owner_of("/t/data/g.parquet") == ("s3", "bucket")
+    assert index.owner_of("/t/data/nope.parquet") is None
+    assert {"/wh/db/t/data/a.parquet"} <= index
+    assert {"/wh/db/t/data/a.parquet", "/x"} & index == {"/wh/db/t/data/a.parquet"}
+    assert len(index) == 2
+    # Many chunks (compacted as they come) give the same answers as one.
+    big = ReachableIndex("/wh")
+    for i in range(5):
+        big.add([f"/wh/f{j}" for j in range(i * 1000, (i + 1) * 1000)])
+    big.done()
+    assert len(big) == 5000 and "/wh/f4999" in big and "/wh/f5000" not in big
+    assert list(full_key(normalized(["/wh/f1"], "/wh"))) == ["file\x1f\x1f/wh/f1"]
+
+
+def test_bounded_map_keeps_order_and_stays_ahead_by_at_most_the_window():
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def fn(i: int) -> int:
+        with lock:
+            started.append(i)
+        time.sleep(0.001)
+        return i * i
+
+    out = []
+    for i, r in enumerate(bounded_map(fn, list(range(50)), workers=2, ahead=4)):
+        out.append(r)
+        with lock:
+            assert len(started) <= i + 1 + 4  # never more than the window beyond what was consumed
+    assert out == [i * i for i in range(50)]
+    assert list(bounded_map(fn, [3], workers=2)) == [9]
+
+
+def test_bounded_map_stops_early_without_running_everything():
+    ran: list[int] = []
+    gen = bounded_map(lambda i: ran.append(i) or i, list(range(1000)), workers=2, ahead=3)
+    assert next(gen) == 0
+    gen.close()
+    assert len(ran) < 10
+
+
+def test_local_listing_matches_fsspec(tmp_path):
+    import fsspec
+
+    for rel in ("a.txt", "d1/b.txt", "d1/d2/c.txt", ".hidden/x", "d3/_y=1/z.parquet", "empty/", "b/c.txt", "b.txt",
+                "a/a/x.txt", "z.txt"):
+        p = tmp_path / rel
+        if rel.endswith("/"):
+            p.mkdir(parents=True, exist_ok=True)
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"x" * len(rel))
+    fio = FileIO()
+    ours = {(f.path, f.size, f.modified_ms) for f in fio.list_files(str(tmp_path))}
+    fs = fsspec.filesystem("file")
+    theirs = {(p, int(i["size"]), int(i["mtime"] * 1000)) for p, i in fs.find(str(tmp_path), detail=True).items()}
+    assert ours == theirs
+    # In the same order as fsspec's (sorted full paths).
+    assert [f.path for f in fio.list_files(str(tmp_path))] == list(fs.find(str(tmp_path)))
+    assert {f.path for f in fio.list_files(f"file:{tmp_path}")} == {"file:" + p for p, _, _ in theirs}
+    assert [f.path for f in fio.list_files(str(tmp_path / "a.txt"))] == [str(tmp_path / "a.txt")]
+    assert list(fio.list_files(str(tmp_path / "nowhere"))) == []
+    assert os.path.exists(tmp_path / "empty")
