@@ -315,13 +315,14 @@ def still_orphans(table: Table, plan: OrphanPlan, *, prefix_mismatch: str = "err
     fresh = table.refresh()
     if fresh.metadata_location == table.metadata_location:
         return list(plan.orphans)
-    by_full = {split_path(p) for p in all_reachable(fresh)}
-    by_path = {p for _, _, p in by_full}
-    out = []
-    for f in plan.orphans:
-        key = split_path(f.path)
-        if key in by_full or (key[2] in by_path and prefix_mismatch != "delete"):
-            continue
-        out.append(f)
-    return out
+    reachable = all_reachable(fresh)
+    if not isinstance(reachable, ReachableIndex):
+        reachable = ReachableIndex.of_paths(reachable, fresh.metadata.location)
+    if not plan.orphans:
+        return []
+    frame = normalized([f.path for f in plan.orphans], fresh.metadata.location)
+    reached = reachable.full.contains(full_key(frame))
+    unreached = [f for f, r in zip(plan.orphans, reached) if not r]
+    owners = reachable.owners_of([split_path(f.path)[2] for f in unreached])
+    return [f for f, owner in zip(unreached, owners) if owner is None or prefix_mismatch == "delete"]
 
