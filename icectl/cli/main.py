@@ -60,6 +60,7 @@ def _register() -> None:
     from icectl.cli import upgrade
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
+    from icectl.cli import health
 
     tables.register(app)
     expire.register(app)
@@ -77,6 +78,7 @@ def _register() -> None:
     namespaces.register(app)
     rewrite_manifests.register(app)
     demo.register(app)
+    health.register(app)
 
 
 _register()

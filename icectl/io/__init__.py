@@ -177,6 +177,31 @@ class FileIO:
         with fs.open(p, "wb") as f:
             f.write(data)
 
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` unless it exists; return whether this call created it.
+
+        Atomic against other processes and hosts: ``O_CREAT | O_EXCL`` on a local or mounted disk,
+        a conditional PUT (``If-None-Match: *``) on S3 through s3fs's exclusive mode ``xb``."""
+        if scheme_of(path) == "file":
+            p = local_path(path)
+            try:
+                os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+                fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            except OSError as e:
+                raise _storage_error(path, e, writing=True) from None
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return True
+        fs = self.filesystem(path)
+        try:
+            with fs.open(self._fs_path(path), "xb") as f:
+                f.write(data)
+        except FileExistsError:
+            return False
+        return True
+
     def exists(self, path: str) -> bool:
         if scheme_of(path) == "file":
             return os.path.exists(local_path(path))
