@@ -147,6 +147,27 @@ REWRITE_MANIFESTS = {"table": str, "starting_snapshot_id": Opt(int), "spec_id": 
                      "rewritten_manifests": [str], "added_manifests": [str], "kept_manifests": int, "entries": int,
                      "snapshot_id": Opt(int), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
                      "commits": [COMMIT]}
+METRICS = {"data_files": int, "data_bytes": int, "records": int, "target_file_size": int, "small_files": int,
+           "small_file_ratio": NUMBER, "delete_files": int, "delete_records": int, "delete_file_ratio": NUMBER,
+           "delete_record_ratio": NUMBER, "manifests": int, "data_manifests": int, "delete_manifests": int,
+           "manifest_bytes": int, "manifest_target_size": int, "small_manifests": int, "snapshots": int,
+           "expirable_snapshots": int, "oldest_snapshot_age_ms": Opt(int), "max_snapshot_age_ms": int,
+           "metadata_size": Opt(int), "metadata_log_entries": int, "previous_versions_max": int, "partitions": int,
+           "partition_skew": Opt(NUMBER), "statistics_files": int, "statistics_snapshots_behind": Opt(int),
+           "statistics_age_ms": Opt(int), "orphan_files": Opt(int), "orphan_bytes": Opt(int)}
+HEALTH = {"tables": [{"table": str, "metadata_location": Opt(str), "format_version": Opt(int), "status": str,
+                      "metrics": Opt(METRICS),
+                      "findings": [{"check": str, "severity": str, "message": str, "step": Opt(str),
+                                    "command": Opt(str)}],
+                      "steps": [str], "error": Opt(str), "seconds": NUMBER}],
+          "worst": str, "exit_code": int, "counts": Map(int)}
+MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "budget_exhausted": bool,
+            "seconds": NUMBER,
+            "tables": [{"table": str, "status": str, "health_before": Opt(str), "health_after": Opt(str),
+                        "steps": [{"step": str, "command": Opt(str), "status": str, "reason": str, "seconds": NUMBER,
+                                   "summary": Map(int), "error": Opt(str), "commits": [COMMIT]}],
+                        "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
+            "failed": [str], "commits": [COMMIT]}
 
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
@@ -157,7 +178,7 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS,
+    "rewrite-manifests": REWRITE_MANIFESTS, "health": HEALTH, "maintain": MAINTAIN,
 }
 
 
