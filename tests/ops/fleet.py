@@ -43,8 +43,8 @@ def _file(table, ids: list[int], day: int):
     return tables.write_data_file(table, ids, [f"n{i}" for i in ids], BASE_DAY + day)
 
 
-def build_fleet(root: str, *, small_files: bool = False) -> dict[str, str]:
-    """Build the fleet under ``root``; return the catalog options: ``{"uri": ..., "warehouse": ...}``."""
+def build_fleet(root: str, *, small_files: bool = False, catalog_name: str = "default") -> dict[str, str]:
+    """Build the fleet under ``root`` (as the SQL catalog ``catalog_name``); return the catalog options: ``{"uri": ..., "warehouse": ...}``."""
     from icectl.catalog.sql import SqlCatalog
     from icectl.io import FileIO
     from icectl.table.snapshots import append_files
@@ -52,7 +52,7 @@ def build_fleet(root: str, *, small_files: bool = False) -> dict[str, str]:
     wh = os.path.join(root, "warehouse")
     os.makedirs(wh, exist_ok=True)
     uri = f"sqlite:///{os.path.join(root, 'catalog.db')}"
-    catalog = SqlCatalog("default", uri, wh, FileIO())
+    catalog = SqlCatalog(catalog_name, uri, wh, FileIO())
     catalog.create_namespace((NS,), {})
     now = int(time.time() * 1000)
 
