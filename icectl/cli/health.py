@@ -10,7 +10,8 @@ from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 
 TargetsArg = Annotated[Optional[list[str]], typer.Argument(
-    help="Tables (NAMESPACE.TABLE) or namespaces (all their tables, and those of the namespaces below).",
+    help="Tables (NAMESPACE.TABLE) or namespaces (all their tables, and those of the namespaces below); health "
+    "also takes a table location or metadata file.",
     show_default=False)]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every table of the catalog.")]
 PolicyOpt = Annotated[Optional[str], typer.Option(
@@ -44,10 +45,20 @@ def health(
     from icectl.ops.health import check_tables
     from icectl.ops.maintenance_policy import load_policy_file
 
+    from icectl.catalog.path import looks_like_path
+    from icectl.ops.health import HealthRun, check_table
+
     env: Env = ctx.obj
     policies = load_policy_file(policy)
-    idents = _targets(env, targets, all_tables)
-    run = check_tables(env.get_catalog(), idents, policies, orphans=orphans)
+    paths = [t for t in targets or [] if looks_like_path(t)]
+    names = [t for t in targets or [] if not looks_like_path(t)]
+    # A table location or metadata file is measured read-only, without a catalog (as describe does).
+    tables = [env.open_table(p) for p in paths]
+    run = HealthRun([check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans)
+                     for t in tables])
+    if names or all_tables or not paths:
+        run.tables += check_tables(env.get_catalog(), _targets(env, names, all_tables), policies,
+                                   orphans=orphans).tables
     report = health_report(run, prefix=_prefix(env))
     render(env, report)
     need = [t.table for t in run.tables if t.status != "healthy"]

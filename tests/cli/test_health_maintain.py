@@ -308,3 +308,12 @@ def test_bad_budget(fleet, budget):
     code, out, err = fleet.run("maintain", "--all", "--budget", budget, "--yes")
     assert_one_error(code, out, err, ExitCode.USAGE, contains="--budget")
     assert fleet.state() == before
+
+
+def test_health_of_a_table_location_without_a_catalog(fleet):
+    loc = fleet.locations()["fleet.old_snapshots"]
+    table_dir = os.path.dirname(os.path.dirname(loc))
+    for target in (table_dir, loc):
+        code, out, err = fleet.run("-o", "json", "health", target, catalog=False)
+        assert code == ExitCode.HEALTH_WARNING, err
+        assert json.loads(out)["tables"][0]["steps"] == ["expire"]
