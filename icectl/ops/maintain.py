@@ -167,7 +167,7 @@ class _PartialError(IcectlError):
 
 
 def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: TableRun, *, opts: MaintainOptions,
-                    clock: _Clock, progress: Progress | None) -> None:
+                    clock: _Clock, lock: Any, progress: Progress | None) -> None:
     say = (lambda m: progress(f"{table.name}: {m}")) if progress else (lambda m: None)
     for i, step in enumerate(STEPS):
         if not policy.step_enabled(step):
@@ -176,6 +176,9 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
             run.steps += [StepRun(s, [], "skipped", "the time budget is spent") for s in STEPS[i:]
                           if policy.step_enabled(s) and s in health.steps]
             return
+        if not lock.renew(opts.lease_ms or clock.lease_ms()):
+            raise IcectlError(f"the maintenance lock of {table.name} was taken by another run (it expired); "
+                              "stopping", hint="give maintain a --budget longer than its steps take")
         table = table.refresh()
         now = int(time.time() * 1000)
         h = check_table(table, policy, now_ms=now, orphans=step == "remove-orphans", checks=(STEP_CHECK[step],))
@@ -243,7 +246,7 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
                     progress(f"{name}: locked by {run.locked_by}: skipped")
                 continue
             try:
-                _maintain_table(table, policy, health, run, opts=opts, clock=clock, progress=progress)
+                _maintain_table(table, policy, health, run, opts=opts, clock=clock, lock=lock, progress=progress)
             finally:
                 lock.release()
             if any(s.status == "skipped" for s in run.steps):

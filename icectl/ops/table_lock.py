@@ -15,7 +15,7 @@ with an exclusive create: ``O_CREAT | O_EXCL`` on a local or mounted disk, a con
   so neither deletes a held lock.
 
 The file holds its owner (host and process id), a random token and an expiry time (the lease: the
-run's budget plus an hour, or six hours). A lock past its expiry was left by a run that died; the
+run's budget left plus an hour, or six hours, renewed before each step). A lock past its expiry was left by a run that died; the
 next run removes it, re-reading it first and removing it only while it still holds the same token,
 and then creates its own, again exclusively. A run releases only a lock holding its own token.
 """
@@ -96,6 +96,19 @@ class TableLock:
         held = _read(self.table, self.path)
         self.holder = held
         return False
+
+    def renew(self, lease_ms: int) -> bool:
+        """Push the expiry ``lease_ms`` from now while the lock is still ours (before each step, so a
+        long run is never taken for a dead one); False when it is no longer ours."""
+        if not self.acquired:
+            return False
+        held = _read(self.table, self.path)
+        if held is None or held.token != self.mine.token:
+            self.acquired = False
+            return False
+        self.mine.expires_ms = int(time.time() * 1000) + lease_ms
+        self.table.io.write(self.path, json.dumps(self.mine.__dict__).encode(), overwrite=True)
+        return True
 
     def release(self) -> None:
         if not self.acquired:
