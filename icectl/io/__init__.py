@@ -180,19 +180,28 @@ class FileIO:
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` unless it exists; return whether this call created it.
 
-        Atomic against other processes and hosts: ``O_CREAT | O_EXCL`` on a local or mounted disk,
+        Atomic against other processes and hosts: a link (which refuses an existing name) on a local or
+        mounted disk,
         a conditional PUT (``If-None-Match: *``) on S3 through s3fs's exclusive mode ``xb``."""
         if scheme_of(path) == "file":
+            # Written beside, then linked: the file appears with its whole content, or not at all
+            # (an O_EXCL create would show other processes an empty file for a moment).
             p = local_path(path)
+            tmp = f"{p}.{uuid.uuid4().hex}.tmp"
             try:
                 os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
-                fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                with builtins.open(tmp, "wb") as f:
+                    f.write(data)
+                os.link(tmp, p)
             except FileExistsError:
                 return False
             except OSError as e:
                 raise _storage_error(path, e, writing=True) from None
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            finally:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
             return True
         fs = self.filesystem(path)
         try:

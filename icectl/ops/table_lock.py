@@ -2,8 +2,8 @@
 task, a run that outlived its schedule) never work on one table at the same time.
 
 The lock is a small JSON file, ``metadata/_icectl-maintain.lock`` under the table location, created
-with an exclusive create: ``O_CREAT | O_EXCL`` on a local or mounted disk, a conditional PUT
-(``If-None-Match: *``) on S3. Why there, and not in the catalog:
+with an exclusive create that makes it appear whole: a link of a written file (which refuses an
+existing name) on a local or mounted disk, a conditional PUT (``If-None-Match: *``) on S3. Why there, and not in the catalog:
 
 - it works the same for every catalog (SQL, PostgreSQL, REST, file-system) and across processes and
   hosts, since every run that can maintain the table reaches its location;
@@ -15,9 +15,11 @@ with an exclusive create: ``O_CREAT | O_EXCL`` on a local or mounted disk, a con
   so neither deletes a held lock.
 
 The file holds its owner (host and process id), a random token and an expiry time (the lease: the
-run's budget left plus an hour, or six hours, renewed before each step). A lock past its expiry was left by a run that died; the
-next run removes it, re-reading it first and removing it only while it still holds the same token,
-and then creates its own, again exclusively. A run releases only a lock holding its own token.
+run's budget left plus an hour, or six hours, renewed before each step). A lock past its expiry was
+left by a run that died; the next run removes it under a second lock (``..lock.break``, also
+created exclusively, so two runs breaking it at once cannot both win), only while it still holds
+the token read, and then creates its own, again exclusively. A run releases only a lock holding
+its own token.
 """
 from __future__ import annotations
 
@@ -57,8 +59,11 @@ def _read(table: Table, path: str) -> LockHolder | None:
     except NotFoundError:
         return None
     except (ValueError, KeyError, TypeError):
-        # Unreadable (a writer died mid-write on a store without atomic create): treat as expired.
-        return LockHolder("unknown", "", 0, 0)
+        # The lock appears whole (a link, a conditional PUT), so this is not a run writing it but
+        # something else: held, for as long as a lease from its last change.
+        modified = next((f.modified_ms for f in table.io.list_files(path) if f.modified_ms is not None), None)
+        expires = (modified + DEFAULT_LEASE_MS) if modified is not None else 2 ** 62
+        return LockHolder("unknown (an unreadable lock file)", "", 0, expires)
 
 
 class TableLock:
@@ -86,16 +91,40 @@ class TableLock:
             if held.expires_ms > int(time.time() * 1000):
                 self.holder = held
                 return False
-            again = _read(self.table, self.path)
-            if again is not None and again.token == held.token:
+            # Expired: break it under a second lock, so that of two runs breaking it at once one
+            # cannot delete the lock the other has just taken.
+            guard = self.path + ".break"
+            if not io.create_exclusive(guard, data):
+                self._clear_dead_guard(guard)
+                self.holder = held
+                return False
+            try:
+                again = _read(self.table, self.path)
+                if again is not None and again.token == held.token:
+                    try:
+                        io.delete(self.path)
+                    except NotFoundError:
+                        pass
+                    self.broke = held
+                if io.create_exclusive(self.path, data):
+                    self.acquired = True
+                    return True
+            finally:
                 try:
-                    io.delete(self.path)
-                except NotFoundError:
+                    io.delete(guard)
+                except (IcectlError, OSError):
                     pass
-                self.broke = held
-        held = _read(self.table, self.path)
-        self.holder = held
+        self.holder = _read(self.table, self.path)
         return False
+
+    def _clear_dead_guard(self, guard: str) -> None:
+        """A guard older than a minute belongs to a run that died while breaking a lock."""
+        modified = next((f.modified_ms for f in self.table.io.list_files(guard) if f.modified_ms is not None), None)
+        if modified is not None and modified < int(time.time() * 1000) - 60_000:
+            try:
+                self.table.io.delete(guard)
+            except (IcectlError, OSError):
+                pass
 
     def renew(self, lease_ms: int) -> bool:
         """Push the expiry ``lease_ms`` from now while the lock is still ours (before each step, so a

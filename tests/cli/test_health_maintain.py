@@ -237,8 +237,16 @@ def test_a_held_lock_skips_the_table_and_an_expired_one_is_broken(fleet):
     assert json.loads(out)["tables"][0]["status"] == "done" and not os.path.exists(path)
 
 
-def test_the_lock_admits_one_process_at_a_time(fleet):
-    """Eight processes race for one table's lock: exactly one gets it."""
+@pytest.mark.parametrize("stale", [False, True])
+def test_the_lock_admits_one_process_at_a_time(fleet, stale):
+    """Eight processes race for one table's lock (free, or held by a run that died): exactly one
+    gets it."""
+    if stale:
+        from icectl.ops.table_lock import LOCK_NAME
+
+        table_dir = os.path.dirname(os.path.dirname(fleet.locations()["fleet.healthy"]))
+        pathlib.Path(table_dir, "metadata", LOCK_NAME).write_text(
+            json.dumps({"owner": "dead:1", "token": "old", "acquired_ms": 1, "expires_ms": 2}))
     script = (
         "import sys,time\n"
         "from icectl.catalog.sql import SqlCatalog\nfrom icectl.io import FileIO\n"
