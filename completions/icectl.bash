@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact create demo describe drop expire files health list maintain namespace properties refs register remove-orphans rename rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename restore rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -82,6 +82,12 @@ __icectl_spec() {
         'describe')
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'diff')
+            subcmds=''
+            opts='--catalog --help --output --summary --uri --verbose --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
@@ -181,6 +187,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'restore')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --to-metadata --to-time --to-version --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --to-metadata --to-time --to-version --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rewrite-deletes')
             subcmds=''
             opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -269,6 +281,8 @@ __icectl_choices() {
         'demo|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
+        'diff|--output') echo 'json table' ;;
+        'diff|-o') echo 'json table' ;;
         'drop|--output') echo 'json table' ;;
         'drop|-o') echo 'json table' ;;
         'expire|--output') echo 'json table' ;;
@@ -302,6 +316,8 @@ __icectl_choices() {
         'remove-orphans|-o') echo 'json table' ;;
         'rename|--output') echo 'json table' ;;
         'rename|-o') echo 'json table' ;;
+        'restore|--output') echo 'json table' ;;
+        'restore|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
         'rewrite-manifests|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -44,6 +44,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--format-version' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'describe'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'diff'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'drop'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'expire'
@@ -76,6 +78,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
         case 'rename'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'restore'
+            printf '%s\n' -- '--catalog' '--output' '--to-metadata' '--to-time' '--to-version' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
             printf '%s\n' -- '--branch' '--catalog' '--master' '--output' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-manifests'
@@ -147,6 +151,7 @@ complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'demo' -d 'Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+complete -c icectl -n '__icectl_at' -f -a 'diff' -d 'What changed from A to B: data and delete files added and removed (by partition, with records and bytes), schema, partition spec, sort order, property and ref changes'
 complete -c icectl -n '__icectl_at' -f -a 'drop' -d 'Drop a table from its catalog (metadata only), or with --purge together with its files'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
@@ -159,6 +164,7 @@ complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
+complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today\'s file, so another restore undoes it'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-manifests' -d 'Rewrite the current snapshot\'s manifests clustered by partition, at the table\'s target manifest size (metadata only, as Iceberg Java\'s rewrite_manifests)'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
@@ -279,6 +285,10 @@ complete -c icectl -n '__icectl_at demo' -l help -s h -d 'Show this message and 
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'
 
+# icectl diff
+complete -c icectl -n '__icectl_at diff' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at diff' -l summary -d 'Totals and metadata changes only: no partitions or files'
+
 # icectl drop
 complete -c icectl -n '__icectl_at drop' -l dry-run -d 'Show what would be dropped and deleted; change nothing'
 complete -c icectl -n '__icectl_at drop' -l help -s h -d 'Show this message and exit'
@@ -375,6 +385,14 @@ complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask fo
 complete -c icectl -n '__icectl_at rename' -l dry-run -d 'Check the rename; change nothing'
 complete -c icectl -n '__icectl_at rename' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl restore
+complete -c icectl -n '__icectl_at restore' -l dry-run -d 'Show the plan and the diff to today; change nothing'
+complete -c icectl -n '__icectl_at restore' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at restore' -l to-metadata -r -d 'Restore the state of this metadata file: a path, or a file name of the table\'s metadata folder or log'
+complete -c icectl -n '__icectl_at restore' -l to-time -r -d 'Restore the state the table had at this time (ISO 8601 or epoch milliseconds): the newest metadata-log file not newer'
+complete -c icectl -n '__icectl_at restore' -l to-version -r -d 'Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)'
+complete -c icectl -n '__icectl_at restore' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rewrite-deletes
 complete -c icectl -n '__icectl_at rewrite-deletes' -l apply-equality-deletes -d 'Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed'

@@ -60,6 +60,7 @@ def _register() -> None:
     from icectl.cli import upgrade
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
+    from icectl.cli import diff, restore
     from icectl.cli import health
 
     tables.register(app)
@@ -77,6 +78,8 @@ def _register() -> None:
     drop.register(app)
     namespaces.register(app)
     rewrite_manifests.register(app)
+    diff.register(app)
+    restore.register(app)
     demo.register(app)
     health.register(app)
 

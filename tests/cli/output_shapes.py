@@ -147,6 +147,32 @@ REWRITE_MANIFESTS = {"table": str, "starting_snapshot_id": Opt(int), "spec_id": 
                      "rewritten_manifests": [str], "added_manifests": [str], "kept_manifests": int, "entries": int,
                      "snapshot_id": Opt(int), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
                      "commits": [COMMIT]}
+DIFF_SIDE = {"spec": str, "kind": str, "snapshot_id": Opt(int), "snapshot_timestamp_ms": Opt(int),
+             "metadata_location": str}
+CHANGE_COUNTS = {"data_files_added": int, "data_files_removed": int, "delete_files_added": int,
+                 "delete_files_removed": int, "records_added": int, "records_removed": int,
+                 "delete_records_added": int, "delete_records_removed": int, "bytes_added": int, "bytes_removed": int}
+DIFF_FILE = {"content": str, "file_path": str, "file_format": str, "spec_id": int, "partition": Map(ANY),
+             "record_count": int, "file_size_in_bytes": int, "data_sequence_number": Opt(int),
+             "snapshot_id": Opt(int), "referenced_data_file": Opt(str), "content_offset": Opt(int),
+             "content_size_in_bytes": Opt(int)}
+VALUE_CHANGE = {"before": ANY, "after": ANY}
+DIFF = {"table": str, "a": DIFF_SIDE, "b": DIFF_SIDE, "summary_only": bool, "totals": CHANGE_COUNTS,
+        "partitions": Opt([{**CHANGE_COUNTS, "spec_id": int, "partition": Map(ANY)}]),
+        "added_files": Opt([DIFF_FILE]), "removed_files": Opt([DIFF_FILE]), "format_version": Opt(VALUE_CHANGE),
+        "schema": Opt({"from_schema_id": Opt(int), "to_schema_id": Opt(int),
+                       "changes": [{"field_id": int, "name": str, "change": str, "before": ANY, "after": ANY}]}),
+        "partition_spec": Opt(VALUE_CHANGE), "sort_order": Opt(VALUE_CHANGE),
+        "properties": [{"key": str, "change": str, "before": Opt(str), "after": Opt(str)}],
+        "location": Opt(VALUE_CHANGE),
+        "refs": [{"name": str, "type": str, "change": str, "from_snapshot_id": Opt(int), "to_snapshot_id": Opt(int)}],
+        "manifests": {"a": int, "b": int, "shared": int, "read": int}}
+RESTORE = {"table": str, "metadata_location": str, "restore_from": str, "restore_from_version": int,
+           "restore_from_timestamp_ms": int, "dry_run": bool, "applied": bool, "new_metadata_location": Opt(str),
+           "current_snapshot_id_before": Opt(int), "current_snapshot_id_after": Opt(int), "refs_before": Map(int),
+           "refs_after": Map(int), "changes": [str], "checked_files": int,
+           "missing_files": [{"path": str, "kind": str, "snapshot_id": int}], "not_restored_snapshots": [int],
+           "diff": Opt(DIFF), "commits": [COMMIT]}
 METRICS = {"data_files": int, "data_bytes": int, "records": int, "target_file_size": int, "small_files": int,
            "small_file_ratio": NUMBER, "delete_files": int, "delete_records": int, "delete_file_ratio": NUMBER,
            "delete_record_ratio": NUMBER, "manifests": int, "data_manifests": int, "delete_manifests": int,
@@ -178,7 +204,8 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS, "health": HEALTH, "maintain": MAINTAIN,
+    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
+    "maintain": MAINTAIN,
 }
 
 

@@ -258,6 +258,14 @@ CASES: dict[str, Case] = {
                      == ["rewrite-deletes", "remove-orphans"]),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
+    "diff": Case(("diff",), lambda lab: ["db.t", "t1", "main"], "diff",
+                 lambda lab: ["db.t: from t1", "partitions", "position-deletes", "equality-deletes"],
+                 check=lambda lab, d: d["totals"]["data_files_added"] == 2 and d["totals"]["delete_files_added"] == 3
+                 and d["a"]["snapshot_id"] == lab.s1 and d["b"]["snapshot_id"] == lab.s5),
+    "restore": Case(("restore",), lambda lab: ["db.t", "--to-version", "3"], "restore",
+                    lambda lab: ["db.t: restore to", "remove ref dev", "restored db.t"], mutating=True,
+                    check=lambda lab, d: d["current_snapshot_id_after"] == lab.s2 and d["refs_after"] == {"main": lab.s2}
+                    and any(u["action"] == "remove-snapshot-ref" for u in d["commits"][0]["updates"])),
 }
 
 
@@ -356,7 +364,7 @@ class _Tty(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire"])
+@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire", "diff", "restore"])
 def test_a_terminal_gets_rich_tables_and_trees(lab, name, monkeypatch):
     """The other side of the piped check: at a terminal, rich draws the same facts with boxes
     and tree guides."""
