@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename restore rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename restore rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -66,6 +66,18 @@ __icectl_spec() {
             opts='--branch --catalog --delete-file-threshold --dry-run --help --master --max-commits --max-file-group-size --min-input-files --output --partial-progress --rewrite-all --sort-by --strategy --target-file-size --template --uri --verbose --warehouse --where --yes -c -h -o -v -y'
             valopts='--branch --catalog --delete-file-threshold --master --max-commits --max-file-group-size --min-input-files --output --sort-by --strategy --target-file-size --template --uri --warehouse --where -c -o'
             numopts='--delete-file-threshold --max-commits --min-input-files'
+            ;;
+        'compute-partition-stats')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --snapshot --uri --warehouse -c -o'
+            numopts='--snapshot'
+            ;;
+        'compute-stats')
+            subcmds=''
+            opts='--catalog --columns --dry-run --help --master --output --snapshot --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --columns --master --output --snapshot --template --uri --warehouse -c -o'
+            numopts='--snapshot'
             ;;
         'create')
             subcmds=''
@@ -275,6 +287,10 @@ __icectl_choices() {
         'compact|--output') echo 'json table' ;;
         'compact|--strategy') echo 'binpack sort' ;;
         'compact|-o') echo 'json table' ;;
+        'compute-partition-stats|--output') echo 'json table' ;;
+        'compute-partition-stats|-o') echo 'json table' ;;
+        'compute-stats|--output') echo 'json table' ;;
+        'compute-stats|-o') echo 'json table' ;;
         'create|--output') echo 'json table' ;;
         'create|-o') echo 'json table' ;;
         'demo|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -38,6 +38,10 @@ function __icectl_value_options
             printf '%s\n' -- '--branch' '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'compact'
             printf '%s\n' -- '--branch' '--catalog' '--delete-file-threshold' '--master' '--max-commits' '--max-file-group-size' '--min-input-files' '--output' '--sort-by' '--strategy' '--target-file-size' '--template' '--uri' '--warehouse' '--where' '-c' '-o'
+        case 'compute-partition-stats'
+            printf '%s\n' -- '--catalog' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
+        case 'compute-stats'
+            printf '%s\n' -- '--catalog' '--columns' '--master' '--output' '--snapshot' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'create'
             printf '%s\n' -- '--catalog' '--format-version' '--location' '--output' '--partition-by' '--property' '--schema' '--sort-by' '--uri' '--warehouse' '-P' '-c' '-o' '-p' '-s'
         case 'demo'
@@ -148,6 +152,8 @@ complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, 
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
+complete -c icectl -n '__icectl_at' -f -a 'compute-partition-stats' -d 'Compute the partition statistics file from the snapshot\'s manifests (no Spark, as Iceberg Java\'s compute_partition_stats) and register it'
+complete -c icectl -n '__icectl_at' -f -a 'compute-stats' -d 'Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java\'s compute_table_stats) on Spark and register them for the snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'demo' -d 'Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
@@ -266,6 +272,21 @@ complete -c icectl -n '__icectl_at compact' -l target-file-size -r -d 'Target ou
 complete -c icectl -n '__icectl_at compact' -l template -r -d 'spark-submit job template (YAML); default: local[*] with the installed pyspark'
 complete -c icectl -n '__icectl_at compact' -l where -r -d 'Only partitions that may match, e.g. "ts >= \'2026-01-01\' and region = \'eu\'" (partition source columns)'
 complete -c icectl -n '__icectl_at compact' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl compute-partition-stats
+complete -c icectl -n '__icectl_at compute-partition-stats' -l dry-run -d 'Show the partition statistics; write nothing'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l snapshot -x -d 'Snapshot id (default: the current snapshot)'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl compute-stats
+complete -c icectl -n '__icectl_at compute-stats' -l columns -r -d 'Comma-separated columns (a.b for a struct\'s field); default: every top-level primitive column'
+complete -c icectl -n '__icectl_at compute-stats' -l dry-run -d 'Print the plan and the spark-submit command; run nothing'
+complete -c icectl -n '__icectl_at compute-stats' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at compute-stats' -l master -r -d 'Spark master, e.g. yarn or k8s://...; overrides the template'
+complete -c icectl -n '__icectl_at compute-stats' -l snapshot -x -d 'Snapshot id (default: the current snapshot)'
+complete -c icectl -n '__icectl_at compute-stats' -l template -r -d 'spark-submit job template (YAML); default: local[*] with the installed pyspark'
+complete -c icectl -n '__icectl_at compute-stats' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl create
 complete -c icectl -n '__icectl_at create' -l dry-run -d 'Show the table that would be created; write nothing (no catalog database, no folder)'

@@ -26,6 +26,8 @@ _icectl() {
                 branch) _icectl__branch && ret=0 ;;
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 compact) _icectl__compact && ret=0 ;;
+                compute-partition-stats) _icectl__compute_partition_stats && ret=0 ;;
+                compute-stats) _icectl__compute_stats && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
                 demo) _icectl__demo && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
@@ -64,6 +66,8 @@ _icectl_commands() {
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
+        'compute-partition-stats:Compute the partition statistics file from the snapshot'\''s manifests (no Spark, as Iceberg Java'\''s compute_partition_stats) and register it'
+        'compute-stats:Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java'\''s compute_table_stats) on Spark and register them for the snapshot'
         'create:Create a table'
         'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
@@ -290,6 +294,39 @@ _icectl__compact() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__compute_partition_stats] )) ||
+_icectl__compute_partition_stats() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the partition statistics; write nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__compute_stats] )) ||
+_icectl__compute_stats() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--columns=[Comma-separated columns (a.b for a struct'\''s field); default\: every top-level primitive column]:columns:_files' \
+        '--dry-run[Print the plan and the spark-submit command; run nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }

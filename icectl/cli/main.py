@@ -61,6 +61,7 @@ def _register() -> None:
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
     from icectl.cli import diff, restore
+    from icectl.cli import statistics
     from icectl.cli import health
 
     tables.register(app)
@@ -80,6 +81,7 @@ def _register() -> None:
     rewrite_manifests.register(app)
     diff.register(app)
     restore.register(app)
+    statistics.register(app)
     demo.register(app)
     health.register(app)
 

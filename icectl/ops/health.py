@@ -275,9 +275,9 @@ def _check_statistics(table: Table, policy: Policy, m: Metrics, out: list[Findin
     snap = md.snapshot_by_id(history[behind])
     m.statistics_age_ms = now_ms - snap.timestamp_ms if snap else None
     if behind >= policy.statistics_behind:
+        # Not a maintain step: statistics are for query planning, and computing them is a Spark job.
         out.append(Finding("statistics", "info", f"the table statistics are {behind} snapshots behind the current "
-                           "snapshot; icectl does not compute statistics (Spark: CALL system.compute_table_stats)",
-                           None, None))
+                           "snapshot", None, ["compute-stats", table.name, "--yes"]))
 
 
 def _check_orphans(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:

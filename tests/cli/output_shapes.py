@@ -45,7 +45,12 @@ DESCRIBE = {"name": str, "table_uuid": str, "location": str, "metadata_location"
             "current_schema_id": int, "schema": SPEC_JSON, "schemas": [SPEC_JSON], "default_spec_id": int,
             "partition_specs": [SPEC_JSON], "default_sort_order_id": int, "sort_orders": [SPEC_JSON],
             "properties": Map(str), "refs": [REF], "current_snapshot": Opt(CURRENT_SNAPSHOT), "totals": TOTALS,
-            "snapshots": int, "snapshot_log_size": int, "metadata_log_size": int}
+            "snapshots": int, "snapshot_log_size": int, "metadata_log_size": int,
+            "statistics": [{"snapshot_id": int, "statistics_path": str, "file_size_in_bytes": int,
+                            "file_footer_size_in_bytes": Opt(int),
+                            "blobs": [{"type": str, "snapshot_id": Opt(int), "sequence_number": Opt(int),
+                                       "fields": [int], "columns": [Opt(str)], "properties": Map(str)}]}],
+            "partition_statistics": [{"snapshot_id": int, "statistics_path": str, "file_size_in_bytes": int}]}
 SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "timestamp_ms": int, "committed_at": str,
             "operation": Opt(str), "sequence_number": int, "schema_id": Opt(int), "added_data_files": Opt(int),
             "removed_data_files": Opt(int), "added_delete_files": Opt(int), "removed_delete_files": Opt(int),
@@ -195,6 +200,24 @@ MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "bu
                         "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
             "failed": [str], "commits": [COMMIT]}
 
+NDV_COLUMN = {"name": str, "field_id": int, "type": str, "ndv": Opt(int), "estimate": Opt(NUMBER),
+              "lower_bound": Opt(NUMBER), "upper_bound": Opt(NUMBER)}
+COMPUTE_STATS = {"table": str, "snapshot_id": int, "sequence_number": int, "schema_id": Opt(int),
+                 "columns": [NDV_COLUMN], "data_files": int, "delete_files": int, "data_bytes": int,
+                 "statistics_path": str, "replaces": Opt(str), "rows": Opt(int), "statistics": Opt(dict),
+                 "spark_command": Opt([str]), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
+                 "commits": [COMMIT]}
+PARTITION_STATS = {"table": str, "snapshot_id": int,
+                   "partition_type": [{"field-id": int, "name": str, "type": str}], "manifests": int,
+                   "partitions": [{"partition": Map(ANY), "spec_id": int, "data_record_count": int,
+                                   "data_file_count": int, "total_data_file_size_in_bytes": int,
+                                   "position_delete_record_count": int, "position_delete_file_count": int,
+                                   "equality_delete_record_count": int, "equality_delete_file_count": int,
+                                   "total_record_count": Opt(int), "last_updated_at": Opt(int),
+                                   "last_updated_snapshot_id": Opt(int), "dv_count": int}],
+                   "statistics_path": Opt(str), "existing": Opt(str), "statistics": Opt(dict),
+                   "metadata_location": Opt(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
+
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
@@ -205,7 +228,7 @@ SHAPES: dict[str, Any] = {
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
-    "maintain": MAINTAIN,
+    "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
 }
 
 

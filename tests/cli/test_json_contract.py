@@ -256,6 +256,17 @@ CASES: dict[str, Case] = {
                          "defaults: {steps: [rewrite-deletes, rewrite-manifests, expire, remove-orphans]}\n"),
                      check=lambda lab, d: [s["step"] for s in d["tables"][0]["steps"]]
                      == ["rewrite-deletes", "remove-orphans"]),
+    "compute-stats-dry-run": Case(("compute-stats",), lambda lab: ["db.t", "--columns", "id,name", "--dry-run"],
+                                  "compute-stats", lambda lab: ["NDV statistics", "spark-submit"],
+                                  check=lambda lab, d: [c["name"] for c in d["columns"]] == ["id", "name"]
+                                  and d["dry_run"] and bool(d["spark_command"])
+                                  and d["commits"][0]["updates"][0]["action"] == "set-statistics"),
+    # (A run needs Spark: tests/interop/test_statistics_vs_java.py checks the result against Java.)
+    "compute-partition-stats": Case(("compute-partition-stats",), lambda lab: ["db.t"], "compute-partition-stats",
+                                    lambda lab: ["partition statistics of", "computed partition statistics",
+                                                 "partition-stats-"], mutating=True,
+                                    check=lambda lab, d: sum(p["data_file_count"] for p in d["partitions"]) == 4
+                                    and d["commits"][0]["updates"][0]["action"] == "set-partition-statistics"),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
     "diff": Case(("diff",), lambda lab: ["db.t", "t1", "main"], "diff",

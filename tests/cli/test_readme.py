@@ -14,7 +14,8 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register", "Evolve a table: alter and properties",
-            "Tables, namespaces, manifests", "Incidents: diff and restore", "Health and maintenance")
+            "Tables, namespaces, manifests", "Statistics", "Incidents: diff and restore",
+            "Health and maintenance")
 
 
 def readme_commands(sections=SECTIONS) -> list[str]:

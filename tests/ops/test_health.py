@@ -134,3 +134,35 @@ def test_policy_sources_in_order(tmp_path):
         PolicyFile().policy_for("x.y", {"icectl.maintain.enabled": "maybe"})
     with pytest.raises(UsageError, match="unknown policy key 'nope'"):
         PolicyFile().policy_for("x.y", {"icectl.maintain.nope": "1"})
+
+
+def test_statistics_behind_is_info_and_names_compute_stats(catalog):
+    import datasketches
+
+    from icectl.formats.puffin import PuffinBlob, read_puffin_footer, write_puffin
+    from icectl.spec.metadata import StatisticsFile
+    from icectl.table.updates import SetStatistics
+
+    t = _append(_table(catalog), 1, day=-1)
+    snap = t.metadata.current_snapshot
+    sketch = datasketches.update_theta_sketch(seed=9001)
+    sketch.update(0)
+    blob = PuffinBlob("apache-datasketches-theta-v1", (1,), snap.snapshot_id, snap.sequence_number,
+                      properties={"ndv": "1"})
+    content, written = write_puffin([(blob, sketch.compact().serialize())])
+    path = os.path.join(t.location, "metadata", f"{snap.snapshot_id}-stats.stats")
+    with open(path, "wb") as f:
+        f.write(content)
+    raw = {"snapshot-id": snap.snapshot_id, "statistics-path": path, "file-size-in-bytes": len(content),
+           "file-footer-size-in-bytes": read_puffin_footer(content).footer_size,
+           "blob-metadata": [{"type": b.type, "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number,
+                              "fields": list(b.fields), "properties": dict(b.properties)} for b in written]}
+    t = t.commit([SetStatistics(StatisticsFile(snap.snapshot_id, path, len(content), raw))])
+    policy = Policy(min_small_manifests=100)
+    h = check_table(t, policy)
+    assert h.metrics.statistics_files == 1 and h.metrics.statistics_snapshots_behind == 0 and h.findings == []
+    t = _append(t, 10, day=-1)  # ten snapshots later, a partition each
+    h = check_table(t, policy)
+    assert h.metrics.statistics_snapshots_behind == 10 and h.status == "healthy" and h.steps == []
+    (f,) = [f for f in h.findings if f.check == "statistics"]
+    assert f.severity == "info" and f.step is None and f.command == ["compute-stats", "db.t", "--yes"]
