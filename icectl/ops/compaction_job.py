@@ -244,11 +244,11 @@ def _batches(groups: list[FileGroup], settings: JobSettings) -> list[list[FileGr
 
 
 def _remove(table: Table, paths: list[str]) -> None:
-    for p in paths:
-        try:
-            table.io.delete(p)
-        except Exception:
-            pass
+    """Best effort: what a failed job wrote and no commit references (failures are left as orphans)."""
+    try:
+        table.io.delete_many(paths)
+    except Exception:  # noqa: BLE001 - cleanup never hides the error that led here
+        pass
 
 
 cleanup_work = _cleanup_work
