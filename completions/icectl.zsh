@@ -451,7 +451,7 @@ _icectl__health() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '*:targets:_files'
 }
@@ -481,7 +481,7 @@ _icectl__maintain() {
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
         '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
