@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files list namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -121,10 +121,22 @@ __icectl_spec() {
             valopts='--catalog --content --output --ref --snapshot --uri --warehouse -c -o'
             numopts='--snapshot'
             ;;
+        'health')
+            subcmds=''
+            opts='--all --catalog --help --orphans --output --policy --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --policy --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'list')
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'maintain')
+            subcmds=''
+            opts='--all --budget --catalog --dry-run --help --master --output --policy --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--budget --catalog --master --output --policy --template --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace')
@@ -305,8 +317,12 @@ __icectl_choices() {
         'expire|-o') echo 'json table' ;;
         'files|--output') echo 'json table' ;;
         'files|-o') echo 'json table' ;;
+        'health|--output') echo 'json table' ;;
+        'health|-o') echo 'json table' ;;
         'list|--output') echo 'json table' ;;
         'list|-o') echo 'json table' ;;
+        'maintain|--output') echo 'json table' ;;
+        'maintain|-o') echo 'json table' ;;
         'namespace create|--output') echo 'json table' ;;
         'namespace create|-o') echo 'json table' ;;
         'namespace drop|--output') echo 'json table' ;;

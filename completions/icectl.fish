@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -56,8 +56,12 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--older-than' '--output' '--retain-last' '--snapshot-id' '--uri' '--warehouse' '-c' '-o'
         case 'files'
             printf '%s\n' -- '--catalog' '--content' '--output' '--ref' '--snapshot' '--uri' '--warehouse' '-c' '-o'
+        case 'health'
+            printf '%s\n' -- '--catalog' '--output' '--policy' '--uri' '--warehouse' '-c' '-o'
         case 'list'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'maintain'
+            printf '%s\n' -- '--budget' '--catalog' '--master' '--output' '--policy' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'namespace'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'namespace create'
@@ -161,7 +165,9 @@ complete -c icectl -n '__icectl_at' -f -a 'diff' -d 'What changed from A to B: d
 complete -c icectl -n '__icectl_at' -f -a 'drop' -d 'Drop a table from its catalog (metadata only), or with --purge together with its files'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
+complete -c icectl -n '__icectl_at' -f -a 'health' -d 'Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
+complete -c icectl -n '__icectl_at' -f -a 'maintain' -d 'For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
 complete -c icectl -n '__icectl_at' -f -a 'namespace' -d 'List, create and drop namespaces; show and change their properties'
 complete -c icectl -n '__icectl_at' -f -a 'properties' -d 'List a table\'s properties, or set or unset some (one commit)'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
@@ -333,8 +339,24 @@ complete -c icectl -n '__icectl_at files' -l help -s h -d 'Show this message and
 complete -c icectl -n '__icectl_at files' -l ref -r -d 'List the files of this branch or tag'
 complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of this snapshot id'
 
+# icectl health
+complete -c icectl -n '__icectl_at health' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at health' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'s location for orphan files (the one check that reads more than metadata)'
+complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see the README)'
+
 # icectl list
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
+
+# icectl maintain
+complete -c icectl -n '__icectl_at maintain' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at maintain' -l budget -r -d 'Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped'
+complete -c icectl -n '__icectl_at maintain' -l dry-run -d 'Show the steps each table\'s health calls for; change nothing'
+complete -c icectl -n '__icectl_at maintain' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at maintain' -l master -r -d 'Spark master for compact; overrides the template'
+complete -c icectl -n '__icectl_at maintain' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see the README)'
+complete -c icectl -n '__icectl_at maintain' -l template -r -d 'spark-submit job template for compact (default: local[*] with the installed pyspark)'
+complete -c icectl -n '__icectl_at maintain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl namespace
 complete -c icectl -n '__icectl_at namespace' -f -a 'create' -d 'Create a namespace'

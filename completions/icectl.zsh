@@ -35,7 +35,9 @@ _icectl() {
                 drop) _icectl__drop && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
+                health) _icectl__health && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
+                maintain) _icectl__maintain && ret=0 ;;
                 namespace) _icectl__namespace && ret=0 ;;
                 properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
@@ -75,7 +77,9 @@ _icectl_commands() {
         'drop:Drop a table from its catalog (metadata only), or with --purge together with its files'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
+        'health:Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
         'list:List namespaces and tables in the catalog'
+        'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
         'namespace:List, create and drop namespaces; show and change their properties'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
@@ -441,6 +445,21 @@ _icectl__files() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__health] )) ||
+_icectl__health() {
+    _arguments -s -S \
+        '--all[Every table of the catalog]' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '*:targets:_files'
+}
+
 (( $+functions[_icectl__list] )) ||
 _icectl__list() {
     _arguments -s -S \
@@ -451,6 +470,25 @@ _icectl__list() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
+}
+
+(( $+functions[_icectl__maintain] )) ||
+_icectl__maintain() {
+    _arguments -s -S \
+        '--all[Every table of the catalog]' \
+        '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:budget:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the steps each table'\''s health calls for; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--master=[Spark master for compact; overrides the template]:master:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
+        '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:template:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        '*:targets:_files'
 }
 
 (( $+functions[_icectl__namespace] )) ||

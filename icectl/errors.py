@@ -22,6 +22,9 @@ class ExitCode(IntEnum):
     STORAGE = 10  # a file or server could not be read, written or reached (permission, disk, network)
     NOT_AUTHORIZED = 11  # the catalog server refused the credentials (HTTP 401/403)
     COMMIT_STATE_UNKNOWN = 12  # a commit was sent but its outcome is unknown: check the table
+    HEALTH_WARNING = 13  # health: maintenance recommended (the worst finding is a warning)
+    HEALTH_CRITICAL = 14  # health: maintenance overdue (a critical finding), or a table could not be measured
+    MAINTENANCE_FAILED = 15  # maintain: a step failed on at least one table (the other tables were maintained)
 
 
 class IcectlError(Exception):
@@ -133,3 +136,21 @@ class ValidationFailedError(IcectlError):
     """``validate`` found errors (the report itself went to stdout)."""
 
     exit_code = ExitCode.VALIDATION_FAILED
+
+
+class HealthWarningError(IcectlError):
+    """``health``: a table needs maintenance (the report itself went to stdout)."""
+
+    exit_code = ExitCode.HEALTH_WARNING
+
+
+class HealthCriticalError(IcectlError):
+    """``health``: a table's maintenance is overdue, or a table could not be measured."""
+
+    exit_code = ExitCode.HEALTH_CRITICAL
+
+
+class MaintenanceFailedError(IcectlError):
+    """``maintain``: a step failed on at least one table; the others were still maintained."""
+
+    exit_code = ExitCode.MAINTENANCE_FAILED

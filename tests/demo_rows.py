@@ -37,10 +37,10 @@ def _by_field_id(path: str) -> dict[int, list[Any]]:
             if f.metadata and FIELD_ID in f.metadata}
 
 
-def snapshot_rows(table: Any, snapshot_id: int) -> list[tuple]:
-    """Sorted rows (``icectl.ops.demo.COLUMNS`` order) a reader of the snapshot sees."""
+def snapshot_rows(table: Any, snapshot_id: int, *, columns: tuple[str, ...] = COLUMNS) -> list[tuple]:
+    """Sorted rows (``icectl.ops.demo.COLUMNS`` order, or ``columns``) a reader of the snapshot sees."""
     md = table.metadata
-    ids = [md.schema.field_by_name(c).field_id for c in COLUMNS]
+    ids = [md.schema.field_by_name(c).field_id for c in columns]
     files = [f for _, f in table.live_files(md.snapshot_by_id(snapshot_id))]
     deleted: dict[str, set[int]] = {}
     for f in files:

@@ -94,6 +94,7 @@ def _register() -> None:
     from icectl.cli import repair, rewrite_table_path
     from icectl.cli import diff, restore
     from icectl.cli import statistics
+    from icectl.cli import health
 
     tables.register(app)
     expire.register(app)
@@ -116,6 +117,7 @@ def _register() -> None:
     restore.register(app)
     statistics.register(app)
     demo.register(app)
+    health.register(app)
 
 
 _register()

@@ -163,6 +163,40 @@ class FileIO:
         with fs.open(p, "wb") as f:
             f.write(data)
 
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` unless it exists; return whether this call created it.
+
+        Atomic against other processes and hosts: a link (which refuses an existing name) on a local or
+        mounted disk,
+        a conditional PUT (``If-None-Match: *``) on S3 through s3fs's exclusive mode ``xb``."""
+        if scheme_of(path) == "file":
+            # Written beside, then linked: the file appears with its whole content, or not at all
+            # (an O_EXCL create would show other processes an empty file for a moment).
+            p = local_path(path)
+            tmp = f"{p}.{uuid.uuid4().hex}.tmp"
+            try:
+                os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+                with builtins.open(tmp, "wb") as f:
+                    f.write(data)
+                os.link(tmp, p)
+            except FileExistsError:
+                return False
+            except OSError as e:
+                raise _storage_error(path, e, writing=True) from None
+            finally:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            return True
+        fs = self.filesystem(path)
+        try:
+            with fs.open(self._fs_path(path), "xb") as f:
+                f.write(data)
+        except FileExistsError:
+            return False
+        return True
+
     def exists(self, path: str) -> bool:
         if scheme_of(path) == "file":
             return os.path.exists(local_path(path))

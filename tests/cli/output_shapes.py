@@ -178,6 +178,27 @@ RESTORE = {"table": str, "metadata_location": str, "restore_from": str, "restore
            "refs_after": Map(int), "changes": [str], "checked_files": int,
            "missing_files": [{"path": str, "kind": str, "snapshot_id": int}], "not_restored_snapshots": [int],
            "diff": Opt(DIFF), "commits": [COMMIT]}
+METRICS = {"data_files": int, "data_bytes": int, "records": int, "target_file_size": int, "small_files": int,
+           "small_file_ratio": NUMBER, "delete_files": int, "delete_records": int, "delete_file_ratio": NUMBER,
+           "delete_record_ratio": NUMBER, "manifests": int, "data_manifests": int, "delete_manifests": int,
+           "manifest_bytes": int, "manifest_target_size": int, "small_manifests": int, "snapshots": int,
+           "expirable_snapshots": int, "oldest_snapshot_age_ms": Opt(int), "max_snapshot_age_ms": int,
+           "metadata_size": Opt(int), "metadata_log_entries": int, "previous_versions_max": int, "partitions": int,
+           "partition_skew": Opt(NUMBER), "statistics_files": int, "statistics_snapshots_behind": Opt(int),
+           "statistics_age_ms": Opt(int), "orphan_files": Opt(int), "orphan_bytes": Opt(int)}
+HEALTH = {"tables": [{"table": str, "metadata_location": Opt(str), "format_version": Opt(int), "status": str,
+                      "metrics": Opt(METRICS),
+                      "findings": [{"check": str, "severity": str, "message": str, "step": Opt(str),
+                                    "command": Opt(str)}],
+                      "steps": [str], "error": Opt(str), "seconds": NUMBER}],
+          "worst": str, "exit_code": int, "counts": Map(int)}
+MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "budget_exhausted": bool,
+            "seconds": NUMBER,
+            "tables": [{"table": str, "status": str, "health_before": Opt(str), "health_after": Opt(str),
+                        "steps": [{"step": str, "command": Opt(str), "status": str, "reason": str, "seconds": NUMBER,
+                                   "summary": Map(int), "error": Opt(str), "commits": [COMMIT]}],
+                        "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
+            "failed": [str], "commits": [COMMIT]}
 
 PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
 REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],
@@ -225,6 +246,8 @@ SHAPES: dict[str, Any] = {
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "repair": REPAIR,
     "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
+    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
+    "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
 }
 
 

@@ -137,6 +137,7 @@ class Case:
     check: Callable[[Lab, Any], bool] | None = None  # more about the JSON document
     catalog: Callable[[Lab], list[str]] = lambda lab: []  # global options before the command
     setup: Callable[[Lab], None] | None = None  # before anything is looked at
+    code: int = 0  # the exit code of a run that works (health: by the worst finding)
 
 
 REF_CHANGE = "rollback, cherry-pick, branch, tag"
@@ -253,6 +254,17 @@ CASES: dict[str, Case] = {
                                "rewrite-table-path", lambda lab: ["new metadata", "copy plan"], mutating=True,
                                check=lambda lab, d: d["metadata_location"].startswith(f"{lab.root}/moved/")
                                and d["copy_plan_rows"] == 6),
+    "health": Case(("health",), lambda lab: ["db.t", "--orphans"], "health",
+                   lambda lab: ["db.t: warning", "remove-orphans", f"fix: icectl --warehouse {lab.warehouse} "
+                                "rewrite-deletes db.t --yes"], code=ExitCode.HEALTH_WARNING,
+                   check=lambda lab, d: d["tables"][0]["steps"] == ["rewrite-deletes", "compact", "remove-orphans"]
+                   and d["tables"][0]["metrics"]["orphan_files"] == 1 and d["exit_code"] == 13),
+    "maintain": Case(("maintain",), lambda lab: ["db", "--policy", str(lab.root / "policy.yaml")], "maintain",
+                     lambda lab: ["db.t: ", "rewrite-deletes", "remove-orphans: done"], mutating=True,
+                     setup=lambda lab: (lab.root / "policy.yaml").write_text(
+                         "defaults: {steps: [rewrite-deletes, rewrite-manifests, expire, remove-orphans]}\n"),
+                     check=lambda lab, d: [s["step"] for s in d["tables"][0]["steps"]]
+                     == ["rewrite-deletes", "remove-orphans"]),
     "compute-stats-dry-run": Case(("compute-stats",), lambda lab: ["db.t", "--columns", "id,name", "--dry-run"],
                                   "compute-stats", lambda lab: ["NDV statistics", "spark-submit"],
                                   check=lambda lab, d: [c["name"] for c in d["columns"]] == ["id", "name"]
@@ -313,8 +325,8 @@ def test_json_document_has_the_documented_shape(lab, name):
     for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
         before = lab.state()
         code, out, err = _run(lab, case, "json", *extra)
-        assert code == 0, err
-        assert err == ""
+        assert code == case.code, err
+        assert err == "" or case.code and json.loads(err)["error"]["exit_code"] == case.code
         doc = json.loads(out)
         check_shape(doc, SHAPES[case.shape])
         if case.check is not None:
@@ -336,7 +348,7 @@ def test_text_output_when_piped(lab, name):
     facts = case.text(lab)
     for extra in (["--dry-run"], ["--yes"]) if case.mutating else ([],):
         code, out, err = _run(lab, case, "table", *extra)
-        assert code == 0, err
+        assert code == case.code, err
         assert not BOX_DRAWING.search(out), f"box-drawing characters in piped output:\n{out}"
         assert not out.lstrip().startswith(("{", "[")), f"text output looks like JSON:\n{out}"
         for fact in facts[:1] if extra == ["--dry-run"] else facts:

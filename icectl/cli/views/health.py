@@ -1,0 +1,177 @@
+"""What ``health`` and ``maintain`` print."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from icectl.cli.context import Env
+from icectl.cli.output import fmt_bytes, fmt_duration_ms, print_table, say, text_renderer, warn
+
+if TYPE_CHECKING:
+    from icectl.ops.health import HealthRun, Metrics
+    from icectl.ops.maintain import MaintainRun
+
+
+def command_text(prefix: str, args: list[str] | None) -> str | None:
+    return f"{prefix} {shlex.join(args)}" if args else None
+
+
+@dataclass
+class FindingView:
+    check: str
+    severity: str
+    message: str
+    step: str | None
+    command: str | None  # the exact command that fixes it (null: no icectl step does)
+
+
+@dataclass
+class TableHealthView:
+    table: str
+    metadata_location: str | None
+    format_version: int | None
+    status: str
+    metrics: Metrics | None
+    findings: list[FindingView]
+    steps: list[str]
+    error: str | None
+    seconds: float
+
+
+@dataclass
+class HealthReport:
+    """``worst``: healthy, warning, critical or error; ``exit_code`` is the command's."""
+
+    tables: list[TableHealthView]
+    worst: str
+    exit_code: int
+    counts: dict[str, int]
+
+
+def health_report(run: HealthRun, *, prefix: str) -> HealthReport:
+    from icectl.errors import ExitCode
+
+    views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
+                             [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
+                              for f in t.findings], t.steps, t.error, t.seconds) for t in run.tables]
+    code = {"healthy": ExitCode.OK, "warning": ExitCode.HEALTH_WARNING}.get(run.worst, ExitCode.HEALTH_CRITICAL)
+    counts: dict[str, int] = {}
+    for t in run.tables:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    return HealthReport(views, run.worst, int(code), counts)
+
+
+_MARK = {"info": ("info", None), "warning": ("warning", "yellow"), "critical": ("CRITICAL", "red")}
+_STATUS_STYLE = {"healthy": "green", "warning": "yellow", "critical": "red", "error": "red"}
+
+
+def _metrics_line(m: Metrics) -> str:
+    parts = [f"{m.data_files} data files ({fmt_bytes(m.data_bytes)}, {m.small_files} small)",
+             f"{m.delete_files} delete files", f"{m.manifests} manifests ({m.small_manifests} small)",
+             f"{m.snapshots} snapshots ({m.expirable_snapshots} expirable)"]
+    if m.metadata_size is not None:
+        parts.append(f"metadata.json {fmt_bytes(m.metadata_size)}")
+    if m.orphan_files is not None:
+        parts.append(f"{m.orphan_files} orphan files")
+    return ", ".join(parts)
+
+
+@text_renderer(HealthReport)
+def _health_text(env: Env, r: HealthReport) -> None:
+    for t in r.tables:
+        say(env, (f"{t.table}: {t.status}", _STATUS_STYLE.get(t.status)))
+        if t.error:
+            warn(env, f"{t.table}: cannot be measured: {t.error}")
+            continue
+        if t.metrics is not None:
+            say(env, f"  {_metrics_line(t.metrics)}")
+        for f in t.findings:
+            label, style = _MARK[f.severity]
+            say(env, (f"  [{label}] {f.check}: {f.message}", style))
+            if f.command:
+                say(env, f"      fix: {f.command}")
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
+    say(env, f"{len(r.tables)} tables: {summary}" if r.tables else "no tables")
+
+
+# -- maintain -------------------------------------------------------------------------------------------
+
+@dataclass
+class StepView:
+    step: str
+    command: str | None
+    status: str
+    reason: str
+    seconds: float
+    summary: dict[str, int]
+    error: str | None
+    commits: list[dict]
+
+
+@dataclass
+class TableRunView:
+    table: str
+    status: str
+    health_before: str | None
+    health_after: str | None
+    steps: list[StepView]
+    locked_by: str | None
+    error: str | None
+    seconds: float
+
+
+@dataclass
+class MaintainReport:
+    dry_run: bool
+    applied: bool
+    budget_seconds: float | None
+    budget_exhausted: bool
+    seconds: float
+    tables: list[TableRunView]
+    failed: list[str]
+    commits: list[dict] = field(default_factory=list)
+
+
+def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:
+    tables = [TableRunView(t.table, t.status, t.health_before, t.health_after,
+                           [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
+                                     s.summary, s.error, s.commits) for s in t.steps],
+                           t.locked_by, t.error, t.seconds) for t in run.tables]
+    commits = [c for t in run.tables for s in t.steps for c in s.commits]
+    return MaintainReport(run.dry_run, run.applied, run.budget_seconds, run.budget_exhausted, run.seconds, tables,
+                          run.failed, commits)
+
+
+@text_renderer(MaintainReport)
+def _maintain_text(env: Env, r: MaintainReport) -> None:
+    if r.dry_run or not r.applied and any(t.status == "planned" for t in r.tables):
+        say(env, "maintenance plan" + (" (dry run: nothing changed)" if r.dry_run else ""))
+    for t in r.tables:
+        extra = f" (locked by {t.locked_by})" if t.locked_by else ""
+        if t.health_before and t.health_after and t.health_before != t.health_after:
+            extra += f" (health {t.health_before} -> {t.health_after})"
+        elif t.health_before and t.status not in ("planned", "healthy"):
+            extra += f" (health {t.health_before})"
+        say(env, (f"{t.table}: {t.status}{extra}", _STATUS_STYLE.get(t.status)))
+        if t.error:
+            warn(env, f"{t.table}: {t.error}")
+        for s in t.steps:
+            done = ", ".join(f"{k} {v}" for k, v in s.summary.items() if v)
+            say(env, f"  {s.step}: {s.status}" + (f" in {fmt_duration_ms(int(s.seconds * 1000))}" if s.seconds else "")
+                + (f" ({done})" if done else ""))
+            if s.status in ("planned", "skipped"):
+                say(env, f"      why: {s.reason}")
+            if s.command and s.status == "planned":
+                say(env, f"      as: {s.command}")
+            if s.error:
+                warn(env, f"{t.table}: {s.step} failed: {s.error}")
+    if r.tables:
+        rows: dict[str, int] = {}
+        for t in r.tables:
+            rows[t.status] = rows.get(t.status, 0) + 1
+        print_table(env, ["status", "tables"], [[k, str(v)] for k, v in sorted(rows.items())], right={"tables"},
+                    title=f"{len(r.tables)} tables in {fmt_duration_ms(int(r.seconds * 1000))}"
+                    + (" (budget spent)" if r.budget_exhausted else ""))
+    else:
+        say(env, "no tables")
