@@ -377,6 +377,10 @@ def check_mutant(m: Mutant, *, subprocess_command: str | None = None,
                                      "stderr": o.stderr[-400:]}) + "\n")
     if before != after:
         changed = sorted(set(before.items()) ^ set(after.items()))
-        failures.append(Failure(m.describe(), "all", "in-process", None,
-                                [f"files changed: {[c[0] for c in changed][:5]}"], ""))
+        problem = f"files changed: {[c[0] for c in changed][:5]}"
+        failures.append(Failure(m.describe(), "all", "in-process", None, [problem], ""))
+        if report is not None:
+            report.write(json.dumps({"mutant": m.number, "base": m.base.name, "kind": m.kind, "mutation": m.mutation,
+                                     "detail": m.detail, "command": "all", "how": "tree", "code": None,
+                                     "seconds": 0, "problems": [problem], "stderr": ""}) + "\n")
     return failures, runs
