@@ -36,7 +36,7 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
         raise ColumnarUnavailable("truncated")
     try:
         avro = open_avro(data, source=m.manifest_path)
-        check_entry_schema(avro.schema, source=m.manifest_path)
+        check_entry_schema(avro.schema, source=m.manifest_path, text=avro.schema_text)
         df = read_frame(avro)
     except IcectlError:
         raise ColumnarUnavailable("not a manifest polars can read") from None

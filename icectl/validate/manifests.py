@@ -91,7 +91,7 @@ def _header_types(header_schema: str | None, ctx: ScanContext) -> dict[int, Iceb
     try:
         s = schema_from_json(json.loads(header_schema))
         types = {f.field_id: f.field_type for _, f in walk_fields(s.fields) if isinstance(f.field_type, PrimitiveType)}
-    except (ValueError, IcectlError, TypeError, AttributeError):
+    except (ValueError, IcectlError, TypeError, AttributeError, RecursionError):
         return ctx.types
     return ctx.header_types.setdefault(header_schema, {**ctx.types, **types})
 
@@ -156,7 +156,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
         out.add("MANIFEST_LENGTH", f"manifest_length is {length}, the file has {len(data)} bytes")
     try:
         avro = open_avro(data, source=path)
-        check_entry_schema(avro.schema, source=path)
+        check_entry_schema(avro.schema, source=path, text=avro.schema_text)
         top = avro.schema if isinstance(avro.schema, dict) else {}
         i_df = field_index(top, "data_file")
         df_schema = record_type(top["fields"][i_df]["type"]) if i_df is not None else None

@@ -14,7 +14,7 @@ from typing import Any
 
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
 from icectl.formats.avro import open_avro, read_records
-from icectl.formats.manifest import ManifestFile, manifest_file, partition_fields, read_manifest_header
+from icectl.formats.manifest import ManifestFile, check_field_types, manifest_file, partition_fields, read_manifest_header
 from icectl.spec.metadata import Snapshot
 from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
@@ -92,6 +92,7 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> Listed | N
         return None
     try:
         avro = open_avro(data, source=path)
+        check_field_types(avro.schema, source=path, what="manifest list", text=avro.schema_text)
         names = {f["name"] for f in avro.schema.get("fields", [])} if isinstance(avro.schema, dict) else set()
         records = read_records(avro)
     except InvalidMetadataError as e:
