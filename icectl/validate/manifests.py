@@ -132,7 +132,8 @@ def finish_scans(scans: list[ManifestScan], ctx: ScanContext) -> list[ManifestSc
     return scans
 
 
-def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContext) -> ManifestScan:
+def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContext, *,
+                          unreadable: str | None = None) -> ManifestScan:
     """Decode one manifest and check its header and partition struct; its entries wait in
     ``scan.pending`` for :func:`finish_scans`.
 
@@ -142,8 +143,8 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
     path, length = ref.manifest_path, ref.manifest_length
     scan = ManifestScan(path)
     out = _Out(path)
-    if data is None:
-        out.add("MANIFEST_UNREADABLE", "manifest file not found", file=path)
+    if data is None:  # ``unreadable`` says why
+        out.add("MANIFEST_UNREADABLE", unreadable or "manifest file not found", file=path)
         scan.readable = False
         scan.findings = out.close()
         return scan

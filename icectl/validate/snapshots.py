@@ -219,11 +219,14 @@ def _workers(options: ValidateOptions, n: int, local: bool) -> int:
     return max(1, min(os.cpu_count() or 1, n, 8) if local else min(n, 16))
 
 
-def _read_or_none(fio: Any, path: str) -> bytes | None:
+def _read_or_why(fio: Any, path: str) -> tuple[bytes | None, str | None]:
+    """A manifest's bytes, or why they cannot be read (not found, a storage or scheme error)."""
     try:
-        return fio.read(path)
+        return fio.read(path), None
     except NotFoundError:
-        return None
+        return None, "manifest file not found"
+    except IcectlError as e:
+        return None, e.message
 
 
 def scan_key(m: ManifestFile) -> tuple:
@@ -241,7 +244,8 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     checks with the GIL released, so the threads use every core (and object stores are read
     concurrently)."""
     def one(ref: ManifestFile) -> ManifestScan:
-        return scan_manifest_pending(_read_or_none(table.io, ref.manifest_path), ref, ctx)
+        data, why = _read_or_why(table.io, ref.manifest_path)
+        return scan_manifest_pending(data, ref, ctx, unreadable=why)
 
     distinct: dict[tuple, ManifestFile] = {}
     for r in refs:
