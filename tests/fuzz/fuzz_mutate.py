@@ -7,13 +7,13 @@ it may use to name what is wrong (the file's name, the field, the new path). It 
 it does not apply to that file (a manifest without the field it looks for).
 
 Metadata JSON: bit flips, truncation, a removed field, a value of the wrong type, huge numbers
-(2**62, -2**62, 2**63-1, 2**70, 1e308, 1e400), 1,000 (and 3,000) levels of nesting, invalid UTF-8,
+(2**62, -2**62, 2**63-1, 2**70, 1e308, 1e400), 100, 1,000 and 3,000 levels of nesting, invalid UTF-8,
 a lone surrogate, a NUL byte or a newline in a path, an unknown URI scheme (``zz://``), a list item
 dropped or repeated.
 
 Avro (manifest lists and manifests, written back with :mod:`fuzz_avro` or fastavro): bit flips,
 truncation, a block's record count of 2**62, 2**63-1, 2**70, -1 or one too many, a negative or
-huge block size, a broken sync marker, an unknown codec, a writer schema 1,000 levels deep, broken
+huge block size, a broken sync marker, an unknown codec, a writer schema 100 to 3,000 levels deep, broken
 schema JSON, Iceberg header metadata (``schema``, ``partition-spec``, ``format-version`` ...)
 removed, of the wrong type or 1,000 levels deep, a string whose length is negative, invalid UTF-8,
 a NUL byte or an unknown scheme in a path, a field of the wrong Avro type, a field removed, a long
@@ -35,6 +35,7 @@ HUGE_NUMBERS = HUGE_INTS + (1e308, -1e308)
 HUGE_TEXT = ("1e400", "-1e400", "NaN", "Infinity", "1" * 400)  # not what json.dumps writes for any value
 DEEP = 1000
 DEEPER = 3000
+SHALLOW = 100  # deep, but within what Python's JSON parser and icectl's Avro reader take: the code after them sees it
 PATH_ENDINGS = (".avro", ".parquet", ".puffin", ".json", ".orc", ".stats")
 
 
@@ -88,6 +89,10 @@ def _dump(obj: Any, marker_text: dict[str, str] | None = None, marker_bytes: dic
     for m, raw in (marker_bytes or {}).items():
         data = data.replace(m.encode(), raw)
     return data
+
+
+def _depth(rng: random.Random) -> int:
+    return rng.choice([SHALLOW, DEEP, DEEP, DEEPER])
 
 
 def deep_json(depth: int, rng: random.Random) -> str:
@@ -148,7 +153,7 @@ def j_deep(rng: random.Random, data: bytes, name: str) -> Result:
     nodes = [p for p, _ in _walk(obj) if p]
     summaries = [p for p in nodes if p[-1] in ("summary", "properties", "refs", "schemas", "fields", "type")]
     path = rng.choice(summaries if summaries and rng.random() < 0.6 else nodes)
-    depth = DEEPER if rng.random() < 0.2 else DEEP
+    depth = _depth(rng)
     _set(obj, path, "__DEEP__")
     return (_dump(obj, {"__DEEP__": deep_json(depth, rng)}), f"{show(path)} nested {depth} levels deep",
             (name,) + _keys(path))
@@ -307,7 +312,7 @@ def a_schema_deep(rng: random.Random, data: bytes, name: str) -> Result:
     f = rng.choice(fields)
     old = f["type"]
     f["type"] = "__DEEP__"
-    depth = DEEPER if rng.random() < 0.2 else DEEP
+    depth = _depth(rng)
     c.metadata["avro.schema"] = _dump(schema, {"__DEEP__": _deep_schema(depth, rng)})
     return c.to_bytes(), f"writer schema: field {f['name']} nested {depth} levels deep (was {str(old)[:20]})", \
         (name, f["name"], "schema")
@@ -358,7 +363,7 @@ def a_meta_deep(rng: random.Random, data: bytes, name: str) -> Result:
     if not keys:
         return None
     k = rng.choice(keys)
-    depth = DEEPER if rng.random() < 0.2 else DEEP
+    depth = _depth(rng)
     if k == "partition-spec" or rng.random() < 0.5:
         c.metadata[k] = deep_json(depth, rng).encode()
     else:  # a struct type nested that deep, as an Iceberg schema could be
@@ -464,7 +469,9 @@ def _write_all(schema: dict[str, Any], meta: dict[str, str], records: list[dict[
     import fastavro
 
     buf = io.BytesIO()
-    fastavro.writer(buf, fastavro.parse_schema(schema), records, metadata=meta, codec="deflate")
+    # A fixed sync marker: the same seed gives the same mutant, byte for byte.
+    fastavro.writer(buf, fastavro.parse_schema(schema), records, metadata=meta, codec="deflate",
+                    sync_marker=b"icectl-fuzz-sync")
     return buf.getvalue()
 
 
