@@ -35,7 +35,7 @@ from typing import Any, Iterator
 
 import fuzz_mutate
 
-DEFAULT_MUTANTS = 360
+DEFAULT_MUTANTS = 300
 TIMEOUT_S = 30.0  # a command on these tables takes well under a second
 SUBPROCESS_TIMEOUT_S = 120.0
 COMMANDS = ("describe", "snapshots", "files", "validate", "expire")

@@ -3,7 +3,7 @@ files, validate and ``expire --dry-run`` on each keep the rules of :mod:`fuzz_ha
 documented exit code and never 1, one line on stderr, no traceback or panic, no write, no hang;
 validate reports with 0 or 8 and names where).
 
-``ICECTL_FUZZ_MUTANTS=5000 python -m pytest tests/fuzz`` runs more (default 360, 60 per table);
+``ICECTL_FUZZ_MUTANTS=5000 python -m pytest tests/fuzz`` runs more (default 300, 50 per table);
 ``ICECTL_FUZZ_SEED`` another sequence; ``ICECTL_FUZZ_ONLY=3,17`` only those mutant numbers.
 """
 from __future__ import annotations
