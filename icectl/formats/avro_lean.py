@@ -377,6 +377,9 @@ class AvroFile:
         except (ValueError, KeyError, TypeError, SyntaxError, RecursionError) as e:
             raise InvalidMetadataError(f"{self.source}: unsupported Avro schema: {e}") from None
         for count, block in self.blocks():
+            if count > len(block):  # every record of an Iceberg file takes a byte at least
+                raise InvalidMetadataError(f"{self.source}: corrupt Avro data: a block of {len(block)} bytes "
+                                           f"cannot hold the {count} records its header counts")
             try:
                 out, end = decode(block, 0, count)
             except (IndexError, ValueError, struct.error, UnicodeDecodeError, AttributeError) as e:
