@@ -47,16 +47,19 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
     return df
 
 
-REQUIRED = ("file_path", "file_format", "record_count", "file_size_in_bytes")
+REQUIRED = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes")
 
 
 def _required_may_be_null(schema: Any) -> bool:
-    """Whether the writer schema lets a required data_file field be null (a union with null): the
-    columns would then need a null check each; Iceberg's writers never do this."""
+    """Whether the writer schema lets a required field (``status``, or one of data_file's) be null
+    (a union with null): the columns would then need a null check each; Iceberg's writers never
+    do this."""
     top = schema if isinstance(schema, dict) else {}
     i = field_index(top, "data_file")
     df = record_type(top["fields"][i]["type"]) if i is not None else None
-    return any(isinstance(f.get("type"), list) for f in (df or {}).get("fields", []) if f.get("name") in REQUIRED)
+    fields = [f for f in top.get("fields", []) if f.get("name") == "status"]
+    fields += [f for f in (df or {}).get("fields", []) if f.get("name") in REQUIRED]
+    return any(isinstance(f.get("type"), list) for f in fields)
 
 
 def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:

@@ -210,3 +210,17 @@ def test_required_data_file_field_null(fuzz_bases):
         r["data_file"]["record_count"] = None
     out = _run(_mutant(base, "manifest", path, fuzz_mutate._write_all(schema, meta, records), "record_count null"))
     assert out["files"].code == 4 and "record_count is null" in _error(out["files"])
+
+
+@pytest.mark.parametrize("field", ["content", "file_path", "file_size_in_bytes"])
+def test_required_data_file_field_null_v2(fuzz_bases, field):
+    base = fuzz_bases["v2"]
+    path = base.manifests[0]
+    with open(path, "rb") as f:
+        schema, meta, records = fuzz_mutate._read_all(f.read())
+    data_file = next(x for x in schema["fields"] if x["name"] == "data_file")["type"]
+    f = next(x for x in data_file["fields"] if x["name"] == field)
+    f["type"] = ["null", f["type"]]
+    for r in records:
+        r["data_file"][field] = None
+    _run(_mutant(base, "manifest", path, fuzz_mutate._write_all(schema, meta, records), f"{field} null"))
