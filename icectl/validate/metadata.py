@@ -67,7 +67,7 @@ def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: s
     try:
         obj = parse_json(raw, source=location)
     except InvalidMetadataError as e:
-        out.add("META_INVALID_JSON", e.message, file=location)
+        out.add("META_INVALID_JSON", e.message.removeprefix(f"{location}: "), file=location)
         return None
     if not isinstance(obj, dict):
         out.add("META_INVALID_JSON", f"table metadata must be a JSON object, not {type(obj).__name__}", file=location)
