@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location
 from icectl.spec.metadata import TableMetadata
-from icectl.table.builder import MetadataBuilder
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
 from icectl.table.metadata_io import (
     metadata_bytes,
@@ -26,8 +25,10 @@ from icectl.table.metadata_io import (
     new_metadata_location,
     read_metadata_file,
 )
-from icectl.table.requirements import AssertCreate, TableRequirement, validate_requirements
-from icectl.table.updates import TableUpdate, UpgradeFormatVersion
+
+if TYPE_CHECKING:
+    from icectl.table.requirements import TableRequirement
+    from icectl.table.updates import TableUpdate
 
 __all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "TableState", "ident_str",
            "metadata_file_version", "parse_identifier"]
@@ -197,6 +198,11 @@ class MetastoreCatalog(Catalog):
         if self.read_only:
             raise UnsupportedError("a table opened by path is read-only: use a catalog to change it",
                                    hint="register the metadata file in a catalog first")
+        # The commit machinery is imported here, not at the top: read-only commands (describe,
+        # snapshots, files) do not pay for loading it (~60 ms of dataclass creation).
+        from icectl.table.builder import MetadataBuilder
+        from icectl.table.requirements import AssertCreate, validate_requirements
+
         if any(isinstance(r, AssertCreate) for r in requirements):
             return self._create(ident, requirements, updates, now_ms=now_ms)
         attempts = None
@@ -234,6 +240,10 @@ class MetastoreCatalog(Catalog):
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                 now_ms: int | None) -> TableState:
+        from icectl.table.builder import MetadataBuilder
+        from icectl.table.requirements import validate_requirements
+        from icectl.table.updates import UpgradeFormatVersion
+
         validate_requirements(requirements, None)
         fv = next((u.format_version for u in updates if isinstance(u, UpgradeFormatVersion)), None)
         md = MetadataBuilder(None, format_version=fv, now_ms=now_ms).apply(updates).build()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from icectl.errors import NotFoundError, StorageError, UnsupportedError, UsageError
+from icectl.errors import NotAuthorizedError, NotFoundError, StorageError, UnsupportedError, UsageError
 
 SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://", "postgresql+psycopg2://",
            "jdbc:postgresql:")
@@ -39,12 +39,8 @@ def redact_uri(uri: str) -> str:
 
 
 def not_authorized(message: str, *, hint: str | None = None) -> Exception:
-    """The error for a refused login or a missing privilege (exit code 2 until icectl has a
-    not-authorized exit code)."""
-    from icectl import errors
-
-    cls = getattr(errors, "NotAuthorizedError", UsageError)
-    return cls(message, hint=hint)
+    """The error for a refused login or a missing privilege (exit code 11)."""
+    return NotAuthorizedError(message, hint=hint)
 
 
 @dataclass(frozen=True)

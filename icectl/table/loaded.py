@@ -20,7 +20,6 @@ from icectl.formats.manifest import (
 )
 from icectl.io import FileIO, relativize_path, resolve_path
 from icectl.spec.metadata import Snapshot, TableMetadata
-from icectl.table.commit import commit_once
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.metadata_io import read_metadata_file
 
@@ -124,6 +123,8 @@ class Table:
         """Commit ``updates`` once (no retry; see :func:`icectl.table.commit.commit_table`),
         guarded by ``requirements`` (by default the ones the updates call for against this
         table's metadata)."""
+        from icectl.table.commit import commit_once  # not loaded by read-only commands
+
         return commit_once(self, list(updates), requirements=requirements, now_ms=now_ms)
 
     def refresh(self) -> Table:
