@@ -127,9 +127,11 @@ class Mutant:
     data: bytes
     json_output: bool
     all_snapshots: bool
+    lean_reader: bool = False  # ICECTL_AVRO_READER=lean: the fallback decoder reads every Avro file
 
     def describe(self) -> str:
-        return f"#{self.number} {self.base.name} {self.kind} {self.mutation}: {self.detail}"
+        return f"#{self.number} {self.base.name} {self.kind} {self.mutation}: {self.detail}" + \
+            (" (lean Avro reader)" if self.lean_reader else "")
 
 
 def make_mutant(number: int, base: Base, seed: int, *, kind: str | None = None, only: str | None = None) -> Mutant:
@@ -145,7 +147,7 @@ def make_mutant(number: int, base: Base, seed: int, *, kind: str | None = None, 
         original = f.read()
     mutation, data, detail, names = fuzz_mutate.mutate(rng, original, target, kind, only=only)
     return Mutant(number, base, kind, target, mutation, detail, names, data, json_output=rng.random() < 0.5,
-                  all_snapshots=rng.random() < 0.5)
+                  all_snapshots=rng.random() < 0.5, lean_reader=rng.random() < 0.25)
 
 
 @contextlib.contextmanager
@@ -353,13 +355,30 @@ class Failure:
         return f"{self.mutant} | {self.how} {self.command} -> {self.code}: {'; '.join(self.problems)} | {first}"
 
 
+@contextlib.contextmanager
+def _reader(lean: bool) -> Iterator[None]:
+    """icectl's Avro reader choice for the mutant's runs (subprocesses inherit it)."""
+    from icectl.formats.avro import READER_ENV
+
+    saved = os.environ.get(READER_ENV)
+    if lean:
+        os.environ[READER_ENV] = "lean"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(READER_ENV, None)
+        else:
+            os.environ[READER_ENV] = saved
+
+
 def check_mutant(m: Mutant, *, subprocess_command: str | None = None,
                  report: Any = None) -> tuple[list[Failure], int]:
     """Every command on the mutant (and one in a subprocess, when asked); the failures and the
     number of runs."""
     failures: list[Failure] = []
     runs = 0
-    with applied(m):
+    with applied(m), _reader(m.lean_reader):
         before = tree(m.base.root)
         outcomes = [run_in_process(argv_for(m, c), c) for c in COMMANDS]
         if subprocess_command:
