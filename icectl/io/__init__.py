@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
 
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError, UsageError
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -33,6 +33,20 @@ def scheme_of(path: str) -> str:
 def has_scheme(path: str) -> bool:
     m = _SCHEME.match(path)
     return bool(m) and len(m.group(1)) > 1
+
+
+def _setting(properties: dict[str, str], key: str, default: Any, kind: type) -> Any:
+    """A numeric storage property; UsageError naming it when it is not a positive number."""
+    text = properties.get(key)
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"storage property {key} must be a positive number, not {text!r}")
+    return value
 
 
 def check_path(path: str) -> str:
@@ -123,8 +137,8 @@ class FileIO:
             # A down or mistyped endpoint fails in seconds: botocore's default (legacy retries,
             # five attempts, a 60 s connect timeout) took up to 14 s on a refused connection.
             config: dict[str, Any] = {
-                "connect_timeout": float(p.get("s3.connect-timeout", S3_CONNECT_TIMEOUT_S)),
-                "retries": {"mode": "standard", "total_max_attempts": int(p.get("s3.max-attempts", S3_MAX_ATTEMPTS))},
+                "connect_timeout": _setting(p, "s3.connect-timeout", S3_CONNECT_TIMEOUT_S, float),
+                "retries": {"mode": "standard", "total_max_attempts": _setting(p, "s3.max-attempts", S3_MAX_ATTEMPTS, int)},
             }
             if p.get("s3.path-style-access", "").lower() == "true":
                 config["s3"] = {"addressing_style": "path"}
@@ -135,8 +149,8 @@ class FileIO:
             return fsspec.filesystem(scheme)
         except (ImportError, ValueError) as e:
             raise UnsupportedError(f"no file system for the URI scheme {scheme!r}: {e}",
-                                   hint="a path in the table's metadata uses a storage icectl cannot reach; "
-                                        "fsspec needs a package for it (gcsfs for gs://, adlfs for abfs://)") from None
+                                   hint="fsspec reads it only with its package installed (gcsfs for gs://, "
+                                        "adlfs for abfs://); a path in a table's metadata may also be corrupt") from None
 
     def _remote(self, path: str, *, writing: bool) -> Any:
         return remote_errors(path, writing=writing, endpoint=self.properties.get("s3.endpoint"))
