@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact create demo describe drop expire files list namespace properties refs register remove-orphans rename rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files list namespace properties refs register remove-orphans rename restore rewrite-deletes rewrite-manifests rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -67,6 +67,18 @@ __icectl_spec() {
             valopts='--branch --catalog --delete-file-threshold --master --max-commits --max-file-group-size --min-input-files --output --sort-by --strategy --target-file-size --template --uri --warehouse --where -c -o'
             numopts='--delete-file-threshold --max-commits --min-input-files'
             ;;
+        'compute-partition-stats')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --snapshot --uri --warehouse -c -o'
+            numopts='--snapshot'
+            ;;
+        'compute-stats')
+            subcmds=''
+            opts='--catalog --columns --dry-run --help --master --output --snapshot --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --columns --master --output --snapshot --template --uri --warehouse -c -o'
+            numopts='--snapshot'
+            ;;
         'create')
             subcmds=''
             opts='--catalog --dry-run --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse --yes -P -c -h -o -p -s -v -y'
@@ -82,6 +94,12 @@ __icectl_spec() {
         'describe')
             subcmds=''
             opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'diff')
+            subcmds=''
+            opts='--catalog --help --output --summary --uri --verbose --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
@@ -169,6 +187,12 @@ __icectl_spec() {
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
+        'restore')
+            subcmds=''
+            opts='--catalog --dry-run --help --output --to-metadata --to-time --to-version --uri --verbose --warehouse --yes -c -h -o -v -y'
+            valopts='--catalog --output --to-metadata --to-time --to-version --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'rewrite-deletes')
             subcmds=''
             opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -251,12 +275,18 @@ __icectl_choices() {
         'compact|--output') echo 'json table' ;;
         'compact|--strategy') echo 'binpack sort' ;;
         'compact|-o') echo 'json table' ;;
+        'compute-partition-stats|--output') echo 'json table' ;;
+        'compute-partition-stats|-o') echo 'json table' ;;
+        'compute-stats|--output') echo 'json table' ;;
+        'compute-stats|-o') echo 'json table' ;;
         'create|--output') echo 'json table' ;;
         'create|-o') echo 'json table' ;;
         'demo|--output') echo 'json table' ;;
         'demo|-o') echo 'json table' ;;
         'describe|--output') echo 'json table' ;;
         'describe|-o') echo 'json table' ;;
+        'diff|--output') echo 'json table' ;;
+        'diff|-o') echo 'json table' ;;
         'drop|--output') echo 'json table' ;;
         'drop|-o') echo 'json table' ;;
         'expire|--output') echo 'json table' ;;
@@ -286,6 +316,8 @@ __icectl_choices() {
         'remove-orphans|-o') echo 'json table' ;;
         'rename|--output') echo 'json table' ;;
         'rename|-o') echo 'json table' ;;
+        'restore|--output') echo 'json table' ;;
+        'restore|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;
         'rewrite-deletes|-o') echo 'json table' ;;
         'rewrite-manifests|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'create' 'demo' 'describe' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'list' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -38,11 +38,17 @@ function __icectl_value_options
             printf '%s\n' -- '--branch' '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'compact'
             printf '%s\n' -- '--branch' '--catalog' '--delete-file-threshold' '--master' '--max-commits' '--max-file-group-size' '--min-input-files' '--output' '--sort-by' '--strategy' '--target-file-size' '--template' '--uri' '--warehouse' '--where' '-c' '-o'
+        case 'compute-partition-stats'
+            printf '%s\n' -- '--catalog' '--output' '--snapshot' '--uri' '--warehouse' '-c' '-o'
+        case 'compute-stats'
+            printf '%s\n' -- '--catalog' '--columns' '--master' '--output' '--snapshot' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'create'
             printf '%s\n' -- '--catalog' '--format-version' '--location' '--output' '--partition-by' '--property' '--schema' '--sort-by' '--uri' '--warehouse' '-P' '-c' '-o' '-p' '-s'
         case 'demo'
             printf '%s\n' -- '--catalog' '--format-version' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'describe'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'diff'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'drop'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
@@ -72,6 +78,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
         case 'rename'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'restore'
+            printf '%s\n' -- '--catalog' '--output' '--to-metadata' '--to-time' '--to-version' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
             printf '%s\n' -- '--branch' '--catalog' '--master' '--output' '--template' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-manifests'
@@ -140,9 +148,12 @@ complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, 
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
+complete -c icectl -n '__icectl_at' -f -a 'compute-partition-stats' -d 'Compute the partition statistics file from the snapshot\'s manifests (no Spark, as Iceberg Java\'s compute_partition_stats) and register it'
+complete -c icectl -n '__icectl_at' -f -a 'compute-stats' -d 'Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java\'s compute_table_stats) on Spark and register them for the snapshot'
 complete -c icectl -n '__icectl_at' -f -a 'create' -d 'Create a table'
 complete -c icectl -n '__icectl_at' -f -a 'demo' -d 'Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
 complete -c icectl -n '__icectl_at' -f -a 'describe' -d 'Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+complete -c icectl -n '__icectl_at' -f -a 'diff' -d 'What changed from A to B: data and delete files added and removed (by partition, with records and bytes), schema, partition spec, sort order, property and ref changes'
 complete -c icectl -n '__icectl_at' -f -a 'drop' -d 'Drop a table from its catalog (metadata only), or with --purge together with its files'
 complete -c icectl -n '__icectl_at' -f -a 'expire' -d 'Expire old snapshots and delete the files only they reach, as Iceberg Java\'s expire_snapshots'
 complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
@@ -153,6 +164,7 @@ complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
+complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today\'s file, so another restore undoes it'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-manifests' -d 'Rewrite the current snapshot\'s manifests clustered by partition, at the table\'s target manifest size (metadata only, as Iceberg Java\'s rewrite_manifests)'
 complete -c icectl -n '__icectl_at' -f -a 'rollback' -d 'Roll a branch back to an earlier snapshot, or set it to any snapshot'
@@ -255,6 +267,21 @@ complete -c icectl -n '__icectl_at compact' -l template -r -d 'spark-submit job 
 complete -c icectl -n '__icectl_at compact' -l where -r -d 'Only partitions that may match, e.g. "ts >= \'2026-01-01\' and region = \'eu\'" (partition source columns)'
 complete -c icectl -n '__icectl_at compact' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
+# icectl compute-partition-stats
+complete -c icectl -n '__icectl_at compute-partition-stats' -l dry-run -d 'Show the partition statistics; write nothing'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l snapshot -x -d 'Snapshot id (default: the current snapshot)'
+complete -c icectl -n '__icectl_at compute-partition-stats' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl compute-stats
+complete -c icectl -n '__icectl_at compute-stats' -l columns -r -d 'Comma-separated columns (a.b for a struct\'s field); default: every top-level primitive column'
+complete -c icectl -n '__icectl_at compute-stats' -l dry-run -d 'Print the plan and the spark-submit command; run nothing'
+complete -c icectl -n '__icectl_at compute-stats' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at compute-stats' -l master -r -d 'Spark master, e.g. yarn or k8s://...; overrides the template'
+complete -c icectl -n '__icectl_at compute-stats' -l snapshot -x -d 'Snapshot id (default: the current snapshot)'
+complete -c icectl -n '__icectl_at compute-stats' -l template -r -d 'spark-submit job template (YAML); default: local[*] with the installed pyspark'
+complete -c icectl -n '__icectl_at compute-stats' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
 # icectl create
 complete -c icectl -n '__icectl_at create' -l dry-run -d 'Show the table that would be created; write nothing (no catalog database, no folder)'
 complete -c icectl -n '__icectl_at create' -l format-version -x -d 'Format version 1 to 4'
@@ -272,6 +299,10 @@ complete -c icectl -n '__icectl_at demo' -l help -s h -d 'Show this message and 
 
 # icectl describe
 complete -c icectl -n '__icectl_at describe' -l help -s h -d 'Show this message and exit'
+
+# icectl diff
+complete -c icectl -n '__icectl_at diff' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at diff' -l summary -d 'Totals and metadata changes only: no partitions or files'
 
 # icectl drop
 complete -c icectl -n '__icectl_at drop' -l dry-run -d 'Show what would be dropped and deleted; change nothing'
@@ -353,6 +384,14 @@ complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask fo
 complete -c icectl -n '__icectl_at rename' -l dry-run -d 'Check the rename; change nothing'
 complete -c icectl -n '__icectl_at rename' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl restore
+complete -c icectl -n '__icectl_at restore' -l dry-run -d 'Show the plan and the diff to today; change nothing'
+complete -c icectl -n '__icectl_at restore' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at restore' -l to-metadata -r -d 'Restore the state of this metadata file: a path, or a file name of the table\'s metadata folder or log'
+complete -c icectl -n '__icectl_at restore' -l to-time -r -d 'Restore the state the table had at this time (ISO 8601 or epoch milliseconds): the newest metadata-log file not newer'
+complete -c icectl -n '__icectl_at restore' -l to-version -r -d 'Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)'
+complete -c icectl -n '__icectl_at restore' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rewrite-deletes
 complete -c icectl -n '__icectl_at rewrite-deletes' -l apply-equality-deletes -d 'Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed'

@@ -26,9 +26,12 @@ _icectl() {
                 branch) _icectl__branch && ret=0 ;;
                 cherry-pick) _icectl__cherry_pick && ret=0 ;;
                 compact) _icectl__compact && ret=0 ;;
+                compute-partition-stats) _icectl__compute_partition_stats && ret=0 ;;
+                compute-stats) _icectl__compute_stats && ret=0 ;;
                 create) _icectl__create && ret=0 ;;
                 demo) _icectl__demo && ret=0 ;;
                 describe) _icectl__describe && ret=0 ;;
+                diff) _icectl__diff && ret=0 ;;
                 drop) _icectl__drop && ret=0 ;;
                 expire) _icectl__expire && ret=0 ;;
                 files) _icectl__files && ret=0 ;;
@@ -39,6 +42,7 @@ _icectl() {
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
                 rename) _icectl__rename && ret=0 ;;
+                restore) _icectl__restore && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
                 rewrite-manifests) _icectl__rewrite_manifests && ret=0 ;;
                 rollback) _icectl__rollback && ret=0 ;;
@@ -60,9 +64,12 @@ _icectl_commands() {
         'branch:Create, drop, rename and fast-forward branches'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
+        'compute-partition-stats:Compute the partition statistics file from the snapshot'\''s manifests (no Spark, as Iceberg Java'\''s compute_partition_stats) and register it'
+        'compute-stats:Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java'\''s compute_table_stats) on Spark and register them for the snapshot'
         'create:Create a table'
         'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
         'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+        'diff:What changed from A to B: data and delete files added and removed (by partition, with records and bytes), schema, partition spec, sort order, property and ref changes'
         'drop:Drop a table from its catalog (metadata only), or with --purge together with its files'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
@@ -73,6 +80,7 @@ _icectl_commands() {
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
+        'restore:Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today'\''s file, so another restore undoes it'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
         'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
@@ -286,6 +294,39 @@ _icectl__compact() {
         ':table:_files'
 }
 
+(( $+functions[_icectl__compute_partition_stats] )) ||
+_icectl__compute_partition_stats() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the partition statistics; write nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__compute_stats] )) ||
+_icectl__compute_stats() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--columns=[Comma-separated columns (a.b for a struct'\''s field); default\: every top-level primitive column]:columns:_files' \
+        '--dry-run[Print the plan and the spark-submit command; run nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__create] )) ||
 _icectl__create() {
     _arguments -s -S \
@@ -329,6 +370,21 @@ _icectl__describe() {
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
+}
+
+(( $+functions[_icectl__diff] )) ||
+_icectl__diff() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--summary[Totals and metadata changes only\: no partitions or files]' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ':table:_files' \
+        ':a:_files' \
+        ':b:_files'
 }
 
 (( $+functions[_icectl__drop] )) ||
@@ -563,6 +619,23 @@ _icectl__rename() {
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':new_name:_files'
+}
+
+(( $+functions[_icectl__restore] )) ||
+_icectl__restore() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show the plan and the diff to today; change nothing]' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:to_metadata:_files' \
+        '--to-time=[Restore the state the table had at this time (ISO 8601 or epoch milliseconds)\: the newest metadata-log file not newer]:to_time:_files' \
+        '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
 }
 
 (( $+functions[_icectl__rewrite_deletes] )) ||

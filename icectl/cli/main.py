@@ -60,6 +60,8 @@ def _register() -> None:
     from icectl.cli import upgrade
     from icectl.cli import alter
     from icectl.cli import drop, namespaces, rewrite_manifests
+    from icectl.cli import diff, restore
+    from icectl.cli import statistics
 
     tables.register(app)
     expire.register(app)
@@ -76,6 +78,9 @@ def _register() -> None:
     drop.register(app)
     namespaces.register(app)
     rewrite_manifests.register(app)
+    diff.register(app)
+    restore.register(app)
+    statistics.register(app)
     demo.register(app)
 
 

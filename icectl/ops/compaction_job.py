@@ -74,7 +74,7 @@ def shareable_properties(properties: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in properties.items() if k.startswith(_STORAGE) and not _SECRET.search(k)}
 
 
-def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
+def prepare(table: Table, plan: CompactionPlan | None, settings: JobSettings, *, command: str = "compact") -> PreparedJob:
     """Render the spark-submit command for a work folder; nothing is written and nothing runs
     (a dry run shows the command; :func:`run_compaction` creates the folder and its files)."""
     from icectl.spark import environment, submit
@@ -108,13 +108,19 @@ def prepare(table: Table, plan: CompactionPlan, settings: JobSettings, *, comman
 
 
 def _write_job_files(table: Table, plan: CompactionPlan, *, job: PreparedJob) -> None:
+    write_job_files(table, job, lambda io_properties: job_plan(table, plan, io_properties=io_properties))
+
+
+def write_job_files(table: Table, job: PreparedJob, plan_json: Callable[[dict[str, str]], dict[str, Any]]) -> None:
+    """Write the plan file ``plan_json(io_properties)`` where the job reads it (owner-only locally;
+    without credentials on shared storage), and icectl as a zip when the job runs on a cluster."""
     from icectl.spark import submit
 
     os.makedirs(job.work, mode=0o700, exist_ok=True)
     io_properties = dict(table.io.properties)
     if job.remote:  # no credentials on shared storage
         io_properties = shareable_properties(io_properties)
-    data = json.dumps(job_plan(table, plan, io_properties=io_properties)).encode()
+    data = json.dumps(plan_json(io_properties)).encode()
     if job.remote:
         table.io.write(job.plan_file, data, overwrite=True)
     else:
@@ -195,7 +201,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         raise
 
 
-def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result: CompactionResult) -> None:
+def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result: Any) -> None:
     """A run that succeeded needs neither its plan nor its log; a failed run keeps them only
     when its error names the log (``ICECTL_KEEP_WORK`` keeps them always, for debugging)."""
     if os.environ.get("ICECTL_KEEP_WORK"):
@@ -244,5 +250,9 @@ def _remove(table: Table, paths: list[str]) -> None:
             pass
 
 
-__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "PreparedJob", "prepare", "run_compaction",
-           "shareable_properties"]
+cleanup_work = _cleanup_work
+read_result = _read_result
+remove_files = _remove
+
+__all__ = ["CompactOptions", "CompactionResult", "JobSettings", "PreparedJob", "cleanup_work", "prepare",
+           "read_result", "remove_files", "run_compaction", "shareable_properties", "write_job_files"]

@@ -25,7 +25,7 @@ from icectl.errors import ExternalCommandError, UsageError
 # What the executors import: Parquet and Arrow (pyarrow), numpy (positions, row lineage), fsspec
 # (FileIO), mmh3 (the bucket transform, when files of older specs are repartitioned), pyroaring
 # (deletion vectors).
-EXECUTOR_REQUIREMENTS = ("pyarrow", "numpy", "fsspec", "mmh3", "pyroaring")
+EXECUTOR_REQUIREMENTS = ("pyarrow", "numpy", "fsspec", "mmh3", "pyroaring", "datasketches")
 # The fsspec file system of each storage scheme (hdfs:// goes through pyarrow, already there).
 SCHEME_REQUIREMENTS = {"s3": "s3fs", "s3a": "s3fs", "s3n": "s3fs", "gs": "gcsfs", "gcs": "gcsfs",
                        "abfs": "adlfs", "abfss": "adlfs", "az": "adlfs"}

@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     spark = SparkSession.builder.appName(plan.get("app_name", "icectl")).getOrCreate()
     sc = spark.sparkContext
     sc.setLogLevel("WARN")
+    if plan.get("kind") == "ndv":
+        return _ndv_job(spark, io, plan, result=args.result)
     plan_light = {k: v for k, v in plan.items() if k != "groups"}
 
     def run(task):
@@ -69,6 +71,38 @@ def main(argv: list[str] | None = None) -> int:
         error = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
     io.write(args.result, json.dumps({"files": files, "error": error}).encode(), overwrite=True)
     return 0 if error is None else 3
+
+
+def _ndv_job(spark, io, plan: dict, *, result: str) -> int:
+    """compute-stats: each task sketches its files' column values; the driver unites the sketches."""
+    from icectl.spark.ndv import merge_task_results
+
+    light = {k: v for k, v in plan.items() if k != "tasks"}
+    field_ids = [str(c["field_id"]) for c in plan["columns"]]
+
+    def run(task):
+        from icectl.spark.ndv import sketch_task
+
+        try:
+            return [sketch_task(task, light)]
+        except Exception as e:
+            return [{"task_error": f"task {task['task_id']}: {type(e).__name__}: {e}"}]
+
+    report: dict = {"rows": 0, "sketches": {}, "error": None}
+    try:
+        tasks = plan["tasks"]
+        out = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
+        errors = [o["task_error"] for o in out if "task_error" in o]
+        if errors:
+            report["error"] = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
+        else:
+            report.update(merge_task_results(out, field_ids))
+    except Exception as e:
+        report["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    finally:
+        spark.stop()
+    io.write(result, json.dumps(report).encode(), overwrite=True)
+    return 0 if report["error"] is None else 3
 
 
 if __name__ == "__main__":

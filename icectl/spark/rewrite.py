@@ -185,9 +185,11 @@ def _equality_mask(table: Any, *, schema: Any, deletes: list[tuple[list[int], An
 
 
 def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool,
-               batch_rows: int = 65536) -> Iterator[Any]:
+               batch_rows: int = 65536, prune: bool = False) -> Iterator[Any]:
     """One input data file as Arrow tables of at most ``batch_rows`` rows in the output schema,
-    deletes applied, read a batch at a time (a file larger than the memory is never whole in it)."""
+    deletes applied, read a batch at a time (a file larger than the memory is never whole in it).
+    ``prune``: read only the file's columns whose field ids the schema's top-level fields have
+    (when every top-level column of the file has a field id; otherwise all of them)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -199,7 +201,8 @@ def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_li
     offset = 0
     with io.open(inp["path"], "rb") as fh:
         pf = pq.ParquetFile(fh)
-        for batch in pf.iter_batches(batch_size=batch_rows, use_threads=False):
+        columns = _pruned_columns(pf.schema_arrow, schema) if prune and not row_lineage else None
+        for batch in pf.iter_batches(batch_size=batch_rows, use_threads=False, columns=columns):
             raw = pa.Table.from_batches([batch])
             n = raw.num_rows
             columns = _project(raw, schema, fields)
@@ -216,6 +219,16 @@ def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_li
                 t = t.filter(_equality_mask(t, schema=schema, deletes=eq_deletes))
             offset += n
             yield t
+
+
+def _pruned_columns(file_schema: Any, schema: Any) -> list[str] | None:
+    """The file's top-level columns that hold the schema's fields, by field id (None: read all)."""
+    ids = [_field_id(f) for f in file_schema]
+    if not ids or any(i is None for i in ids):
+        return None  # a file without field ids is matched by name: read it whole
+    wanted = {f.field_id for f in schema.fields}
+    names = [f.name for f, i in zip(file_schema, ids) if i in wanted]
+    return names or None  # no column to read still needs the row count: read them all
 
 
 def _lineage(raw: Any, n: int, offset: int, first: int | None, sequence_number: int) -> list[Any]:

@@ -45,7 +45,12 @@ DESCRIBE = {"name": str, "table_uuid": str, "location": str, "metadata_location"
             "current_schema_id": int, "schema": SPEC_JSON, "schemas": [SPEC_JSON], "default_spec_id": int,
             "partition_specs": [SPEC_JSON], "default_sort_order_id": int, "sort_orders": [SPEC_JSON],
             "properties": Map(str), "refs": [REF], "current_snapshot": Opt(CURRENT_SNAPSHOT), "totals": TOTALS,
-            "snapshots": int, "snapshot_log_size": int, "metadata_log_size": int}
+            "snapshots": int, "snapshot_log_size": int, "metadata_log_size": int,
+            "statistics": [{"snapshot_id": int, "statistics_path": str, "file_size_in_bytes": int,
+                            "file_footer_size_in_bytes": Opt(int),
+                            "blobs": [{"type": str, "snapshot_id": Opt(int), "sequence_number": Opt(int),
+                                       "fields": [int], "columns": [Opt(str)], "properties": Map(str)}]}],
+            "partition_statistics": [{"snapshot_id": int, "statistics_path": str, "file_size_in_bytes": int}]}
 SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "timestamp_ms": int, "committed_at": str,
             "operation": Opt(str), "sequence_number": int, "schema_id": Opt(int), "added_data_files": Opt(int),
             "removed_data_files": Opt(int), "added_delete_files": Opt(int), "removed_delete_files": Opt(int),
@@ -147,6 +152,50 @@ REWRITE_MANIFESTS = {"table": str, "starting_snapshot_id": Opt(int), "spec_id": 
                      "rewritten_manifests": [str], "added_manifests": [str], "kept_manifests": int, "entries": int,
                      "snapshot_id": Opt(int), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
                      "commits": [COMMIT]}
+DIFF_SIDE = {"spec": str, "kind": str, "snapshot_id": Opt(int), "snapshot_timestamp_ms": Opt(int),
+             "metadata_location": str}
+CHANGE_COUNTS = {"data_files_added": int, "data_files_removed": int, "delete_files_added": int,
+                 "delete_files_removed": int, "records_added": int, "records_removed": int,
+                 "delete_records_added": int, "delete_records_removed": int, "bytes_added": int, "bytes_removed": int}
+DIFF_FILE = {"content": str, "file_path": str, "file_format": str, "spec_id": int, "partition": Map(ANY),
+             "record_count": int, "file_size_in_bytes": int, "data_sequence_number": Opt(int),
+             "snapshot_id": Opt(int), "referenced_data_file": Opt(str), "content_offset": Opt(int),
+             "content_size_in_bytes": Opt(int)}
+VALUE_CHANGE = {"before": ANY, "after": ANY}
+DIFF = {"table": str, "a": DIFF_SIDE, "b": DIFF_SIDE, "summary_only": bool, "totals": CHANGE_COUNTS,
+        "partitions": Opt([{**CHANGE_COUNTS, "spec_id": int, "partition": Map(ANY)}]),
+        "added_files": Opt([DIFF_FILE]), "removed_files": Opt([DIFF_FILE]), "format_version": Opt(VALUE_CHANGE),
+        "schema": Opt({"from_schema_id": Opt(int), "to_schema_id": Opt(int),
+                       "changes": [{"field_id": int, "name": str, "change": str, "before": ANY, "after": ANY}]}),
+        "partition_spec": Opt(VALUE_CHANGE), "sort_order": Opt(VALUE_CHANGE),
+        "properties": [{"key": str, "change": str, "before": Opt(str), "after": Opt(str)}],
+        "location": Opt(VALUE_CHANGE),
+        "refs": [{"name": str, "type": str, "change": str, "from_snapshot_id": Opt(int), "to_snapshot_id": Opt(int)}],
+        "manifests": {"a": int, "b": int, "shared": int, "read": int}}
+RESTORE = {"table": str, "metadata_location": str, "restore_from": str, "restore_from_version": int,
+           "restore_from_timestamp_ms": int, "dry_run": bool, "applied": bool, "new_metadata_location": Opt(str),
+           "current_snapshot_id_before": Opt(int), "current_snapshot_id_after": Opt(int), "refs_before": Map(int),
+           "refs_after": Map(int), "changes": [str], "checked_files": int,
+           "missing_files": [{"path": str, "kind": str, "snapshot_id": int}], "not_restored_snapshots": [int],
+           "diff": Opt(DIFF), "commits": [COMMIT]}
+
+NDV_COLUMN = {"name": str, "field_id": int, "type": str, "ndv": Opt(int), "estimate": Opt(NUMBER),
+              "lower_bound": Opt(NUMBER), "upper_bound": Opt(NUMBER)}
+COMPUTE_STATS = {"table": str, "snapshot_id": int, "sequence_number": int, "schema_id": Opt(int),
+                 "columns": [NDV_COLUMN], "data_files": int, "delete_files": int, "data_bytes": int,
+                 "statistics_path": str, "replaces": Opt(str), "rows": Opt(int), "statistics": Opt(dict),
+                 "spark_command": Opt([str]), "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
+                 "commits": [COMMIT]}
+PARTITION_STATS = {"table": str, "snapshot_id": int,
+                   "partition_type": [{"field-id": int, "name": str, "type": str}], "manifests": int,
+                   "partitions": [{"partition": Map(ANY), "spec_id": int, "data_record_count": int,
+                                   "data_file_count": int, "total_data_file_size_in_bytes": int,
+                                   "position_delete_record_count": int, "position_delete_file_count": int,
+                                   "equality_delete_record_count": int, "equality_delete_file_count": int,
+                                   "total_record_count": Opt(int), "last_updated_at": Opt(int),
+                                   "last_updated_snapshot_id": Opt(int), "dv_count": int}],
+                   "statistics_path": Opt(str), "existing": Opt(str), "statistics": Opt(dict),
+                   "metadata_location": Opt(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
@@ -157,7 +206,9 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS,
+    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE,
+    "rewrite-manifests": REWRITE_MANIFESTS, "compute-stats": COMPUTE_STATS,
+    "compute-partition-stats": PARTITION_STATS,
 }
 
 

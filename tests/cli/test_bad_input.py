@@ -511,3 +511,45 @@ def test_manifest_with_an_avro_map_is_a_validate_finding(ws_map):
     assert all("'column_sizes' is an Avro map" in f["message"] for f in found)
     code, out, err = ws_map.run("snapshots", "db.t")
     assert code == 0 and err == ""
+
+
+# -- diff and restore --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,expected,contains", [
+    (["diff", "db.t", "12345", "main"], ExitCode.NOT_FOUND, "12345"),
+    (["diff", "db.t", "main", "nope"], ExitCode.NOT_FOUND, "nope"),
+    (["diff", "db.t", "ref:nope", "main"], ExitCode.NOT_FOUND, "nope"),
+    (["diff", "db.t", "snapshot:12x", "main"], ExitCode.USAGE, "12x"),
+    (["diff", "db.t", "time:yesterday", "main"], ExitCode.USAGE, "yesterday"),
+    (["diff", "db.t", "2026-02-30T00:00:00", "main"], ExitCode.USAGE, "2026-02-30"),
+    (["diff", "db.t", "1000000000000", "main"], ExitCode.NOT_FOUND, "no snapshot"),
+    (["diff", "db.t", "v99", "main"], ExitCode.NOT_FOUND, "version 99"),
+    (["diff", "db.t", "/no/such/00001-x.metadata.json", "main"], ExitCode.NOT_FOUND, "/no/such/00001-x.metadata.json"),
+    (["diff", "db.nope", "main", "main"], ExitCode.NOT_FOUND, "db.nope"),
+    (["restore", "db.t", "--to-version", "99", "--yes"], ExitCode.NOT_FOUND, "version 99"),
+    (["restore", "db.t", "--to-version", "x1", "--yes"], ExitCode.USAGE, "x1"),
+    (["restore", "db.t", "--to-time", "tomorrow", "--yes"], ExitCode.USAGE, "tomorrow"),
+    (["restore", "db.t", "--to-time", "1000000000000", "--yes"], ExitCode.NOT_FOUND, "1000000000000"),
+    (["restore", "db.t", "--to-metadata", "/no/such/00001-x.metadata.json", "--yes"], ExitCode.NOT_FOUND,
+     "/no/such/00001-x.metadata.json"),
+    (["restore", "db.t", "--yes"], ExitCode.USAGE, "exactly one of"),
+    (["restore", "db.t", "--to-version", "1", "--to-time", "1", "--yes"], ExitCode.USAGE, "exactly one of"),
+])
+def test_diff_and_restore_bad_input(ws, args, expected, contains):
+    check(ws, args, expected, contains=contains)
+    # JSON: one error object on stderr, nothing on stdout.
+    code, out, err = ws.run("-o", "json", *args)
+    assert code == expected and out == "" and json.loads(err)["error"]["exit_code"] == expected
+
+
+def test_restore_to_a_state_whose_files_are_gone(ws):
+    """The ws table's data file was never written: a restore to a state that needs it is refused
+    with exit code 3 and the list of what is gone (on stdout), and nothing is written."""
+    code, _, err = ws.run("properties", "db.t", "set", "a=1", "--yes")
+    assert code == 0, err
+    before = ws.listing()
+    code, out, err = ws.run("restore", "db.t", "--to-version", "1", "--yes")
+    assert code == ExitCode.NOT_FOUND
+    assert "files that are gone" in out and f"{ws.table.location}/data/a.parquet" in out
+    assert err.startswith("icectl: error: cannot restore db.t") and len(err.splitlines()) <= 2
+    assert ws.listing() == before

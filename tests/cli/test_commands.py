@@ -19,7 +19,8 @@ CREATED_KEYS = {"name", "location", "metadata_location", "format_version", "tabl
 DESCRIBE_KEYS = {"name", "table_uuid", "location", "metadata_location", "format_version", "last_updated_ms",
                  "last_sequence_number", "last_column_id", "next_row_id", "current_schema_id", "schema", "schemas",
                  "default_spec_id", "partition_specs", "default_sort_order_id", "sort_orders", "properties", "refs",
-                 "current_snapshot", "totals", "snapshots", "snapshot_log_size", "metadata_log_size"}
+                 "current_snapshot", "totals", "snapshots", "snapshot_log_size", "metadata_log_size", "statistics",
+                 "partition_statistics"}
 CURRENT_SNAPSHOT_KEYS = {"snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp_ms", "committed_at",
                          "operation", "schema_id", "manifest_list", "summary", "first_row_id", "added_rows"}
 TOTALS_KEYS = {"data_files", "delete_files", "position_delete_files", "equality_delete_files", "deletion_vectors",
@@ -311,6 +312,7 @@ def test_describe(history):
     assert d["default_spec_id"] == 0 and d["partition_specs"][0]["fields"][0]["name"] == "ts_day"
     assert d["default_sort_order_id"] == 0 and d["sort_orders"] == [{"order-id": 0, "fields": []}]
     assert d["snapshots"] == 4 and d["snapshot_log_size"] == 3
+    assert d["statistics"] == [] and d["partition_statistics"] == []
     assert d["metadata_log_size"] == 5  # create + 5 commits = 6 files; the log holds the 5 before
     for r in d["refs"]:
         assert set(r) == REF_KEYS

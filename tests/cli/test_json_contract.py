@@ -244,8 +244,27 @@ CASES: dict[str, Case] = {
     "rewrite-manifests": Case(("rewrite-manifests",), lambda lab: ["db.t"], "rewrite-manifests",
                               lambda lab: ["manifests of spec 0", "rewrote"], mutating=True,
                               check=lambda lab, d: d["groups"][0]["content"] == "data" and d["groups"][0]["rewrite"]),
+    "compute-stats-dry-run": Case(("compute-stats",), lambda lab: ["db.t", "--columns", "id,name", "--dry-run"],
+                                  "compute-stats", lambda lab: ["NDV statistics", "spark-submit"],
+                                  check=lambda lab, d: [c["name"] for c in d["columns"]] == ["id", "name"]
+                                  and d["dry_run"] and bool(d["spark_command"])
+                                  and d["commits"][0]["updates"][0]["action"] == "set-statistics"),
+    # (A run needs Spark: tests/interop/test_statistics_vs_java.py checks the result against Java.)
+    "compute-partition-stats": Case(("compute-partition-stats",), lambda lab: ["db.t"], "compute-partition-stats",
+                                    lambda lab: ["partition statistics of", "computed partition statistics",
+                                                 "partition-stats-"], mutating=True,
+                                    check=lambda lab, d: sum(p["data_file_count"] for p in d["partitions"]) == 4
+                                    and d["commits"][0]["updates"][0]["action"] == "set-partition-statistics"),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
+    "diff": Case(("diff",), lambda lab: ["db.t", "t1", "main"], "diff",
+                 lambda lab: ["db.t: from t1", "partitions", "position-deletes", "equality-deletes"],
+                 check=lambda lab, d: d["totals"]["data_files_added"] == 2 and d["totals"]["delete_files_added"] == 3
+                 and d["a"]["snapshot_id"] == lab.s1 and d["b"]["snapshot_id"] == lab.s5),
+    "restore": Case(("restore",), lambda lab: ["db.t", "--to-version", "3"], "restore",
+                    lambda lab: ["db.t: restore to", "remove ref dev", "restored db.t"], mutating=True,
+                    check=lambda lab, d: d["current_snapshot_id_after"] == lab.s2 and d["refs_after"] == {"main": lab.s2}
+                    and any(u["action"] == "remove-snapshot-ref" for u in d["commits"][0]["updates"])),
 }
 
 
@@ -344,7 +363,7 @@ class _Tty(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire"])
+@pytest.mark.parametrize("name", ["describe", "snapshots-tree", "refs", "expire", "diff", "restore"])
 def test_a_terminal_gets_rich_tables_and_trees(lab, name, monkeypatch):
     """The other side of the piped check: at a terminal, rich draws the same facts with boxes
     and tree guides."""

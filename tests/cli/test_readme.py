@@ -14,7 +14,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SECTIONS = ("A short tour", "Maintenance", "Validate, upgrade, register", "Evolve a table: alter and properties",
-            "Tables, namespaces, manifests")
+            "Tables, namespaces, manifests", "Statistics", "Incidents: diff and restore")
 
 
 def readme_commands(sections=SECTIONS) -> list[str]:

@@ -88,3 +88,23 @@ def test_drop_purge_over_rest_is_the_servers_and_icectl_reports_it(rest_env, dem
     assert rest_env.cli("describe", t)[0] == 3
     drops = proxy.requests("DELETE", r"/tables/events")
     assert len(drops) == 1 and drops[0][2] == 204, drops  # one drop; the server deleted the files
+
+
+def test_statistics_over_rest(rest_env, demo, spark_rest):
+    """set-partition-statistics and set-statistics as Iceberg Java's server parses and stores them:
+    the table it serves afterwards registers both files, as describe shows."""
+    t = rest_env.table()
+    p = icectl_json(rest_env, "compute-partition-stats", t, "--yes")
+    assert p["applied"] and p["commits"][0]["updates"][0]["action"] == "set-partition-statistics"
+    assert sum(r["data_file_count"] for r in p["partitions"]) == \
+        spark_rest.sql(f"SELECT count(*) FROM rc.{t}.files WHERE content = 0")[0][0]
+    s = icectl_json(rest_env, "compute-stats", t, "--columns", "country,user_id", "--yes")
+    assert s["applied"] and [c["name"] for c in s["columns"]] == ["country", "user_id"]
+    d = icectl_json(rest_env, "describe", t)
+    assert [x["statistics_path"] for x in d["partition_statistics"]] == [p["statistics"]["statistics-path"]]
+    (st,) = d["statistics"]
+    assert st["statistics_path"] == s["statistics"]["statistics-path"]
+    assert [b["columns"] for b in st["blobs"]] == [["country"], ["user_id"]]
+    assert [b["properties"]["ndv"] for b in st["blobs"]] == [str(c["ndv"]) for c in s["columns"]]
+    countries = spark_rest.sql(f"SELECT count(DISTINCT country) FROM rc.{t}")[0][0]
+    assert s["columns"][0]["ndv"] == countries

@@ -154,7 +154,7 @@ def test_executor_requirements_are_pinned_to_what_is_installed():
     from icectl.spark import environment
 
     plain = environment.requirements(locations=["/warehouse/db/t", ""], driver=False)
-    assert plain == tuple(sorted(f"{n}=={version(n)}" for n in ("fsspec", "mmh3", "numpy", "pyarrow", "pyroaring")))
+    assert plain == tuple(sorted(f"{n}=={version(n)}" for n in ("datasketches", "fsspec", "mmh3", "numpy", "pyarrow", "pyroaring")))
     s3 = environment.requirements(locations=["s3a://bucket/db/t", "hdfs:///tmp/icectl"], driver=True)
     assert set(s3) - set(plain) == {f"s3fs=={version('s3fs')}", f"pandas=={version('pandas')}"}
 

@@ -69,7 +69,65 @@ class TableDescription:
     snapshots: int
     snapshot_log_size: int
     metadata_log_size: int
+    statistics: list[StatisticsView]
+    partition_statistics: list[PartitionStatisticsView]
     metadata: TableMetadata = field(repr=False)
+
+
+@dataclass
+class BlobView:
+    """A statistics file's blob metadata (the spec's ``blob-metadata``)."""
+
+    type: str
+    snapshot_id: int | None
+    sequence_number: int | None
+    fields: list[int]
+    columns: list[str | None]  # the fields' names in the current schema (null: not in it)
+    properties: dict[str, str]
+
+
+@dataclass
+class StatisticsView:
+    """A table statistics file (Puffin) as table metadata registers it."""
+
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+    file_footer_size_in_bytes: int | None
+    blobs: list[BlobView]
+
+
+@dataclass
+class PartitionStatisticsView:
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+
+
+def _statistics_views(md: TableMetadata) -> tuple[list[StatisticsView], list[PartitionStatisticsView]]:
+    schema = md.current_schema_or_none
+
+    def name(fid: object) -> str | None:
+        return schema.column_name(fid) if schema is not None and isinstance(fid, int) else None
+
+    def as_int(v: object) -> int | None:
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    stats = []
+    for st in md.statistics:
+        blobs = []
+        for b in st.raw.get("blob-metadata") or []:
+            if not isinstance(b, dict):
+                continue
+            fields = [f for f in (b.get("fields") or []) if isinstance(f, int)]
+            props = b.get("properties") if isinstance(b.get("properties"), dict) else {}
+            blobs.append(BlobView(str(b.get("type")), as_int(b.get("snapshot-id")), as_int(b.get("sequence-number")),
+                                  fields, [name(f) for f in fields], {str(k): str(v) for k, v in props.items()}))
+        stats.append(StatisticsView(st.snapshot_id, st.statistics_path, st.file_size_in_bytes,
+                                    as_int(st.raw.get("file-footer-size-in-bytes")), blobs))
+    partition = [PartitionStatisticsView(p.snapshot_id, p.statistics_path, p.file_size_in_bytes)
+                 for p in md.partition_statistics]
+    return stats, partition
 
 
 def table_description(d: Description) -> TableDescription:
@@ -79,6 +137,7 @@ def table_description(d: Description) -> TableDescription:
     v = md.format_version
     s = d.current_snapshot
     t = d.totals
+    stats, partition_stats = _statistics_views(md)
     return TableDescription(
         name=d.name, table_uuid=d.table_uuid, location=d.location, metadata_location=d.metadata_location,
         format_version=v, last_updated_ms=d.last_updated_ms, last_sequence_number=d.last_sequence_number,
@@ -93,7 +152,7 @@ def table_description(d: Description) -> TableDescription:
                            t.deletion_vectors, t.records, t.position_delete_records, t.equality_delete_records,
                            t.data_bytes, t.delete_bytes),
         snapshots=d.snapshot_count, snapshot_log_size=d.snapshot_log_size, metadata_log_size=d.metadata_log_size,
-        metadata=md)
+        statistics=stats, partition_statistics=partition_stats, metadata=md)
 
 
 @text_renderer(TableDescription)
@@ -134,3 +193,24 @@ def _description_text(env: Env, d: TableDescription) -> None:
                                        f"{num(t.equality_delete_records)}"),
              ("snapshots", d.snapshots), ("snapshot log", d.snapshot_log_size), ("metadata log", d.metadata_log_size)]
     print_kv(env, rows, title="Current state")
+    _statistics_text(env, d)
+
+
+def _statistics_text(env: Env, d: TableDescription) -> None:
+    from icectl.cli.output import print_table
+
+    if d.statistics:
+        say(env)
+        rows = []
+        for st in d.statistics:
+            for b in st.blobs or [BlobView("(no blobs)", None, None, [], [], {})]:
+                cols = ", ".join(c or str(f) for f, c in zip(b.fields, b.columns))
+                rows.append([str(st.snapshot_id), cols, b.type, b.properties.get("ndv", ""), st.statistics_path])
+        print_table(env, ["snapshot", "columns", "blob type", "ndv", "file"], rows, right={"ndv"},
+                    title=f"Statistics ({len(d.statistics)} files)")
+    if d.partition_statistics:
+        say(env)
+        print_table(env, ["snapshot", "size", "file"],
+                    [[str(p.snapshot_id), fmt_bytes(p.file_size_in_bytes), p.statistics_path]
+                     for p in d.partition_statistics], right={"size"},
+                    title=f"Partition statistics ({len(d.partition_statistics)} files)")

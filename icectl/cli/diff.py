@@ -1,0 +1,33 @@
+"""``icectl diff``."""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from icectl.cli.context import Env
+from icectl.cli.output import render
+
+SIDE_HELP = ("a snapshot id, a branch or tag, a time (ISO 8601 or epoch milliseconds), or a metadata file (a path, "
+             "its file name, or vN for version N); prefix with snapshot:, ref:, time: or metadata: when ambiguous")
+
+
+def diff(
+    ctx: typer.Context,
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE, a table location, or a metadata.json path.")],
+    a: Annotated[str, typer.Argument(metavar="A", help=f"The state to compare from: {SIDE_HELP}.")],
+    b: Annotated[str, typer.Argument(metavar="B", help=f"The state to compare to: {SIDE_HELP}.")],
+    summary: Annotated[bool, typer.Option("--summary", help="Totals and metadata changes only: no partitions or "
+                                          "files.")] = False,
+) -> None:
+    """What changed from A to B: data and delete files added and removed (by partition, with records and bytes),
+    schema, partition spec, sort order, property and ref changes."""
+    from icectl.cli.views import diff as _view  # noqa: F401  (registers the text renderer)
+    from icectl.ops.diff import diff as table_diff
+
+    env: Env = ctx.obj
+    render(env, table_diff(env.open_table(table), a, b, summary_only=summary))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff")(diff)
