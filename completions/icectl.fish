@@ -140,7 +140,7 @@ complete -c icectl -e
 complete -c icectl -l catalog -s c -r -d 'Catalog name from the configuration file'
 complete -c icectl -l output -s o -x -a 'json table' -d 'Output format: table (human) or json'
 complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog'
-complete -c icectl -l verbose -s v -d 'Show tracebacks and debug detail on errors'
+complete -c icectl -l verbose -s v -d 'Show tracebacks on errors, S3 retries, and every file that could not be deleted'
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
 
 # icectl

@@ -13,7 +13,7 @@ _icectl() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--show-completion[Show completion for the current shell, to copy it or customize the installation]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--version[Print the icectl version and exit]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl_commands' \
@@ -120,7 +120,7 @@ _icectl__alter() {
         '--sort-by=[Replace the sort order, e.g. '\''id desc nulls last, bucket(4, name)'\'']:terms:_files' \
         '--unsorted[Replace the sort order with none]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
         ':table:_files'
@@ -135,7 +135,7 @@ _icectl__branch() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl__branch_commands' \
         '*:: :->args' && ret=0
@@ -179,7 +179,7 @@ _icectl__branch__create() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -194,7 +194,7 @@ _icectl__branch__drop() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -210,7 +210,7 @@ _icectl__branch__fast_forward() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--to=[Branch or tag whose head to move to]:to:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -225,7 +225,7 @@ _icectl__branch__rename() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -244,7 +244,7 @@ _icectl__branch__retain() {
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -260,7 +260,7 @@ _icectl__cherry_pick() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -287,7 +287,7 @@ _icectl__compact() {
         '--target-file-size=[Target output file size (e.g. 128MB); default\: write.target-file-size-bytes (512 MB)]:target_file_size:_files' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
@@ -303,7 +303,7 @@ _icectl__compute_partition_stats() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -321,7 +321,7 @@ _icectl__compute_stats() {
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -341,7 +341,7 @@ _icectl__create() {
         '(-s --schema)'{-s+,--schema=}'[Schema\: compact form '\''id\:long!, name\:string, ts\:timestamptz'\'' (! = required) or an Iceberg schema JSON file (@file or *.json)]:schema:_files' \
         '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:sort_by:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
         ':table:_files'
@@ -355,7 +355,7 @@ _icectl__demo() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
 }
@@ -367,7 +367,7 @@ _icectl__describe() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }
@@ -380,7 +380,7 @@ _icectl__diff() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--summary[Totals and metadata changes only\: no partitions or files]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files' \
         ':a:_files' \
@@ -396,7 +396,7 @@ _icectl__drop() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -416,7 +416,7 @@ _icectl__expire() {
         '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -432,7 +432,7 @@ _icectl__files() {
         '--ref=[List the files of this branch or tag]:ref:_files' \
         '--snapshot=[List the files of this snapshot id]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }
@@ -444,7 +444,7 @@ _icectl__list() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::namespace:_files'
 }
@@ -458,7 +458,7 @@ _icectl__namespace() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl__namespace_commands' \
         '*:: :->args' && ret=0
@@ -497,7 +497,7 @@ _icectl__namespace__create() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:property:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -511,7 +511,7 @@ _icectl__namespace__drop() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -524,7 +524,7 @@ _icectl__namespace__list() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '::parent:_files'
 }
@@ -539,7 +539,7 @@ _icectl__namespace__properties() {
         '*--remove=[Remove a property (repeatable)]:remove:_files' \
         '*--set=[Set a property KEY=VALUE (repeatable)]:set:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -553,7 +553,7 @@ _icectl__properties() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for scripts, cron and Airflow)]' \
         ':table:_files' \
@@ -568,7 +568,7 @@ _icectl__refs() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }
@@ -581,7 +581,7 @@ _icectl__register() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -600,7 +600,7 @@ _icectl__remove_orphans() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -614,7 +614,7 @@ _icectl__rename() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -632,7 +632,7 @@ _icectl__restore() {
         '--to-time=[Restore the state the table had at this time (ISO 8601 or epoch milliseconds)\: the newest metadata-log file not newer]:to_time:_files' \
         '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -650,7 +650,7 @@ _icectl__rewrite_deletes() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -665,7 +665,7 @@ _icectl__rewrite_manifests() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -683,7 +683,7 @@ _icectl__rollback() {
         '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
         '--to-timestamp=[Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age\: 2h)]:to_timestamp:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -700,7 +700,7 @@ _icectl__snapshots() {
         '--since=[Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)]:since:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }
@@ -714,7 +714,7 @@ _icectl__tag() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ': :_icectl__tag_commands' \
         '*:: :->args' && ret=0
@@ -750,7 +750,7 @@ _icectl__tag__create() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -765,7 +765,7 @@ _icectl__tag__drop() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -781,7 +781,7 @@ _icectl__upgrade_format() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:to: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -797,7 +797,7 @@ _icectl__validate() {
         '--no-bounds[Skip the lower/upper bound checks (faster)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
-        '(-v --verbose)'{-v,--verbose}'[Show tracebacks and debug detail on errors]' \
+        '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }

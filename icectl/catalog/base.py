@@ -275,15 +275,15 @@ def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMe
 
     kept = {e.metadata_file for e in new.metadata_log}
     root = normalize_location(table_location) + "/"
-    deleted = []
+    paths = []
     for e in base.metadata_log:
         path = resolve_path(table_location, e.metadata_file, base.format_version)
         if e.metadata_file in kept or not normalize_location(path).startswith(root):
             continue
-        try:
-            io.delete(path)
-            deleted.append(path)
-        except (IcectlError, OSError):  # an old metadata file that cannot be deleted becomes an orphan
-            pass
-    return deleted
+        paths.append(path)
+    try:
+        failed = io.delete_many(paths)  # one that cannot be deleted becomes an orphan
+    except (IcectlError, OSError):
+        return []
+    return [p for p in paths if p not in failed]
 

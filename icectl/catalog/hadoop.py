@@ -11,7 +11,7 @@ from typing import Iterator
 
 from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
 from icectl.spec.metadata import TableMetadata
-from icectl.errors import (AlreadyExistsError, CommitConflictError, InvalidMetadataError, NamespaceNotEmptyError,
+from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, InvalidMetadataError, NamespaceNotEmptyError,
                            NoSuchNamespaceError, NoSuchTableError, NotFoundError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join
 
@@ -102,7 +102,13 @@ class HadoopCatalog(MetastoreCatalog):
         if not self.io.rename_no_replace(tmp, final):
             self.io.delete(tmp)
             raise CommitConflictError(f"table {ident_str(ident)} changed: {final} was written by another commit")
-        self.io.write(join(mdir, HINT), str(version).encode(), overwrite=True)
+        try:
+            self.io.write(join(mdir, HINT), str(version).encode(), overwrite=True)
+        except (IcectlError, OSError):
+            # The rename committed: the hint is best effort (as HadoopTableOperations'), and a
+            # reader finds vN+1 past a stale hint. Failing here would make the caller clean up
+            # files the committed metadata references.
+            pass
         return final
 
     def _check_warehouse(self) -> None:

@@ -152,7 +152,14 @@ class SqlCatalog(MetastoreCatalog):
         with self._lock:
             cur = self._conn.cursor()
             if self._server is None:
-                cur.execute(sql, params)
+                try:
+                    cur.execute(sql, params)
+                except sqlite3.IntegrityError:
+                    raise  # a duplicate key: the caller says which table exists
+                except sqlite3.Error as e:
+                    # A statement runs in its own transaction: one that failed (disk I/O error,
+                    # disk full, locked past the timeout) changed nothing.
+                    raise StorageError(f"SQL catalog database {self._sqlite}: {e}") from None
                 return cur
             import psycopg  # type: ignore
 

@@ -1,6 +1,7 @@
 """The icectl typer app: global options, command registration, and the one error handler."""
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Annotated, Optional
 
@@ -35,7 +36,8 @@ def main(
     ctx: typer.Context,
     output: Annotated[str, typer.Option("--output", "-o", help="Output format: table (human) or json.",
                                         metavar="table|json")] = "table",
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks and debug detail on errors.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors, S3 retries, and every "
+                                          "file that could not be deleted.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
     uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
@@ -52,6 +54,35 @@ def main(
     env.output, env.verbose = output, verbose
     env.catalog, env.uri, env.warehouse = catalog, uri, warehouse
     ctx.obj = env
+    _log_to(env)
+
+
+class _EnvStderr(logging.Handler):
+    """icectl's log lines (S3 retries and failed batches) on the environment's stderr."""
+
+    def __init__(self, env: Env) -> None:
+        super().__init__(logging.INFO)
+        self.env = env
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.env.stderr.write(f"icectl: {record.getMessage()}\n")
+        except Exception:  # noqa: BLE001 - logging never breaks a command
+            pass
+
+
+def _log_to(env: Env) -> None:
+    """With --verbose, icectl's log lines go to stderr; without, nowhere (one handler per process,
+    replaced on each run so in-process runs do not stack them)."""
+    lg = logging.getLogger("icectl")
+    for h in [h for h in lg.handlers if isinstance(h, _EnvStderr)]:
+        lg.removeHandler(h)
+    lg.propagate = False
+    if env.verbose:
+        lg.addHandler(_EnvStderr(env))
+        lg.setLevel(logging.INFO)
+    else:
+        lg.setLevel(logging.WARNING)
 
 
 def _register() -> None:

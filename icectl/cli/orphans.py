@@ -31,7 +31,7 @@ def remove_orphans(
     from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.ops.expire import FileToDelete
     from icectl.ops.inspect import parse_time_ms
-    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
+    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
     from icectl.errors import RefusedError
 
     env: Env = ctx.obj
@@ -48,9 +48,7 @@ def remove_orphans(
     confirm_plan(env, orphan_report(plan, dry_run=False), f"Delete {len(plan.orphans)} orphan files?", yes=yes,
                  action="delete files")
     # Re-check right before deleting: a commit since planning may have made a file reachable.
-    fresh = plan_orphans(t.refresh(), older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch,
-                         now_ms=now)
-    still = {f.path for f in fresh.orphans}
+    still = {f.path for f in still_orphans(t, plan, prefix_mismatch=prefix_mismatch)}
     files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in still]
     deleted, failed = progress_deleter(env, t.io, len(files))(files)
     render(env, orphan_report(plan, dry_run=False, deleted=deleted, failed=failed))

@@ -13,14 +13,12 @@ import posixpath
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError, UsageError
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
-S3_CONNECT_TIMEOUT_S = 5.0  # s3.connect-timeout
-S3_MAX_ATTEMPTS = 2  # s3.max-attempts: botocore's attempts of a request in all (the first and one retry)
 
 
 def scheme_of(path: str) -> str:
@@ -33,20 +31,6 @@ def scheme_of(path: str) -> str:
 def has_scheme(path: str) -> bool:
     m = _SCHEME.match(path)
     return bool(m) and len(m.group(1)) > 1
-
-
-def _setting(properties: dict[str, str], key: str, default: Any, kind: type) -> Any:
-    """A numeric storage property; UsageError naming it when it is not a positive number."""
-    text = properties.get(key)
-    if text is None:
-        return default
-    try:
-        value = kind(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise UsageError(f"storage property {key} must be a positive number, not {text!r}")
-    return value
 
 
 def check_path(path: str) -> str:
@@ -114,37 +98,9 @@ class FileIO:
         if scheme == "file":
             return fsspec.filesystem("file", auto_mkdir=True)
         if scheme == "s3":
-            try:
-                import s3fs  # noqa: F401
-            except ImportError:  # pragma: no cover - s3fs is a dependency
-                raise IcectlError("S3 paths need s3fs: pip install s3fs") from None
-            p = self.properties
-            client_kwargs: dict[str, Any] = {}
-            if p.get("s3.endpoint"):
-                client_kwargs["endpoint_url"] = p["s3.endpoint"]
-            if p.get("s3.region") or p.get("client.region"):
-                client_kwargs["region_name"] = p.get("s3.region") or p.get("client.region")
-            # No listings cache: s3fs would otherwise answer exists/info/open from a directory
-            # listing it made earlier, so a file another process wrote or overwrote since (the
-            # next vN.metadata.json, version-hint.text, a commit being retried) would look
-            # missing, or be read with a stale size and ETag (s3fs FileExpired).
-            kwargs: dict[str, Any] = {"client_kwargs": client_kwargs, "use_listings_cache": False}
-            if p.get("s3.access-key-id"):
-                kwargs["key"] = p["s3.access-key-id"]
-                kwargs["secret"] = p.get("s3.secret-access-key")
-            if p.get("s3.session-token"):
-                kwargs["token"] = p["s3.session-token"]
-            # A down or mistyped endpoint fails in seconds: botocore's default (legacy retries,
-            # five attempts, a 60 s connect timeout) took up to 14 s on a refused connection.
-            config: dict[str, Any] = {
-                "connect_timeout": _setting(p, "s3.connect-timeout", S3_CONNECT_TIMEOUT_S, float),
-                "retries": {"mode": "standard", "total_max_attempts": _setting(p, "s3.max-attempts", S3_MAX_ATTEMPTS, int)},
-            }
-            if p.get("s3.path-style-access", "").lower() == "true":
-                config["s3"] = {"addressing_style": "path"}
-            kwargs["config_kwargs"] = config
-            import fsspec as _f
-            return _f.filesystem("s3", **kwargs)
+            from icectl.io.s3 import make_filesystem
+
+            return make_filesystem(self.properties)
         try:
             return fsspec.filesystem(scheme)
         except (ImportError, ValueError) as e:
@@ -186,6 +142,13 @@ class FileIO:
             raise _storage_error(path, e, writing=mode == "wb") from None
 
     def read(self, path: str) -> bytes:
+        if scheme_of(path) in S3_SCHEMES:
+            # One GET: open() would first ask for the object's size and ETag (a HEAD), and so would
+            # cat_file with max_concurrency > 1 (to split a large object into ranged GETs).
+            try:
+                return self.filesystem(path).cat_file(self._fs_path(path), max_concurrency=1)
+            except OSError as e:
+                raise _storage_error(path, e, writing=False) from None
         with self.open(path, "rb") as f:
             try:
                 with self._remote(path, writing=False):
@@ -297,6 +260,73 @@ class FileIO:
             except OSError:
                 pass
 
+    def delete_many(self, paths: Iterable[str], *,
+                    progress: Callable[[int], None] | None = None) -> dict[str, str]:
+        """Delete every path in ``paths``; return ``{path: why}`` for each one that was not deleted.
+        A file that cannot be deleted is reported, never raised.
+
+        Local files are unlinked one after another (a missing one is reported "already gone"); S3
+        objects go in ``DeleteObjects`` batches of up to 1,000 keys, several in flight
+        (``icectl.io.s3``; S3 reports a missing key as deleted); other schemes one request a file
+        from a thread pool. ``progress`` is called with the number of files done."""
+        by_fs: dict[str, list[str]] = {}
+        for p in paths:
+            s = scheme_of(p)
+            by_fs.setdefault("s3" if s in S3_SCHEMES else s, []).append(p)
+        failed: dict[str, str] = {}
+        for kind, group in by_fs.items():
+            if kind == "file":
+                failed.update(self._delete_local(group, progress))
+            elif kind == "s3":
+                from icectl.io.s3 import DEFAULT_DELETE_BATCH, DEFAULT_DELETE_IN_FLIGHT, _int_prop, bulk_delete
+
+                fs = self.filesystem(group[0])
+                names: dict[str, str] = {}
+                for p in group:
+                    names.setdefault(self._fs_path(p), p)
+                batch = _int_prop(self.properties, "s3.delete.batch-size", DEFAULT_DELETE_BATCH, hi=1000)
+                in_flight = _int_prop(self.properties, "s3.delete.in-flight", DEFAULT_DELETE_IN_FLIGHT, hi=64)
+                for key, why in bulk_delete(fs, list(names), batch_size=batch, in_flight=in_flight,
+                                            progress=progress).items():
+                    failed[names.get(key, key)] = why
+            else:
+                failed.update(self._delete_each(group, progress))
+        return failed
+
+    def _delete_local(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+        failed: dict[str, str] = {}
+        for p in paths:
+            try:
+                self.delete(p)
+            except NotFoundError:
+                failed[p] = "already gone"
+            except (IcectlError, OSError) as e:
+                failed[p] = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if progress is not None:
+                progress(1)
+        return failed
+
+    def _delete_each(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(p: str) -> str | None:
+            try:
+                self.delete(p)
+                return None
+            except NotFoundError:
+                return "already gone"
+            except (IcectlError, OSError) as e:
+                return str(e)
+
+        failed: dict[str, str] = {}
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for p, why in zip(paths, pool.map(one, paths)):
+                if why is not None:
+                    failed[p] = why
+                if progress is not None:
+                    progress(1)
+        return failed
+
     def rename_no_replace(self, src: str, dst: str) -> bool:
         """Atomically rename ``src`` to ``dst`` unless ``dst`` exists; return whether it moved.
 
@@ -325,12 +355,16 @@ class FileIO:
         fs = self.filesystem(prefix)
         root = self._fs_path(prefix)
         scheme = scheme_of(prefix)
-        try:
-            with self._remote(prefix, writing=False):
-                found = fs.find(root, detail=True)
-        except FileNotFoundError:
-            return
-        for p, info in found.items():
+        if scheme in S3_SCHEMES:
+            from icectl.io.s3 import list_objects
+
+            found: Iterable[tuple[str, dict[str, Any]]] = list_objects(fs, root)
+        else:
+            try:
+                found = fs.find(root, detail=True).items()
+            except FileNotFoundError:
+                return
+        for p, info in found:
             if info.get("type") == "directory":
                 continue
             yield FileInfo(self._qualify(scheme, prefix, p), int(info.get("size") or 0), _mtime_ms(info))

@@ -17,7 +17,7 @@ from icectl.formats.manifest import DataFile
 from icectl.table.commit import commit_table
 from icectl.table.loaded import Table
 from icectl.io import join
-from icectl.errors import ExternalCommandError, IcectlError, NotFoundError, UsageError
+from icectl.errors import CommitStateUnknownError, ExternalCommandError, IcectlError, NotFoundError, UsageError
 
 
 @dataclass
@@ -176,8 +176,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:
-                if not settings.partial_progress:
-                    raise
+                if not settings.partial_progress or isinstance(e, CommitStateUnknownError):
+                    raise  # unknown: the batch may have been committed, so its files stay
                 result.failed_groups += [(g.group_id, e.message) for g in batch]
                 _remove(table, [f.file_path for g in batch for f in outputs[g.group_id]])
                 continue
@@ -192,7 +192,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         _cleanup_work(table, job, settings, result)
         return result
     except BaseException as e:
-        if not result.committed:
+        # A commit whose outcome is unknown may have landed: the files it added stay.
+        if not result.committed and not isinstance(e, CommitStateUnknownError):
             _remove(table, written)
         # Keep the work folder only when the error names a log in it (spark-submit, or the build
         # of the packed environment, ran).
@@ -243,11 +244,11 @@ def _batches(groups: list[FileGroup], settings: JobSettings) -> list[list[FileGr
 
 
 def _remove(table: Table, paths: list[str]) -> None:
-    for p in paths:
-        try:
-            table.io.delete(p)
-        except Exception:
-            pass
+    """Best effort: what a failed job wrote and no commit references (failures are left as orphans)."""
+    try:
+        table.io.delete_many(paths)
+    except Exception:  # noqa: BLE001 - cleanup never hides the error that led here
+        pass
 
 
 cleanup_work = _cleanup_work

@@ -370,33 +370,13 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
                         committed=done)
 
 
-def delete_files(io, files: list[FileToDelete], *, workers: int = 8,
+def delete_files(io, files: list[FileToDelete], *,
                  progress: Callable[[int], None] | None = None) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
-    """Delete in parallel; a file that fails to delete is reported, never fatal."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from icectl.errors import IcectlError, NotFoundError
-
-    def one(f: FileToDelete) -> tuple[FileToDelete, str | None]:
-        try:
-            io.delete(f.path)
-            return f, None
-        except NotFoundError:
-            return f, "already gone"
-        except (IcectlError, OSError) as e:
-            return f, str(e)
-
-    deleted: list[FileToDelete] = []
-    failed: list[tuple[str, str]] = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for f, err in pool.map(one, files):
-            if err is None:
-                deleted.append(f)
-            else:
-                failed.append((f.path, err))
-            if progress:
-                progress(1)
-    return deleted, failed
+    """Delete ``files`` in bulk (:meth:`icectl.io.FileIO.delete_many`: S3 ``DeleteObjects``
+    batches, several in flight); a file that fails to delete is reported, never fatal."""
+    failed = io.delete_many([f.path for f in files], progress=progress)
+    deleted = [f for f in files if f.path not in failed]
+    return deleted, [(f.path, failed[f.path]) for f in files if f.path in failed]
 
 
 __all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "java_counts",

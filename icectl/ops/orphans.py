@@ -129,3 +129,24 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
             f"authority (e.g. {listed} vs {reach}); refusing to decide which is an orphan",
             hint="--prefix-mismatch ignore keeps them; --prefix-mismatch delete treats them as orphans")
     return plan
+
+
+def still_orphans(table: Table, plan: OrphanPlan, *, prefix_mismatch: str = "error") -> list[FileInfo]:
+    """The planned orphans that the table's newest metadata still does not reach: checked right
+    before deleting, since a commit after planning may have made a listed file reachable. When
+    the table has not moved, the plan stands as it is; otherwise the reachable set is computed
+    again from the new metadata (the listing is not repeated: a file written since is not in the
+    plan anyway)."""
+    fresh = table.refresh()
+    if fresh.metadata_location == table.metadata_location:
+        return list(plan.orphans)
+    by_full = {split_path(p) for p in all_reachable(fresh)}
+    by_path = {p for _, _, p in by_full}
+    out = []
+    for f in plan.orphans:
+        key = split_path(f.path)
+        if key in by_full or (key[2] in by_path and prefix_mismatch != "delete"):
+            continue
+        out.append(f)
+    return out
+

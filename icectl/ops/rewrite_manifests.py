@@ -260,11 +260,10 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
         from icectl.errors import CommitStateUnknownError
 
         if not isinstance(e, CommitStateUnknownError):
-            for m in new:
-                try:
-                    table.io.delete(m.manifest_path)
-                except (IcectlError, OSError):
-                    pass
+            try:
+                table.io.delete_many([m.manifest_path for m in new])  # failures stay as orphans
+            except (IcectlError, OSError):
+                pass
         raise
     return RewriteManifestsResult(plan, done, snapshot_id, [m.manifest_path for m in new], state["kept"], entries)
 

@@ -350,11 +350,10 @@ class _RollingWriter:
                 except Exception:
                     pass
             self._open = None
-        for p in paths:
-            try:
-                self.io.delete(p)
-            except Exception:
-                pass
+        try:
+            self.io.delete_many(paths)  # best effort: what is left is an orphan
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict[str, Any]:

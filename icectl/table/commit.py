@@ -134,9 +134,9 @@ def _retries(table: Table) -> int:
 
 def _remove_attempt_files(table: Table) -> None:
     """Remove what the failed attempt wrote and no committed metadata references."""
-    for path in _ATTEMPT.files or ():
+    if _ATTEMPT.files:
         try:
-            table.io.delete(path)
+            table.io.delete_many(list(_ATTEMPT.files))  # reports failures, never raises for a file
         except (IcectlError, OSError):
             pass
 

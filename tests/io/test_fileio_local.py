@@ -109,3 +109,30 @@ def test_folders_made_listed_and_removed(fio, tmp_path):
     assert fio.subdirectories(root) == ["b"]
     with pytest.raises(OSError):
         fio.rmdir(f"{root}/b")  # not empty
+
+
+def test_delete_many_reports_each_file_it_could_not_delete(fio, tmp_path):
+    files = [tmp_path / f"d{i}" / "f.bin" for i in range(3)]
+    for f in files:
+        f.parent.mkdir()
+        f.write_bytes(b"x")
+    (tmp_path / "d0" / ".f.bin.crc").write_bytes(b"c")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "g.bin").write_bytes(b"x")
+    done = []
+    paths = [str(f) for f in files] + [str(tmp_path / "gone.bin"), f"file:{locked / 'g.bin'}"]
+    os.chmod(locked, 0o500)
+    try:
+        failed = fio.delete_many(paths, progress=done.append)
+    finally:
+        os.chmod(locked, 0o700)
+    assert not any(f.exists() for f in files)
+    assert not (tmp_path / "d0" / ".f.bin.crc").exists()  # the Hadoop checksum goes along
+    assert failed[str(tmp_path / "gone.bin")] == "already gone"
+    if os.geteuid() != 0:  # root may delete in a read-only folder
+        assert "ermission" in failed[f"file:{locked / 'g.bin'}"]
+        assert (locked / "g.bin").exists()
+    assert set(failed) <= {str(tmp_path / "gone.bin"), f"file:{locked / 'g.bin'}"}
+    assert sum(done) == len(paths)
+    assert fio.delete_many([]) == {}

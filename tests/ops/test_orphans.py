@@ -255,6 +255,21 @@ def test_scheme_or_authority_mismatch(monkeypatch, mode):
     assert [f.path for f in plan.orphans] == expected
 
 
+def test_still_orphans_drops_what_a_commit_since_planning_made_reachable(scene):
+    from icectl.ops.orphans import still_orphans
+
+    plan = plan_orphans(scene.table)
+    assert still_orphans(scene.table, plan) == plan.orphans  # the table did not move: the plan stands
+    adopted = next(p for p in scene.orphans if p.endswith("orphan1.parquet"))
+    append_files(scene.table, [DataFile(file_path=adopted, file_format="PARQUET", partition=(), record_count=1,
+                                        file_size_in_bytes=100)])
+    assert [f.path for f in still_orphans(scene.table, plan)] == [p for p in scene.orphans if p != adopted]
+    # Paths compare as plan_orphans compares them: file:/x is /x.
+    other = orphans.OrphanPlan(plan.table, plan.location, plan.older_than_ms, plan.listed,
+                               [FileInfo("file:" + adopted, 100)])
+    assert still_orphans(scene.table, other) == []
+
+
 # ------------------------------------------------------------------------------------------- CLI
 
 def test_cli_dry_run_then_delete(scene, cli_env):

@@ -108,3 +108,22 @@ def print_specs_and_orders(env: Env, md: TableMetadata) -> None:
             rows.append([marker, term, f.direction, f.null_order])
             marker = ""
     print_table(env, ["order", "term", "direction", "nulls"], rows, title="Sort orders")
+
+
+# -- failed deletes ---------------------------------------------------------------------------------------
+
+FAILED_LISTED = 10  # failed deletes named one by one without --verbose
+
+
+def warn_failed_deletes(env: Env, failed: list) -> None:
+    """A warning for each file that could not be deleted (``.path``, ``.error``): all of them with
+    --verbose, else the first few and a count (a bulk delete against a failing store can fail
+    thousands; the JSON output always lists them all)."""
+    from icectl.cli.output import warn
+
+    shown = failed if env.verbose or len(failed) <= FAILED_LISTED else failed[:FAILED_LISTED]
+    for f in shown:
+        warn(env, f"could not delete {f.path}: {f.error}")
+    if len(shown) < len(failed):
+        warn(env, f"could not delete {len(failed) - len(shown)} more files ({len(failed)} in all; "
+                  f"--verbose lists them, -o json too)")

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
+from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
+from icectl.cli.views.common import warn_failed_deletes
 
 if TYPE_CHECKING:
     from icectl.ops.expire import ExpiryPlan, ExpiryResult, FileToDelete
@@ -94,8 +95,7 @@ def _expire_text(env: Env, r: ExpireReport) -> None:
     metadata = len(r.deleted_files) - len(content)
     if metadata:
         say(env, f"deleted {metadata} old metadata files")
-    for f in r.failed_deletes:
-        warn(env, f"could not delete {f.path}: {f.error}")
+    warn_failed_deletes(env, r.failed_deletes)
     if r.applied:
         say(env, f"committed {r.metadata_location}")
     elif not (r.expired_snapshot_ids or r.removed_refs or r.removed_schema_ids or r.removed_spec_ids):

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer, warn
+from icectl.cli.views.common import warn_failed_deletes
 
 if TYPE_CHECKING:
     from icectl.ops.drop import DropPlan, DropResult
@@ -83,8 +84,7 @@ def _drop_text(env: Env, r: DropReport) -> None:
                      f"are gone" + (f", {left} are still there" if left else ""))
             for path in (r.still_present or [])[:10]:
                 warn(env, f"still there after the server's purge: {path}")
-        for f in r.failed_deletes:
-            warn(env, f"could not delete {f.path}: {f.error}")
+        warn_failed_deletes(env, r.failed_deletes)
         return
     what = "drop and purge" if r.purge else "drop"
     say(env, f"{r.table}: to {what} from catalog {r.catalog}" + (" (dry run: nothing changed)" if r.dry_run else ""))

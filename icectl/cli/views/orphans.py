@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
+from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
+from icectl.cli.views.common import warn_failed_deletes
 from icectl.cli.views.expire import FailedDelete
 
 if TYPE_CHECKING:
@@ -57,8 +58,7 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
         deleted = set(r.deleted_files)
         size = sum(s for p, s in zip(r.orphan_files, r.orphan_sizes) if p in deleted)
         say(env, f"deleted {len(r.deleted_files)} orphan files ({fmt_bytes(size)})")
-        for f in r.failed_deletes:
-            warn(env, f"could not delete {f.path}: {f.error}")
+        warn_failed_deletes(env, r.failed_deletes)
         return
     say(env, f"{r.table}: listed {r.listed_files} files under {r.location}; {len(r.orphan_files)} orphans "
              f"({fmt_bytes(r.orphan_bytes)}) older than the cutoff, {r.too_new} newer files left alone"

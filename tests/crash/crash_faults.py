@@ -1,0 +1,198 @@
+"""An injected fault at the k-th I/O step of a command.
+
+The steps are every change a command makes to storage or to the catalog: a FileIO ``write``,
+``open(..., "wb")``, ``delete``, ``rename_no_replace``, ``makedirs`` and ``rmdir``, and every
+statement of the SQL catalog that is not a read (the pointer's compare-and-set, a table's insert,
+drop and rename, namespace rows). A run with :data:`COUNT` counts them; then, for each k:
+
+- ``crash``: the process dies at step k, before the step takes effect. In-process this is a
+  :class:`Crash` (a ``BaseException``, as ``os._exit`` would not run ``except Exception``
+  handlers either), and every later step fails without effect, so clean-up code that still runs
+  on the way out changes nothing, as after a kill. In a subprocess (:func:`install_from_env`,
+  ``ICECTL_TEST_FAULT=crash:K``) step k calls ``os._exit(137)``.
+- ``error``: step k fails once with the error its layer raises (a StorageError from FileIO, a
+  ``sqlite3.OperationalError`` from the catalog database) and the command goes on handling it.
+- ``unknown``: the k-th *pointer move* (a compare-and-set that succeeded) takes effect and then
+  reports CommitStateUnknownError, as a REST server's 5xx or a broken PostgreSQL connection does
+  after the commit landed.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from icectl.catalog.sql import SqlCatalog
+from icectl.errors import CommitStateUnknownError, StorageError
+from icectl.io import FileIO
+
+COUNT, CRASH, ERROR, UNKNOWN = "count", "crash", "error", "unknown"
+ENV = "ICECTL_TEST_FAULT"
+
+
+class Crash(BaseException):
+    """The process died here (in-process stand-in for a kill)."""
+
+
+@dataclass
+class Injector:
+    mode: str = COUNT
+    at: int = 0  # 1-based step (or pointer move, for UNKNOWN) that fails
+    exit_process: bool = False  # CRASH in a subprocess: os._exit at step ``at``
+    steps: list[str] = field(default_factory=list)
+    moves: int = 0
+    fired: str | None = None
+    dead: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def before(self, what: str) -> None:
+        """Called before a step; fails it as the mode says."""
+        with self._lock:
+            if self.dead:
+                raise Crash(f"after the crash: {what}")
+            self.steps.append(what)
+            k = len(self.steps)
+            if k != self.at or self.mode not in (CRASH, ERROR):
+                return
+            self.fired = what
+            if self.mode == CRASH:
+                if self.exit_process:
+                    os._exit(137)
+                self.dead = True
+                raise Crash(what)
+        if what.startswith("sql "):
+            raise sqlite3.OperationalError("disk I/O error (injected)")
+        raise StorageError(f"injected I/O error: {what}")
+
+    def moved(self, what: str) -> None:
+        """Called after a pointer move took effect."""
+        with self._lock:
+            self.moves += 1
+            if self.mode != UNKNOWN or self.moves != self.at:
+                return
+            self.fired = what
+        raise CommitStateUnknownError(f"injected: the commit's outcome is unknown ({what})")
+
+
+_ACTIVE: Injector | None = None
+
+
+def _step(what: str) -> None:
+    if _ACTIVE is not None:
+        _ACTIVE.before(what)
+
+
+def _wrap_io(name: str):
+    original = getattr(FileIO, name)
+
+    def wrapper(self, path, *args, **kwargs):
+        if name != "open" or (args[:1] or [kwargs.get("mode", "rb")])[0] == "wb":
+            _step(f"{name} {path}")
+        return original(self, path, *args, **kwargs)
+
+    return original, wrapper
+
+
+class _Cursor:
+    """A sqlite3 cursor whose writing statements are steps (the fault comes from inside
+    ``execute``, where the database's own errors come from)."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        head = sql.lstrip().upper()
+        if _ACTIVE is not None and not head.startswith(("SELECT", "PRAGMA", "CREATE TABLE IF NOT EXISTS")):
+            _step(f"sql {sql.split()[0].lower()} {tuple(params)[:4]}")
+        self._cur.execute(sql, params)
+        if _ACTIVE is not None and head.startswith("UPDATE ICEBERG_TABLES SET METADATA_LOCATION") \
+                and self._cur.rowcount == 1:
+            _ACTIVE.moved(f"pointer of {tuple(params)[2:5]} -> {params[0]}")
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+
+class _Connection:
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self._conn.cursor())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def _wrap_exec():
+    original = SqlCatalog._exec
+
+    def wrapper(self, sql, params=()):
+        if self._server is None and self._conn is not None and not isinstance(self._conn, _Connection):
+            self._conn = _Connection(self._conn)
+        return original(self, sql, params)
+
+    return original, wrapper
+
+
+IO_STEPS = ("write", "open", "delete", "rename_no_replace", "makedirs", "rmdir")
+
+
+def install() -> dict[str, Any]:
+    """Wrap FileIO and SqlCatalog (idempotent); return the originals."""
+    if getattr(FileIO, "_crash_originals", None):
+        return FileIO._crash_originals
+    originals: dict[str, Any] = {}
+    for name in IO_STEPS:
+        originals[name], w = _wrap_io(name)
+        setattr(FileIO, name, w)
+    originals["_exec"], w = _wrap_exec()
+    SqlCatalog._exec = w
+    FileIO._crash_originals = originals
+    return originals
+
+
+def uninstall() -> None:
+    originals = getattr(FileIO, "_crash_originals", None)
+    if not originals:
+        return
+    for name in IO_STEPS:
+        setattr(FileIO, name, originals[name])
+    SqlCatalog._exec = originals["_exec"]
+    FileIO._crash_originals = None
+
+
+@contextmanager
+def injecting(injector: Injector) -> Iterator[Injector]:
+    global _ACTIVE
+    install()
+    _ACTIVE = injector
+    try:
+        yield injector
+    finally:
+        _ACTIVE = None
+
+
+def install_from_env() -> None:
+    """In a subprocess: ``ICECTL_TEST_FAULT=crash:K`` (or ``count:0``, with the steps written to
+    ``ICECTL_TEST_FAULT_LOG`` at exit)."""
+    global _ACTIVE
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    mode, _, k = spec.partition(":")
+    install()
+    _ACTIVE = Injector(mode, int(k or 0), exit_process=True)
+    log = os.environ.get(ENV + "_LOG")
+    if log:
+        import atexit
+
+        def write_log(inj: Injector = _ACTIVE) -> None:
+            with open(log, "w") as f:
+                f.write("\n".join(inj.steps))
+
+        atexit.register(write_log)

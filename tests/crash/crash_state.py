@@ -1,0 +1,133 @@
+"""A demo table in a folder that a test can put back as it was, and what a crashed run must leave:
+each table either absent or loading, validating clean (``validate --deep --all-snapshots``, exit
+0), with every file a retained snapshot reaches present, and its rows (per branch and tag, read
+with pyarrow by ``tests/demo_rows.py``) those of before the run or of after a successful run.
+"""
+from __future__ import annotations
+
+import io
+import os
+import pathlib
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for demo_rows
+from demo_rows import snapshot_rows  # noqa: E402
+
+from icectl.errors import NoSuchTableError  # noqa: E402
+
+State = dict[str, "dict[str, Any] | None"]  # table -> {"ref NAME": rows, "columns": ...}, None when absent
+
+
+@dataclass
+class DemoWorkspace:
+    """``demo.events`` (the demo's fixed history) in ``root``, with a pristine copy beside it;
+    :meth:`reset` puts the folder back byte for byte, modification times included (remove-orphans
+    looks at them). Paths in the metadata are absolute, so the copy comes back to the same place."""
+
+    root: pathlib.Path
+    format_version: int = 2
+    setup: tuple[tuple[str, ...], ...] = ()  # commands run on the demo before the pristine copy
+    kind: str = "sql"  # or "hadoop": the file-system catalog (version-hint.text, rename)
+
+    @property
+    def uri(self) -> str:
+        return f"sqlite:///{self.root}/catalog.db"
+
+    @property
+    def warehouse(self) -> str:
+        return str(self.root / "wh")
+
+    @property
+    def pristine(self) -> pathlib.Path:
+        return self.root.with_name(self.root.name + ".pristine")
+
+    def build(self) -> "DemoWorkspace":
+        from icectl.ops.demo import build_demo
+
+        self.root.mkdir(parents=True)
+        (self.root / "wh").mkdir()
+        build_demo(self.catalog(), format_version=self.format_version)
+        for argv in self.setup:
+            code, _, err = self.run(*argv)
+            assert code == 0, f"{argv}: {err}"
+        shutil.copytree(self.root, self.pristine)
+        return self
+
+    def reset(self) -> None:
+        shutil.rmtree(self.root)
+        shutil.copytree(self.pristine, self.root)
+
+    def untouched(self) -> bool:
+        """Every file of the pristine copy is here as it was (size and modification time; the
+        catalog database too), and no new ``vN.metadata.json``: the run only added files, which no
+        table references, so the tables are exactly as before. A shortcut for :func:`observe`, never a weaker check."""
+        if "_listing" not in self.__dict__:
+            self.__dict__["_listing"] = _listing(self.pristine)
+        pristine, now = self.__dict__["_listing"], _listing(self.root)
+        if any(re.search(r"/v\d+(\.gz)?\.metadata\.json$", p) for p in set(now) - set(pristine)):
+            return False  # a file-system catalog's next version: that file is the pointer
+        return all(now.get(p) == v for p, v in pristine.items())
+
+    def catalog(self) -> Any:
+        from icectl.catalog import CatalogConfig, build_catalog
+
+        props = {"type": self.kind, "warehouse": self.warehouse}
+        if self.kind == "sql":
+            props["uri"] = self.uri
+        return build_catalog(CatalogConfig("default", props))
+
+    @property
+    def catalog_args(self) -> list[str]:
+        return (["--uri", self.uri] if self.kind == "sql" else []) + ["--warehouse", self.warehouse]
+
+    def run(self, *args: str) -> tuple[int, str, str]:
+        """``icectl --uri ... --warehouse ... ARGS`` in this process."""
+        from icectl.cli.context import Env
+        from icectl.cli.main import run
+
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+        code = run([*self.catalog_args, *args], env)
+        return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+    def files(self) -> set[str]:
+        return {os.path.join(d, f) for d, _, fs in os.walk(self.root) for f in fs}
+
+
+def _listing(root: pathlib.Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            st = os.stat(os.path.join(d, f))
+            out[os.path.relpath(os.path.join(d, f), root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def observe(ws: DemoWorkspace, names: list[str]) -> State:
+    """Each table's rows per ref, after checking that it is whole (or None: not in the catalog)."""
+    from icectl.table.loaded import load_table
+    from icectl.table.reachability import reachable_files
+
+    catalog = ws.catalog()
+    out: State = {}
+    for name in names:
+        ident = tuple(name.split("."))
+        try:
+            t = load_table(catalog, ident)
+        except NoSuchTableError:
+            out[name] = None
+            continue
+        code, stdout, stderr = ws.run("validate", name, "--deep", "--all-snapshots")
+        assert code == 0, f"{name} does not validate clean (exit {code}): {stdout[-2000:]} {stderr}"
+        md = t.metadata
+        reach = reachable_files(t, md, md.snapshots)
+        missing = sorted(p for p in reach.paths() if not t.io.exists(p))
+        assert not missing, f"{name}: {len(missing)} files a retained snapshot reaches are gone: {missing[:5]}"
+        assert t.io.exists(t.metadata_location)
+        out[name] = {"format-version": md.format_version, "columns": [f.name for f in md.schema.fields],
+                     "properties": dict(md.properties),
+                     **{f"ref {ref}": snapshot_rows(t, r.snapshot_id) for ref, r in sorted(md.all_refs.items())}}
+    return out

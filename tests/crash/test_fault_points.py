@@ -1,0 +1,164 @@
+"""Every mutating command, failed at each of its I/O steps (tests/crash/crash_faults.py), on the
+demo table: after each run the table loads, validates clean, every file a retained snapshot
+reaches exists, and its rows per branch and tag are those of before or of after a successful run.
+
+One successful run counts the steps (N); then for k = 1..N the k-th step crashes the command
+(later steps have no effect, as after a kill) and, separately, fails with an I/O error that the
+command must handle (exit code from the documented set, never an internal error); and each
+pointer move that succeeded is reported as an unknown outcome (exit 12, nothing the table reaches
+deleted). A long run of deletes (a purge's) is sampled unless
+``ICECTL_CRASH_EVERY_STEP=1`` (see :func:`fault_points`).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from crash_faults import COUNT, CRASH, ERROR, UNKNOWN, Crash, Injector, injecting  # noqa: E402
+from crash_state import DemoWorkspace, observe  # noqa: E402
+
+from icectl.errors import ExitCode  # noqa: E402
+
+EVENTS = "demo.events"
+S8 = "9115177490179072159"  # tag before-overwrite, an ancestor of main
+S11 = "6807948677818654560"  # the staged WAP snapshot
+
+# name -> (format version of the demo, argv, tables to observe[, commands run first])
+COMMANDS: dict[str, tuple] = {
+    "create": (2, ["create", "demo.t2", "-s", "id:long!, name:string", "-p", "bucket(4, id)", "-y"],
+               [EVENTS, "demo.t2"]),
+    "expire": (2, ["expire", EVENTS, "-y"], [EVENTS]),
+    "expire-clean-metadata": (2, ["expire", EVENTS, "--older-than", "1h", "--clean-expired-metadata", "-y"],
+                              [EVENTS]),
+    "expire-v3": (3, ["expire", EVENTS, "-y"], [EVENTS]),
+    "rollback": (2, ["rollback", EVENTS, "--to-snapshot", S8, "-y"], [EVENTS]),
+    "cherry-pick": (2, ["cherry-pick", EVENTS, S11, "-y"], [EVENTS]),
+    "branch-create": (2, ["branch", "create", EVENTS, "b1", "--snapshot", S8, "-y"], [EVENTS]),
+    "branch-drop": (2, ["branch", "drop", EVENTS, "audit", "-y"], [EVENTS]),
+    "tag-create": (2, ["tag", "create", EVENTS, "t1", "-y"], [EVENTS]),
+    "tag-drop": (2, ["tag", "drop", EVENTS, "before-overwrite", "-y"], [EVENTS]),
+    "remove-orphans": (2, ["remove-orphans", EVENTS, "-y"], [EVENTS]),
+    "upgrade-format": (2, ["upgrade-format", EVENTS, "--to", "3", "-y"], [EVENTS]),
+    "rewrite-deletes": (2, ["rewrite-deletes", EVENTS, "-y"], [EVENTS]),
+    # position delete files of a table upgraded to v3 become deletion vectors
+    "rewrite-deletes-to-dvs": (2, ["rewrite-deletes", EVENTS, "-y"], [EVENTS],
+                               (("upgrade-format", EVENTS, "--to", "3", "-y"),)),
+    "alter": (2, ["alter", EVENTS, "--add-column", "note string", "-y"], [EVENTS]),
+    "properties-set": (2, ["properties", EVENTS, "set", "write.metadata.delete-after-commit.enabled=true",
+                           "write.metadata.previous-versions-max=2", "-y"], [EVENTS]),
+    "rewrite-manifests": (2, ["rewrite-manifests", EVENTS, "-y"], [EVENTS]),
+    "drop-purge": (2, ["drop", EVENTS, "--purge", "-y"], [EVENTS]),
+    "rename": (2, ["rename", EVENTS, "demo.renamed", "-y"], [EVENTS, "demo.renamed"]),
+}
+
+DOCUMENTED = {int(c) for c in ExitCode} - {int(ExitCode.ERROR)}
+
+
+@pytest.fixture(scope="module")
+def workspaces(tmp_path_factory):
+    made: dict[tuple, DemoWorkspace] = {}
+
+    def get(fv: int, setup: tuple = (), *, kind: str = "sql") -> DemoWorkspace:
+        key = (fv, setup, kind)
+        if key not in made:
+            made[key] = DemoWorkspace(tmp_path_factory.mktemp(f"crash-{kind}-v{fv}") / "ws", fv, setup, kind).build()
+        made[key].reset()
+        return made[key]
+
+    return get
+
+
+def _run(ws: DemoWorkspace, argv: list[str], injector: Injector) -> tuple[int | None, str]:
+    with injecting(injector):
+        try:
+            code, _, err = ws.run(*argv)
+        except Crash:
+            return None, "crashed"
+    return code, err
+
+
+def fault_points(steps: list[str]) -> list[int]:
+    """The steps (1-based) to fault: every one with ``ICECTL_CRASH_EVERY_STEP=1``; by default, in
+    a run of more than five deletes (after a commit or a purge's drop, each leaves the table in the
+    same state), its first two, middle and last two."""
+    if os.environ.get("ICECTL_CRASH_EVERY_STEP") == "1":
+        return list(range(1, len(steps) + 1))
+    out: list[int] = []
+    i = 0
+    while i < len(steps):
+        j = i
+        while j + 1 < len(steps) and _kind(steps[j + 1]) == _kind(steps[i]):
+            j += 1
+        run = list(range(i + 1, j + 2))
+        out += run if len(run) <= 5 or _kind(steps[i]) != "delete" else sorted({*run[:2], run[len(run) // 2], *run[-2:]})
+        i = j + 1
+    return out
+
+
+def _kind(step: str) -> str:
+    """``write``, ``delete``, ``sql update`` ...: what a step does (paths have random names)."""
+    words = step.split()
+    return " ".join(words[:2] if words[0] == "sql" else words[:1])
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_fault_at_each_step_leaves_the_table_before_or_after(name, workspaces):
+    fv, argv, names, *setup = COMMANDS[name]
+    fault_every_step(workspaces(fv, *setup), name, argv, names)
+
+
+# The file-system catalog: its pointer is vN.metadata.json, renamed into place without replacing,
+# then version-hint.text.
+HADOOP = ["expire", "rollback", "rewrite-manifests", "rewrite-deletes", "alter", "tag-create"]
+
+
+@pytest.mark.parametrize("name", HADOOP)
+def test_file_system_catalog(name, workspaces):
+    fv, argv, names, *setup = COMMANDS[name]
+    fault_every_step(workspaces(fv, *setup, kind="hadoop"), name, argv, names)
+
+
+def fault_every_step(ws: DemoWorkspace, name: str, argv: list[str], names: list[str]) -> None:
+    before = observe(ws, names)
+    counted = Injector(COUNT)
+    code, err = _run(ws, argv, counted)
+    assert code == 0, err
+    after = observe(ws, names)
+    assert after != before or name.startswith(("expire", "remove-orphans", "rewrite-")), \
+        f"{name} changed nothing that the state shows"
+    steps = counted.steps
+    assert steps, f"{name} performed no I/O step"
+    runs = []
+    untouched = 0
+    for mode in (CRASH, ERROR):
+        for k in fault_points(steps):
+            ws.reset()
+            inj = Injector(mode, k)
+            code, err = _run(ws, argv, inj)
+            assert inj.fired, f"{mode} at step {k} of {name} never came (steps: {steps})"
+            assert _kind(inj.fired) == _kind(steps[k - 1]), \
+                f"step {k} of {name} is not the one counted: {inj.fired} / {steps[k - 1]}"
+            if mode == ERROR:
+                assert code in DOCUMENTED, f"{name}, I/O error at step {k} ({inj.fired}): exit {code}: {err}"
+                assert "Traceback" not in err
+            runs.append((mode, k))
+            if ws.untouched():
+                untouched += 1
+                continue  # only new files, referenced by nothing: the tables are those of before
+            state = observe(ws, names)
+            assert state in (before, after), f"{name}, {mode} at step {k} ({inj.fired}): the tables are " \
+                                             f"neither those of before nor of after"
+    for k in range(1, counted.moves + 1):
+        ws.reset()
+        inj = Injector(UNKNOWN, k)
+        code, err = _run(ws, argv, inj)
+        assert inj.fired
+        assert code == ExitCode.COMMIT_STATE_UNKNOWN, f"{name}, unknown outcome of pointer move {k}: exit {code}: {err}"
+        state = observe(ws, names)
+        assert state in (before, after)
+    print(f"{name}: {len(steps)} steps ({len(fault_points(steps))} faulted), {counted.moves} pointer moves, {len(runs) + counted.moves} faulted runs "
+          f"({untouched} left every file as it was)")
