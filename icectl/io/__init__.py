@@ -145,8 +145,10 @@ class FileIO:
         if scheme_of(path) in S3_SCHEMES:
             # One GET: open() would first ask for the object's size and ETag (a HEAD), and so would
             # cat_file with max_concurrency > 1 (to split a large object into ranged GETs).
+            fs = self.filesystem(path)
             try:
-                return self.filesystem(path).cat_file(self._fs_path(path), max_concurrency=1)
+                with self._remote(path, writing=False):
+                    return fs.cat_file(self._fs_path(path), max_concurrency=1)
             except OSError as e:
                 raise _storage_error(path, e, writing=False) from None
         with self.open(path, "rb") as f:
