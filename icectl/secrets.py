@@ -78,15 +78,27 @@ def known() -> Iterable[str]:
     return tuple(_VALUES)
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape_surrogate(m: re.Match[str]) -> str:
+    return "\\u%04x" % ord(m.group())
+
+
 class RedactingStream:
-    """A text stream that masks known secrets in everything written to it; every other attribute
-    (``isatty``, ``flush``, ``encoding`` ...) is the wrapped stream's."""
+    """A text stream that masks known secrets in everything written to it, and writes a lone
+    surrogate (a string from a corrupt metadata file may hold one; no encoding can write it) as its
+    ``\\ud800`` escape; every other attribute (``isatty``, ``flush``, ``encoding`` ...) is the
+    wrapped stream's."""
 
     def __init__(self, stream):  # noqa: ANN001 - any text stream
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(redact(text))
+        out = redact(text)
+        if _SURROGATE.search(out):
+            out = _SURROGATE.sub(_escape_surrogate, out)
+        self._stream.write(out)
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import traceback
 from typing import Any
 
@@ -10,7 +11,18 @@ from icectl.errors import ExitCode, IcectlError
 from icectl.secrets import RedactingStream, redact
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: a line break, another control character or a lone surrogate
+    (a path read from a corrupt file may hold any of them) is written as its escape, ``\\n``,
+    ``\\x00``, ``\\ud800``."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+
+
 def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int) -> None:
+    message, hint = one_line(message), one_line(hint) if hint else hint
     if env.json:
         env.stderr.write(json.dumps({"error": {"type": kind, "message": message, "hint": hint,
                                                "exit_code": int(code)}}) + "\n")

@@ -14,12 +14,12 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 from enum import Enum
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from icectl.cli.context import Env
+from icectl.spec.temporal import millis_to_iso
 
 # A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
 # it): its keys are the spec's, not ours.
@@ -136,13 +136,13 @@ def head(rows: Iterator[Any], n: int = BATCH) -> list[Any]:
 def fmt_ts(ms: int | None) -> str:
     if ms is None:
         return ""
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return millis_to_iso(ms, sep=" ", zone=" UTC")
 
 
 def iso_ts(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return millis_to_iso(ms)
 
 
 def fmt_bytes(n: int | None) -> str:

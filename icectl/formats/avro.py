@@ -19,15 +19,17 @@ file.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator
 
 from icectl.formats.avro_lean import AvroFile, field_index, open_avro, record_type
 
-__all__ = ["AvroFile", "failures", "field_index", "internal_struct", "open_avro", "polars_supports",
-           "polars_wanted", "read_frame", "read_records", "record_type"]
+__all__ = ["AvroFile", "failures", "field_index", "internal_struct", "open_avro", "panics_silenced",
+           "polars_supports", "polars_wanted", "read_frame", "read_records", "record_type"]
 
 READER_ENV = "ICECTL_AVRO_READER"  # "lean": never polars
 # Below this size (a manifest list, a small manifest) the lean decoder reads a file faster than
@@ -43,6 +45,41 @@ def failures() -> tuple[type[BaseException], ...]:
     except ImportError:
         return (Exception,)
     return (Exception, PanicException)
+
+
+_quiet_lock = threading.Lock()
+_quiet_users = 0
+_quiet_saved: int | None = None
+_quiet_devnull: int | None = None
+
+
+@contextlib.contextmanager
+def panics_silenced() -> Iterator[None]:
+    """While polars decodes, file descriptor 2 (stderr) points to /dev/null: a Rust panic's hook
+    writes its message and backtrace there directly, before polars raises ``PanicException``, and
+    a command must print one error line, not that. Threads share the redirection (a count); icectl
+    writes nothing to stderr while it reads. Nothing is redirected where stderr cannot be
+    duplicated."""
+    global _quiet_users, _quiet_saved, _quiet_devnull
+    with _quiet_lock:
+        if _quiet_users == 0:
+            try:
+                if _quiet_devnull is None:
+                    _quiet_devnull = os.open(os.devnull, os.O_WRONLY)
+                _quiet_saved = os.dup(2)
+                os.dup2(_quiet_devnull, 2)
+            except OSError:
+                _quiet_saved = None
+        _quiet_users += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_users -= 1
+            if _quiet_users == 0 and _quiet_saved is not None:
+                os.dup2(_quiet_saved, 2)
+                os.close(_quiet_saved)
+                _quiet_saved = None
 
 
 def polars_wanted() -> bool:
@@ -90,10 +127,13 @@ def read_frame(avro: AvroFile) -> Any | None:
     if not polars_wanted() or not polars_supports(avro.schema):
         return None
     expected = avro.record_count()
+    if not avro.plausible_counts():
+        return None  # the lean decoder says what is wrong
     import polars as pl
 
     try:
-        df = pl.read_avro(io.BytesIO(avro.data))
+        with panics_silenced():
+            df = pl.read_avro(io.BytesIO(avro.data))
     except failures():
         return None
     return df if len(df) == expected else None
@@ -114,7 +154,8 @@ def read_records(avro: AvroFile, *, skip: frozenset[str] = frozenset(),
     df = None if small else read_frame(avro)
     if df is not None:
         try:
-            return (prepare(df) if prepare is not None else df).to_dicts()
+            with panics_silenced():
+                return (prepare(df) if prepare is not None else df).to_dicts()
         except failures():
             pass
     return list(avro.records(skip, dicts=True))

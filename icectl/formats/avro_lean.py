@@ -366,6 +366,7 @@ class AvroFile:
     data: bytes
     start: int
     sync: bytes
+    schema_text: bytes = b""  # the header's avro.schema, as written (a key for caches)
 
     def records(self, skip: frozenset[str] = frozenset(), as_dict: frozenset[str] = frozenset(), *,
                 dicts: bool = False) -> Iterator[Any]:
@@ -373,9 +374,12 @@ class AvroFile:
         truncated data. ``skip`` and ``as_dict``: as :func:`compile_decoder` takes them."""
         try:
             decode = compile_decoder(self.schema, skip, as_dict, dicts=dicts)
-        except (ValueError, KeyError, TypeError, SyntaxError) as e:
+        except (ValueError, KeyError, TypeError, SyntaxError, RecursionError) as e:
             raise InvalidMetadataError(f"{self.source}: unsupported Avro schema: {e}") from None
         for count, block in self.blocks():
+            if count > len(block):  # every record of an Iceberg file takes a byte at least
+                raise InvalidMetadataError(f"{self.source}: corrupt Avro data: a block of {len(block)} bytes "
+                                           f"cannot hold the {count} records its header counts")
             try:
                 out, end = decode(block, 0, count)
             except (IndexError, ValueError, struct.error, UnicodeDecodeError, AttributeError) as e:
@@ -391,6 +395,13 @@ class AvroFile:
         for count, start, end in self._block_spans():
             yield count, _decompress(self.data[start:end], self.codec, self.source)
 
+    def plausible_counts(self) -> bool:
+        """Whether every block's record count could fit in its bytes: a record takes at least one
+        byte, and a compressed byte inflates to at most about 1,032 (deflate's limit; others are
+        given 1,100 too). A corrupt count (2**62) must not reach a decoder that allocates for it."""
+        return all(count <= (end - start) * (1 if self.codec == "null" else 1100) + 1
+                   for count, start, end in self._block_spans())
+
     def record_count(self) -> int:
         """The records the blocks say they hold, checking the block framing (sizes, sync markers)
         without reading the blocks."""
@@ -405,7 +416,10 @@ class AvroFile:
                 size, p = _read_long(data, p)
             except IndexError:
                 raise InvalidMetadataError(f"{self.source}: truncated Avro block header at byte {p}") from None
-            if count < 0 or size < 0 or p + size + SYNC_SIZE > n:
+            if count < 0 or size < 0:
+                raise InvalidMetadataError(f"{self.source}: corrupt Avro block header at byte {p}: "
+                                           f"{'record count' if count < 0 else 'size'} {count if count < 0 else size}")
+            if p + size + SYNC_SIZE > n:
                 raise InvalidMetadataError(f"{self.source}: truncated: a block of {size} bytes at byte {p} runs past "
                                            f"the end of the file ({n} bytes)")
             start = p
@@ -446,6 +460,23 @@ def _decompress(raw: bytes, codec: str, source: str) -> bytes:
     raise InvalidMetadataError(f"{source}: unknown Avro codec {codec!r}")
 
 
+MAX_SCHEMA_DEPTH = 256  # JSON levels of a writer schema; an Iceberg struct nested 80 deep takes about 240
+
+
+def nesting_depth(obj: Any) -> int:
+    """How deeply a JSON value nests (a scalar: 0), without recursion."""
+    deepest = 0
+    stack = [(obj, 1)]
+    while stack:
+        x, d = stack.pop()
+        children = x.values() if isinstance(x, dict) else x if isinstance(x, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
 def open_avro(data: bytes, *, source: str) -> AvroFile:
     """Parse an Avro container's header; InvalidMetadataError if it is not one."""
     if data[:4] != MAGIC:
@@ -472,11 +503,17 @@ def open_avro(data: bytes, *, source: str) -> AvroFile:
         if len(sync) != SYNC_SIZE:
             raise IndexError("no sync marker")
         schema = json.loads(meta["avro.schema"])
+    except RecursionError:
+        raise InvalidMetadataError(f"{source}: corrupt Avro header: the writer schema is nested too deeply") from None
     except (IndexError, UnicodeDecodeError, KeyError, ValueError) as e:
         raise InvalidMetadataError(f"{source}: corrupt Avro header ({type(e).__name__}: {e})") from None
+    depth = nesting_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidMetadataError(f"{source}: the Avro writer schema is nested {depth} levels deep; "
+                                   f"icectl reads at most {MAX_SCHEMA_DEPTH}")
     codec = meta.get("avro.codec", b"null").decode(errors="replace") or "null"
     text = {k: v.decode(errors="replace") for k, v in meta.items() if not k.startswith("avro.")}
-    return AvroFile(source, schema, text, codec, data, p, sync)
+    return AvroFile(source, schema, text, codec, data, p, sync, meta["avro.schema"])
 
 
 def field_index(record_schema: Any, name: str) -> int | None:

@@ -246,3 +246,96 @@ def content_stats_schema(schema: Schema) -> dict[str, Any]:
     # A namespace of its own: the fixed types it defines (decimal_9_2, uuid_fixed...) would
     # otherwise redefine those of the partition struct in the same manifest schema.
     return {"type": "record", "name": "content_stats", "namespace": "content_stats", "fields": columns}
+
+
+# -- reading: the writer's field types against the spec's ------------------------------------------
+
+# Avro "Schema Resolution": a writer's value is read as the reader's type when both are the same,
+# or by one of these promotions.
+_PROMOTES = {("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"), ("long", "double"),
+             ("float", "double"), ("string", "bytes"), ("bytes", "string")}
+_SPEC_DEPENDENT = ("partition", "content_stats")  # their types follow the table's spec and schema
+
+
+def _named_types(t: Any, named: dict[str, Any]) -> None:
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            if x.get("type") in ("record", "enum", "fixed") and isinstance(x.get("name"), str):
+                named.setdefault(x["name"], x)
+            stack.extend(f.get("type") for f in x.get("fields", []) if isinstance(f, dict))
+            stack.extend(x[k] for k in ("items", "values") if k in x)
+            if isinstance(x.get("type"), (dict, list)):
+                stack.append(x["type"])
+
+
+def _shape(t: Any, named: dict[str, Any]) -> Any:
+    """A type without its null branch, named references and logical types: a primitive name, or the
+    record/array/map dict."""
+    if isinstance(t, list):
+        other = [x for x in t if x != "null"]
+        return _shape(other[0], named) if len(other) == 1 else ("union", len(other))
+    if isinstance(t, str):
+        return _shape(named[t], named) if t in named else t
+    if isinstance(t, dict):
+        kind = t.get("type")
+        if isinstance(kind, (str, list)) and kind not in ("record", "array", "map", "enum", "fixed") \
+                and not (isinstance(kind, str) and kind in named):
+            return _shape(kind, named)
+        return t if kind in ("record", "array", "map", "enum", "fixed") else _shape(kind, named)
+    return repr(t)
+
+
+def _kind(s: Any) -> str:
+    return s.get("type") if isinstance(s, dict) else s if isinstance(s, str) else f"union of {s[1]} types"
+
+
+def _mismatch(writer: Any, reader: Any, wn: dict[str, Any], rn: dict[str, Any], name: str) -> str | None:
+    w, r = _shape(writer, wn), _shape(reader, rn)
+    wk, rk = _kind(w), _kind(r)
+    if wk == rk:
+        if wk == "record":
+            return record_mismatch(w, [r], wn, rn, prefix=name + ".")
+        if wk == "array":
+            return _mismatch(w.get("items"), r.get("items"), wn, rn, name + "[]")
+        if wk == "map":
+            return _mismatch(w.get("values"), r.get("values"), wn, rn, name + "{}")
+        return None
+    if (wk, rk) in _PROMOTES:
+        return None
+    return f"field {name} is an Avro {wk}, not {rk}"
+
+
+def record_mismatch(writer: Any, readers: list[Any], wn: dict[str, Any] | None = None,
+                    rn: dict[str, Any] | None = None, *, prefix: str = "") -> str | None:
+    """The first field of the ``writer`` record whose type none of ``readers`` (the same record in
+    several format versions) resolves, as ``field data_file.record_count is an Avro string, not
+    long``; None when every field the readers know resolves. Fields the readers do not know, and
+    missing fields, are left to the reader (read tolerantly)."""
+    if wn is None:
+        wn = {}
+        _named_types(writer, wn)
+    if rn is None:
+        rn = {}
+        for r in readers:
+            _named_types(r, rn)
+    fields = writer.get("fields") if isinstance(writer, dict) else None
+    if not isinstance(fields, list):
+        return f"the writer schema is not a record with fields ({_kind(_shape(writer, wn))})"
+    for f in fields:
+        if not isinstance(f, dict) or f.get("name") in _SPEC_DEPENDENT:
+            continue
+        candidates = [g["type"] for r in readers for g in r.get("fields", []) if g.get("name") == f.get("name")]
+        if not candidates:
+            continue
+        problems = [_mismatch(f.get("type"), c, wn, rn, prefix + str(f.get("name"))) for c in candidates]
+        if all(problems):
+            return problems[0]
+    return None
+
+
+MANIFEST_LIST_READERS = tuple(manifest_file_schema(v) for v in (1, 2, 3, 4))
+MANIFEST_ENTRY_READERS = tuple(manifest_entry_schema(v, partition_record([])) for v in (1, 2, 3, 4))

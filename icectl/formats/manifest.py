@@ -153,10 +153,35 @@ MAP_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_co
               "lower_bounds", "upper_bounds")
 
 
-def check_entry_schema(schema: Any, *, source: str) -> None:
+_TYPE_PROBLEMS: dict[tuple[bytes, str], str | None] = {}
+
+
+def check_field_types(schema: Any, *, source: str, what: str, text: bytes = b"") -> None:
+    """Refuse a manifest list (``what`` = "manifest list") or manifest ("manifest") whose writer
+    schema has a field of a type the spec's schema cannot read it as (Avro "Schema Resolution": a
+    ``manifest_path`` that is a long, a ``record_count`` that is a string): InvalidMetadataError
+    naming the file and the field. ``text``, the header's schema as written, keys a cache: a
+    table's manifests share a few schemas."""
+    key = (text, what)
+    if text and key in _TYPE_PROBLEMS:
+        problem = _TYPE_PROBLEMS[key]
+    else:
+        readers = avro_schemas.MANIFEST_LIST_READERS if what == "manifest list" else avro_schemas.MANIFEST_ENTRY_READERS
+        problem = avro_schemas.record_mismatch(schema, list(readers))
+        if text:
+            if len(_TYPE_PROBLEMS) > 512:
+                _TYPE_PROBLEMS.clear()
+            _TYPE_PROBLEMS[key] = problem
+    if problem:
+        raise InvalidMetadataError(f"{source}: wrong Avro schema for a {what}: {problem}")
+
+
+def check_entry_schema(schema: Any, *, source: str, text: bytes = b"") -> None:
     """Refuse a manifest whose writer schema holds one of data_file's int-keyed maps as something
     other than an array of key/value records (an Avro ``map`` has string keys: no Iceberg reader
-    reads it as ``map<int, ...>``). InvalidMetadataError naming the file and the field."""
+    reads it as ``map<int, ...>``), or a field of a type the spec's cannot be read as
+    (:func:`check_field_types`). InvalidMetadataError naming the file and the field."""
+    check_field_types(schema, source=source, what="manifest", text=text)
     top = schema if isinstance(schema, dict) else {}
     i = field_index(top, "data_file")
     data_file = record_type(top["fields"][i]["type"]) if i is not None else None
@@ -184,7 +209,9 @@ def _is_key_value_array(t: Any) -> bool:
 def read_manifest_list(data: bytes, *, source: str = "manifest list") -> list[ManifestFile]:
     """Read a manifest list; v1 lists read with content 0 and sequence numbers 0 (Appendix E)."""
     out = []
-    for r in read_records(open_avro(data, source=source)):
+    avro = open_avro(data, source=source)
+    check_field_types(avro.schema, source=source, what="manifest list", text=avro.schema_text)
+    for r in read_records(avro):
         try:
             out.append(manifest_file(r))
         except (KeyError, TypeError, ValueError) as e:
@@ -199,7 +226,7 @@ def manifest_file(r: dict[str, Any], *, strict: bool = True) -> ManifestFile:
     parts = r.get("partitions")
     content = r.get("content") or 0
     return ManifestFile(
-        manifest_path=r["manifest_path"],
+        manifest_path=_text(r, "manifest_path") if strict else r["manifest_path"],
         manifest_length=int(r["manifest_length"]) if strict else r.get("manifest_length"),
         partition_spec_id=int(r["partition_spec_id"]) if strict else r["partition_spec_id"],
         content=ManifestContent(content) if strict else content,
@@ -219,6 +246,22 @@ def manifest_file(r: dict[str, Any], *, strict: bool = True) -> ManifestFile:
         key_metadata=r.get("key_metadata"),
         first_row_id=r.get("first_row_id"),
     )
+
+
+def _text(r: dict[str, Any], name: str) -> str:
+    """A required string field's value; ValueError naming the field when it is null or not text."""
+    v = r[name]
+    if not isinstance(v, str):
+        raise ValueError(f"{name} is {'null' if v is None else type(v).__name__}, not a string")
+    return v
+
+
+def _long(r: dict[str, Any], name: str) -> int:
+    """A required long field's value; ValueError naming the field when it is null or not a number."""
+    v = r[name]
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError(f"{name} is {'null' if v is None else type(v).__name__}, not a long")
+    return v
 
 
 def _first(r: dict[str, Any], *names: str) -> Any:
@@ -280,7 +323,7 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
         raise InvalidMetadataError(f"{source}: truncated: {len(data)} bytes, but the manifest list records "
                                    f"manifest_length {manifest.manifest_length}")
     avro = open_avro(data, source=source)
-    check_entry_schema(avro.schema, source=source)
+    check_entry_schema(avro.schema, source=source, text=avro.schema_text)
     header = _header(avro.metadata, source)
     spec_id = manifest.partition_spec_id
     next_row_id = manifest.first_row_id
@@ -351,11 +394,11 @@ def _data_file(d: dict[str, Any], spec_id: int, *, partition_types: list[Primiti
     else:
         values = tuple(to_internal(None, v) for v in values)
     df = DataFile(
-        file_path=d["file_path"],
-        file_format=str(d["file_format"]).lower(),
+        file_path=_text(d, "file_path"),
+        file_format=_text(d, "file_format").lower(),
         partition=values,
-        record_count=int(d["record_count"]),
-        file_size_in_bytes=int(d["file_size_in_bytes"]),
+        record_count=_long(d, "record_count"),
+        file_size_in_bytes=_long(d, "file_size_in_bytes"),
         content=_CONTENT[d.get("content") or 0],
         spec_id=spec_id,
         key_metadata=d.get("key_metadata"),

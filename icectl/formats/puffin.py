@@ -229,8 +229,8 @@ def read_puffin_footer(data_or_reader: PuffinSource, *, source: str | None = Non
         raise InvalidMetadataError(f"{r.name}: no Puffin magic at the footer start (offset {footer_offset})")
     try:
         obj = json.loads(footer[4:].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise InvalidMetadataError(f"{r.name}: footer payload is not UTF-8 JSON ({e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InvalidMetadataError(f"{r.name}: footer payload is not UTF-8 JSON ({type(e).__name__}: {e})") from None
     blobs, properties = _file_metadata_from_json(obj, r.name)
     for i, b in enumerate(blobs):
         if b.offset < len(MAGIC) or b.length < 0 or b.offset + b.length > footer_offset:

@@ -7,6 +7,7 @@ Heavy imports (s3fs) happen only when a path with that scheme is first used.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import posixpath
 import re
@@ -14,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError
+from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -30,6 +31,20 @@ def scheme_of(path: str) -> str:
 def has_scheme(path: str) -> bool:
     m = _SCHEME.match(path)
     return bool(m) and len(m.group(1)) > 1
+
+
+def check_path(path: str) -> str:
+    """``path``, or InvalidMetadataError when no file system can name it: a NUL byte, or text that
+    is not Unicode (a lone surrogate decoded from a ``\\ud800`` escape in a metadata file).
+    Command-line arguments pass: bytes that are not UTF-8 arrive as ``surrogateescape`` text,
+    which encodes back to the same bytes."""
+    if "\x00" in path:
+        raise InvalidMetadataError(f"invalid file path {path}: it holds a NUL byte")
+    try:
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise InvalidMetadataError(f"invalid file path {path}: it is not valid Unicode (a lone surrogate)") from None
+    return path
 
 
 def local_path(path: str) -> str:
@@ -68,6 +83,7 @@ class FileIO:
 
     # -- file systems -------------------------------------------------------------------------
     def filesystem(self, path: str) -> Any:
+        check_path(path)
         scheme = scheme_of(path)
         key = "s3" if scheme in S3_SCHEMES else scheme
         fs = self._filesystems.get(key)
@@ -88,7 +104,12 @@ class FileIO:
         try:
             return fsspec.filesystem(scheme)
         except (ImportError, ValueError) as e:
-            raise IcectlError(f"no file system for scheme {scheme!r}: {e}") from None
+            raise UnsupportedError(f"no file system for the URI scheme {scheme!r}: {e}",
+                                   hint="fsspec reads it only with its package installed (gcsfs for gs://, "
+                                        "adlfs for abfs://); a path in a table's metadata may also be corrupt") from None
+
+    def _remote(self, path: str, *, writing: bool) -> Any:
+        return remote_errors(path, writing=writing, endpoint=self.properties.get("s3.endpoint"))
 
     def _fs_path(self, path: str) -> str:
         s = scheme_of(path)
@@ -109,12 +130,14 @@ class FileIO:
         if mode not in ("rb", "wb"):
             raise ValueError(f"FileIO.open mode must be 'rb' or 'wb', not {mode!r}")
         try:
-            if scheme_of(path) == "file":
+            if scheme_of(check_path(path)) == "file":
                 p = local_path(path)
                 if mode == "wb":
                     os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
                 return builtins.open(p, mode)
-            return self.filesystem(path).open(self._fs_path(path), mode)
+            fs = self.filesystem(path)
+            with self._remote(path, writing=mode == "wb"):
+                return fs.open(self._fs_path(path), mode)
         except OSError as e:
             raise _storage_error(path, e, writing=mode == "wb") from None
 
@@ -122,13 +145,16 @@ class FileIO:
         if scheme_of(path) in S3_SCHEMES:
             # One GET: open() would first ask for the object's size and ETag (a HEAD), and so would
             # cat_file with max_concurrency > 1 (to split a large object into ranged GETs).
+            fs = self.filesystem(path)
             try:
-                return self.filesystem(path).cat_file(self._fs_path(path), max_concurrency=1)
+                with self._remote(path, writing=False):
+                    return fs.cat_file(self._fs_path(path), max_concurrency=1)
             except OSError as e:
                 raise _storage_error(path, e, writing=False) from None
         with self.open(path, "rb") as f:
             try:
-                return f.read()
+                with self._remote(path, writing=False):
+                    return f.read()
             except OSError as e:
                 raise _storage_error(path, e, writing=False) from None
 
@@ -138,7 +164,7 @@ class FileIO:
             return f.read(length)
 
     def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
-        if scheme_of(path) == "file":
+        if scheme_of(check_path(path)) == "file":
             p = local_path(path)
             if not overwrite and os.path.lexists(p):
                 raise IcectlError(f"refusing to overwrite existing file: {path}")
@@ -158,10 +184,11 @@ class FileIO:
             return
         fs = self.filesystem(path)
         p = self._fs_path(path)
-        if not overwrite and fs.exists(p):
-            raise IcectlError(f"refusing to overwrite existing file: {path}")
-        with fs.open(p, "wb") as f:
-            f.write(data)
+        with self._remote(path, writing=True):
+            if not overwrite and fs.exists(p):
+                raise IcectlError(f"refusing to overwrite existing file: {path}")
+            with fs.open(p, "wb") as f:
+                f.write(data)
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` unless it exists; return whether this call created it.
@@ -198,15 +225,19 @@ class FileIO:
         return True
 
     def exists(self, path: str) -> bool:
-        if scheme_of(path) == "file":
+        if scheme_of(check_path(path)) == "file":
             return os.path.exists(local_path(path))
-        return bool(self.filesystem(path).exists(self._fs_path(path)))
+        fs = self.filesystem(path)
+        with self._remote(path, writing=False):
+            return bool(fs.exists(self._fs_path(path)))
 
     def size(self, path: str) -> int:
         try:
-            if scheme_of(path) == "file":
+            if scheme_of(check_path(path)) == "file":
                 return os.stat(local_path(path)).st_size
-            return int(self.filesystem(path).size(self._fs_path(path)))
+            fs = self.filesystem(path)
+            with self._remote(path, writing=False):
+                return int(fs.size(self._fs_path(path)))
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"file not found: {path}") from None
 
@@ -215,34 +246,44 @@ class FileIO:
         return local_path(path) if scheme_of(path) == "file" else None
 
     def is_dir(self, path: str) -> bool:
-        return bool(self.filesystem(path).isdir(self._fs_path(path)))
+        fs = self.filesystem(path)
+        with self._remote(path, writing=False):
+            return bool(fs.isdir(self._fs_path(path)))
 
     def subdirectories(self, path: str) -> list[str]:
         """The names of the folders directly inside ``path``, sorted; none when ``path`` is not a
         folder (on an object store: the prefixes one level below it)."""
         try:
-            if scheme_of(path) == "file":
+            if scheme_of(check_path(path)) == "file":
                 with os.scandir(local_path(path)) as it:
                     return sorted(e.name for e in it if e.is_dir())
-            entries = self.filesystem(path).ls(self._fs_path(path), detail=True)
+            fs = self.filesystem(path)
+            with self._remote(path, writing=False):
+                entries = fs.ls(self._fs_path(path), detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return []
         return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
 
     def makedirs(self, path: str) -> None:
         """Create the folder ``path`` and its parents (nothing if it exists)."""
-        self.filesystem(path).makedirs(self._fs_path(path), exist_ok=True)
+        fs = self.filesystem(path)
+        with self._remote(path, writing=True):
+            fs.makedirs(self._fs_path(path), exist_ok=True)
 
     def rmdir(self, path: str) -> None:
         """Remove the empty folder ``path``."""
-        self.filesystem(path).rmdir(self._fs_path(path))
+        fs = self.filesystem(path)
+        with self._remote(path, writing=True):
+            fs.rmdir(self._fs_path(path))
 
     def delete(self, path: str) -> None:
         try:
-            if scheme_of(path) == "file":
+            if scheme_of(check_path(path)) == "file":
                 os.unlink(local_path(path))
             else:
-                self.filesystem(path).rm(self._fs_path(path))
+                fs = self.filesystem(path)
+                with self._remote(path, writing=True):
+                    fs.rm(self._fs_path(path))
         except FileNotFoundError:
             raise NotFoundError(f"file not found: {path}") from None
         if scheme_of(path) == "file":
@@ -329,7 +370,8 @@ class FileIO:
         same guarantee HadoopCatalog gets from HDFS rename. Object stores have no atomic rename:
         the file-system catalog there is only as safe as its writers are few.
         """
-        if scheme_of(src) == "file":
+        check_path(dst)
+        if scheme_of(check_path(src)) == "file":
             s, d = local_path(src), local_path(dst)
             try:
                 os.link(s, d)
@@ -338,9 +380,10 @@ class FileIO:
             os.unlink(s)
             return True
         fs = self.filesystem(src)
-        if fs.exists(self._fs_path(dst)):
-            return False
-        fs.mv(self._fs_path(src), self._fs_path(dst))
+        with self._remote(src, writing=True):
+            if fs.exists(self._fs_path(dst)):
+                return False
+            fs.mv(self._fs_path(src), self._fs_path(dst))
         return True
 
     def list_files(self, prefix: str) -> Iterator[FileInfo]:
@@ -372,6 +415,37 @@ class FileIO:
             return fs_path if not prefix.startswith("file:") else "file:" + fs_path
         original = prefix.split("://", 1)[0]
         return f"{original}://{fs_path}"
+
+
+@contextlib.contextmanager
+def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> Iterator[None]:
+    """Errors of an object store's client (botocore, aiohttp ...) as icectl errors naming the file;
+    an OSError passes on (the callers map it with :func:`_storage_error`), as does an icectl error.
+    An endpoint that cannot be reached is said so, with the endpoint."""
+    try:
+        yield
+    except (OSError, IcectlError):
+        raise
+    except Exception as e:
+        unreachable = _unreachable_endpoint(e)
+        if unreachable is not None:
+            raise StorageError(f"cannot reach the S3 endpoint {endpoint or unreachable} ({type(e).__name__} "
+                               f"{'writing' if writing else 'reading'} {path})",
+                               hint="check s3.endpoint (and s3.region) and that the object store is up") from None
+        first = str(e).splitlines()[0] if str(e) else ""
+        raise StorageError(f"cannot {'write' if writing else 'read'} {path}: {type(e).__name__}: {first}") from None
+
+
+def _unreachable_endpoint(e: BaseException) -> str | None:
+    """The endpoint of a connection error from botocore (or what it wraps), else None."""
+    seen = 0
+    while e is not None and seen < 5:
+        if type(e).__name__ in ("EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError"):
+            url = str(getattr(e, "kwargs", {}).get("endpoint_url") or "")
+            return url.split("/", 3)[:3] and "/".join(url.split("/", 3)[:3]) or "(unknown endpoint)"
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        seen += 1
+    return None
 
 
 def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:

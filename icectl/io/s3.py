@@ -42,6 +42,9 @@ def _int_prop(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi
     return v
 
 
+CONNECT_TIMEOUT_S = 5  # s3.connect-timeout, seconds
+
+
 def make_filesystem(props: dict[str, str]) -> Any:
     """An s3fs file system for PyIceberg-named storage properties."""
     try:
@@ -62,6 +65,8 @@ def make_filesystem(props: dict[str, str]) -> Any:
                     "mode": "standard"},
         # Concurrent reads and several DeleteObjects in flight share one client.
         "max_pool_connections": MAX_POOL_CONNECTIONS,
+        # An endpoint that does not answer fails within seconds, not botocore's 60 s.
+        "connect_timeout": _int_prop(props, "s3.connect-timeout", CONNECT_TIMEOUT_S, hi=600),
     }
     if props.get("s3.path-style-access", "").lower() == "true":
         config["s3"] = {"addressing_style": "path"}

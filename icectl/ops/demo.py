@@ -42,6 +42,7 @@ from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH
+from icectl.spec.temporal import millis_to_iso
 from icectl.table.builder import MetadataBuilder
 from icectl.table.commit import TableCommit, send
 from icectl.table.loaded import Table
@@ -441,8 +442,7 @@ def _day_of(f: DataFile) -> dt.date:
 
 
 def _iso(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
+    return millis_to_iso(ms)
 
 
 __all__ = ["DemoCommand", "DemoRef", "DemoResult", "DemoSnapshot", "build_demo", "check_demo_arguments"]

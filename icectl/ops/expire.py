@@ -163,9 +163,9 @@ def compute_retention(md: TableMetadata, opts: ExpireOptions) -> tuple[set[int],
 
 
 def _fmt(ms: int) -> str:
-    import datetime as dt
+    from icectl.spec.temporal import millis_to_iso
 
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="seconds")
+    return millis_to_iso(ms, timespec="seconds", zone="+00:00")
 
 
 def expiry_updates(table: Table, opts: ExpireOptions) -> tuple[list[TableUpdate], set[int], dict[str, SnapshotRef], dict[int, list[str]], list[int], list[int]]:

@@ -137,10 +137,9 @@ class SnapshotRow:
 
 
 def iso_utc(ms: int) -> str:
-    import datetime as dt
+    from icectl.spec.temporal import millis_to_iso
 
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat(timespec="milliseconds") \
-        .replace("+00:00", "Z")
+    return millis_to_iso(ms)
 
 
 def _int(summary: dict[str, str], *keys: str) -> int | None:

@@ -385,10 +385,7 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
     if isinstance(data, dict):
         obj = data
     else:
-        try:
-            obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
+        obj = parse_json(data, source=source)
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
@@ -397,9 +394,22 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
         if e.message.startswith(source):
             raise
         raise type(e)(f"{source}: {e.message}", hint=e.hint) from None
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except RecursionError:
+        raise InvalidMetadataError(f"{source}: invalid table metadata: a type is nested too deeply") from None
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e)
         raise InvalidMetadataError(f"{source}: invalid table metadata: {what}") from None
+
+
+def parse_json(data: bytes | str, *, source: str) -> Any:
+    """A JSON document (metadata, a manifest's schema or partition spec), or InvalidMetadataError
+    naming ``source``: malformed, not UTF-8, or nested deeper than Python's parser recurses."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise InvalidMetadataError(f"{source}: malformed JSON: nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
 def _parse(obj: dict[str, Any]) -> TableMetadata:

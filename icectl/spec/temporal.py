@@ -116,6 +116,19 @@ def timestamp_to_iso(value: int, *, nanos: bool, tz: bool, trim: bool) -> str:
     return text + "+00:00" if tz else text
 
 
+def millis_to_iso(ms: int, *, timespec: str = "milliseconds", sep: str = "T", zone: str = "Z") -> str:
+    """Epoch milliseconds (a snapshot's ``timestamp-ms``, ``last-updated-ms``) as ISO-8601 UTC text,
+    ``2026-01-31T12:00:00.000Z``, for any integer: a timestamp past year 9999 (or before year 1)
+    is written with a signed year as java.time writes it, never refused. ``timespec`` is
+    ``milliseconds`` or ``seconds``; ``sep`` goes between date and time, ``zone`` after it."""
+    days, of_day = divmod(int(ms), 86_400_000)
+    secs, millis = divmod(of_day, 1000)
+    h, rem = divmod(secs, 3600)
+    mi, s = divmod(rem, 60)
+    frac = f".{millis:03d}" if timespec == "milliseconds" else ""
+    return f"{days_to_iso(days)}{sep}{h:02d}:{mi:02d}:{s:02d}{frac}{zone}"
+
+
 def iso_to_timestamp(text: Any, *, nanos: bool, tz: bool, type_name: str) -> int:
     m = _TS_RE.fullmatch(text) if isinstance(text, str) else None
     if not m:

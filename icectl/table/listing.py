@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 from icectl.errors import IcectlError
-from icectl.formats.avro import failures, internal_struct, open_avro, read_frame
+from icectl.formats.avro import failures, field_index, internal_struct, open_avro, read_frame, record_type
 from icectl.formats.manifest import ManifestContent, ManifestFile, check_entry_schema
 from icectl.spec.metadata import Snapshot
 from icectl.table.loaded import Table
@@ -37,13 +37,30 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
         raise ColumnarUnavailable("truncated")
     try:
         avro = open_avro(data, source=m.manifest_path)
-        check_entry_schema(avro.schema, source=m.manifest_path)
+        check_entry_schema(avro.schema, source=m.manifest_path, text=avro.schema_text)
+        if _required_may_be_null(avro.schema):
+            raise ColumnarUnavailable("a required data_file field may be null")  # the entry reader names it
         df = read_frame(avro)
     except IcectlError:
         raise ColumnarUnavailable("not a manifest polars can read") from None
     if df is None or "data_file" not in df.columns or "status" not in df.columns:
         raise ColumnarUnavailable("not a manifest polars can read")
     return df
+
+
+REQUIRED = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes")
+
+
+def _required_may_be_null(schema: Any) -> bool:
+    """Whether the writer schema lets a required field (``status``, or one of data_file's) be null
+    (a union with null): the columns would then need a null check each; Iceberg's writers never
+    do this."""
+    top = schema if isinstance(schema, dict) else {}
+    i = field_index(top, "data_file")
+    df = record_type(top["fields"][i]["type"]) if i is not None else None
+    fields = [f for f in top.get("fields", []) if f.get("name") == "status"]
+    fields += [f for f in (df or {}).get("fields", []) if f.get("name") in REQUIRED]
+    return any(isinstance(f.get("type"), list) for f in fields)
 
 
 def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:

@@ -120,7 +120,7 @@ def _header_types(header_schema: str | None, ctx: ScanContext) -> dict[int, Iceb
     try:
         s = schema_from_json(json.loads(header_schema))
         types = {f.field_id: f.field_type for _, f in walk_fields(s.fields) if isinstance(f.field_type, PrimitiveType)}
-    except (ValueError, IcectlError, TypeError, AttributeError):
+    except (ValueError, IcectlError, TypeError, AttributeError, RecursionError):
         return ctx.types
     return ctx.header_types.setdefault(header_schema, {**ctx.types, **types})
 
@@ -161,7 +161,8 @@ def finish_scans(scans: list[ManifestScan], ctx: ScanContext) -> list[ManifestSc
     return scans
 
 
-def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContext) -> ManifestScan:
+def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContext, *,
+                          unreadable: str | None = None) -> ManifestScan:
     """Decode one manifest and check its header and partition struct; its entries wait in
     ``scan.pending`` for :func:`finish_scans`.
 
@@ -171,8 +172,8 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
     path, length = ref.manifest_path, ref.manifest_length
     scan = ManifestScan(path)
     out = _Out(path)
-    if data is None:
-        out.add("MANIFEST_UNREADABLE", "manifest file not found", file=path)
+    if data is None:  # ``unreadable`` says why
+        out.add("MANIFEST_UNREADABLE", unreadable or "manifest file not found", file=path)
         scan.readable = False
         scan.findings = out.close()
         return scan
@@ -185,7 +186,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
         out.add("MANIFEST_LENGTH", f"manifest_length is {length}, the file has {len(data)} bytes")
     try:
         avro = open_avro(data, source=path)
-        check_entry_schema(avro.schema, source=path)
+        check_entry_schema(avro.schema, source=path, text=avro.schema_text)
         top = avro.schema if isinstance(avro.schema, dict) else {}
         i_df = field_index(top, "data_file")
         df_schema = record_type(top["fields"][i_df]["type"]) if i_df is not None else None

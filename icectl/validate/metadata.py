@@ -13,7 +13,7 @@ from typing import Any
 
 from icectl.errors import InvalidMetadataError
 from icectl.io import has_scheme, resolve_path
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata, parse_table_metadata
+from icectl.spec.metadata import MAIN_BRANCH, TableMetadata, parse_json, parse_table_metadata
 from icectl.spec.types import type_min_version, walk_fields
 from icectl.validate.findings import Collector
 
@@ -65,9 +65,9 @@ def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: s
                    supports_v4: bool = True) -> TableMetadata | None:
     """Check a metadata file's bytes; return the parsed metadata (None when it cannot be parsed)."""
     try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        out.add("META_INVALID_JSON", f"malformed JSON: {e}", file=location)
+        obj = parse_json(raw, source=location)
+    except InvalidMetadataError as e:
+        out.add("META_INVALID_JSON", e.message.removeprefix(f"{location}: "), file=location)
         return None
     if not isinstance(obj, dict):
         out.add("META_INVALID_JSON", f"table metadata must be a JSON object, not {type(obj).__name__}", file=location)
@@ -97,6 +97,13 @@ def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: s
 
 # -- raw JSON ------------------------------------------------------------------------------------
 
+def _short(value: Any) -> str:
+    """The start of a value's JSON text (a value nested too deeply to write: its JSON type)."""
+    try:
+        return json.dumps(value)[:60]
+    except (RecursionError, ValueError):
+        return "a deeply nested " + type(value).__name__
+
 def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector) -> None:
     for name in REQUIRED[v]:
         if name not in obj or (obj[name] is None and name != "current-snapshot-id"):
@@ -115,7 +122,7 @@ def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector
         if value is None:
             continue
         if not _is(value, kind):
-            out.add("META_FIELD_TYPE", f"{name!r} must be a JSON {kind}, not {json.dumps(value)[:60]}", file=location)
+            out.add("META_FIELD_TYPE", f"{name!r} must be a JSON {kind}, not {_short(value)}", file=location)
     refs = obj.get("refs")
     if isinstance(refs, dict):
         for name, ref in refs.items():

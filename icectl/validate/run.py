@@ -93,7 +93,7 @@ def _raw_version(raw: bytes | None) -> int | None:
         return None
     try:
         v = json.loads(raw).get("format-version")
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return None
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 

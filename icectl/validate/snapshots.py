@@ -14,7 +14,7 @@ from typing import Any
 
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
 from icectl.formats.avro import open_avro, read_records
-from icectl.formats.manifest import ManifestFile, manifest_file, partition_fields, read_manifest_header
+from icectl.formats.manifest import ManifestFile, check_field_types, manifest_file, partition_fields, read_manifest_header
 from icectl.spec.metadata import Snapshot
 from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
@@ -92,6 +92,7 @@ def read_manifest_refs(table: Any, snap: Snapshot, out: Collector) -> Listed | N
         return None
     try:
         avro = open_avro(data, source=path)
+        check_field_types(avro.schema, source=path, what="manifest list", text=avro.schema_text)
         names = {f["name"] for f in avro.schema.get("fields", [])} if isinstance(avro.schema, dict) else set()
         records = read_records(avro)
     except InvalidMetadataError as e:
@@ -218,11 +219,14 @@ def _workers(options: ValidateOptions, n: int, local: bool) -> int:
     return max(1, min(os.cpu_count() or 1, n, 8) if local else min(n, 16))
 
 
-def _read_or_none(fio: Any, path: str) -> bytes | None:
+def _read_or_why(fio: Any, path: str) -> tuple[bytes | None, str | None]:
+    """A manifest's bytes, or why they cannot be read (not found, a storage or scheme error)."""
     try:
-        return fio.read(path)
+        return fio.read(path), None
     except NotFoundError:
-        return None
+        return None, "manifest file not found"
+    except IcectlError as e:
+        return None, e.message
 
 
 def scan_key(m: ManifestFile) -> tuple:
@@ -240,7 +244,8 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     checks with the GIL released, so the threads use every core (and object stores are read
     concurrently)."""
     def one(ref: ManifestFile) -> ManifestScan:
-        return scan_manifest_pending(_read_or_none(table.io, ref.manifest_path), ref, ctx)
+        data, why = _read_or_why(table.io, ref.manifest_path)
+        return scan_manifest_pending(data, ref, ctx, unreadable=why)
 
     def again(ref: ManifestFile) -> Any:
         return lambda: finish_scans([one(ref)], ctx)[0]

@@ -1,0 +1,71 @@
+"""An S3 endpoint that refuses connections (a closed loopback port): every command ends with one
+line, ``cannot reach the S3 endpoint ...``, exit 10 (storage), and no secret; before,
+botocore's retries took 3 to 14 s and the command ended in ``internal error:
+EndpointConnectionError``."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from icectl.errors import ExitCode, StorageError
+
+SECRET = "verysecretvalue123"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_fileio_read_from_a_closed_port_is_a_storage_error():
+    from icectl.io import FileIO
+
+    port = closed_port()
+    # One retry (s3.retry.max-attempts: 1): the default (6, for 503 SlowDown and resets) retries a
+    # refused connection too, with backoff, for 20 to 35 s in all.
+    fio = FileIO({"s3.endpoint": f"http://127.0.0.1:{port}", "s3.access-key-id": "AKIAEXAMPLE",
+                  "s3.secret-access-key": SECRET, "s3.region": "us-east-1", "s3.retry.max-attempts": "1"})
+    fio.filesystem("s3://bucket/x")  # s3fs and botocore imported before the clock starts
+    started = time.monotonic()
+    with pytest.raises(StorageError) as e:
+        fio.read("s3://bucket/wh/db/t/metadata/v1.metadata.json")
+    assert time.monotonic() - started < 8
+    assert e.value.message == (f"cannot reach the S3 endpoint http://127.0.0.1:{port} "
+                               "(EndpointConnectionError reading s3://bucket/wh/db/t/metadata/v1.metadata.json)")
+    with pytest.raises(StorageError, match="cannot reach the S3 endpoint"):
+        fio.exists("s3://bucket/wh/x")
+
+
+@pytest.mark.parametrize("args", [
+    ["describe", "s3://bucket/wh/db/t/metadata/v1.metadata.json"],
+    ["list"],
+    ["validate", "db.t"],
+    ["expire", "--dry-run", "db.t"],
+])
+def test_commands_against_a_closed_port(tmp_path, args):
+    port = closed_port()
+    cfg = tmp_path / "icectl.yaml"
+    cfg.write_text("catalog:\n  lake:\n    type: hadoop\n    warehouse: s3://bucket/wh\n"
+                   f"    s3.endpoint: http://127.0.0.1:{port}\n    s3.access-key-id: AKIAEXAMPLE\n"
+                   f"    s3.secret-access-key: {SECRET}\n    s3.region: us-east-1\n")
+    env = dict(os.environ, ICECTL_CONFIG=str(cfg), HOME=str(tmp_path))
+    started = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "icectl", "-c", "lake", *args], capture_output=True, text=True,
+                       env=env, timeout=120, stdin=subprocess.DEVNULL)
+    seconds = time.monotonic() - started
+    assert p.returncode == int(ExitCode.STORAGE), p.stderr
+    lines = p.stderr.splitlines()
+    assert lines[0].startswith(f"icectl: error: cannot reach the S3 endpoint http://127.0.0.1:{port} ("), p.stderr
+    assert len(lines) == 2 and lines[1].startswith("hint: "), p.stderr
+    assert p.stdout == ""
+    assert SECRET not in p.stderr
+    assert seconds < 90, f"{seconds:.1f} s (interpreter start included; the default retries a refused connection)"
