@@ -24,13 +24,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from icectl.errors import (ConflictingChangeError, ExternalCommandError, IcectlError, NoSnapshotsError,
+from icectl.errors import (ExternalCommandError, IcectlError, NoSnapshotsError,
                            NotFoundError, UnsupportedError, UsageError)
 from icectl.formats.puffin import PuffinBlob, write_puffin
+from icectl.ops.partition_stats import commit_statistics_file
 from icectl.io import join
 from icectl.spec.metadata import Snapshot, StatisticsFile
 from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType
-from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.commit import Committed, sent_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_folder
 from icectl.table.requirements import requirements_for
@@ -329,8 +330,6 @@ class _LogHolder:
 def write_and_commit(table: Table, plan: ComputeStatsPlan, sketches: dict[int, bytes], *,
                      rows: int) -> ComputeStatsResult:
     """Write the statistics file and register it for the plan's snapshot (re-checked on a retry)."""
-    from icectl.errors import CommitStateUnknownError
-
     missing = [c.name for c in plan.columns if c.field_id not in sketches]
     if missing:
         raise ExternalCommandError(f"the Spark job returned no sketch for {', '.join(missing)}")
@@ -340,21 +339,8 @@ def write_and_commit(table: Table, plan: ComputeStatsPlan, sketches: dict[int, b
         rel = table.relativize(plan.statistics_path)
         stats = StatisticsFile(stats.snapshot_id, rel, stats.file_size_in_bytes, {**stats.raw, "statistics-path": rel})
 
-    def build(current: Table) -> list[TableUpdate]:
-        if current.metadata.snapshot_by_id(plan.snapshot_id) is None:
-            raise ConflictingChangeError(f"snapshot {plan.snapshot_id} of {plan.table} was expired while the "
-                                         "statistics were computed; nothing was committed")
-        return [SetStatistics(stats)]
-
-    try:
-        done = commit_table(table, build)
-    except IcectlError as e:
-        if not isinstance(e, CommitStateUnknownError):
-            try:
-                table.io.delete(plan.statistics_path)
-            except (IcectlError, OSError):
-                pass
-        raise
+    done = commit_statistics_file(table, written=plan.statistics_path, snapshot_id=plan.snapshot_id,
+                                  update=SetStatistics(stats))
     return ComputeStatsResult(plan, stats, ndvs, rows, done)
 
 

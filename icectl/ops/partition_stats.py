@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from icectl.errors import ConflictingChangeError, IcectlError, NoSnapshotsError, NotFoundError, UnsupportedError
+from icectl.errors import CommitStateUnknownError, ConflictingChangeError, IcectlError, NoSnapshotsError, NotFoundError, UnsupportedError
 from icectl.formats.manifest import FileContent
 from icectl.io import join
 from icectl.spec.metadata import Snapshot, StatisticsFile
@@ -275,30 +275,38 @@ def _arrow_values(values: list[Any], arrow_t: Any, t: PrimitiveType) -> Any:
 def apply_partition_stats(table: Table, plan: PartitionStatsPlan) -> PartitionStatsResult:
     """Write the file and register it for the plan's snapshot; the file is removed if the commit
     fails for sure."""
-    from icectl.errors import CommitStateUnknownError
-
     data = parquet_bytes(plan)
     table.io.write(plan.statistics_path, data)
     path = table.relativize(plan.statistics_path) if plan.format_version >= 4 else plan.statistics_path
     stats = StatisticsFile(plan.snapshot_id, path, len(data),
                            {"snapshot-id": plan.snapshot_id, "statistics-path": path, "file-size-in-bytes": len(data)})
 
+    done = commit_statistics_file(table, written=plan.statistics_path, snapshot_id=plan.snapshot_id,
+                                  update=SetPartitionStatistics(stats))
+    return PartitionStatsResult(plan, stats, done)
+
+
+def commit_statistics_file(table: Table, *, written: str, snapshot_id: int, update: TableUpdate) -> Committed:
+    """Commit ``update`` (a set-statistics or set-partition-statistics of the file ``written``,
+    for ``snapshot_id``), re-checked on every attempt: a snapshot expired since planning is a
+    conflict, nothing is committed. The written file is deleted when the commit failed, and
+    kept when its outcome is unknown (the table may use it)."""
+
     def build(current: Table) -> list[TableUpdate]:
-        if current.metadata.snapshot_by_id(plan.snapshot_id) is None:
-            raise ConflictingChangeError(f"snapshot {plan.snapshot_id} of {plan.table} was expired meanwhile; "
-                                         "nothing was committed")
-        return [SetPartitionStatistics(stats)]
+        if current.metadata.snapshot_by_id(snapshot_id) is None:
+            raise ConflictingChangeError(f"snapshot {snapshot_id} of {table.name} was expired while its statistics "
+                                         "were computed; nothing was committed")
+        return [update]
 
     try:
-        done = commit_table(table, build)
+        return commit_table(table, build)
     except IcectlError as e:
         if not isinstance(e, CommitStateUnknownError):
             try:
-                table.io.delete(plan.statistics_path)
+                table.io.delete(written)
             except (IcectlError, OSError):
                 pass
         raise
-    return PartitionStatsResult(plan, stats, done)
 
 
 __all__ = ["COUNTERS", "PartitionStatsPlan", "PartitionStatsResult", "PartitionStatsRow", "UnifiedField",
