@@ -102,11 +102,14 @@ def _list_paths(view: Table, s: Snapshot) -> tuple[list[str], Callable[[list[int
     if s.manifest_list is not None:
         from icectl.errors import IcectlError
         from icectl.formats.avro import failures, open_avro, read_frame
-        from icectl.formats.manifest import manifest_file
+        from icectl.formats.manifest import check_field_types, manifest_file
 
         path = view.resolve(s.manifest_list)
         try:
-            df = read_frame(open_avro(view.io.read(path), source=path))
+            avro = open_avro(view.io.read(path), source=path)
+            # The writer's field types against the spec's, as read_manifest_list checks them.
+            check_field_types(avro.schema, source=path, what="manifest list", text=avro.schema_text)
+            df = read_frame(avro)
         except IcectlError:
             df = None  # view.manifests says what is wrong
         if df is not None and "manifest_path" in df.columns:
