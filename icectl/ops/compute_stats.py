@@ -24,12 +24,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from icectl.errors import (ExternalCommandError, IcectlError, NoSnapshotsError,
-                           NotFoundError, UnsupportedError, UsageError)
+from icectl.errors import ExternalCommandError, IcectlError, UnsupportedError, UsageError
 from icectl.formats.puffin import PuffinBlob, write_puffin
-from icectl.ops.partition_stats import commit_statistics_file
+from icectl.ops.partition_stats import commit_statistics_file, snapshot_to_measure
 from icectl.io import join
-from icectl.spec.metadata import Snapshot, StatisticsFile
+from icectl.spec.metadata import StatisticsFile
 from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType
 from icectl.table.commit import Committed, sent_json
 from icectl.table.loaded import Table
@@ -89,19 +88,6 @@ class ComputeStatsResult:
 
 
 # -- planning ------------------------------------------------------------------------------------------------
-
-def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
-    md = table.metadata
-    if snapshot_id is not None:
-        snap = md.snapshot_by_id(snapshot_id)
-        if snap is None:
-            raise NotFoundError(f"snapshot {snapshot_id} does not exist in {table.name}")
-        return snap
-    snap = md.current_snapshot
-    if snap is None:
-        raise NoSnapshotsError(f"{table.name} has no current snapshot: there is nothing to compute statistics of")
-    return snap
-
 
 def _containers(schema: Schema) -> dict[int, str]:
     """Field ids inside a list or a map, with the kind of container (Spark cannot select them)."""
@@ -180,7 +166,7 @@ def plan_compute_stats(table: Table, *, columns: list[str] | None = None,
     md = table.metadata
     if snapshot_id is None and md.current_snapshot is None:
         select_columns(md.schema, columns)  # a bad column is the first thing to say
-    snap = _snapshot(table, snapshot_id)
+    snap = snapshot_to_measure(table, snapshot_id, nothing="there is nothing to compute statistics of")
     schema = md.schema_by_id(snap.schema_id)
     cols = select_columns(schema, columns)
     tasks, _ = plan_files(table, snap)

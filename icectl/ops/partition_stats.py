@@ -125,7 +125,10 @@ def unified_partition_type(table: Table) -> list[UnifiedField]:
     return [fields[k] for k in sorted(fields)]
 
 
-def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
+def snapshot_to_measure(table: Table, snapshot_id: int | None, *, nothing: str) -> Snapshot:
+    """The snapshot statistics are computed for: ``snapshot_id``, or the current one. NotFoundError
+    for an unknown id; NoSnapshotsError (``nothing`` says what there is not to compute) without
+    a current snapshot."""
     md = table.metadata
     if snapshot_id is not None:
         snap = md.snapshot_by_id(snapshot_id)
@@ -133,7 +136,7 @@ def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
             raise NotFoundError(f"snapshot {snapshot_id} does not exist in {table.name}")
         return snap
     if md.current_snapshot is None:
-        raise NoSnapshotsError(f"{table.name} has no current snapshot: there are no partition statistics to compute")
+        raise NoSnapshotsError(f"{table.name} has no current snapshot: {nothing}")
     return md.current_snapshot
 
 
@@ -191,7 +194,7 @@ def plan_partition_stats(table: Table, *, snapshot_id: int | None = None) -> Par
     md = table.metadata
     if all(s.is_unpartitioned for s in md.partition_specs):
         raise UnsupportedError(f"{table.name} is not partitioned: partition statistics need a partitioned table")
-    snap = _snapshot(table, snapshot_id)
+    snap = snapshot_to_measure(table, snapshot_id, nothing="there are no partition statistics to compute")
     unified = unified_partition_type(table)
     existing = next((s.statistics_path for s in md.partition_statistics if s.snapshot_id == snap.snapshot_id), None)
     folder = metadata_folder(md, md.location or "")

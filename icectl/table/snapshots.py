@@ -229,24 +229,9 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
                                                    e.file_sequence_number, e.data_file))
             manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
                                              snapshot_id=snapshot_id, sequence_number=sequence_number))
-    # v3+ row lineage: new data manifests get first_row_id from the table's next-row-id.
-    first_row_id = added_rows = None
-    next_row_id = md.next_row_id
-    if v >= 3:
-        first_row_id = next_row_id or 0
-        cursor = first_row_id
-        for m in manifests:
-            if m.content == ManifestContent.DATA and m.first_row_id is None:
-                m.first_row_id = cursor
-                cursor += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
-        added_rows = cursor - first_row_id
-        next_row_id = cursor
-    list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
-    note_written(list_path)
-    table.io.write(list_path, write_manifest_list(
-        manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
-        sequence_number=sequence_number, first_row_id=first_row_id,
-        path_writer=table.relativize if v >= 4 else None))
+    list_path, first_row_id, added_rows = _write_manifest_list(
+        table, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
+        sequence_number=sequence_number)
     snap = Snapshot(
         snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id if parent else None,
         sequence_number=sequence_number, manifest_list=table.relativize(list_path) if v >= 4 else list_path,
@@ -261,14 +246,11 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
     return [AddSnapshot(snap), SetSnapshotRef(branch, ref)]
 
 
-def snapshot_from_manifests(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
-                             sequence_number: int, summary: dict[str, str], ref_name: str = MAIN_BRANCH,
-                             timestamp_ms: int | None = None) -> list[TableUpdate]:
-    """The updates that commit a snapshot whose manifests are already written (a rewrite of the
-    parent's manifests: rewrite-manifests, repair): the manifest list, v3+ row lineage (a data
-    manifest without ``first_row_id`` gets the next range, as Java's ManifestListWriter does),
-    ``add-snapshot``, and ``set-snapshot-ref`` moving ``ref_name`` (a branch or a tag, keeping
-    its type and retention) to it."""
+def _write_manifest_list(table: Table, manifests: list[ManifestFile], *, snapshot_id: int,
+                         parent_snapshot_id: int | None, sequence_number: int) -> tuple[str, int | None, int | None]:
+    """Write a new snapshot's manifest list; returns (its path, first-row-id, added-rows). v3+
+    row lineage: a data manifest without ``first_row_id`` gets the next range from the table's
+    next-row-id, as Java's ManifestListWriter assigns it."""
     md = table.metadata
     v = md.format_version
     first_row_id = added_rows = None
@@ -283,9 +265,25 @@ def snapshot_from_manifests(table: Table, parent: Snapshot, manifests: list[Mani
     list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
     note_written(list_path)
     table.io.write(list_path, write_manifest_list(
-        manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+        manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent_snapshot_id,
         sequence_number=sequence_number, first_row_id=first_row_id,
         path_writer=table.relativize if v >= 4 else None))
+    return list_path, first_row_id, added_rows
+
+
+def snapshot_from_manifests(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
+                             sequence_number: int, summary: dict[str, str], ref_name: str = MAIN_BRANCH,
+                             timestamp_ms: int | None = None) -> list[TableUpdate]:
+    """The updates that commit a snapshot whose manifests are already written (a rewrite of the
+    parent's manifests: rewrite-manifests, repair): the manifest list, v3+ row lineage (a data
+    manifest without ``first_row_id`` gets the next range, as Java's ManifestListWriter does),
+    ``add-snapshot``, and ``set-snapshot-ref`` moving ``ref_name`` (a branch or a tag, keeping
+    its type and retention) to it."""
+    md = table.metadata
+    v = md.format_version
+    list_path, first_row_id, added_rows = _write_manifest_list(
+        table, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+        sequence_number=sequence_number)
     ts = max(timestamp_ms or int(time.time() * 1000), md.last_updated_ms)
     snap = Snapshot(snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id,
                     sequence_number=sequence_number,
