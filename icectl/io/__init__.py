@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
-from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
+from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -167,7 +167,7 @@ class FileIO:
         if scheme_of(check_path(path)) == "file":
             p = local_path(path)
             if not overwrite and os.path.lexists(p):
-                raise IcectlError(f"refusing to overwrite existing file: {path}")
+                raise AlreadyExistsError(f"refusing to overwrite existing file: {path}")
             # Write beside, then rename: a reader never sees a half-written metadata file.
             tmp = f"{p}.{uuid.uuid4().hex}.tmp"
             try:
@@ -186,7 +186,7 @@ class FileIO:
         p = self._fs_path(path)
         with self._remote(path, writing=True):
             if not overwrite and fs.exists(p):
-                raise IcectlError(f"refusing to overwrite existing file: {path}")
+                raise AlreadyExistsError(f"refusing to overwrite existing file: {path}")
             with fs.open(p, "wb") as f:
                 f.write(data)
 

@@ -19,7 +19,7 @@ from icectl.spec.partitioning import (
     sort_order_from_json,
     spec_from_json,
 )
-from icectl.spec.types import Schema, schema_from_json
+from icectl.spec.types import Schema, json_int, json_long, schema_from_json
 from icectl.errors import InvalidMetadataError, UnsupportedFormatVersionError
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3, 4)
@@ -65,11 +65,11 @@ def ref_from_json(obj: dict[str, Any]) -> SnapshotRef:
         if ref_type not in ("branch", "tag"):
             raise InvalidMetadataError(f"ref type must be 'branch' or 'tag', not {obj['type']!r}")
         return SnapshotRef(
-            snapshot_id=int(obj["snapshot-id"]),
+            snapshot_id=json_long(obj["snapshot-id"], "ref snapshot-id"),
             ref_type=ref_type,
-            min_snapshots_to_keep=_opt_int(obj.get("min-snapshots-to-keep")),
-            max_snapshot_age_ms=_opt_int(obj.get("max-snapshot-age-ms")),
-            max_ref_age_ms=_opt_int(obj.get("max-ref-age-ms")),
+            min_snapshots_to_keep=_opt_int(obj.get("min-snapshots-to-keep"), "min-snapshots-to-keep"),
+            max_snapshot_age_ms=_opt_long(obj.get("max-snapshot-age-ms"), "max-snapshot-age-ms"),
+            max_ref_age_ms=_opt_long(obj.get("max-ref-age-ms"), "max-ref-age-ms"),
             extra=tuple((k, v) for k, v in obj.items() if k not in _REF_KEYS),
         )
     except KeyError as e:
@@ -136,16 +136,16 @@ def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
             raise InvalidMetadataError(f"snapshot {obj.get('snapshot-id')} has a summary that is not an object")
         manifests = obj.get("manifests")
         return Snapshot(
-            snapshot_id=int(obj["snapshot-id"]),
-            timestamp_ms=int(obj["timestamp-ms"]),
-            parent_snapshot_id=_opt_int(obj.get("parent-snapshot-id")),
-            sequence_number=int(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER)),
+            snapshot_id=json_long(obj["snapshot-id"], "snapshot-id"),
+            timestamp_ms=json_long(obj["timestamp-ms"], "snapshot timestamp-ms"),
+            parent_snapshot_id=_opt_long(obj.get("parent-snapshot-id"), "parent-snapshot-id"),
+            sequence_number=json_long(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER), "snapshot sequence-number"),
             manifest_list=obj.get("manifest-list"),
             manifests=tuple(manifests) if manifests is not None else None,
             summary={str(k): str(v) for k, v in summary.items()},
-            schema_id=_opt_int(obj.get("schema-id")),
-            first_row_id=_opt_int(obj.get("first-row-id")),
-            added_rows=_opt_int(obj.get("added-rows")),
+            schema_id=_opt_int(obj.get("schema-id"), "snapshot schema-id"),
+            first_row_id=_opt_long(obj.get("first-row-id"), "first-row-id"),
+            added_rows=_opt_long(obj.get("added-rows"), "added-rows"),
             key_id=obj.get("key-id"),
             extra=tuple((k, v) for k, v in obj.items() if k not in _SNAPSHOT_KEYS),
         )
@@ -187,8 +187,8 @@ class StatisticsFile:
 
 def statistics_from_json(obj: dict[str, Any]) -> StatisticsFile:
     try:
-        return StatisticsFile(int(obj["snapshot-id"]), str(obj["statistics-path"]),
-                              int(obj["file-size-in-bytes"]), dict(obj))
+        return StatisticsFile(json_long(obj["snapshot-id"], "statistics snapshot-id"), str(obj["statistics-path"]),
+                              json_long(obj["file-size-in-bytes"], "statistics file-size-in-bytes"), dict(obj))
     except KeyError as e:
         raise InvalidMetadataError(f"statistics entry is missing {e.args[0]!r}") from None
 
@@ -371,10 +371,12 @@ class TableMetadata:
         return replace(self, **changes)
 
 
-def _opt_int(v: Any) -> int | None:
-    if v is None:
-        return None
-    return int(v)
+def _opt_int(v: Any, what: str) -> int | None:
+    return None if v is None else json_int(v, what)
+
+
+def _opt_long(v: Any, what: str) -> int | None:
+    return None if v is None else json_long(v, what)
 
 
 def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "metadata") -> TableMetadata:
@@ -428,7 +430,7 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
         if obj.get("current-schema-id") is None:
             raise InvalidMetadataError("'schemas' is given without 'current-schema-id'")
         schemas = tuple(schema_from_json(s) for s in obj["schemas"])
-        current_schema_id = int(obj["current-schema-id"])
+        current_schema_id = json_int(obj["current-schema-id"], "current-schema-id")
     elif "schema" in obj:
         s = schema_from_json(obj["schema"])
         schemas = (s,)
@@ -440,7 +442,7 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
 
     if "partition-specs" in obj:
         specs = tuple(spec_from_json(s) for s in obj["partition-specs"])
-        default_spec_id = int(obj.get("default-spec-id", specs[0].spec_id if specs else 0))
+        default_spec_id = json_int(obj.get("default-spec-id", specs[0].spec_id if specs else 0), "default-spec-id")
     elif "partition-spec" in obj:
         specs = (spec_from_json(obj["partition-spec"], spec_id=0),)
         default_spec_id = 0
@@ -456,7 +458,7 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
         # "sort-orders" is required from v2 on and holds at least the unsorted order (Java refuses both).
         raise InvalidMetadataError(f"format version {version} requires a non-empty 'sort-orders'")
     sort_orders = tuple(sort_order_from_json(o) for o in obj.get("sort-orders", [])) or (UNSORTED,)
-    current_snapshot_id = _opt_int(obj.get("current-snapshot-id"))
+    current_snapshot_id = _opt_long(obj.get("current-snapshot-id"), "current-snapshot-id")
     if current_snapshot_id == -1:
         current_snapshot_id = None
     if obj.get("refs") is not None:
@@ -476,27 +478,28 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
         format_version=version,
         table_uuid=obj.get("table-uuid"),
         location=location.rstrip("/") if location else location,
-        last_updated_ms=int(obj["last-updated-ms"]),
-        last_column_id=int(obj["last-column-id"]),
+        last_updated_ms=json_long(obj["last-updated-ms"], "last-updated-ms"),
+        last_column_id=json_int(obj["last-column-id"], "last-column-id"),
         schemas=schemas,
         current_schema_id=current_schema_id,
         partition_specs=specs,
         default_spec_id=default_spec_id,
-        last_partition_id=int(last_partition_id),
-        last_sequence_number=int(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER)),
+        last_partition_id=json_int(last_partition_id, "last-partition-id"),
+        last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
         snapshots=tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
-        snapshot_log=tuple(SnapshotLogEntry(int(e["timestamp-ms"]), int(e["snapshot-id"]))
+        snapshot_log=tuple(SnapshotLogEntry(json_long(e["timestamp-ms"], "snapshot-log timestamp-ms"),
+                                            json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
                            for e in obj.get("snapshot-log") or []),
-        metadata_log=tuple(MetadataLogEntry(int(e["timestamp-ms"]), str(e["metadata-file"]))
+        metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))
                            for e in obj.get("metadata-log") or []),
         sort_orders=sort_orders,
-        default_sort_order_id=int(obj.get("default-sort-order-id", sort_orders[0].order_id)),
+        default_sort_order_id=json_int(obj.get("default-sort-order-id", sort_orders[0].order_id), "default-sort-order-id"),
         refs=refs,
         statistics=tuple(statistics_from_json(s) for s in obj.get("statistics") or []),
         partition_statistics=tuple(statistics_from_json(s) for s in obj.get("partition-statistics") or []),
-        next_row_id=_opt_int(obj.get("next-row-id")),
+        next_row_id=_opt_long(obj.get("next-row-id"), "next-row-id"),
         encryption_keys=tuple(obj.get("encryption-keys") or ()),
         extra=tuple((k, v) for k, v in obj.items() if k not in _TABLE_KEYS),
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import InvalidMetadataError
+from icectl.spec.types import json_int
 
 # "Partition field IDs ... start at 1000" (spec: "Partitioning"; v1 assigned them sequentially).
 PARTITION_DATA_ID_START = 1000
@@ -62,13 +63,13 @@ class PartitionSpec:
 
 def partition_field_from_json(obj: dict[str, Any], *, fallback_id: int) -> PartitionField:
     try:
-        source_ids = tuple(int(i) for i in obj.get("source-ids") or ())
-        source_id = int(obj["source-id"]) if "source-id" in obj else (source_ids[0] if source_ids else None)
+        source_ids = tuple(json_int(i, "partition field source-ids") for i in obj.get("source-ids") or ())
+        source_id = json_int(obj["source-id"], "partition field source-id") if "source-id" in obj else (source_ids[0] if source_ids else None)
         if source_id is None:
             raise KeyError("source-id")
         return PartitionField(
             source_id=source_id,
-            field_id=int(obj.get("field-id", fallback_id)),
+            field_id=json_int(obj.get("field-id", fallback_id), "partition field field-id"),
             name=str(obj["name"]),
             transform=str(obj["transform"]),
             source_ids=source_ids,
@@ -84,7 +85,7 @@ def spec_from_json(obj: Any, *, spec_id: int | None = None, next_field_id: int =
         raw_fields, sid, extra = obj, spec_id or 0, ()
     elif isinstance(obj, dict):
         raw_fields = obj.get("fields", [])
-        sid = int(obj.get("spec-id", spec_id or 0))
+        sid = json_int(obj.get("spec-id", spec_id or 0), "spec-id")
         extra = tuple((k, v) for k, v in obj.items() if k not in ("spec-id", "fields"))
     else:
         raise InvalidMetadataError(f"invalid partition spec {obj!r}")
@@ -145,16 +146,16 @@ def sort_order_from_json(obj: dict[str, Any]) -> SortOrder:
     try:
         fields = []
         for f in obj.get("fields", []):
-            source_ids = tuple(int(i) for i in f.get("source-ids") or ())
+            source_ids = tuple(json_int(i, "sort field source-ids") for i in f.get("source-ids") or ())
             fields.append(SortField(
-                source_id=int(f["source-id"]) if "source-id" in f else source_ids[0],
+                source_id=json_int(f["source-id"], "sort field source-id") if "source-id" in f else source_ids[0],
                 transform=str(f.get("transform", "identity")),
                 direction=str(f["direction"]),
                 null_order=str(f["null-order"]),
                 source_ids=source_ids,
                 extra=tuple((k, v) for k, v in f.items() if k not in _SF_KEYS),
             ))
-        return SortOrder(int(obj["order-id"]), tuple(fields),
+        return SortOrder(json_int(obj["order-id"], "order-id"), tuple(fields),
                          tuple((k, v) for k, v in obj.items() if k not in ("order-id", "fields")))
     except (KeyError, IndexError) as e:
         raise InvalidMetadataError(f"invalid sort order {obj!r}: missing {e}") from None

@@ -14,6 +14,31 @@ from typing import Any, Iterator
 from icectl.errors import InvalidMetadataError
 
 
+_INT32 = (-2 ** 31, 2 ** 31 - 1)
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def json_long(v: Any, what: str) -> int:
+    """A JSON number where the spec wants a long: an integer within 64 bits, as Iceberg Java's
+    ``JsonUtil.getLong`` requires (a string, a fraction, a boolean or 2**70 is invalid metadata)."""
+    return _json_integer(v, what, _INT64, "a long")
+
+
+def json_int(v: Any, what: str) -> int:
+    """A JSON number where the spec wants an int: an integer within 32 bits (``JsonUtil.getInt``)."""
+    return _json_integer(v, what, _INT32, "an int")
+
+
+def _json_integer(v: Any, what: str, bounds: tuple[int, int], kind: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        shown = repr(v)
+        raise InvalidMetadataError(f"{what} must be {kind} (an integer), not "
+                                   f"{shown if len(shown) <= 40 else shown[:37] + '...'}")
+    if not bounds[0] <= v <= bounds[1]:
+        raise InvalidMetadataError(f"{what} is out of range for {kind}: {v if abs(v) < 10 ** 30 else f'about 2**{v.bit_length()}'}")
+    return v
+
+
 class IcebergType:
     """Base of every Iceberg type."""
 
@@ -294,10 +319,11 @@ def type_from_json(obj: Any) -> IcebergType:
         if kind == "struct":
             return StructType(tuple(field_from_json(f) for f in obj.get("fields", [])))
         if kind == "list":
-            return ListType(int(obj["element-id"]), type_from_json(obj["element"]),
+            return ListType(json_int(obj["element-id"], "list element-id"), type_from_json(obj["element"]),
                             bool(obj.get("element-required", False)))
         if kind == "map":
-            return MapType(int(obj["key-id"]), type_from_json(obj["key"]), int(obj["value-id"]),
+            return MapType(json_int(obj["key-id"], "map key-id"), type_from_json(obj["key"]),
+                           json_int(obj["value-id"], "map value-id"),
                            type_from_json(obj["value"]), bool(obj.get("value-required", False)))
     except KeyError as e:
         raise InvalidMetadataError(f"{kind} type is missing {e.args[0]!r}") from None
@@ -307,7 +333,7 @@ def type_from_json(obj: Any) -> IcebergType:
 def field_from_json(obj: dict[str, Any]) -> NestedField:
     try:
         return NestedField(
-            field_id=int(obj["id"]),
+            field_id=json_int(obj["id"], "schema field id"),
             name=str(obj["name"]),
             field_type=type_from_json(obj["type"]),
             required=bool(obj.get("required", False)),
@@ -332,8 +358,8 @@ def schema_from_json(obj: dict[str, Any]) -> Schema:
                                    f"{obj.get('type')!r}, not 'struct'")
     return Schema(
         fields=tuple(field_from_json(f) for f in obj["fields"]),
-        schema_id=int(obj.get("schema-id", 0)),
-        identifier_field_ids=tuple(int(i) for i in obj.get("identifier-field-ids", []) or []),
+        schema_id=json_int(obj.get("schema-id", 0), "schema-id"),
+        identifier_field_ids=tuple(json_int(i, "identifier-field-ids") for i in obj.get("identifier-field-ids", []) or []),
         extra=tuple((k, v) for k, v in obj.items() if k not in _SCHEMA_KEYS),
     )
 

@@ -76,6 +76,25 @@ def test_last_updated_ms_huge(fuzz_bases, value):
     assert out["describe"].code in (0, 4)
 
 
+@pytest.mark.parametrize("where, value, words", [
+    ("snapshot-id", 2**70, "snapshot-id is out of range for a long"),
+    ("snapshot-id", 2**63, "snapshot-id is out of range for a long"),
+    ("snapshot-id", "12", "snapshot-id must be a long (an integer), not '12'"),
+    ("sequence-number", 1.5, "snapshot sequence-number must be a long (an integer), not 1.5"),
+    ("schema-id", 2**31, "snapshot schema-id is out of range for an int"),
+    ("schema-id", True, "snapshot schema-id must be an int (an integer), not True"),
+])
+def test_snapshot_number_not_a_long(fuzz_bases, where, value, words):
+    """Where the spec wants a long (or an int), only an integer in 64 (32) bits is one, as Java's
+    JsonUtil.getLong/getInt require: 2**70 or "12" is invalid metadata naming the field, not a
+    number icectl would write back."""
+    base = fuzz_bases["v2"]
+    data = _metadata(base, lambda o: _first_snapshot(o).__setitem__(where, value))
+    out = _run(_mutant(base, "metadata", base.metadata, data, f"{where} {value!r}"))
+    assert out["describe"].code == 4 and words in _error(out["describe"]), _error(out["describe"])
+    assert out["validate"].code == 8 and where in out["validate"].stdout
+
+
 @pytest.mark.parametrize("insert, words", [("\x00", "NUL byte"), ("\ud800", "lone surrogate")])
 def test_bad_character_in_manifest_list_path(fuzz_bases, insert, words):
     base = fuzz_bases["v1"]

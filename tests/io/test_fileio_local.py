@@ -54,8 +54,9 @@ def test_delete_takes_hadoop_checksum_files_along(fio, tmp_path):
 def test_write_refuses_to_overwrite_and_replaces_atomically(fio, tmp_path):
     path = str(tmp_path / "sub" / "m.json")
     fio.write(path, b"1")
-    with pytest.raises(IcectlError):
+    with pytest.raises(IcectlError, match="refusing to overwrite existing file") as e:
         fio.write(path, b"2")
+    assert e.value.exit_code == 5  # already exists: a conflict, not an internal error
     fio.write(path, b"3", overwrite=True)
     assert fio.read(path) == b"3"
     assert [n for n in os.listdir(tmp_path / "sub") if n.endswith(".tmp")] == []
