@@ -152,7 +152,8 @@ class Scene:
     def __init__(self, work: str, name: str, moto: Moto) -> None:
         self.work, self.name, self.moto, self.direct = work, name, moto, moto.url
         self.folder = os.path.join(work, name)
-        os.makedirs(self.folder, exist_ok=True)
+        shutil.rmtree(self.folder, ignore_errors=True)  # a catalog file left by an earlier run
+        os.makedirs(self.folder)
         self.prefix = f"{name}/wh"
         self.location = f"s3://{BUCKET}/{self.prefix}/db/t"
         self.catalog_db = os.path.join(self.folder, "catalog.db")
@@ -188,6 +189,11 @@ class Scene:
 
     def objects(self) -> set[str]:
         return set(self.moto.keys(self.prefix + "/"))
+
+    def delete_paths(self) -> list[str]:
+        """``delete``: every object but the kept ones, as s3:// paths."""
+        kept = f"{self.prefix}/kept/"
+        return [f"s3://{BUCKET}/{k}" for k in sorted(self.saved) if not k.startswith(kept)]
 
 
 def parquet_row(i: int, p: int) -> bytes:
@@ -270,18 +276,55 @@ from icectl.ops.expire import FileToDelete, delete_files
 props, paths = json.load(open(sys.argv[1]))
 io = FileIO(props)
 files = [FileToDelete(p, "data", None) for p in paths]
+# warm-up outside the clock, as the Java leg does (2 requests): build the client, delete nothing
+io.exists(paths[0])
+delete_files(io, [FileToDelete(paths[0].rsplit("/", 1)[0] + "/__warmup__", "data", None)])
 t0 = time.perf_counter()
 deleted, failed = delete_files(io, files)
 print(json.dumps({"seconds": time.perf_counter() - t0, "deleted": len(deleted), "failed": len(failed)}))
 """
 
+LIST_SCRIPT = """
+import json, sys, time
+from icectl.io import FileIO
+props, location, out = json.load(open(sys.argv[1]))
+io = FileIO(props)
+# warm-up outside the clock, as the Java leg does (2 requests): build the client, list nothing
+io.exists(location)
+assert not list(io.list_files(location + "/__warmup__"))
+t0 = time.perf_counter()
+n = 0
+with open(out, "w") as fh:
+    for f in io.list_files(location):  # what remove-orphans lists: icectl.io.s3.list_objects
+        fh.write(f.path + "\\n")
+        n += 1
+print(json.dumps({"seconds": time.perf_counter() - t0, "listed": n}))
+"""
 
-def run_one(scene: Scene, tool: str, tree: str, proxy: str, a: argparse.Namespace, future: str) -> dict:
+
+def run_leg(scene: Scene, label: str, argv: list[str], proxy: str, a: argparse.Namespace, *, env: dict[str, str],
+            cwd: str) -> dict:
+    """One timed run on a freshly restored copy: wall/CPU from outside, the proxy's request count,
+    what was deleted and what is left (``left``, popped by the caller)."""
     restore_s = scene.restore()
     before = scene.objects()
     control(proxy, latency=a.latency)  # resets the request counters
     logs = os.path.join(scene.folder, "logs")
     os.makedirs(logs, exist_ok=True)
+    out, err = os.path.join(logs, f"{label}.out"), os.path.join(logs, f"{label}.err")
+    r = run_timed(argv, stdout_path=out, stderr_path=err, env=env, cwd=cwd)
+    r["requests"] = control(proxy)
+    r["restore_seconds"] = round(restore_s, 1)
+    after = scene.objects()
+    r["deleted_objects"] = len(before - after)
+    r["left"] = sorted(k for k in after if not k.endswith(".metadata.json"))
+    r["out"] = out
+    if r["rc"] != 0:
+        r["error"] = open(err).read()[-2000:]
+    return r
+
+
+def run_one(scene: Scene, tool: str, tree: str, proxy: str, a: argparse.Namespace, future: str) -> dict:
     config = scene.config(proxy)
     base = [sys.executable, "-m", "icectl", "-c", "bench", "-o", "json"]
     if scene.name == "expire":
@@ -291,22 +334,15 @@ def run_one(scene: Scene, tool: str, tree: str, proxy: str, a: argparse.Namespac
     else:
         job = os.path.join(scene.folder, "delete-job.json")
         with open(job, "w") as fh:
-            json.dump([props(proxy), [f"s3://{BUCKET}/{k}" for k in sorted(before)]], fh)
+            json.dump([props(proxy), scene.delete_paths()], fh)
         script = os.path.join(scene.folder, "delete_job.py")
         with open(script, "w") as fh:
             fh.write(DELETE_SCRIPT)
         argv = [sys.executable, script, job]
-    out, err = os.path.join(logs, f"{tool}.out"), os.path.join(logs, f"{tool}.err")
-    r = run_timed(argv, stdout_path=out, stderr_path=err, env=env_for(tree, config), cwd=scene.folder)
-    r["requests"] = control(proxy)
-    r["restore_seconds"] = round(restore_s, 1)
-    after = scene.objects()
-    r["deleted_objects"] = len(before - after)
-    r["left"] = sorted(k for k in after if not k.endswith(".metadata.json"))
+    r = run_leg(scene, tool, argv, proxy, a, env=env_for(tree, config), cwd=scene.folder)
     if r["rc"] != 0:
-        r["error"] = open(err).read()[-2000:]
         return r
-    doc = json.loads(open(out).read())
+    doc = json.loads(open(r.pop("out")).read())
     if scene.name == "delete":
         r["inner_seconds"] = round(doc["seconds"], 3)
         r["failed"] = doc["failed"]
@@ -315,7 +351,8 @@ def run_one(scene: Scene, tool: str, tree: str, proxy: str, a: argparse.Namespac
     return r
 
 
-def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: dict[str, str], future: str) -> dict:
+def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: dict[str, str], future: str,
+             classpath: str | None) -> dict:
     scene = Scene(a.work, name, moto)
     s = a.scale
     if name == "orphans":
@@ -327,13 +364,14 @@ def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: di
         info = build_table(scene, files=int(a.expire_files * s), per_append=a.files_per_append,
                            partitions=a.partitions, extra_orphans=0)
     else:
-        scene.saved = {}
         n = int(a.expire_files * s)
         blob = parquet_row(0, 0)
         scene.saved = {f"{scene.prefix}/data/p={i % a.partitions}/f-{i:07d}.parquet": blob for i in range(n)}
+        # objects not in the delete list: both tools must leave exactly these
+        scene.saved.update({f"{scene.prefix}/kept/k-{i:04d}.parquet": blob for i in range(a.delete_kept)})
         scene.catalog_db = os.path.join(scene.folder, "none.db")
         open(scene.catalog_db + ".pristine", "wb").close()
-        info = {"objects": n}
+        info = {"objects": len(scene.saved), "to_delete": n, "kept": a.delete_kept}
     print(f"[{name}] built: {info}", flush=True)
     runs: dict[str, dict] = {}
     for tool, tree in trees.items():
@@ -344,13 +382,98 @@ def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: di
               f"{('inner=' + str(r['inner_seconds']) + 's') if 'inner_seconds' in r else ''}", flush=True)
         if r["rc"] != 0:
             print(r.get("error", ""), file=sys.stderr)
-    lefts = {tool: r.pop("left") for tool, r in runs.items()}
+    java = java_legs(scene, a, proxy, classpath) if classpath and name in ("delete", "orphans") else {}
+    listed_same = java.pop("listed_same", None)
+    lefts = {tool: r.pop("left") for tool, r in {**runs, **java}.items() if "left" in r}
     same = len({tuple(v) for v in lefts.values()}) == 1
-    return {"info": info, "runs": runs, "same_objects_left": same}
+    result = {"info": info, "runs": runs, "same_objects_left": same}
+    if java:
+        result["java"] = java
+    if listed_same is not None:
+        result["same_objects_listed"] = listed_same
+    return result
+
+
+def java_legs(scene: Scene, a: argparse.Namespace, proxy: str, classpath: str) -> dict:
+    """Iceberg Java's S3FileIO on the same restored copy: ``delete``: deleteFiles over the same
+    paths (S3FileIO's defaults; s3.delete.batch-size=1000; and batches of the default size sent
+    ``os.cpu_count()`` at a time, the shape of Iceberg 1.1+); ``orphans``: listPrefix of the table
+    location against icectl's listing (FileIO.list_files, as remove-orphans lists), both in
+    process."""
+    import java_s3fileio as js
+
+    env = {**os.environ, **AWS_ENV}
+    legs: dict = {}
+
+    def report(label: str, r: dict) -> None:
+        legs[label] = r
+        print(f"[{scene.name}] {label}: rc={r['rc']} wall={r['wall']}s inner={r.get('inner_seconds')}s "
+              f"deleted={r['deleted_objects']} failed={r.get('failed')} listed={r.get('listed')} "
+              f"requests={r['requests']['requests']}", flush=True)
+        if r["rc"] != 0:
+            print(r.get("error", ""), file=sys.stderr)
+
+    if scene.name == "delete":
+        paths_file = os.path.join(scene.folder, "delete-paths.txt")
+        with open(paths_file, "w") as fh:
+            fh.write("\n".join(scene.delete_paths()) + "\n")
+        variants = {"java": {}, "java-batch1000": {"batch_size": 1000},
+                    "java-parallel": {"parallel": os.cpu_count() or 1}}
+        for label, kw in variants.items():
+            argv = js.command(classpath, "delete", paths_file, endpoint=proxy, **kw)
+            r = run_leg(scene, label, argv, proxy, a, env=env, cwd=scene.folder)
+            if r["rc"] == 0:
+                r["java"] = js.parse(r.pop("out"))
+                r["inner_seconds"] = round(r["java"]["seconds"], 3)
+                r["failed"] = r["java"]["failed"]
+            report(label, r)
+        return legs
+    listed: dict[str, set[str]] = {}
+    job = os.path.join(scene.folder, "list-job.json")
+    out = os.path.join(scene.folder, "listed-icectl.txt")
+    with open(job, "w") as fh:
+        json.dump([props(proxy), scene.location, out], fh)
+    script = os.path.join(scene.folder, "list_job.py")
+    with open(script, "w") as fh:
+        fh.write(LIST_SCRIPT)
+    for label, argv, out in (
+            ("icectl-list", [sys.executable, script, job], out),
+            ("java-list", js.command(classpath, "list", scene.location, endpoint=proxy,
+                                     out=os.path.join(scene.folder, "listed-java.txt")),
+             os.path.join(scene.folder, "listed-java.txt"))):
+        r = run_leg(scene, label, argv, proxy, a, env=env_for(ROOT, scene.config(proxy)) if label == "icectl-list"
+                    else env, cwd=scene.folder)
+        r.pop("left")
+        if r["rc"] == 0:
+            doc = js.parse(r.pop("out"))
+            if label == "java-list":
+                r["java"] = doc
+            r["inner_seconds"] = round(doc["seconds"], 3)
+            r["listed"] = doc["listed"]
+            listed[label] = set(open(out).read().split())
+        report(label, r)
+    present = {f"s3://{BUCKET}/{k}" for k in scene.saved}
+    legs["listed_same"] = len(listed) == 2 and listed["icectl-list"] == listed["java-list"] == present
+    return legs
 
 
 # ---------------------------------------------------------------------------------------------
 # Report
+
+def _secs(r: dict | None) -> float | None:
+    if r is None or r["rc"] != 0:
+        return None
+    return r.get("inner_seconds", r["wall"])
+
+
+JAVA_LABELS = {
+    "java": "delete step: Java `deleteFiles`, its defaults ({batch} keys a request, one request at a time)",
+    "java-batch1000": "delete step: Java `deleteFiles`, `s3.delete.batch-size=1000` (one request at a time)",
+    "java-parallel": "delete step: Java `deleteFiles` per batch of {batch} keys, {threads} in flight "
+                     "(Iceberg 1.1+'s shape, driven by the bench)",
+    "java-list": "orphan listing: icectl `FileIO.list_files` (prefix-parallel) vs Java `listPrefix` (one stream)",
+}
+
 
 def render(results: dict, a: argparse.Namespace, started: str) -> str:
     lines = [f"Run {started} on {platform.machine()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
@@ -362,25 +485,50 @@ def render(results: dict, a: argparse.Namespace, started: str) -> str:
     for name, res in results.items():
         runs = res["runs"]
         new, old = runs.get("new"), runs.get("old")
-
-        def secs(r: dict | None) -> float | None:
-            if r is None or r["rc"] != 0:
-                return None
-            return r.get("inner_seconds", r["wall"])
-
-        sn, so = secs(new), secs(old)
+        sn, so = _secs(new), _secs(old)
         ratio = f"{so / sn:.1f}x" if sn and so else "n/a"
         req = f"{new['requests']['requests'] if new else '-'} / {old['requests']['requests'] if old else '-'}"
         label = {"expire": "expire (whole command)", "orphans": "remove-orphans (whole command)",
                  "delete": "delete step alone (in process)"}[name]
         lines.append(f"| {label} | {res['info']['objects']:,} | {new['deleted_objects'] if new else '-':,} | "
                      f"{sn if sn is not None else 'failed'} s | {so if so is not None else 'n/a'} s | {ratio} | {req} |")
+    lines += render_java(results)
     lines.append("")
     for name, res in results.items():
-        lines.append(f"- {name}: both tools left the same objects: {res['same_objects_left']}; "
+        listed = (f"; icectl and Java listed the same objects (all of them): {res['same_objects_listed']}"
+                  if "same_objects_listed" in res else "")
+        lines.append(f"- {name}: all tools left the same objects: {res['same_objects_left']}{listed}; "
                      f"table: {res['info']}; load before/after (new): "
                      f"{fmt_load(res['runs']['new']['load_before'])} / {fmt_load(res['runs']['new']['load_after'])}")
     return "\n".join(lines) + "\n"
+
+
+def render_java(results: dict) -> list[str]:
+    """icectl against Iceberg Java's S3FileIO, both timed inside their process (the client built
+    before the clock starts)."""
+    rows = []
+    for name, res in results.items():
+        for label, r in res.get("java", {}).items():
+            if label == "icectl-list":
+                continue
+            ice = res["java"].get("icectl-list") if label == "java-list" else res["runs"].get("new")
+            si, sj = _secs(ice), _secs(r)
+            doc = r.get("java", {})
+            what = JAVA_LABELS[label].format(batch=doc.get("batch_size", "?"), threads=doc.get("parallel", "?"))
+            count = f"{r['listed']:,} listed" if label == "java-list" else f"{r['deleted_objects']:,} deleted"
+            ratio = f"{si / sj:.2f}" if si and sj else "n/a"
+            req = f"{ice['requests']['requests'] if ice else '-'} / {r['requests']['requests']}"
+            rows.append(f"| {what} | {res['info']['objects']:,} | {count} | {si if si is not None else 'n/a'} s | "
+                        f"{sj if sj is not None else 'failed'} s | {ratio} | {req} | {doc.get('jvm_seconds', '-')} s |")
+    if not rows:
+        return []
+    version = next((r["java"].get("iceberg_version") for res in results.values() for r in res.get("java", {}).values()
+                    if isinstance(r, dict) and "java" in r), "?")
+    return ["", f"Against Iceberg Java's S3FileIO (Iceberg {version}, shaded in sagemaker-feature-store-spark-sdk.jar; "
+            "both sides timed inside their process, client built before the clock; icectl / Java below 1: icectl "
+            "faster):", "",
+            "| step | objects | result (Java) | icectl | Java S3FileIO | icectl / Java | requests icectl / Java "
+            "| Java JVM total |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -396,6 +544,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--latency", type=float, default=0.02, help="seconds the proxy adds to each request")
     p.add_argument("--old-rev", default=OLD_REV, help=f"icectl before bulk deletes (default {OLD_REV})")
     p.add_argument("--no-old", action="store_true")
+    p.add_argument("--java", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run Iceberg Java's S3FileIO (delete, orphans; needs java/javac and PyPI)")
+    p.add_argument("--java-cache", default=os.path.join(ROOT, ".cache", "s3fileio"),
+                   help="where the S3FileIO jar is downloaded and the bench class compiled")
+    p.add_argument("--delete-kept", type=int, default=100,
+                   help="delete: objects next to the deleted ones that are not in the list")
     p.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     p.add_argument("--results", default=RESULTS_MD)
     return p.parse_args(argv)
@@ -413,7 +567,13 @@ def main(argv: list[str] | None = None) -> dict:
         if not a.no_old:
             trees["old"] = old_tree(a.work, a.old_rev)
         future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).isoformat()
-        results = {name: scenario(name, a, moto, proxy, trees, future) for name in a.scenarios.split(",")}
+        classpath = None
+        if a.java:
+            import java_s3fileio
+
+            classpath = java_s3fileio.ensure_classes(a.java_cache)
+        results = {name: scenario(name, a, moto, proxy, trees, future, classpath)
+                   for name in a.scenarios.split(",")}
     finally:
         stop_proxy()
         moto.stop()
