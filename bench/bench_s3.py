@@ -1,11 +1,12 @@
 #!/usr/bin/env python
 """Object-store deletes and listings: icectl's bulk ``DeleteObjects`` against its old one request
-per file, on an S3-compatible server on loopback behind a latency-injecting proxy.
+per file and against Iceberg Java's S3FileIO, on an S3-compatible server on loopback behind a
+latency-injecting proxy.
 
 The server is moto's (``ThreadedMotoServer``, as tests/s3 use) in this process, which only waits
 while a command runs; in front of it, tools/s3proxy.py adds ``--latency`` (20 ms) to every
-request, in its own process. icectl talks to the proxy only; the tables are built against the
-server and restored through moto's backend (not timed). Scenarios (``--scenarios``):
+request, in its own process. icectl and Java talk to the proxy only; the tables are built against
+the server and restored through moto's backend (not timed). Scenarios (``--scenarios``):
 
 - ``expire``: a table of ``--expire-files`` (20,000) data files in appends of
   ``--files-per-append`` (1,000) over ``--partitions`` (16) partition folders, then a delete of
@@ -17,25 +18,42 @@ server and restored through moto's backend (not timed). Scenarios (``--scenarios
   ``icectl remove-orphans --older-than <future> --force`` lists all of them and deletes the
   orphans.
 - ``delete``: the delete step alone, ``icectl.ops.expire.delete_files`` on ``--expire-files``
-  objects, timed inside the process.
+  objects (``--delete-kept`` more objects beside them are not in the list), timed inside the
+  process.
 
 Each scenario runs icectl as of this tree ("new") and icectl as of ``--old-rev`` ("old", one
-delete request per file from 8 threads, unpartitioned listing), each on an identical copy
-restored before the run (the same objects at the same keys, the same catalog file). Each run is a
-whole command (``python -m icectl ...``) timed from outside; the proxy counts its requests. After
-each run the objects left are listed: both tools must leave the same set (the new metadata
-file's name aside).
+delete request per file from 8 threads, unpartitioned listing; ``--no-old`` skips it), each on an
+identical copy restored before the run (the same objects at the same keys, the same catalog file).
+Each run is a whole command (``python -m icectl ...``) timed from outside; the proxy counts its
+requests. After each run the objects left are listed: all tools must leave the same set (the new
+metadata file's name aside).
 
-Not compared: Iceberg Java's S3FileIO. It needs the AWS SDK for Java v2 (``software.amazon.awssdk``,
-shipped as iceberg-aws-bundle), and neither it nor hadoop-aws is in any package this machine can
-install (the Iceberg runtime jar of snowpark-connect-deps-iceberg has ``org.apache.iceberg.aws``
-but not the SDK; PyPI's other Spark jar packages and Debian have neither). For reference, S3FileIO
-deletes in ``DeleteObjects`` batches of ``s3.delete.batch-size`` (default 250) from a pool of
-``s3.delete.num-threads`` threads: the same shape as icectl's (1,000 keys, 8 in flight).
+Iceberg Java (``--java``, the default; ``--no-java`` skips it): Iceberg 0.14.1's
+``org.apache.iceberg.aws.s3.S3FileIO`` with the AWS SDK for Java 2.18.32, both shaded under
+``smfs.shaded.`` in the fat jar of the PyPI sdist sagemaker-feature-store-pyspark-3.3 1.1.3
+(bench/java_s3fileio.py fetches it with ``pip download``, pinned by sha256, into ``--java-cache``
+and compiles bench/java/S3FileIOBench.java against it; never a dependency of icectl). Iceberg
+1.10.2's S3FileIO (what the oracle runs) cannot be run: its AWS SDK (iceberg-aws-bundle) is on
+Maven Central only, which this machine cannot reach. On identical restored copies:
 
-    python bench/bench_s3.py                          # full size (~20 min on 2 busy cores)
+- ``delete``: ``S3FileIO.deleteFiles`` over the same paths as icectl's delete step, three ways:
+  its defaults (0.14.1: ``s3.delete.batch-size`` 250, one ``DeleteObjects`` at a time in the
+  calling thread; its ``s3.delete.num-threads`` pool, ``availableProcessors()`` threads, only
+  tags objects), ``s3.delete.batch-size=1000``, and batches of 250 sent ``os.cpu_count()`` at a
+  time by the bench program (the shape of Iceberg 1.1+ up to 1.10.2, which submits each batch to
+  that pool);
+- ``orphans``: ``S3FileIO.listPrefix`` of the table location (one ``ListObjectsV2`` stream)
+  against ``FileIO.list_files`` (``icectl.io.s3.list_objects``, listing by prefix in parallel, as
+  remove-orphans lists): both must list the same set, every object there.
+
+Both sides are timed inside their process after the same warm-up (a HEAD that builds the client,
+then the operation on nothing: 2 requests, in the proxy's counts); the JVM's start is excluded and
+its whole life reported apart.
+
+    python bench/bench_s3.py                          # full size (~25 min on 2 busy cores)
     python bench/bench_s3.py --scale 0.25             # a quarter of every size
-    python bench/bench_s3.py --scenarios delete --no-write
+    python bench/bench_s3.py --scenarios delete,orphans --no-old   # the Java comparison only
+    python bench/bench_s3.py --scenarios delete --no-java --no-write
 
 Results: stdout, ``bench/data/s3/results.json``, and bench/RESULTS.md between the
 ``<!-- bench-s3:begin -->`` and ``<!-- bench-s3:end -->`` markers.
