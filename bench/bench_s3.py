@@ -393,13 +393,7 @@ def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: di
     print(f"[{name}] built: {info}", flush=True)
     runs: dict[str, dict] = {}
     for tool, tree in trees.items():
-        r = run_one(scene, tool, tree, proxy, a, future)
-        runs[tool] = r
-        print(f"[{name}] {tool}: rc={r['rc']} wall={r['wall']}s cpu={r['cpu']}s deleted={r['deleted_objects']} "
-              f"failed={r.get('failed')} requests={r['requests']['requests']} "
-              f"{('inner=' + str(r['inner_seconds']) + 's') if 'inner_seconds' in r else ''}", flush=True)
-        if r["rc"] != 0:
-            print(r.get("error", ""), file=sys.stderr)
+        runs[tool] = report(name, tool, run_one(scene, tool, tree, proxy, a, future))
     java = java_legs(scene, a, proxy, classpath) if classpath and name in ("delete", "orphans") else {}
     listed_same = java.pop("listed_same", None)
     lefts = {tool: r.pop("left") for tool, r in {**runs, **java}.items() if "left" in r}
@@ -412,6 +406,16 @@ def scenario(name: str, a: argparse.Namespace, moto: Moto, proxy: str, trees: di
     return result
 
 
+def report(scenario_name: str, label: str, r: dict) -> dict:
+    """One line a run on stdout (and its error's tail on stderr)."""
+    extra = "".join(f" {k}={r[k]}" for k in ("failed", "listed", "inner_seconds") if k in r)
+    print(f"[{scenario_name}] {label}: rc={r['rc']} wall={r['wall']}s cpu={r['cpu']}s "
+          f"deleted={r['deleted_objects']} requests={r['requests']['requests']}{extra}", flush=True)
+    if r["rc"] != 0:
+        print(r.get("error", ""), file=sys.stderr)
+    return r
+
+
 def java_legs(scene: Scene, a: argparse.Namespace, proxy: str, classpath: str) -> dict:
     """Iceberg Java's S3FileIO on the same restored copy: ``delete``: deleteFiles over the same
     paths (S3FileIO's defaults; s3.delete.batch-size=1000; and batches of the default size sent
@@ -422,14 +426,6 @@ def java_legs(scene: Scene, a: argparse.Namespace, proxy: str, classpath: str) -
 
     env = {**os.environ, **AWS_ENV}
     legs: dict = {}
-
-    def report(label: str, r: dict) -> None:
-        legs[label] = r
-        print(f"[{scene.name}] {label}: rc={r['rc']} wall={r['wall']}s inner={r.get('inner_seconds')}s "
-              f"deleted={r['deleted_objects']} failed={r.get('failed')} listed={r.get('listed')} "
-              f"requests={r['requests']['requests']}", flush=True)
-        if r["rc"] != 0:
-            print(r.get("error", ""), file=sys.stderr)
 
     if scene.name == "delete":
         paths_file = os.path.join(scene.folder, "delete-paths.txt")
@@ -444,7 +440,7 @@ def java_legs(scene: Scene, a: argparse.Namespace, proxy: str, classpath: str) -
                 r["java"] = js.parse(r.pop("out"))
                 r["inner_seconds"] = round(r["java"]["seconds"], 3)
                 r["failed"] = r["java"]["failed"]
-            report(label, r)
+            legs[label] = report(scene.name, label, r)
         return legs
     listed: dict[str, set[str]] = {}
     job = os.path.join(scene.folder, "list-job.json")
@@ -469,7 +465,7 @@ def java_legs(scene: Scene, a: argparse.Namespace, proxy: str, classpath: str) -
             r["inner_seconds"] = round(doc["seconds"], 3)
             r["listed"] = doc["listed"]
             listed[label] = set(open(out).read().split())
-        report(label, r)
+        legs[label] = report(scene.name, label, r)
     present = {f"s3://{BUCKET}/{k}" for k in scene.saved}
     legs["listed_same"] = len(listed) == 2 and listed["icectl-list"] == listed["java-list"] == present
     return legs
