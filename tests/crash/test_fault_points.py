@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple] = {
     "rename": (2, ["rename", EVENTS, "demo.renamed", "-y"], [EVENTS, "demo.renamed"]),
     # issue 15's commands: a restore is a commit on top of today's metadata; maintain takes its
     # lock file, runs the steps the table's policy allows (no compact here: no Spark), releases it
+    # repair of a lost data file on every ref head that reaches it
+    "repair": (2, ["repair", EVENTS, "--all-refs", "-y"], [EVENTS], (("!lose-data-file",),)),
     "restore": (2, ["restore", EVENTS, "--to-version", "10", "-y"], [EVENTS]),
     "maintain": (2, ["maintain", EVENTS, "-y"], [EVENTS],
                  (("properties", EVENTS, "set", "icectl.maintain.steps=rewrite-deletes,expire,remove-orphans",

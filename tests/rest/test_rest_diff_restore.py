@@ -116,7 +116,7 @@ def test_repair_over_rest_drops_a_lost_data_file(rest_env, demo, spark_rest):
     done = icectl_json(rest_env, "repair", t, "--all-refs", "--yes")
     assert done["applied"] is True and done["records_lost"] >= lost["record_count"]
     fixed = [r for r in done["refs"] if r["problems"]]
-    assert len(fixed) >= 2 and len(done["commits"]) >= 1
+    assert len(fixed) >= 2 and len(done["commits"]) == 1  # the server takes every ref's snapshot at once
     assert all(r["new_snapshot_id"] for r in fixed)
     for c in done["commits"]:
         actions = [u["action"] for u in c["updates"]]
