@@ -4,10 +4,15 @@ the S3 benchmark (bench/bench_s3.py) and the fault-injection tests (tests/s3/).
 Every request waits ``latency`` seconds before it is forwarded (as a round trip to a real object
 store would); then, drawn per request from a seeded generator, it is answered ``503 SlowDown``
 (fraction ``fail_503``), or its connection is reset without an answer (``drop``), or it is
-forwarded. Two paths are the proxy's own and never forwarded:
+forwarded. A forwarded ``DeleteObjects`` may also lose some of its keys (fraction ``key_error``,
+drawn per key): the proxy takes them out of the request (so the server keeps those objects) and
+answers each as a per-key ``<Error>`` with code ``key_error_code`` (default ``InternalError``, one
+S3 says to retry) inside the otherwise successful response, as S3 does under load. Two paths are
+the proxy's own and never forwarded:
 
-    GET  /__proxy/stats    {"requests": N, "injected_503": N, "dropped": N, "by_method": {...}}
-    POST /__proxy/config   JSON body with any of latency, fail_503, drop (and resets the stats)
+    GET  /__proxy/stats    {"requests": N, "injected_503": N, "dropped": N, "key_errors": N, "by_method": {...}}
+    POST /__proxy/config   JSON body with any of latency, fail_503, drop, key_error, key_error_code
+                           (and resets the stats)
 
 Run it in its own process (it is CPU work in Python, like the server behind it):
 
@@ -22,13 +27,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import random
 import subprocess
 import sys
 import urllib.request
+import zlib
 from typing import Any, Callable
+from xml.etree import ElementTree
+from xml.sax.saxutils import escape
 
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
         "content-length", "host", "expect"}
@@ -40,12 +50,14 @@ class Proxy:
     def __init__(self, upstream: str, *, latency: float, fail_503: float, drop: float, seed: int) -> None:
         self.upstream = upstream.rstrip("/")
         self.latency, self.fail_503, self.drop = latency, fail_503, drop
+        self.key_error, self.key_error_code = 0.0, "InternalError"
         self.rng = random.Random(seed)
         self.session: Any = None
         self.reset_stats()
 
     def reset_stats(self) -> None:
-        self.stats: dict[str, Any] = {"requests": 0, "injected_503": 0, "dropped": 0, "by_method": {}}
+        self.stats: dict[str, Any] = {"requests": 0, "injected_503": 0, "dropped": 0, "key_errors": 0,
+                                      "by_method": {}}
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -79,9 +91,11 @@ class Proxy:
     async def _control(self, writer: asyncio.StreamWriter, method: str, target: str, body: bytes) -> None:
         if target.startswith("/__proxy/config") and method == "POST":
             cfg = json.loads(body or b"{}")
-            for k in ("latency", "fail_503", "drop"):
+            for k in ("latency", "fail_503", "drop", "key_error"):
                 if k in cfg:
                     setattr(self, k, float(cfg[k]))
+            if "key_error_code" in cfg:
+                self.key_error_code = str(cfg["key_error_code"])
             self.reset_stats()
         out = json.dumps(self.stats).encode()
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
@@ -107,9 +121,19 @@ class Proxy:
             writer.transport.abort()  # a connection reset with no answer
             return False
         fwd = [(k, v) for k, v in headers if k.lower() not in _HOP]
+        failed: list[str] = []
+        if self.key_error and method == "POST" and "delete" in target.split("?", 1)[-1].split("&"):
+            body, fwd, failed = self._drop_keys(body, fwd)
+            s["key_errors"] += len(failed)
+            if body is None:  # every key failed: nothing to forward
+                self._answer(writer, 200, _delete_result(failed, self.key_error_code))
+                await writer.drain()
+                return True
         async with self.session.request(method, self.upstream + target, headers=fwd, data=body or None,
                                         allow_redirects=False, auto_decompress=False) as resp:
             data = await resp.read()
+            if failed and resp.status == 200:
+                data = data.replace(b"</DeleteResult>", _errors_xml(failed, self.key_error_code) + b"</DeleteResult>")
             out = [f"HTTP/1.1 {resp.status} {resp.reason or ''}"]
             for k, v in resp.headers.items():
                 if k.lower() not in _HOP or (method == "HEAD" and k.lower() == "content-length"):
@@ -119,6 +143,50 @@ class Proxy:
             writer.write(("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + (b"" if method == "HEAD" else data))
         await writer.drain()
         return True
+
+    def _drop_keys(self, body: bytes, headers: list[tuple[str, str]]
+                   ) -> tuple[bytes | None, list[tuple[str, str]], list[str]]:
+        """Take a drawn fraction of the keys out of a DeleteObjects body: (the body to forward, or
+        None when no key is left; the headers with its checksums recomputed; the keys taken)."""
+        root = ElementTree.fromstring(body)
+        ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+        keys = [o.findtext(f"{ns}Key") or "" for o in root.iter(f"{ns}Object")]
+        quiet = (root.findtext(f"{ns}Quiet") or "").strip().lower() == "true"
+        failed = [k for k in keys if self.rng.random() < self.key_error]
+        if not failed:
+            return body, headers, []
+        kept = [k for k in keys if k not in set(failed)]
+        if not kept:
+            return None, headers, failed
+        new = ('<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+               + ("<Quiet>true</Quiet>" if quiet else "")
+               + "".join(f"<Object><Key>{escape(k)}</Key></Object>" for k in kept) + "</Delete>").encode()
+        out = []
+        for k, v in headers:
+            low = k.lower()
+            if low == "content-md5":
+                v = base64.b64encode(hashlib.md5(new).digest()).decode()
+            elif low == "x-amz-checksum-crc32":
+                v = base64.b64encode(zlib.crc32(new).to_bytes(4, "big")).decode()
+            elif low.startswith("x-amz-checksum-") or low in ("x-amz-sdk-checksum-algorithm", "x-amz-content-sha256"):
+                continue  # a checksum the proxy cannot recompute: the server checks none when absent
+            out.append((k, v))
+        return new, out, failed
+
+    @staticmethod
+    def _answer(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+        writer.write(f"HTTP/1.1 {status} OK\r\nContent-Type: application/xml\r\nContent-Length: {len(body)}\r\n\r\n"
+                     .encode() + body)
+
+
+def _errors_xml(keys: list[str], code: str) -> bytes:
+    return "".join(f"<Error><Key>{escape(k)}</Key><Code>{escape(code)}</Code><Message>injected by the proxy"
+                   f"</Message></Error>" for k in keys).encode()
+
+
+def _delete_result(failed: list[str], code: str) -> bytes:
+    return (b'<?xml version="1.0" encoding="UTF-8"?>\n<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            + _errors_xml(failed, code) + b"</DeleteResult>")
 
 
 async def _read_body(reader: asyncio.StreamReader, h: dict[str, str]) -> bytes:
@@ -175,7 +243,7 @@ def start_proxy(upstream: str, *, latency: float = 0.02, fail_503: float = 0.0, 
     return url, stop
 
 
-def control(url: str, **config: float) -> dict[str, Any]:
+def control(url: str, **config: float | str) -> dict[str, Any]:
     """Change the proxy's latency or fault rates (and reset its counters); no argument: the stats."""
     req = urllib.request.Request(url.rstrip("/") + ("/__proxy/config" if config else "/__proxy/stats"),
                                  data=json.dumps(config).encode() if config else None,

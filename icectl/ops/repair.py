@@ -6,7 +6,7 @@ vector (Puffin) they list: a file is *missing* when it does not exist, *unreadab
 differs from ``file_size_in_bytes`` or its footer (Parquet, ORC, Avro; a DV's Puffin blob and CRC)
 cannot be read. Statistics files that are missing or of the wrong size are checked too.
 
-The smallest fix, one commit per ref, on top of the ref's head:
+The smallest fix, a new snapshot per ref on top of the ref's head, all in one commit:
 
 - a missing data file is removed (a DELETED entry in its manifest, rewritten), and so is every
   delete file that only removed data files needed: a deletion vector of one, a position delete
@@ -459,13 +459,18 @@ def plan_repair(table: Table, *, all_refs: bool = False) -> RepairPlan:
     stats, stats_updates = _statistics_problems(table)
     plan = RepairPlan(table.name, table.metadata_location, md.format_version, all_refs, repairs, stats,
                       _stats_updates=stats_updates)
+    # one commit: each ref's snapshot and ref move (a tag stays a tag), then the statistics removals
+    planned: dict[str, list] = {"requirements": [], "updates": []}
     for r in repairs:
         if r.changes:
-            planned = snapshot_commit_json(md, r.ref)
-            planned["updates"][-1]["type"] = r.ref_type  # a tag stays a tag
-            plan.planned_commits.append(planned)
-    if stats_updates and not plan.planned_commits:
-        plan.planned_commits = [{"requirements": [], "updates": updates_json(stats_updates, md.format_version)}]
+            one = snapshot_commit_json(md, r.ref)
+            one["updates"][-1]["type"] = r.ref_type
+            planned["requirements"] += [q for q in one["requirements"] if q not in planned["requirements"]]
+            planned["updates"] += one["updates"]
+    if stats_updates:
+        planned["updates"] += updates_json(stats_updates, md.format_version)
+    if planned["updates"]:
+        plan.planned_commits = [planned]
     return plan
 
 
@@ -540,26 +545,35 @@ def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableU
 
 
 def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None) -> RepairResult:
-    """One commit per ref to repair (the statistics removals go with the first), each re-checked
-    against the table as it is then: a ref that moved since the plan stops the repair."""
-    done: list[Committed] = []
+    """One commit for every ref to repair (and the statistics removals): a snapshot per ref on top
+    of its head, each built on the metadata the ones before it leave (sequence numbers and v3 row
+    ids in order), so a crash or a conflict leaves every ref as it was or every ref repaired. The
+    commit is re-checked against the table as it is then: a ref that moved since the plan stops
+    the repair."""
+    from dataclasses import replace
+
+    from icectl.table.builder import MetadataBuilder
+
+    todo = [r for r in plan.refs if r.changes]
+    sids = {id(r): new_snapshot_id() for r in todo}
     stats = list(plan._stats_updates)
-    for r in plan.refs:
-        if not r.changes:
-            continue
-        sid = new_snapshot_id()
+    if not todo and not stats:
+        return RepairResult(plan, [])
 
-        def build(current: Table, r: RefRepair = r, sid: int = sid) -> list[TableUpdate]:
-            return _ref_updates(current, r, snapshot_id=sid) + stats
+    def build(current: Table) -> list[TableUpdate]:
+        updates: list[TableUpdate] = []
+        t = current
+        for r in todo:
+            ups = _ref_updates(t, r, snapshot_id=sids[id(r)])
+            updates += ups
+            if r is not todo[-1]:
+                t = replace(t, metadata=MetadataBuilder(t.metadata).apply(ups).build())
+        return updates + stats
 
-        c = commit_table(table, build, retries=retries)
-        r.new_snapshot_id = sid
-        done.append(c)
-        stats = []
-        table = c.table
-    if stats:
-        done.append(commit_table(table, lambda current: list(stats), retries=retries))
-    return RepairResult(plan, done)
+    c = commit_table(table, build, retries=retries)
+    for r in todo:
+        r.new_snapshot_id = sids[id(r)]
+    return RepairResult(plan, [c])
 
 
 __all__ = ["Problem", "RebuiltManifest", "RefRepair", "RemovedFile", "RepairPlan", "RepairResult", "apply_repair",

@@ -221,6 +221,7 @@ def test_equality_delete_goes_only_with_the_last_file_it_applies_to(tmp_path):
 
 def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
     from icectl.ops import refs
+    from icectl.table.updates import updates_json
 
     base = tables.build(str(tmp_path), 3)
     t = base.table
@@ -233,8 +234,16 @@ def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
     assert [(r.ref, r.ref_type, r.operation) for r in plan.refs] == [
         ("main", "branch", "delete"), ("b1", "branch", "delete"), ("t1", "tag", "delete")]
     result = apply_repair(t, plan)
-    assert len(result.committed) == 3
+    assert len(result.committed) == 1  # every ref in one commit: a crash leaves all or none repaired
+    actions = [u["action"] for u in updates_json(result.committed[0].updates, 3)]
+    assert actions == ["add-snapshot", "set-snapshot-ref"] * 3
     after = result.committed[-1].table
+    new = sorted((after.metadata.snapshot_by_id(after.metadata.all_refs[n].snapshot_id) for n in ("main", "b1", "t1")),
+                 key=lambda s: s.sequence_number)
+    assert [s.sequence_number for s in new] == [t.metadata.last_sequence_number + i for i in (1, 2, 3)]
+    for a, b in zip(new, new[1:]):  # v3 row ids: each snapshot's range after the one before
+        assert b.first_row_id >= a.first_row_id + a.added_rows
+    assert after.metadata.next_row_id == new[-1].first_row_id + new[-1].added_rows
     heads = {n: r for n, r in after.metadata.all_refs.items()}
     assert heads["t1"].ref_type == "tag" and len({heads[n].snapshot_id for n in ("main", "b1", "t1")}) == 3
     for name in ("main", "b1", "t1"):

@@ -188,3 +188,36 @@ def test_bulk_delete_reports_per_key_failures_and_never_raises(moto_s3, proxy, s
     assert {f.path for f in direct.list_files(f"{s3_prefix}/bulk")} == set(paths)
     assert flaky.delete_many(paths) == {}
     assert list(direct.list_files(f"{s3_prefix}/bulk")) == []
+
+
+@pytest.mark.parametrize("code, retried", [("InternalError", True), ("SlowDown", True), ("AccessDenied", False)])
+def test_bulk_delete_keys_that_s3_fails_inside_a_successful_answer(moto_s3, proxy, s3_prefix, code, retried):
+    """S3 may answer DeleteObjects 200 and still list keys it did not delete. A transient code
+    (InternalError, SlowDown) is retried for those keys alone, in later rounds; any other code
+    (AccessDenied) is reported at once. Either way what is reported is exactly what is left."""
+    from icectl.io import FileIO
+    from tools.s3proxy import control
+
+    direct = FileIO(dict(moto_s3))
+    paths = [f"{s3_prefix}/keys-{code}/f{i:03d}" for i in range(200)]
+    for p in paths:
+        direct.write(p, b"x")
+    flaky = FileIO({**moto_s3, "s3.endpoint": proxy, "s3.delete.batch-size": "50"})
+    control(proxy, key_error=0.3, key_error_code=code)
+    try:
+        failed = flaky.delete_many(paths)
+        stats = control(proxy)
+    finally:
+        control(proxy, key_error=0.0)
+    left = {f.path for f in direct.list_files(f"{s3_prefix}/keys-{code}")}
+    assert stats["key_errors"] >= 30, stats  # about 60 of 200 keys in the first round
+    assert set(failed) == left
+    assert all(why.startswith(f"{code}: ") for why in failed.values()), failed
+    if retried:
+        # three rounds: a key is left only when it failed in each (0.3**3 of them, about 5)
+        assert len(failed) < stats["key_errors"] / 2, (len(failed), stats)
+        assert stats["by_method"]["POST"] > 4  # the 4 batches, then the retry rounds
+    else:
+        assert len(failed) == stats["key_errors"] and stats["by_method"]["POST"] == 4, stats
+    assert flaky.delete_many(sorted(failed)) == {}
+    assert list(direct.list_files(f"{s3_prefix}/keys-{code}")) == []
