@@ -469,10 +469,14 @@ def test_live_index_tells_which_manifest_sets_can_repeat_a_path():
         return s
 
     a, b, c, d = scan("A", ["/p1", "/p2"]), scan("B", ["/p2", "/p3"]), scan("C", ["/p4"]), scan("D", ["/p5", "/p5"])
-    index = LiveIndex([a, b, c, d])
+    e = scan("E", ["/p6", "/p2"])  # /p2 in three manifests: every pair of them can repeat it
+    index = LiveIndex([a, b, c, d, e])
     pos = index.position
     assert not index.may_repeat({pos[id(a)], pos[id(c)]})
     assert index.may_repeat({pos[id(a)], pos[id(b)]})
+    assert index.may_repeat({pos[id(b)], pos[id(e)]}) and index.may_repeat({pos[id(a)], pos[id(e)]})
+    assert not index.may_repeat({pos[id(c)], pos[id(e)]})
+    assert index.self_duplicates == {pos[id(d)]}
     assert index.may_repeat({pos[id(c)], pos[id(d)]})
     for members, expected in (([a, c], []), ([a, b, c], [("B", 0, "/p2")]), ([c, d], [("D", 1, "/p5")])):
         out = Collector()
