@@ -133,6 +133,14 @@ def test_planted_orphans_are_found_and_nothing_else(scene):
     assert plan.listed == len(listed)
 
 
+def test_reachable_paths_keyed_in_small_batches_are_the_same(scene, monkeypatch):
+    """The reachable paths are keyed REACHABLE_BATCH at a time (memory): a batch of one path
+    finds the same orphans as one batch of all of them."""
+    whole = [f.path for f in plan_orphans(scene.table).orphans]
+    monkeypatch.setattr(orphans, "REACHABLE_BATCH", 1)
+    assert [f.path for f in plan_orphans(scene.table).orphans] == whole == scene.orphans
+
+
 def test_reachable_files_are_never_orphans(scene):
     reach = orphans.all_reachable(scene.table)
     loc = scene.location
