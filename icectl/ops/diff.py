@@ -22,6 +22,7 @@ from typing import Any
 from icectl.errors import NotFoundError, UsageError
 from icectl.formats.manifest import ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
+from icectl.spec.types import type_label
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_file_version, metadata_folder, read_metadata_file
 
@@ -497,18 +498,6 @@ def _order_json(md: TableMetadata) -> Any:
     return order.to_json() if order is not None else None
 
 
-def _type_text(t: Any) -> str:
-    from icectl.spec.types import ListType, MapType, StructType
-
-    if isinstance(t, StructType):
-        return "struct"
-    if isinstance(t, ListType):
-        return "list"
-    if isinstance(t, MapType):
-        return "map"
-    return str(t.to_json())
-
-
 def schema_diff(a: Any, b: Any) -> SchemaDiff | None:
     """Fields by id: added, removed, renamed, type changed (promoted), required changed, doc and
     defaults changed. None when both schemas have the same fields (whatever their ids)."""
@@ -520,17 +509,17 @@ def schema_diff(a: Any, b: Any) -> SchemaDiff | None:
     for fid in sorted(set(fa) | set(fb)):
         if fid not in fa:
             name, f = fb[fid]
-            changes.append(FieldChange(fid, name, "added", None, _type_text(f.field_type)))
+            changes.append(FieldChange(fid, name, "added", None, type_label(f.field_type)))
             continue
         if fid not in fb:
             name, f = fa[fid]
-            changes.append(FieldChange(fid, name, "removed", _type_text(f.field_type), None))
+            changes.append(FieldChange(fid, name, "removed", type_label(f.field_type), None))
             continue
         (na, x), (nb, y) = fa[fid], fb[fid]
         if na != nb:
             changes.append(FieldChange(fid, nb, "renamed", na, nb))
-        if _type_text(x.field_type) != _type_text(y.field_type):
-            changes.append(FieldChange(fid, nb, "type", _type_text(x.field_type), _type_text(y.field_type)))
+        if type_label(x.field_type) != type_label(y.field_type):
+            changes.append(FieldChange(fid, nb, "type", type_label(x.field_type), type_label(y.field_type)))
         if x.required != y.required:
             changes.append(FieldChange(fid, nb, "required", x.required, y.required))
         if x.doc != y.doc:

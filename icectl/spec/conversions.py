@@ -48,15 +48,24 @@ from icectl.spec.temporal import (
     time_nanos,
     timestamp_to_iso,
 )
-from icectl.spec.types import IcebergType, ListType, MapType, PrimitiveType, StructType, primitive
+from icectl.spec.types import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    IcebergType,
+    ListType,
+    MapType,
+    PrimitiveType,
+    StructType,
+    primitive,
+)
 
 __all__ = [
     "to_bytes", "from_bytes", "to_internal", "MalformedValue", "BINARY_WIDTHS", "to_json", "from_json", "human",
     "decimal_min_bytes", "decimal_from_unscaled", "unscaled",
 ]
 
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 # Enough digits for any decimal(38, S) and its arithmetic, so no context rounding ever happens.
 _DECIMAL_CONTEXT = decimal.Context(prec=100, Emax=10**6, Emin=-(10**6))
 

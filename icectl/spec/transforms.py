@@ -24,7 +24,7 @@ import mmh3
 
 from icectl.spec import conversions
 from icectl.spec.temporal import MICROS_PER_DAY, NANOS_PER_DAY, civil_from_days
-from icectl.spec.types import PrimitiveType, primitive
+from icectl.spec.types import INT_MAX, PrimitiveType, primitive
 from icectl.errors import InvalidMetadataError, UnsupportedError
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "parse_transform", "bucket_hash", "IDENTITY", "YEAR", "MONTH", "DAY", "HOUR", "VOID",
 ]
 
-INT_MAX = 2**31 - 1
 _INT = primitive("int")
 _DATE = primitive("date")
 _STRING = primitive("string")

@@ -14,19 +14,19 @@ from typing import Any, Iterator
 from icectl.errors import InvalidMetadataError
 
 
-_INT32 = (-2 ** 31, 2 ** 31 - 1)
-_INT64 = (-2 ** 63, 2 ** 63 - 1)
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
 def json_long(v: Any, what: str) -> int:
     """A JSON number where the spec wants a long: an integer within 64 bits, as Iceberg Java's
     ``JsonUtil.getLong`` requires (a string, a fraction, a boolean or 2**70 is invalid metadata)."""
-    return _json_integer(v, what, _INT64, "a long")
+    return _json_integer(v, what, (LONG_MIN, LONG_MAX), "a long")
 
 
 def json_int(v: Any, what: str) -> int:
     """A JSON number where the spec wants an int: an integer within 32 bits (``JsonUtil.getInt``)."""
-    return _json_integer(v, what, _INT32, "an int")
+    return _json_integer(v, what, (INT_MIN, INT_MAX), "an int")
 
 
 def _json_integer(v: Any, what: str, bounds: tuple[int, int], kind: str) -> int:
@@ -307,6 +307,17 @@ def _walk_type(t: IcebergType, prefix: str) -> Iterator[tuple[str, NestedField]]
 
 _FIELD_KEYS = {"id", "name", "required", "type", "doc", "initial-default", "write-default"}
 _SCHEMA_KEYS = {"type", "schema-id", "identifier-field-ids", "fields"}
+
+
+def type_label(t: IcebergType) -> str:
+    """A field's type in one word: ``struct``, ``list``, ``map``, or the primitive's name."""
+    if isinstance(t, StructType):
+        return "struct"
+    if isinstance(t, ListType):
+        return "list"
+    if isinstance(t, MapType):
+        return "map"
+    return str(t)
 
 
 def type_from_json(obj: Any) -> IcebergType:

@@ -41,20 +41,10 @@ def print_refs(env: Env, refs: list[RefView]) -> None:
 
 # -- schemas ----------------------------------------------------------------------------------------------
 
-def _type_label(t: IcebergType) -> str:
-    from icectl.spec.types import ListType, MapType, StructType
-
-    if isinstance(t, StructType):
-        return "struct"
-    if isinstance(t, ListType):
-        return "list"
-    if isinstance(t, MapType):
-        return "map"
-    return str(t)
-
-
 def _field_line(f: NestedField) -> Line:
-    line: Line = [(f.name, "bold"), (f" {_type_label(f.field_type)} ", None),
+    from icectl.spec.types import type_label
+
+    line: Line = [(f.name, "bold"), (f" {type_label(f.field_type)} ", None),
                   ("required", "red") if f.required else ("optional", "dim"), (f" id={f.field_id}", "dim")]
     if f.has_initial_default:
         line.append((f" initial-default={f.initial_default!r}", None))
