@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.properties import COMMIT_NUM_RETRIES, METADATA_DELETE_AFTER_COMMIT_ENABLED
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
 from icectl.table.metadata_io import (
     metadata_bytes,
@@ -32,10 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "TableState", "ident_str",
            "metadata_file_version", "parse_identifier"]
-
-COMMIT_RETRIES = "commit.retry.num-retries"
-DEFAULT_COMMIT_RETRIES = 4
-
 
 @dataclass(frozen=True)
 class TableState:
@@ -217,6 +214,8 @@ class MetastoreCatalog(Catalog):
             if not builder.has_changes:
                 return base
             md = builder.build(previous_location=base.metadata_location)
+            # Read before the swap: a bad value must fail the commit, not follow its success.
+            delete_old = METADATA_DELETE_AFTER_COMMIT_ENABLED.read(md.properties)
             table_location = md.location or self.default_table_location(ident)
             self._check_format_version(base.metadata_location, md)
             location = new_metadata_location(md, table_location, base.metadata_location)
@@ -229,13 +228,13 @@ class MetastoreCatalog(Catalog):
                 if base_location is not None:
                     raise
                 if attempts is None:
-                    attempts = _retries(base.metadata)
+                    attempts = COMMIT_NUM_RETRIES.read(base.metadata.properties)
                 if attempt >= attempts:
                     raise
                 attempt += 1
                 time.sleep(min(0.05 * 2 ** attempt, 1.0))
                 continue
-            deleted = _delete_removed_metadata_files(self.io, base.metadata, md, table_location)
+            deleted = _delete_removed_metadata_files(self.io, base.metadata, md, table_location) if delete_old else []
             return TableState(location, md, deleted_metadata_files=tuple(deleted))
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
@@ -257,20 +256,11 @@ class MetastoreCatalog(Catalog):
         self.io.write(location, metadata_bytes(md, location))
 
 
-def _retries(md: TableMetadata) -> int:
-    try:
-        return max(0, int(md.properties.get(COMMIT_RETRIES, DEFAULT_COMMIT_RETRIES)))
-    except ValueError:
-        return DEFAULT_COMMIT_RETRIES
-
-
 def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMetadata,
                                    table_location: str) -> list[str]:
-    """With ``write.metadata.delete-after-commit.enabled``, delete the metadata files that fell
-    off the metadata log, after the commit succeeded (as Iceberg Java's TableOperations), and
+    """Delete the metadata files that fell off the metadata log (when the table sets
+    ``write.metadata.delete-after-commit.enabled``), after the commit succeeded (as Iceberg Java's TableOperations), and
     never one outside the table location."""
-    if new.properties.get("write.metadata.delete-after-commit.enabled", "false").lower() != "true":
-        return []
     from icectl.io import resolve_path
 
     kept = {e.metadata_file for e in new.metadata_log}

@@ -8,6 +8,7 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.spec.properties import TARGET_FILE_SIZE_BYTES
 
 
 def parse_size(text: str | None) -> int | None:
@@ -29,7 +30,7 @@ def compact(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to compact.")],
     target_file_size: Annotated[Optional[str], typer.Option("--target-file-size", help="Target output file size (e.g. "
-                                "128MB); default: write.target-file-size-bytes (512 MB).")] = None,
+                                f"128MB); default: {TARGET_FILE_SIZE_BYTES.name} (512 MB).")] = None,
     min_input_files: Annotated[int, typer.Option("--min-input-files", help="Rewrite a group with at least this many "
                                                  "files.", min=1)] = 5,
     delete_file_threshold: Annotated[Optional[int], typer.Option("--delete-file-threshold", help="Rewrite any file with "

@@ -10,6 +10,7 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.spec.properties import MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP
 
 
 def expire(
@@ -17,10 +18,10 @@ def expire(
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to expire snapshots of.")],
     older_than: Annotated[Optional[str], typer.Option(
         "--older-than", help="Expire snapshots older than this: an age (7d, 36h) or a timestamp. Default: the "
-        "table's history.expire.max-snapshot-age-ms (5 days).")] = None,
+        f"table's {MAX_SNAPSHOT_AGE_MS.name} (5 days).")] = None,
     retain_last: Annotated[Optional[int], typer.Option(
         "--retain-last", help="Keep at least this many ancestors of each branch (default: the table's "
-        "history.expire.min-snapshots-to-keep, 1).", min=1)] = None,
+        f"{MIN_SNAPSHOTS_TO_KEEP.name}, 1).", min=1)] = None,
     snapshot_id: Annotated[Optional[list[int]], typer.Option(
         "--snapshot-id", help="Expire this snapshot (repeatable); an error if a ref still points at it.")] = None,
     clean_expired_metadata: Annotated[bool, typer.Option(

@@ -24,6 +24,7 @@ from typing import Any
 
 from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.spec.properties import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
 from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
 from icectl.table.loaded import Table
 from icectl.table.commit import snapshot_commit_json
@@ -32,8 +33,6 @@ from icectl.table.updates import TableUpdate
 from icectl.errors import ConflictingChangeError, UsageError
 from icectl.io import join
 
-TARGET_FILE_SIZE = "write.target-file-size-bytes"
-TARGET_FILE_SIZE_DEFAULT = 512 * 1024 * 1024
 SPLIT_OVERHEAD = 5 * 1024
 
 
@@ -101,7 +100,7 @@ class CompactionPlan:
 
 
 def _sizes(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
-    target = opts.target_file_size or int(md.properties.get(TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT))
+    target = opts.target_file_size or TARGET_FILE_SIZE_BYTES.read(md.properties)
     lo = opts.min_file_size if opts.min_file_size is not None else int(target * 0.75)
     hi = opts.max_file_size if opts.max_file_size is not None else int(target * 1.8)
     if target <= 0:
@@ -343,8 +342,9 @@ def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str
         "version": 1, "table": table.name, "location": md.location, "format_version": md.format_version,
         "schema": md.schema.to_json(), "target_file_size": plan.target_file_size, "row_lineage": row_lineage,
         "sort": plan.sort, "io_properties": io_properties, "groups": groups,
-        "compression": md.properties.get("write.parquet.compression-codec", "zstd"),
-        "row_group_bytes": int(md.properties.get("write.parquet.row-group-size-bytes", 128 * 1024 * 1024)),
+        # Resolved here, once: the job writes with these and reads no table property.
+        "compression": PARQUET_COMPRESSION.read(md.properties),
+        "row_group_bytes": PARQUET_ROW_GROUP_SIZE_BYTES.read(md.properties),
         "app_name": f"icectl-compact-{table.name}",
     }
 

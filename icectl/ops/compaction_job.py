@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from icectl.ops.compaction import CompactionPlan, CompactOptions, FileGroup, build_replace, job_plan, output_data_files
 from icectl.formats.manifest import DataFile
+from icectl.spec.properties import COMMIT_NUM_RETRIES
 from icectl.table.commit import commit_table
 from icectl.table.loaded import Table
 from icectl.io import join
@@ -136,6 +137,7 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
                    progress: Callable[[str], None] | None = None) -> CompactionResult:
     from icectl.spark import environment, submit
 
+    COMMIT_NUM_RETRIES.read(table.metadata.properties)  # a bad value fails before the job, not after it
     job = prepare(table, plan, settings)
     result = CompactionResult(plan, job.argv, log_file=os.path.join(job.work, "spark-submit.log"))
     if not plan.groups:

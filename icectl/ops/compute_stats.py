@@ -29,6 +29,7 @@ from icectl.formats.puffin import PuffinBlob, write_puffin
 from icectl.ops.partition_stats import commit_statistics_file, snapshot_to_measure
 from icectl.io import join
 from icectl.spec.metadata import StatisticsFile
+from icectl.spec.properties import SPLIT_SIZE
 from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType
 from icectl.table.commit import Committed, sent_json
 from icectl.table.loaded import Table
@@ -225,7 +226,7 @@ def job_plan(table: Table, plan: ComputeStatsPlan, *, io_properties: dict[str, s
     from icectl.ops.compaction import _pack, _task_json
 
     inputs = [_task_json(table, t) for t in plan.tasks]
-    size = int(table.metadata.properties.get("read.split.target-size", split_size))
+    size = SPLIT_SIZE.read_if_set(table.metadata.properties) or split_size
     packed = _pack(inputs, [t.length for t in plan.tasks], size) if inputs else []
     assert plan.read_schema is not None
     return {

@@ -42,6 +42,7 @@ from typing import Sequence
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH
+from icectl.spec.properties import PARQUET_COMPRESSION
 from icectl.spec.temporal import millis_to_iso
 from icectl.table.builder import MetadataBuilder
 from icectl.table.commit import TableCommit, send
@@ -256,7 +257,7 @@ class _Builder:
         (key, part), = parts.items()
         path = join(self.location, "data", path_of(key), f"00000-{len(self.file_rows)}-{uuid.uuid4()}-00001.parquet")
         desc = write_parquet_file(self.table.io, path, data=part, schema=schema,
-                                  compression=md.properties.get("write.parquet.compression-codec", "zstd"))
+                                  compression=PARQUET_COMPRESSION.read(md.properties))
         self.file_rows[path] = rows
         return data_file_from_output(desc, spec_id=md.default_spec_id, partition=key)
 

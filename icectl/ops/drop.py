@@ -23,6 +23,7 @@ from icectl.errors import (AlreadyExistsError, ConflictingChangeError, IcectlErr
                            NoSuchTableError, UnsupportedError, UsageError)
 from icectl.io import normalize_location
 from icectl.ops.expire import FileToDelete, _fill_sizes, delete_files
+from icectl.spec.properties import GC_ENABLED
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table
 from icectl.table.reachability import (
@@ -30,7 +31,6 @@ from icectl.table.reachability import (
     Reachable, reachable_files,
 )
 
-GC_ENABLED = "gc.enabled"
 CONTENT_KINDS = (DATA, POSITION_DELETES, EQUALITY_DELETES, DELETION_VECTOR)
 PURGED_BY_ICECTL, PURGED_BY_SERVER = "icectl", "server"
 
@@ -102,7 +102,7 @@ def plan_drop(table: Table, *, purge: bool) -> DropPlan:
     if not purge:
         return plan
     found = purge_files(table)
-    gc = md.properties.get(GC_ENABLED, "true").lower() != "false"
+    gc = GC_ENABLED.read(md.properties)
     root = normalize_location(location) + "/"
     order = {k: i for i, k in enumerate(KINDS)}
     for path, kind in sorted(found.files.items(), key=lambda kv: (order.get(kv[1], 99), kv[0])):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from icectl.spec.metadata import MAIN_BRANCH, SnapshotRef, TableMetadata
+from icectl.spec.properties import GC_ENABLED, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP
 from icectl.formats.manifest import ManifestFile
 from icectl.table.reachability import (
     DATA, DELETION_VECTOR, EQUALITY_DELETES, KINDS, MANIFEST, MANIFEST_LIST, METADATA, PARTITION_STATISTICS,
@@ -35,14 +36,6 @@ from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
 from icectl.errors import ConflictingChangeError, RefusedError, UsageError
 from icectl.io import normalize_location
-
-MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
-MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
-MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
-MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 60 * 60 * 1000
-MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
-MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
-GC_ENABLED = "gc.enabled"
 
 
 @dataclass(frozen=True)
@@ -93,22 +86,14 @@ class ExpiryResult:
     committed: Committed | None = field(default=None, repr=False)  # what was sent, and the table after it
 
 
-def _prop_int(md: TableMetadata, key: str, default: int) -> int:
-    v = md.properties.get(key)
-    try:
-        return int(v) if v is not None else default
-    except ValueError:
-        raise UsageError(f"table property {key}={v!r} is not an integer") from None
-
-
 def compute_retention(md: TableMetadata, opts: ExpireOptions) -> tuple[set[int], dict[str, SnapshotRef], dict[int, list[str]]]:
     """(snapshot ids to retain, refs to retain, reasons per retained id) as RemoveSnapshots does."""
     now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
     default_older_than = opts.older_than_ms if opts.older_than_ms is not None else \
-        now - _prop_int(md, MAX_SNAPSHOT_AGE_MS, MAX_SNAPSHOT_AGE_MS_DEFAULT)
+        now - MAX_SNAPSHOT_AGE_MS.read(md.properties)
     default_min = opts.retain_last if opts.retain_last is not None else \
-        _prop_int(md, MIN_SNAPSHOTS_TO_KEEP, MIN_SNAPSHOTS_TO_KEEP_DEFAULT)
-    default_max_ref_age = _prop_int(md, MAX_REF_AGE_MS, MAX_REF_AGE_MS_DEFAULT)
+        MIN_SNAPSHOTS_TO_KEEP.read(md.properties)
+    default_max_ref_age = MAX_REF_AGE_MS.read(md.properties)
     reasons: dict[int, list[str]] = {}
 
     def keep(sid: int, why: str) -> None:
@@ -211,8 +196,8 @@ def expiry_updates(table: Table, opts: ExpireOptions) -> tuple[list[TableUpdate]
 def _refuse_if_gc_disabled(table: Table, opts: ExpireOptions) -> None:
     """Deleting the files of a table whose ``gc.enabled`` is false may corrupt other tables that
     share them: only a metadata-only expiry is allowed."""
-    if opts.delete_files and table.metadata.properties.get(GC_ENABLED, "true").lower() == "false":
-        raise RefusedError("cannot expire snapshots: gc.enabled is false for this table (deleting files may "
+    if opts.delete_files and not GC_ENABLED.read(table.metadata.properties):
+        raise RefusedError(f"cannot expire snapshots: {GC_ENABLED.name} is false for this table (deleting files may "
                            "corrupt other tables)", hint="use --no-delete-files to expire metadata only")
 
 

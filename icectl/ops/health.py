@@ -23,6 +23,8 @@ from typing import Any
 
 from icectl.errors import IcectlError, NotFoundError
 from icectl.ops.maintenance_policy import Policy, PolicyFile, parse_duration_ms
+from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
+                                    METADATA_PREVIOUS_VERSIONS_MAX)
 from icectl.table.loaded import Table
 
 SEVERITIES = ("info", "warning", "critical")
@@ -203,10 +205,10 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
 
 def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
     from icectl.formats.manifest import ManifestContent
-    from icectl.ops.rewrite_manifests import _head, _target_size, plan_rewrite_manifests
+    from icectl.ops.rewrite_manifests import _head, plan_rewrite_manifests
 
     head = _head(table)
-    m.manifest_target_size = _target_size(table)
+    m.manifest_target_size = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
     if head is None:
         return
     manifests = table.manifests(head)
@@ -229,16 +231,14 @@ def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding
 
 
 def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
-    from icectl.ops.expire import (GC_ENABLED, MAX_SNAPSHOT_AGE_MS, MAX_SNAPSHOT_AGE_MS_DEFAULT, ExpireOptions,
-                                   _prop_int, plan_expiry)
-    from icectl.table.builder import PREVIOUS_VERSIONS_MAX
+    from icectl.ops.expire import ExpireOptions, plan_expiry
 
     md = table.metadata
     m.snapshots = len(md.snapshots)
     m.oldest_snapshot_age_ms = now_ms - min(s.timestamp_ms for s in md.snapshots) if md.snapshots else None
-    m.max_snapshot_age_ms = _prop_int(md, MAX_SNAPSHOT_AGE_MS, MAX_SNAPSHOT_AGE_MS_DEFAULT)
+    m.max_snapshot_age_ms = MAX_SNAPSHOT_AGE_MS.read(md.properties)
     m.metadata_log_entries = len(md.metadata_log)
-    m.previous_versions_max = _prop_int(md, PREVIOUS_VERSIONS_MAX, 100)
+    m.previous_versions_max = METADATA_PREVIOUS_VERSIONS_MAX.read(md.properties)
     try:
         m.metadata_size = table.io.size(table.metadata_location)
     except (IcectlError, OSError):
@@ -248,11 +248,11 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
     m.expirable_snapshots = len(plan.expired_snapshot_ids)
     if not plan.changes_metadata:
         return
-    gc_off = md.properties.get(GC_ENABLED, "true").lower() == "false"
+    gc_off = not GC_ENABLED.read(md.properties)
     big = m.metadata_size is not None and m.metadata_size >= policy.metadata_size_critical
     sev = "critical" if m.expirable_snapshots >= policy.snapshots_critical or big else "warning"
     what = f"{m.expirable_snapshots} of {m.snapshots} snapshots are past the retention " \
-           f"(history.expire.max-snapshot-age-ms {m.max_snapshot_age_ms})"
+           f"({MAX_SNAPSHOT_AGE_MS.name} {m.max_snapshot_age_ms})"
     if plan.removed_refs:
         what += f"; refs past their max-ref-age: {', '.join(plan.removed_refs)}"
     if m.metadata_size is not None:

@@ -24,13 +24,14 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from icectl.errors import UsageError
+from icectl.spec.properties import MAINTAIN_POLICY
 
 # The safe order: deletes merged or applied and small files rewritten first (compaction adds
 # manifests and snapshots), then manifests rewritten, then snapshots expired (which deletes the
 # files only the expired snapshots reach), and orphans last (what a failed delete or a crashed
 # writer left, old enough that no running writer can still commit it).
 STEPS = ("rewrite-deletes", "compact", "rewrite-manifests", "expire", "remove-orphans")
-PROPERTY_PREFIX = "icectl.maintain."
+PROPERTY_PREFIX = MAINTAIN_POLICY.prefix
 _DURATION = re.compile(r"(\d+)\s*(ms|s|m|h|d|w)")
 _DURATION_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 

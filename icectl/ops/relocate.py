@@ -44,13 +44,12 @@ from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError,
 from icectl.formats.avro import open_avro
 from icectl.io import FileIO, has_scheme, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
+from icectl.spec.properties import PATH_PROPERTIES
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import is_gzip_location
 
 SEP = "/"
 DELETE_FILE_PATH_ID = 2147483546
-PATH_PROPERTIES = ("write.object-storage.path", "write.folder-storage.path", "write.data.path",
-                   "write.metadata.path")
 
 
 # -- paths (RewriteTablePathUtil.newPath) --------------------------------------------------------------------
@@ -194,7 +193,7 @@ def _rewrite_metadata_json(raw: dict[str, Any], rw: _Rewriter) -> dict[str, Any]
         for s in out.get(key) or []:
             s["statistics-path"] = rw.stored(s["statistics-path"])
     props = out.get("properties") or {}
-    for key in PATH_PROPERTIES:
+    for key in (p.name for p in PATH_PROPERTIES):
         if key in props and _with_sep(props[key]).startswith(_with_sep(rw.source)):
             props[key] = new_path(props[key], rw.source, rw.target)
     return out

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from icectl.errors import ConflictingChangeError, IcectlError, InvalidMetadataError, NoSnapshotsError, UsageError
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot
+from icectl.spec.properties import MANIFEST_TARGET_SIZE_BYTES
 from icectl.table.commit import Committed, commit_table, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.snapshots import _write_manifest, new_snapshot_id
 from icectl.table.updates import TableUpdate
 
-MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
-MANIFEST_TARGET_SIZE_BYTES_DEFAULT = 8 * 1024 * 1024
 ROLL_FACTOR = 1.2  # "allow the actual size of manifests to be 20% higher as the estimation is not precise"
 ROLL_CHECK_ROWS = 250  # RollingManifestWriter looks at the size every 250 entries
 CONTENT_NAMES = {ManifestContent.DATA: "data", ManifestContent.DELETES: "deletes"}
@@ -82,17 +81,6 @@ class RewriteManifestsResult:
     entries: int
 
 
-def _target_size(table: Table) -> int:
-    raw = table.metadata.properties.get(MANIFEST_TARGET_SIZE_BYTES)
-    try:
-        value = int(raw) if raw is not None else MANIFEST_TARGET_SIZE_BYTES_DEFAULT
-    except ValueError:
-        raise UsageError(f"table property {MANIFEST_TARGET_SIZE_BYTES}={raw!r} is not an integer") from None
-    if value <= 0:
-        raise UsageError(f"table property {MANIFEST_TARGET_SIZE_BYTES}={raw!r} must be positive")
-    return value
-
-
 def _head(table: Table) -> Snapshot | None:
     ref = table.metadata.refs.get(MAIN_BRANCH)
     sid = ref.snapshot_id if ref is not None else table.metadata.current_snapshot_id
@@ -105,7 +93,7 @@ def plan_rewrite_manifests(table: Table, *, spec_id: int | None = None) -> Rewri
         raise UsageError(f"invalid --spec-id {spec_id}: the table's partition specs are "
                          f"{', '.join(str(s.spec_id) for s in md.partition_specs)}")
     spec = spec_id if spec_id is not None else md.default_spec_id
-    target = _target_size(table)
+    target = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
     head = _head(table)
     if head is None and not md.snapshots:
         raise NoSnapshotsError()

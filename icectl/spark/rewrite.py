@@ -269,7 +269,7 @@ class _RollingWriter:
     most one row group is in memory: each file's metrics are gathered as its row groups go."""
 
     def __init__(self, io: Any, out_dir: str, *, schema: Any, target: Any, target_size: int, compression: str,
-                 row_group_bytes: int = 128 * 1024 * 1024):
+                 row_group_bytes: int):
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
         self.row_group_bytes = row_group_bytes
@@ -447,8 +447,9 @@ class TaskWriter:
                     out_dir = out_dir.rstrip("/") + "/" + self.path_of(key)
                 w = self.writers[key] = _RollingWriter(
                     self.io, out_dir, schema=self.schema, target=self.target,
-                    target_size=int(self.plan["target_file_size"]), compression=self.plan.get("compression", "zstd"),
-                    row_group_bytes=int(self.plan.get("row_group_bytes") or 128 * 1024 * 1024))
+                    # The client resolved these from the table properties: no defaults of the job's own.
+                    target_size=int(self.plan["target_file_size"]), compression=self.plan["compression"],
+                    row_group_bytes=int(self.plan["row_group_bytes"]))
             w.write(part)
 
     def close(self) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from icectl.spec.metadata import (
     TableMetadata,
 )
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, UNSORTED, PartitionSpec, SortOrder
+from icectl.spec.properties import METADATA_PREVIOUS_VERSIONS_MAX
 from icectl.spec.types import Schema
 from icectl.table.compatibility import (
     InvalidUpdateError,
@@ -74,8 +75,6 @@ from icectl.table.updates import (
     UpgradeFormatVersion,
 )
 
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 INITIAL_SPEC_ID = 0
 INITIAL_SORT_ORDER_ID = 1
 INITIAL_SCHEMA_ID = 0
@@ -525,7 +524,7 @@ class MetadataBuilder:
         last_updated = self._last_updated_ms if self._last_updated_ms is not None else self._now()
         metadata_log = list(self.base.metadata_log) if self.base is not None else []
         if self.base is not None and previous_location is not None:
-            keep = max(1, _int_property(self.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
+            keep = max(1, METADATA_PREVIOUS_VERSIONS_MAX.read(self.properties))  # as Java: at least one
             if len(metadata_log) >= keep:
                 metadata_log = metadata_log[len(metadata_log) - keep + 1:]
             metadata_log.append(MetadataLogEntry(self.base.last_updated_ms, previous_location))
@@ -594,13 +593,6 @@ def apply_updates(base: TableMetadata | None, updates: Iterable[TableUpdate], *,
         fv = next((u.format_version for u in updates if isinstance(u, UpgradeFormatVersion)), None)
     return MetadataBuilder(base, format_version=fv, now_ms=now_ms).apply(updates).build(
         previous_location=previous_location)
-
-
-def _int_property(props: dict[str, str], key: str, default: int) -> int:
-    try:
-        return int(props.get(key, default))
-    except (TypeError, ValueError):
-        return default
 
 
 def _same_ref(a: SnapshotRef, b: SnapshotRef) -> bool:

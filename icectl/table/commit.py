@@ -17,13 +17,11 @@ from typing import TYPE_CHECKING, Callable
 from icectl.errors import CommitConflictError, CommitStateUnknownError, ConflictingChangeError, IcectlError
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.spec.metadata import SnapshotRef, TableMetadata
-from icectl.table.updates import SetSnapshotRef, TableUpdate, updates_json
+from icectl.spec.properties import COMMIT_NUM_RETRIES
+from icectl.table.updates import RemoveProperties, SetProperties, SetSnapshotRef, TableUpdate, updates_json
 
 if TYPE_CHECKING:
     from icectl.table.loaded import Table
-
-DEFAULT_RETRIES = 4
-
 
 @dataclass
 class TableCommit:
@@ -90,20 +88,23 @@ Build = Callable[["Table"], "TableCommit | list[TableUpdate]"]
 def commit_table(table: Table, build: Build, *, retries: int | None = None, now_ms: int | None = None) -> Committed:
     """Build the commit from the current table and send it; on a conflict read the table again,
     build again (``build`` re-validates what it needs) and retry, within
-    ``commit.retry.num-retries`` (default 4). A :class:`ConflictingChangeError` is not retried:
-    reading again cannot fix it."""
-    attempts = retries if retries is not None else _retries(table)
+    ``commit.retry.num-retries`` (default 4; a bad value is an error before anything is sent). A
+    :class:`ConflictingChangeError` is not retried: reading again cannot fix it."""
+    attempts = retries
     current = table
-    for attempt in range(attempts + 1):
+    attempt = 0
+    while True:
         _ATTEMPT.files = []
         try:
             try:
                 change = build(current)
+                if not isinstance(change, TableCommit):
+                    change = TableCommit(list(change))
+                if attempts is None:
+                    attempts = _retries(current.metadata.properties, change.updates)
             except BaseException:
                 _remove_attempt_files(current)  # nothing was sent
                 raise
-            if not isinstance(change, TableCommit):
-                change = TableCommit(list(change))
             try:
                 committed = send(current, change, now_ms=now_ms)
             except CommitConflictError as e:
@@ -112,6 +113,7 @@ def commit_table(table: Table, build: Build, *, retries: int | None = None, now_
                     raise
                 time.sleep(min(0.1 * 2 ** attempt, 2.0))
                 current = current.refresh()
+                attempt += 1
                 continue
             except CommitStateUnknownError:
                 raise  # it may have been committed: keep every file
@@ -122,14 +124,19 @@ def commit_table(table: Table, build: Build, *, retries: int | None = None, now_
             return committed
         finally:
             _ATTEMPT.files = None
-    raise AssertionError("unreachable")
 
 
-def _retries(table: Table) -> int:
-    try:
-        return max(0, int(table.metadata.properties.get("commit.retry.num-retries", DEFAULT_RETRIES)))
-    except ValueError:
-        return DEFAULT_RETRIES
+def _retries(properties: dict[str, str], updates: list[TableUpdate]) -> int:
+    """``commit.retry.num-retries`` as the commit leaves it: a commit that sets or removes it (the
+    way to repair a bad value) is retried under its new value."""
+    after = dict(properties)
+    for u in updates:
+        if isinstance(u, SetProperties):
+            after.update(u.updates)
+        elif isinstance(u, RemoveProperties):
+            for k in u.removals:
+                after.pop(k, None)
+    return COMMIT_NUM_RETRIES.read(after)
 
 
 def _remove_attempt_files(table: Table) -> None:

@@ -7,6 +7,7 @@ import uuid
 from icectl.errors import InvalidMetadataError, NotFoundError
 from icectl.io import FileIO, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
+from icectl.spec.properties import METADATA_COMPRESSION, METADATA_PATH
 
 _VERSION = re.compile(r"^(?:v)?(\d+)[-.]")
 
@@ -41,14 +42,14 @@ def metadata_file_version(location: str | None) -> int:
 
 def metadata_folder(md: TableMetadata, table_location: str) -> str:
     """``write.metadata.path`` when the table sets it, else ``<location>/metadata``."""
-    return (md.properties.get("write.metadata.path") or join(table_location, "metadata")).rstrip("/")
+    return (METADATA_PATH.read_if_set(md.properties) or join(table_location, "metadata")).rstrip("/")
 
 
 def new_metadata_location(md: TableMetadata, table_location: str, previous: str | None) -> str:
     """``<metadata folder>/<NNNNN>-<uuid>.metadata.json``, numbered after the previous file (gzip when
     ``write.metadata.compression-codec`` is gzip), as Iceberg Java names them."""
     version = metadata_file_version(previous) + 1
-    gz = md.properties.get("write.metadata.compression-codec", "none").lower() == "gzip"
+    gz = METADATA_COMPRESSION.read(md.properties) == "gzip"
     return join(metadata_folder(md, table_location), f"{version:05d}-{uuid.uuid4()}{'.gz' if gz else ''}.metadata.json")
 
 

@@ -31,7 +31,7 @@ from parquet_inputs import FID, SIMPLE, fld, position_delete_file, simple_file, 
 
 def plan_for(schema, *, row_lineage=False, target=512 * 1024 ** 2, sort=None):
     return {"schema": schema.to_json(), "row_lineage": row_lineage, "target_file_size": target,
-            "io_properties": {}, "compression": "zstd", "sort": sort}
+            "io_properties": {}, "compression": "zstd", "row_group_bytes": 128 * 1024 * 1024, "sort": sort}
 
 
 def inp(path, n, *, first_row_id=None, seq=1, pos=(), eq=()):

@@ -229,6 +229,7 @@ def test_sort_job_reports_a_missing_input_and_keeps_the_other_groups_files(tmp_p
     plan = {"version": 1, "table": "db.t", "location": str(tmp_path), "format_version": 2, "schema": SCHEMA_JSON,
             "target_file_size": 1 << 30, "row_lineage": False, "sort": SORT, "io_properties": {},
             "groups": [group(1, [inp(good)]), group(2, [inp(good), inp(missing)])], "compression": "zstd",
+            "row_group_bytes": 128 * 1024 * 1024,
             "app_name": "icectl-sort-failure"}
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     t = submit.load_template()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer, warn
 from icectl.cli.views.common import warn_failed_deletes
+from icectl.spec.properties import GC_ENABLED
 
 if TYPE_CHECKING:
     from icectl.ops.drop import DropPlan, DropResult
@@ -101,7 +102,7 @@ def _drop_text(env: Env, r: DropReport) -> None:
     print_table(env, ["kind", "files", "bytes"], rows, right={"files", "bytes"},
                 title=f"Files to delete ({len(r.files)}, after the catalog drop)", empty="none")
     if r.kept_files:
-        say(env, (f"{len(r.kept_files)} data and delete files stay: gc.enabled is false (other tables may "
+        say(env, (f"{len(r.kept_files)} data and delete files stay: {GC_ENABLED.name} is false (other tables may "
                   "share them)", "yellow"))
     if r.skipped_outside_location:
         say(env, (f"{len(r.skipped_outside_location)} reachable files lie outside the table location and stay",

@@ -14,11 +14,14 @@ import json
 from typing import Any
 
 from icectl.spec.evolution import column_names
+from icectl.spec.properties import COLUMN_PREFIXES as COLUMN_FAMILIES
+from icectl.spec.properties import METRICS_COLUMN as METRICS_COLUMN_FAMILY
+from icectl.spec.properties import NAME_MAPPING as NAME_MAPPING_PROPERTY
 from icectl.spec.types import IcebergType, ListType, MapType, NestedField, Schema, StructType
 
-NAME_MAPPING = "schema.name-mapping.default"
-METRICS_COLUMN = "write.metadata.metrics.column."
-COLUMN_PREFIXES = (METRICS_COLUMN, "write.parquet.bloom-filter-enabled.column.", "write.parquet.stats-enabled.column.")
+NAME_MAPPING = NAME_MAPPING_PROPERTY.name
+METRICS_COLUMN = METRICS_COLUMN_FAMILY.prefix
+COLUMN_PREFIXES = tuple(f.prefix for f in COLUMN_FAMILIES)
 ROOT = -1
 
 
