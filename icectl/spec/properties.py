@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Mapping, TypeVar
 
-from icectl.errors import InvalidMetadataError
+from icectl.errors import InvalidMetadataError, UsageError
 
 T = TypeVar("T")
 
@@ -233,7 +233,8 @@ PARQUET_ROW_GROUP_SIZE_BYTES = _int(
     minimum=1, default_text="134217728 (128 MB)")
 METRICS_DEFAULT = TableProperty(
     "write.metadata.metrics.default", "metrics-mode", "truncate(16)",
-    "Default metrics mode for all columns in the table; none, counts, truncate(length), or full", WRITE,
+    "Default metrics mode for all columns in the table; none, counts, truncate(length), or full (the files "
+    "compact writes carry truncate(16) metrics whatever it says)", WRITE,
     parse_metrics_mode, "metrics mode", "truncate(16)")
 NAME_MAPPING = _str(
     "schema.name-mapping.default", "Default name mapping (JSON) for files written without field ids; alter "
@@ -272,6 +273,20 @@ PROPERTY_PREFIXES: tuple[PropertyPrefix, ...] = (METRICS_COLUMN, BLOOM_FILTER_CO
 COLUMN_PREFIXES = (METRICS_COLUMN, BLOOM_FILTER_COLUMN, STATS_ENABLED_COLUMN)
 
 
+def check_setting(name: str, raw: str) -> None:
+    """A value a user is about to set: a registered property's must parse, so that icectl never
+    writes a value it would refuse to read (a usage error, exit code 2, before anything is written).
+    Other names pass: Iceberg tables carry properties of every engine."""
+    prop = TABLE_PROPERTIES.get(name)
+    if prop is None:
+        return
+    try:
+        prop.parse_value(raw)
+    except ValueError as e:
+        raise UsageError(f"cannot set table property {name}={raw!r}: {e}",
+                         hint=f"{name} is a {prop.type_text} (default {prop.default_text})") from None
+
+
 def properties_markdown() -> str:
     """The table-properties reference (``docs/table-properties.md``), generated from the registry."""
     lines = ["# Table properties", "",
@@ -301,4 +316,4 @@ __all__ = ["BEHAVIOR", "BLOOM_FILTER_COLUMN", "COLUMN_PREFIXES", "COMMIT_MAX_RET
            "NAME_MAPPING", "OBJECT_STORAGE_PATH", "PARQUET_COMPRESSION", "PARQUET_ROW_GROUP_SIZE_BYTES",
            "PATH_PROPERTIES", "PROPERTY_PREFIXES", "PropertyPrefix", "READ", "SECTIONS", "SPLIT_SIZE",
            "STATS_ENABLED_COLUMN", "TABLE_PROPERTIES", "TARGET_FILE_SIZE_BYTES", "TableProperty", "WRITE",
-           "parse_metrics_mode", "properties_markdown"]
+           "check_setting", "parse_metrics_mode", "properties_markdown"]

@@ -1,11 +1,12 @@
-"""The generated shell completions and man page (tools/gendocs) are current and complete.
+"""The generated shell completions, man page and table-properties reference (tools/gendocs) are
+current and complete.
 
 If a test here fails after you changed a command, option or exit code, regenerate from the
 repository root with
 
     python -m tools.gendocs
 
-and commit completions/ and man/ with your change.
+and commit completions/, man/ and docs/table-properties.md with your change.
 """
 from __future__ import annotations
 
@@ -79,6 +80,18 @@ def test_generation_is_deterministic(outputs):
     man = outputs["man/icectl.1"]
     th = next(line for line in man.splitlines() if line.startswith(".TH "))
     assert not re.search(r"\d{4}-\d{2}-\d{2}|\b(19|20)\d{2}\b", th), th
+
+
+# --- table properties -------------------------------------------------------------------------
+
+def test_table_properties_reference_is_generated_from_the_registry(outputs, repo_root):
+    from icectl.spec.properties import TABLE_PROPERTIES, properties_markdown
+
+    doc = outputs["docs/table-properties.md"]
+    assert doc == properties_markdown()
+    for name in TABLE_PROPERTIES:
+        assert f"| `{name}` |" in doc
+    assert "(docs/table-properties.md)" in (repo_root / "README.md").read_text()
 
 
 # --- man page -------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from icectl.spec.metadata import (
 from icectl.spec.partitioning import UNPARTITIONED, PartitionSpec
 from icectl.table.loaded import Table
 from icectl.spec.types import Schema
-from icectl.errors import NotFoundError, UsageError
+from icectl.errors import InvalidMetadataError, NotFoundError, UsageError
 from icectl.io import FileIO
 
 DAY = 86_400_000
@@ -102,8 +102,9 @@ def test_table_properties_set_the_defaults():
     assert retained_ids(make_md(CHAIN, props={"history.expire.min-snapshots-to-keep": "4"})) == {2, 3, 4, 5}
 
 
-def test_bad_table_property_is_a_usage_error():
-    with pytest.raises(UsageError, match="history.expire.min-snapshots-to-keep"):
+def test_bad_table_property_is_invalid_metadata():
+    # issue 20: a bad table property is table metadata at fault (exit 4), no longer a usage error (2)
+    with pytest.raises(InvalidMetadataError, match="history.expire.min-snapshots-to-keep='many'"):
         retained_ids(make_md(CHAIN, props={"history.expire.min-snapshots-to-keep": "many"}))
 
 

@@ -1,4 +1,5 @@
-"""Generate the shell completions and the man page from the live icectl command tree.
+"""Generate the shell completions and the man page from the live icectl command tree, and the
+table-properties reference from icectl's registry of table properties.
 
 Run from the repository root (so ``import icectl`` finds this checkout's code, not an installed
 copy):
@@ -15,6 +16,7 @@ Outputs (paths relative to the repository root):
     completions/icectl.zsh    zsh  (install as ``_icectl`` somewhere on ``$fpath``)
     completions/icectl.fish   fish (copy to ``~/.config/fish/completions/icectl.fish``)
     man/icectl.1              roff man page
+    docs/table-properties.md  the table properties icectl reads or writes (icectl.spec.properties)
 
 The completion scripts are static: they are generated from the click command tree that typer
 builds (``typer.main.get_command(app)``) and never start Python on TAB. They complete nested
@@ -35,15 +37,18 @@ from typing import Any, Callable, Sequence
 from tools.gendocs.completions import gen_bash, gen_fish, gen_zsh
 from tools.gendocs.man import gen_man, roff
 from tools.gendocs.tree import REGENERATE, CommandSpec, Tree, build_tree, exit_codes
+from icectl.spec.properties import properties_markdown
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-OUTPUTS = ("completions/icectl.bash", "completions/icectl.zsh", "completions/icectl.fish", "man/icectl.1")
+OUTPUTS = ("completions/icectl.bash", "completions/icectl.zsh", "completions/icectl.fish", "man/icectl.1",
+           "docs/table-properties.md")
 
 GENERATORS: dict[str, Callable[[Tree], str]] = {
     "completions/icectl.bash": gen_bash,
     "completions/icectl.zsh": gen_zsh,
     "completions/icectl.fish": gen_fish,
     "man/icectl.1": gen_man,
+    "docs/table-properties.md": lambda _tree: properties_markdown(),
 }
 
 
@@ -83,7 +88,7 @@ def write(root: Path | str = REPO_ROOT, outputs: dict[str, str] | None = None) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=REGENERATE,
-                                     description="Generate icectl's shell completions and man page.")
+                                     description="Generate icectl's shell completions, man page and table-properties reference.")
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 and name each file that is missing or out of date")
     parser.add_argument("--diff", action="store_true", help="with --check, also print a unified diff")

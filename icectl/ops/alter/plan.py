@@ -21,6 +21,7 @@ from icectl.ops.alter.mapping import (METRICS_COLUMN, NAME_MAPPING, column_prope
 from icectl.ops.alter.schema_update import SchemaUpdate, default_json, parse_column_type
 from icectl.ops.alter.spec_update import PartitionSpecUpdate, build_sort_order
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.properties import check_setting
 from icectl.table.builder import MetadataBuilder
 from icectl.table.commit import Committed, commit_table
 from icectl.table.loaded import Table
@@ -131,6 +132,8 @@ class _Parsed:
             if k in RESERVED_PROPERTIES:
                 raise UsageError(f"{k} is a reserved property: Iceberg derives it from the metadata and never "
                                  "stores it")
+            if k in set_props:
+                check_setting(k, set_props[k])
         both = sorted(set(set_props) & set(remove_props))
         if both:
             raise UsageError(f"cannot set and remove the same property: {both[0]}")
