@@ -24,6 +24,7 @@ from icectl.spec.partitioning import (
     SortField,
     SortOrder,
 )
+from icectl.spec.properties import check_setting
 from icectl.spec.types import (
     IcebergType,
     ListType,
@@ -315,6 +316,8 @@ def create_updates(*, schema: Schema, spec: PartitionSpec, sort_order: SortOrder
         raise UsageError(f"format version must be 1 to {MAX_FORMAT_VERSION}, not {format_version}")
     if location is None and format_version < 4:
         raise IcectlError("a table location is required")
+    for k, v in properties.items():
+        check_setting(k, v)
     updates: list[TableUpdate] = [
         AssignUUID(str(uuid.uuid4())),
         UpgradeFormatVersion(format_version),

@@ -125,3 +125,6 @@ def test_icectl_refuses_to_set_a_bad_value(catalog, tmp_path):
         code, _, err = run_cli(tmp_path, "properties", "db.t", "set", f"{prop[0]}={prop[1]}", "--yes")
         assert code == ExitCode.USAGE and f"{prop[0]}={prop[1]!r}" in err, err
     assert load_table(catalog, tables.IDENT).metadata_location == before
+    code, _, err = run_cli(tmp_path, "create", "db.u", "--schema", "id:long", "--property", "gc.enabled=maybe", "--yes")
+    assert code == ExitCode.USAGE and "gc.enabled='maybe'" in err, err
+    assert run_cli(tmp_path, "describe", "db.u")[0] == ExitCode.NOT_FOUND
