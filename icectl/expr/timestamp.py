@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from icectl.errors import UsageError
 from icectl.expr.duration import UNITS, match_duration_ms
+from icectl.spec.temporal import millis_to_iso
 
 # The smallest bare number read as epoch milliseconds (1973-03-03): any snapshot is younger.
 MIN_EPOCH_MS = 10 ** 11
@@ -72,8 +73,7 @@ def parse_timestamp_ms(text: str, *, what: str, now: int | None = None) -> int:
 
 
 def timestamp_text(ms: int) -> str:
-    """``2026-11-19 22:00:00 UTC`` (with ``.250`` when the milliseconds are not 0);
-    :func:`parse_timestamp_ms` reads it back."""
-    d = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
-    frac = f".{ms % 1000:03d}" if ms % 1000 else ""
-    return f"{d:%Y-%m-%d %H:%M:%S}{frac} UTC"
+    """``2025-11-19 22:00:00 UTC`` (with ``.250`` when the milliseconds are not 0), for any
+    integer (a cutoff far in the past has a signed year); :func:`parse_timestamp_ms` reads back
+    the years 1 to 9999."""
+    return millis_to_iso(ms, timespec="milliseconds" if ms % 1000 else "seconds", sep=" ", zone=" UTC")

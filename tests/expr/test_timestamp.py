@@ -55,6 +55,7 @@ def test_cutoff_in_words_and_milliseconds():
 def test_printed():
     assert timestamp_text(1_763_589_600_000) == "2025-11-19 22:00:00 UTC"
     assert timestamp_text(1_763_589_600_007) == "2025-11-19 22:00:00.007 UTC"
+    assert timestamp_text(-2 ** 62)  # a cutoff from a huge max-snapshot-age-ms is still printed
 
 
 @given(st.integers(0, 253_402_300_799_999))  # to 9999-12-31
