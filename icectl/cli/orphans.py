@@ -14,7 +14,8 @@ def remove_orphans(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")],
     older_than: Annotated[str, typer.Option("--older-than", help="Only files last modified before this: an age "
-                                            "with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force.")] = "3d",
+                                            "with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days "
+                                            "needs --force.")] = "3d",
     force: Annotated[bool, typer.Option("--force", help="Allow --older-than under 3 days (a running writer's new "
                                         "files are orphans until it commits).")] = False,
     location: Annotated[Optional[str], typer.Option("--location", help="List only under this folder of the table.")] = None,

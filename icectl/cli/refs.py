@@ -19,7 +19,8 @@ tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
-                                                  "this at expiry: a duration with its unit (ms, s, m, h, d, w), e.g. 365d.")]
+                                                  "this at expiry: a duration with its unit (ms, s, m, h, d, w), "
+                                                  "e.g. 365d.")]
 MaxSnapAge = Annotated[Optional[str], typer.Option("--max-snapshot-age", help="Branch: expire its snapshots older "
                                                    "than this: a duration with its unit (ms, s, m, h, d, w), e.g. 3d.")]
 MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help="Branch: always keep this many of "
@@ -77,8 +78,9 @@ def rollback(
     table: TableArg,
     to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="Roll back to this ancestor of the branch head.")] = None,
     to_timestamp: Annotated[Optional[str], typer.Option("--to-timestamp", help="Roll back to the latest ancestor "
-                                                        "committed before this time: ISO 8601 (no zone: UTC), epoch milliseconds (13 digits), or an age with its "
-                                                        "unit (60h: 60 hours ago).")] = None,
+                                                        "committed before this time: ISO 8601 (no zone: UTC), epoch "
+                                                        "milliseconds (13 digits), or an age with its unit (60h: 60 "
+                                                        "hours ago).")] = None,
     set_current: Annotated[Optional[int], typer.Option("--set-current", help="Point the branch at any snapshot "
                                                        "(as set_current_snapshot).")] = None,
     branch: Annotated[str, typer.Option("--branch", help="Branch to move.")] = "main",

@@ -2,8 +2,8 @@
 partition, with records and bytes), and the schema, partition spec, sort order, properties and
 refs of the metadata each state was read from.
 
-A state is named as the user would: a snapshot id, a ref (branch or tag), a time (ISO 8601 or
-epoch milliseconds: the snapshot that was current then, as Spark's ``TIMESTAMP AS OF`` reads the
+A state is named as the user would: a snapshot id, a ref (branch or tag), a time (ISO 8601,
+epoch milliseconds or an age, read by :mod:`icectl.expr.timestamp`: the snapshot that was current then, as Spark's ``TIMESTAMP AS OF`` reads the
 snapshot log, and the metadata file that was current then, from the metadata log), or a metadata
 file (a path, its file name, or ``vN`` for version N of the metadata log). ``snapshot:``,
 ``ref:``, ``time:`` and ``metadata:`` prefixes say which when a name is ambiguous.

@@ -13,7 +13,8 @@ SCHEMA = parse_schema("id:long!, ts:timestamptz, name:string, info:struct<zip:st
 
 @pytest.mark.parametrize("text, transform, column", [
     ("id", "identity", "id"), ("identity(id)", "identity", "id"), ("bucket(16, id)", "bucket[16]", "id"),
-    ("bucket(id, 16)", "bucket[16]", "id"), ("buckets(4,id)", "bucket[4]", "id"), ("truncate(4, name)", "truncate[4]", "name"),
+    ("bucket(id, 16)", "bucket[16]", "id"), ("buckets(4,id)", "bucket[4]", "id"),
+    ("truncate(4, name)", "truncate[4]", "name"),
     ("trunc(4, name)", "truncate[4]", "name"), ("days(ts)", "day", "ts"), ("date(ts)", "day", "ts"),
     ("YEAR(ts)", "year", "ts"), ("hours(ts)", "hour", "ts"), ("void(id)", "void", "id"),
     ("info.zip", "identity", "info.zip"), ("`a b`", "identity", "a b"), ("bucket(8, `a.b`.c)", "bucket[8]", "a.b.c")])
@@ -23,7 +24,8 @@ def test_terms(text, transform, column):
 
 @pytest.mark.parametrize("bad, why", [("", "empty term"), ("bucket(id)", "takes a width and a column"),
                                       ("bucket(0, id)", "must be positive"), ("foo(id)", "unknown transform 'foo'"),
-                                      ("day(ts, id)", "takes one column, not 2"), ("id sideways", "not one column name"),
+                                      ("day(ts, id)", "takes one column, not 2"),
+                                      ("id sideways", "not one column name"),
                                       ("bucket(4, )", "empty argument")])
 def test_refused(bad, why):
     with pytest.raises(UsageError, match=why):

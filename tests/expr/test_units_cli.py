@@ -103,7 +103,8 @@ def test_other_bare_numbers(ws, args):
 def test_policy_file_bare_number(ws, command):
     policy = ws.root / "policy.yaml"
     policy.write_text("defaults:\n  orphans-older-than: 3\n")
-    line = refused(ws, command, "demo.events", "--policy", str(policy), *(["--dry-run"] if command == "maintain" else []))
+    extra = ["--dry-run"] if command == "maintain" else []
+    line = refused(ws, command, "demo.events", "--policy", str(policy), *extra)
     assert f"{policy}" in line and "orphans-older-than '3' has no unit" in line and DURATION_UNITS in line
 
 
