@@ -131,3 +131,9 @@ def test_branch_plan_shows_the_retention_in_words_and_milliseconds(ws):
     code, out, err = ws.run("-o", "json", "branch", "create", "demo.events", "b", "--max-snapshot-age", "3d", "--yes")
     assert code == 0, err
     assert ws.table().metadata.refs["b"].max_snapshot_age_ms == 259_200_000
+
+
+def test_orphans_plan_shows_the_cutoff_in_words_and_milliseconds(ws):
+    code, out, err = ws.run("remove-orphans", "demo.events", "--older-than", "2025-11-19T22:00:00Z", "--dry-run")
+    assert code == 0, err
+    assert "older than the cutoff (2025-11-19 22:00:00 UTC, 1763589600000 ms)" in out
