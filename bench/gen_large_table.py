@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 
 from icectl.formats import avro_schemas
 from icectl.spec.conversions import to_bytes
-from icectl.ops.create import parse_compact_schema, parse_partition_spec
+from icectl.expr.partition import partition_spec
+from icectl.expr.schema import parse_schema
 from icectl.formats.manifest import partition_fields
 from icectl.spec.metadata import (
     MetadataLogEntry,
@@ -183,8 +184,8 @@ class Generator:
         self.out = os.path.abspath(args.out)
         self.location = os.path.join(self.out, "warehouse", NAMESPACE, TABLE_NAME)
         self.metadata_dir = os.path.join(self.location, "metadata")
-        self.schema = parse_compact_schema(SCHEMA_TEXT)
-        self.spec = parse_partition_spec(PARTITION_TEXT, self.schema)
+        self.schema = parse_schema(SCHEMA_TEXT)
+        self.spec = partition_spec(PARTITION_TEXT, self.schema)
         pfields = partition_fields(self.spec, self.schema)
         self.partition_name = pfields[0][1]  # ts_day
         self.entry_schema = avro_schemas.manifest_entry_schema(self.v, avro_schemas.partition_record(pfields))

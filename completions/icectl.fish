@@ -225,8 +225,8 @@ complete -c icectl -n '__icectl_at branch' -l help -s h -d 'Show this message an
 # icectl branch create
 complete -c icectl -n '__icectl_at branch create' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at branch create' -l help -s h -d 'Show this message and exit'
-complete -c icectl -n '__icectl_at branch create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
-complete -c icectl -n '__icectl_at branch create' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry: a duration with its unit (ms, s, m, h, d, w), e.g. 365d'
+complete -c icectl -n '__icectl_at branch create' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this: a duration with its unit (ms, s, m, h, d, w), e.g. 3d'
 complete -c icectl -n '__icectl_at branch create' -l min-snapshots-to-keep -x -d 'Branch: always keep this many of its newest snapshots'
 complete -c icectl -n '__icectl_at branch create' -l snapshot -x -d 'Snapshot id (default: current)'
 complete -c icectl -n '__icectl_at branch create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
@@ -250,8 +250,8 @@ complete -c icectl -n '__icectl_at branch rename' -l yes -s y -d 'Do not ask for
 # icectl branch retain
 complete -c icectl -n '__icectl_at branch retain' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at branch retain' -l help -s h -d 'Show this message and exit'
-complete -c icectl -n '__icectl_at branch retain' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
-complete -c icectl -n '__icectl_at branch retain' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at branch retain' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry: a duration with its unit (ms, s, m, h, d, w), e.g. 365d'
+complete -c icectl -n '__icectl_at branch retain' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this: a duration with its unit (ms, s, m, h, d, w), e.g. 3d'
 complete -c icectl -n '__icectl_at branch retain' -l min-snapshots-to-keep -x -d 'Branch: always keep this many of its newest snapshots'
 complete -c icectl -n '__icectl_at branch retain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
@@ -268,13 +268,13 @@ complete -c icectl -n '__icectl_at compact' -l dry-run -d 'Print the plan and th
 complete -c icectl -n '__icectl_at compact' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at compact' -l master -r -d 'Spark master, e.g. yarn or k8s://...; overrides the template'
 complete -c icectl -n '__icectl_at compact' -l max-commits -x -d 'With --partial-progress: at most this many commits'
-complete -c icectl -n '__icectl_at compact' -l max-file-group-size -r -d 'Largest group of input bytes rewritten together (default 100GB)'
+complete -c icectl -n '__icectl_at compact' -l max-file-group-size -r -d 'Largest group of input bytes rewritten together, with its unit (default 100GB)'
 complete -c icectl -n '__icectl_at compact' -l min-input-files -x -d 'Rewrite a group with at least this many files'
 complete -c icectl -n '__icectl_at compact' -l partial-progress -d 'Commit groups in several commits, so one conflict does not undo all the work'
 complete -c icectl -n '__icectl_at compact' -l rewrite-all -d 'Rewrite every file, whatever its size'
 complete -c icectl -n '__icectl_at compact' -l sort-by -r -d 'Sort order for --strategy sort, e.g. \'id desc\''
 complete -c icectl -n '__icectl_at compact' -l strategy -x -a 'binpack sort' -d 'binpack, or sort (by the table\'s sort order or --sort-by)'
-complete -c icectl -n '__icectl_at compact' -l target-file-size -r -d 'Target output file size (e.g. 128MB); default: write.target-file-size-bytes (512 MB)'
+complete -c icectl -n '__icectl_at compact' -l target-file-size -r -d 'Target output file size with its unit (binary: 128MB = 128MiB); default: write.target-file-size-bytes (512MB)'
 complete -c icectl -n '__icectl_at compact' -l template -r -d 'spark-submit job template (YAML); default: local[*] with the installed pyspark'
 complete -c icectl -n '__icectl_at compact' -l where -r -d 'Only partitions that may match, e.g. "ts >= \'2026-01-01\' and region = \'eu\'" (partition source columns)'
 complete -c icectl -n '__icectl_at compact' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
@@ -328,7 +328,7 @@ complete -c icectl -n '__icectl_at expire' -l dry-run -d 'Show what would be exp
 complete -c icectl -n '__icectl_at expire' -l explain -d 'Say, for each retained snapshot, the rule that keeps it'
 complete -c icectl -n '__icectl_at expire' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at expire' -l no-delete-files -d 'Change the metadata only; delete no files'
-complete -c icectl -n '__icectl_at expire' -l older-than -r -d 'Expire snapshots older than this: an age (7d, 36h) or a timestamp. Default: the table\'s history.expire.max-snapshot-age-ms (5 days)'
+complete -c icectl -n '__icectl_at expire' -l older-than -r -d 'Expire snapshots older than this: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone: UTC) or epoch milliseconds (13 digits). Default: the table\'s history.expire.max-snapshot-age-ms (5 days)'
 complete -c icectl -n '__icectl_at expire' -l retain-last -x -d 'Keep at least this many ancestors of each branch (default: the table\'s history.expire.min-snapshots-to-keep, 1)'
 complete -c icectl -n '__icectl_at expire' -l snapshot-id -x -d 'Expire this snapshot (repeatable); an error if a ref still points at it'
 complete -c icectl -n '__icectl_at expire' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
@@ -404,7 +404,7 @@ complete -c icectl -n '__icectl_at remove-orphans' -l dry-run -d 'List the orpha
 complete -c icectl -n '__icectl_at remove-orphans' -l force -d 'Allow --older-than under 3 days (a running writer\'s new files are orphans until it commits)'
 complete -c icectl -n '__icectl_at remove-orphans' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only under this folder of the table'
-complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force'
+complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force'
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
@@ -423,7 +423,7 @@ complete -c icectl -n '__icectl_at repair' -l yes -s y -d 'Do not ask for confir
 complete -c icectl -n '__icectl_at restore' -l dry-run -d 'Show the plan and the diff to today; change nothing'
 complete -c icectl -n '__icectl_at restore' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at restore' -l to-metadata -r -d 'Restore the state of this metadata file: a path, or a file name of the table\'s metadata folder or log'
-complete -c icectl -n '__icectl_at restore' -l to-time -r -d 'Restore the state the table had at this time (ISO 8601 or epoch milliseconds): the newest metadata-log file not newer'
+complete -c icectl -n '__icectl_at restore' -l to-time -r -d 'Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit: 2h): the newest metadata-log file not newer'
 complete -c icectl -n '__icectl_at restore' -l to-version -r -d 'Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)'
 complete -c icectl -n '__icectl_at restore' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
@@ -459,14 +459,14 @@ complete -c icectl -n '__icectl_at rollback' -l dry-run -d 'Show the change; com
 complete -c icectl -n '__icectl_at rollback' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at rollback' -l set-current -x -d 'Point the branch at any snapshot (as set_current_snapshot)'
 complete -c icectl -n '__icectl_at rollback' -l to-snapshot -x -d 'Roll back to this ancestor of the branch head'
-complete -c icectl -n '__icectl_at rollback' -l to-timestamp -r -d 'Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age: 2h)'
+complete -c icectl -n '__icectl_at rollback' -l to-timestamp -r -d 'Roll back to the latest ancestor committed before this time: ISO 8601 (no zone: UTC), epoch milliseconds (13 digits), or an age with its unit (60h: 60 hours ago)'
 complete -c icectl -n '__icectl_at rollback' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl snapshots
 complete -c icectl -n '__icectl_at snapshots' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at snapshots' -l limit -s n -x -d 'At most this many snapshots, newest first'
 complete -c icectl -n '__icectl_at snapshots' -l ref -r -d 'Only the history of this branch or tag'
-complete -c icectl -n '__icectl_at snapshots' -l since -r -d 'Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)'
+complete -c icectl -n '__icectl_at snapshots' -l since -r -d 'Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit: 7d)'
 complete -c icectl -n '__icectl_at snapshots' -l tree -d 'Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)'
 
 # icectl tag
@@ -477,7 +477,7 @@ complete -c icectl -n '__icectl_at tag' -l help -s h -d 'Show this message and e
 # icectl tag create
 complete -c icectl -n '__icectl_at tag create' -l dry-run -d 'Show the change; commit nothing'
 complete -c icectl -n '__icectl_at tag create' -l help -s h -d 'Show this message and exit'
-complete -c icectl -n '__icectl_at tag create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry (7d, 36h, ms)'
+complete -c icectl -n '__icectl_at tag create' -l max-ref-age -r -d 'Drop the ref when its head is older than this at expiry: a duration with its unit (ms, s, m, h, d, w), e.g. 365d'
 complete -c icectl -n '__icectl_at tag create' -l snapshot -x -d 'Snapshot id (default: current)'
 complete -c icectl -n '__icectl_at tag create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 

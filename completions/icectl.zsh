@@ -181,8 +181,8 @@ _icectl__branch__create() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this (7d, 36h, ms)]:max_snapshot_age:_files' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
@@ -247,8 +247,8 @@ _icectl__branch__retain() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this (7d, 36h, ms)]:max_snapshot_age:_files' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
@@ -285,14 +285,14 @@ _icectl__compact() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
         '--max-commits=[With --partial-progress\: at most this many commits]:max_commits: ' \
-        '--max-file-group-size=[Largest group of input bytes rewritten together (default 100GB)]:max_file_group_size:_files' \
+        '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:max_file_group_size:_files' \
         '--min-input-files=[Rewrite a group with at least this many files]:min_input_files: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--partial-progress[Commit groups in several commits, so one conflict does not undo all the work]' \
         '--rewrite-all[Rewrite every file, whatever its size]' \
         '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:sort_by:_files' \
         '--strategy=[binpack, or sort (by the table'\''s sort order or --sort-by)]:binpack|sort:(binpack sort)' \
-        '--target-file-size=[Target output file size (e.g. 128MB); default\: write.target-file-size-bytes (512 MB)]:target_file_size:_files' \
+        '--target-file-size=[Target output file size with its unit (binary\: 128MB = 128MiB); default\: write.target-file-size-bytes (512MB)]:target_file_size:_files' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -419,7 +419,7 @@ _icectl__expire() {
         '--explain[Say, for each retained snapshot, the rule that keeps it]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-delete-files[Change the metadata only; delete no files]' \
-        '--older-than=[Expire snapshots older than this\: an age (7d, 36h) or a timestamp. Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:older_than:_files' \
+        '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:older_than:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
@@ -638,7 +638,7 @@ _icectl__remove_orphans() {
         '--force[Allow --older-than under 3 days (a running writer'\''s new files are orphans until it commits)]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[List only under this folder of the table]:location:_files' \
-        '--older-than=[Only files last modified before this (an age such as 3d, or a timestamp). Under 3 days needs --force]:older_than:_files' \
+        '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:older_than:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
@@ -686,7 +686,7 @@ _icectl__restore() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:to_metadata:_files' \
-        '--to-time=[Restore the state the table had at this time (ISO 8601 or epoch milliseconds)\: the newest metadata-log file not newer]:to_time:_files' \
+        '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:to_time:_files' \
         '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -758,7 +758,7 @@ _icectl__rollback() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:set_current: ' \
         '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
-        '--to-timestamp=[Roll back to the latest ancestor committed before this time (ISO, epoch ms, or an age\: 2h)]:to_timestamp:_files' \
+        '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:to_timestamp:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
@@ -774,7 +774,7 @@ _icectl__snapshots() {
         '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:limit: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--ref=[Only the history of this branch or tag]:ref:_files' \
-        '--since=[Only snapshots committed at or after this time (ISO timestamp, epoch ms, or an age such as 7d)]:since:_files' \
+        '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:since:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -823,7 +823,7 @@ _icectl__tag__create() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry (7d, 36h, ms)]:max_ref_age:_files' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \

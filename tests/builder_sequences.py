@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from icectl.ops.create import create_updates, load_schema_argument, parse_partition_spec, parse_sort_order
+from icectl.expr.partition import partition_spec
+from icectl.expr.sort import sort_order
+from icectl.ops.create import create_updates, load_schema_argument
 from icectl.spec.metadata import Snapshot, SnapshotRef, StatisticsFile
 from icectl.spec.partitioning import PartitionField, PartitionSpec, SortField, SortOrder
 from icectl.spec.transforms import parse_transform
@@ -40,7 +42,7 @@ NOW = 1_700_000_000_000
 def new_table(fv: int = 2, *, schema="id:long!, name:string, ts:timestamptz", partition_by="day(ts)",
               sort_by=None, properties=None):
     s = load_schema_argument(schema)
-    ups = create_updates(schema=s, spec=parse_partition_spec(partition_by, s), sort_order=parse_sort_order(sort_by, s),
+    ups = create_updates(schema=s, spec=partition_spec(partition_by, s), sort_order=sort_order(sort_by, s),
                          location=LOCATION, properties=properties or {}, format_version=fv)
     return apply_updates(None, ups, now_ms=NOW)
 

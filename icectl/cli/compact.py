@@ -11,33 +11,18 @@ from icectl.cli.output import render
 from icectl.spec.properties import TARGET_FILE_SIZE_BYTES
 
 
-def parse_size(text: str | None) -> int | None:
-    import re
-
-    from icectl.errors import UsageError
-
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(b|kb|kib|mb|mib|gb|gib|tb|tib)?\s*", text.lower())
-    if not m:
-        raise UsageError(f"invalid size {text!r}: use bytes or e.g. 128MB, 1GiB")
-    mult = {None: 1, "b": 1, "kb": 1024, "kib": 1024, "mb": 1024 ** 2, "mib": 1024 ** 2, "gb": 1024 ** 3,
-            "gib": 1024 ** 3, "tb": 1024 ** 4, "tib": 1024 ** 4}[m.group(2)]
-    return int(float(m.group(1)) * mult)
-
-
 def compact(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to compact.")],
-    target_file_size: Annotated[Optional[str], typer.Option("--target-file-size", help="Target output file size (e.g. "
-                                f"128MB); default: {TARGET_FILE_SIZE_BYTES.name} (512 MB).")] = None,
+    target_file_size: Annotated[Optional[str], typer.Option("--target-file-size", help="Target output file size with its "
+                                f"unit (binary: 128MB = 128MiB); default: {TARGET_FILE_SIZE_BYTES.name} (512MB).")] = None,
     min_input_files: Annotated[int, typer.Option("--min-input-files", help="Rewrite a group with at least this many "
                                                  "files.", min=1)] = 5,
     delete_file_threshold: Annotated[Optional[int], typer.Option("--delete-file-threshold", help="Rewrite any file with "
                                      "at least this many delete files.", min=0)] = None,
     rewrite_all: Annotated[bool, typer.Option("--rewrite-all", help="Rewrite every file, whatever its size.")] = False,
     max_file_group_size: Annotated[Optional[str], typer.Option("--max-file-group-size", help="Largest group of input "
-                                   "bytes rewritten together (default 100GB).")] = None,
+                                   "bytes rewritten together, with its unit (default 100GB).")] = None,
     where: Annotated[Optional[str], typer.Option("--where", help="Only partitions that may match, e.g. \"ts >= "
                      "'2026-01-01' and region = 'eu'\" (partition source columns).")] = None,
     strategy: Annotated[str, typer.Option("--strategy", help="binpack, or sort (by the table's sort order or --sort-by).",
@@ -58,15 +43,18 @@ def compact(
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.compact import compaction_plan, compaction_result
+    from icectl.expr.size import parse_size
     from icectl.ops.compaction import CompactOptions, plan_compaction
     from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
 
     env: Env = ctx.obj
+    target = None if target_file_size is None else parse_size(target_file_size, what="--target-file-size")
+    group = None if max_file_group_size is None else parse_size(max_file_group_size, what="--max-file-group-size")
     t = env.open_table(table)
-    opts = CompactOptions(target_file_size=parse_size(target_file_size), min_input_files=min_input_files,
+    opts = CompactOptions(target_file_size=target, min_input_files=min_input_files,
                           rewrite_all=rewrite_all, where=where, strategy=strategy, sort_by=sort_by, branch=branch,
                           **({"delete_file_threshold": delete_file_threshold} if delete_file_threshold is not None else {}),
-                          **({"max_file_group_size": parse_size(max_file_group_size)} if max_file_group_size else {}))
+                          **({"max_file_group_size": group} if group is not None else {}))
     plan = plan_compaction(t, opts)
     settings = JobSettings(template_path=template or _catalog_template(env), master=master,
                            partial_progress=partial_progress, max_commits=max_commits)

@@ -8,8 +8,8 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.output import render
 
-SIDE_HELP = ("a snapshot id, a branch or tag, a time (ISO 8601 or epoch milliseconds), or a metadata file (a path, "
-             "its file name, or vN for version N); prefix with snapshot:, ref:, time: or metadata: when ambiguous")
+SIDE_HELP = ("a snapshot id, a branch or tag, a time (ISO 8601, epoch milliseconds, or an age with its unit: 2h), "
+             "or a metadata file (a path, its file name, or vN for version N); prefix with snapshot:, ref:, time: or metadata: when ambiguous")
 
 
 def diff(

@@ -17,8 +17,9 @@ def expire(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to expire snapshots of.")],
     older_than: Annotated[Optional[str], typer.Option(
-        "--older-than", help="Expire snapshots older than this: an age (7d, 36h) or a timestamp. Default: the "
-        f"table's {MAX_SNAPSHOT_AGE_MS.name} (5 days).")] = None,
+        "--older-than", help="Expire snapshots older than this: an age with its unit (7d, 36h; ms, s, m, h, d, w), "
+        "an ISO 8601 time (no zone: UTC) or epoch milliseconds (13 digits). Default: the table's "
+        f"{MAX_SNAPSHOT_AGE_MS.name} (5 days).")] = None,
     retain_last: Annotated[Optional[int], typer.Option(
         "--retain-last", help="Keep at least this many ancestors of each branch (default: the table's "
         f"{MIN_SNAPSHOTS_TO_KEEP.name}, 1).", min=1)] = None,
@@ -36,14 +37,16 @@ def expire(
     from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.cli.views.expire import expire_report
     from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.ops.inspect import parse_time_ms
+    from icectl.expr.timestamp import parse_cutoff
 
     env: Env = ctx.obj
-    t = env.open_table(table)
     # The clock is read once: a commit retried later plans with the cut-off the user saw.
-    opts = ExpireOptions(older_than_ms=parse_time_ms(older_than) if older_than else None, retain_last=retain_last,
-                         snapshot_ids=tuple(snapshot_id or ()), clean_expired_metadata=clean_expired_metadata,
-                         delete_files=not no_delete_files, now_ms=int(time.time() * 1000))
+    now = int(time.time() * 1000)
+    cutoff = None if older_than is None else parse_cutoff(older_than, what="--older-than", now=now)
+    t = env.open_table(table)
+    opts = ExpireOptions(older_than_ms=cutoff.timestamp_ms if cutoff else None, older_than=cutoff,
+                         retain_last=retain_last, snapshot_ids=tuple(snapshot_id or ()),
+                         clean_expired_metadata=clean_expired_metadata, delete_files=not no_delete_files, now_ms=now)
     plan = plan_expiry(t, opts)
     if dry_run or not plan.changes_metadata:
         render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))

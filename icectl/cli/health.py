@@ -92,11 +92,12 @@ def maintain(
     from icectl.cli.views.health import maintain_report
     from icectl.errors import MaintenanceFailedError
     from icectl.ops.compaction_job import JobSettings
-    from icectl.ops.maintain import MaintainOptions, maintain as run_maintain, parse_budget
+    from icectl.expr.duration import parse_duration_ms
+    from icectl.ops.maintain import MaintainOptions, maintain as run_maintain
     from icectl.ops.maintenance_policy import load_policy_file
 
     env: Env = ctx.obj
-    budget_ms = parse_budget(budget)
+    budget_ms = None if budget is None else parse_duration_ms(budget, what="--budget")
     policies = load_policy_file(policy)
     idents = _targets(env, targets, all_tables)
     catalog = env.get_catalog()

@@ -44,11 +44,12 @@ def create(
     """Create a namespace."""
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.housekeeping import NamespaceChange
-    from icectl.ops.namespaces import parse_namespace, parse_properties, plan_create_namespace
+    from icectl.expr.pairs import parse_properties
+    from icectl.ops.namespaces import parse_namespace, plan_create_namespace
 
     env: Env = ctx.obj
     ns = parse_namespace(namespace)
-    props = parse_properties(prop or [], option="--property")
+    props = parse_properties(prop or [], "--property")
     catalog = env.get_catalog()
     plan = plan_create_namespace(catalog, ns, props)
     if dry_run:
@@ -92,11 +93,12 @@ def properties(
     """Show a namespace's properties; with --set or --remove, change them."""
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.housekeeping import NamespaceProperties
-    from icectl.ops.namespaces import parse_namespace, parse_properties, plan_namespace_properties
+    from icectl.expr.pairs import parse_properties
+    from icectl.ops.namespaces import parse_namespace, plan_namespace_properties
 
     env: Env = ctx.obj
     ns = parse_namespace(namespace)
-    updates = parse_properties(set_ or [], option="--set")
+    updates = parse_properties(set_ or [], "--set")
     catalog = env.get_catalog()
     plan = plan_namespace_properties(catalog, ns, updates=updates, removals=list(remove or []))
     missing = [k for k in plan.removals if k not in plan.before]

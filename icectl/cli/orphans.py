@@ -13,8 +13,9 @@ from icectl.cli.output import render
 def remove_orphans(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")],
-    older_than: Annotated[str, typer.Option("--older-than", help="Only files last modified before this (an age such "
-                                            "as 3d, or a timestamp). Under 3 days needs --force.")] = "3d",
+    older_than: Annotated[str, typer.Option("--older-than", help="Only files last modified before this: an age "
+                                            "with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days "
+                                            "needs --force.")] = "3d",
     force: Annotated[bool, typer.Option("--force", help="Allow --older-than under 3 days (a running writer's new "
                                         "files are orphans until it commits).")] = False,
     location: Annotated[Optional[str], typer.Option("--location", help="List only under this folder of the table.")] = None,
@@ -30,18 +31,18 @@ def remove_orphans(
 
     from icectl.cli.confirm import confirm_plan, progress_deleter
     from icectl.ops.expire import FileToDelete
-    from icectl.ops.inspect import parse_time_ms
     from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
     from icectl.errors import RefusedError
+    from icectl.expr.timestamp import parse_cutoff
 
     env: Env = ctx.obj
-    cutoff = parse_time_ms(older_than)
     now = int(time.time() * 1000)
-    if cutoff > now - DEFAULT_OLDER_THAN_MS and not force:
+    cutoff = parse_cutoff(older_than, what="--older-than", now=now)
+    if cutoff.timestamp_ms > now - DEFAULT_OLDER_THAN_MS and not force:
         raise RefusedError(f"--older-than {older_than} is under 3 days: files a running writer has not committed yet "
                            f"would look like orphans", hint="add --force if no writer can be running")
     t = env.open_table(table)
-    plan = plan_orphans(t, older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
+    plan = plan_orphans(t, older_than_ms=cutoff.timestamp_ms, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
     if dry_run or not plan.orphans:
         render(env, orphan_report(plan, dry_run=dry_run))
         return

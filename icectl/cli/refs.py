@@ -19,9 +19,10 @@ tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
-                                                  "this at expiry (7d, 36h, ms).")]
+                                                  "this at expiry: a duration with its unit (ms, s, m, h, d, w), "
+                                                  "e.g. 365d.")]
 MaxSnapAge = Annotated[Optional[str], typer.Option("--max-snapshot-age", help="Branch: expire its snapshots older "
-                                                   "than this (7d, 36h, ms).")]
+                                                   "than this: a duration with its unit (ms, s, m, h, d, w), e.g. 3d.")]
 MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help="Branch: always keep this many of "
                                                 "its newest snapshots.", min=1)]
 
@@ -77,7 +78,9 @@ def rollback(
     table: TableArg,
     to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="Roll back to this ancestor of the branch head.")] = None,
     to_timestamp: Annotated[Optional[str], typer.Option("--to-timestamp", help="Roll back to the latest ancestor "
-                                                        "committed before this time (ISO, epoch ms, or an age: 2h).")] = None,
+                                                        "committed before this time: ISO 8601 (no zone: UTC), epoch "
+                                                        "milliseconds (13 digits), or an age with its unit (60h: 60 "
+                                                        "hours ago).")] = None,
     set_current: Annotated[Optional[int], typer.Option("--set-current", help="Point the branch at any snapshot "
                                                        "(as set_current_snapshot).")] = None,
     branch: Annotated[str, typer.Option("--branch", help="Branch to move.")] = "main",
@@ -85,9 +88,9 @@ def rollback(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
-    from icectl.ops import refs
-    from icectl.ops.inspect import parse_time_ms
     from icectl.errors import UsageError
+    from icectl.expr.timestamp import parse_cutoff
+    from icectl.ops import refs
 
     env: Env = ctx.obj
     given = [x for x in (to_snapshot, to_timestamp, set_current) if x is not None]
@@ -100,9 +103,9 @@ def rollback(
         build, action = (lambda t: refs.set_current_snapshot(t.metadata, set_current, branch=branch),
                          f"set {branch} to snapshot {set_current}")
     else:
-        ts = parse_time_ms(to_timestamp)  # type: ignore[arg-type]
-        build, action = (lambda t: refs.rollback_to_timestamp(t.metadata, ts, branch=branch),
-                         f"roll back {branch} to its state before {to_timestamp}")
+        cutoff = parse_cutoff(to_timestamp, what="--to-timestamp")  # type: ignore[arg-type]
+        build, action = (lambda t: refs.rollback_to_timestamp(t.metadata, cutoff.timestamp_ms, branch=branch),
+                         f"roll back {branch} to its state {cutoff.describe()}")
 
     def impact(t: Any, new: Any) -> Any:
         return refs.ref_impact(t, branch, new.all_refs[branch].snapshot_id)
@@ -145,10 +148,20 @@ def list_refs(ctx: typer.Context, table: TableArg) -> None:
     render(env, RefList(ref_views(env.open_table(table).metadata)))
 
 
-def _dur(text: str | None) -> int | None:
-    from icectl.ops.refs import parse_duration_ms
+def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None,
+               min_snapshots_to_keep: int | None = None) -> tuple[dict[str, Any], str]:
+    """The retention options in milliseconds (before the table is opened: a bad one is refused
+    first), and in words for the plan: ``max snapshot age 3d (259200000 ms)``."""
+    from icectl.expr.duration import describe_duration, parse_duration_ms
 
-    return parse_duration_ms(text)
+    ref_age = None if max_ref_age is None else parse_duration_ms(max_ref_age, what="--max-ref-age")
+    snap_age = None if max_snapshot_age is None else parse_duration_ms(max_snapshot_age, what="--max-snapshot-age")
+    words = [f"{label} {describe_duration(ms)}" for label, ms in (("max ref age", ref_age),
+                                                                   ("max snapshot age", snap_age)) if ms is not None]
+    if min_snapshots_to_keep is not None:
+        words.append(f"min snapshots to keep {min_snapshots_to_keep}")
+    return ({"max_ref_age_ms": ref_age, "max_snapshot_age_ms": snap_age, "min_snapshots_to_keep": min_snapshots_to_keep},
+            f" ({', '.join(words)})" if words else "")
 
 
 @branch_app.command("create")
@@ -159,9 +172,9 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
     """Create a branch at a snapshot."""
     from icectl.ops import refs
 
-    _apply(ctx.obj, table, f"create branch {name}", lambda t: refs.create_ref(
-        t.metadata, name, ref_type="branch", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age),
-        max_snapshot_age_ms=_dur(max_snapshot_age), min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
+    retention, words = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
+    _apply(ctx.obj, table, f"create branch {name}{words}", lambda t: refs.create_ref(
+        t.metadata, name, ref_type="branch", snapshot_id=snapshot, **retention), yes=yes, dry_run=dry_run)
 
 
 @branch_app.command("drop")
@@ -204,9 +217,9 @@ def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, type
     """Change a branch's retention."""
     from icectl.ops import refs
 
-    _apply(ctx.obj, table, f"set retention of branch {name}", lambda t: refs.set_retention(
-        t.metadata, name, max_ref_age_ms=_dur(max_ref_age), max_snapshot_age_ms=_dur(max_snapshot_age),
-        min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
+    retention, words = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
+    _apply(ctx.obj, table, f"set retention of branch {name}{words}", lambda t: refs.set_retention(
+        t.metadata, name, **retention), yes=yes, dry_run=dry_run)
 
 
 @tag_app.command("create")
@@ -216,8 +229,9 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
     """Create a tag at a snapshot; expiry keeps it until its max ref age."""
     from icectl.ops import refs
 
-    _apply(ctx.obj, table, f"create tag {name}", lambda t: refs.create_ref(
-        t.metadata, name, ref_type="tag", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age)), yes=yes, dry_run=dry_run)
+    retention, words = _retention(max_ref_age)
+    _apply(ctx.obj, table, f"create tag {name}{words}", lambda t: refs.create_ref(
+        t.metadata, name, ref_type="tag", snapshot_id=snapshot, **retention), yes=yes, dry_run=dry_run)
 
 
 @tag_app.command("drop")

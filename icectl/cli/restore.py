@@ -20,8 +20,8 @@ def restore(
         "--to-version", help="Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or "
         "vN.metadata.json).")] = None,
     to_time: Annotated[Optional[str], typer.Option(
-        "--to-time", help="Restore the state the table had at this time (ISO 8601 or epoch milliseconds): the newest "
-        "metadata-log file not newer.")] = None,
+        "--to-time", help="Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age "
+        "with its unit: 2h): the newest metadata-log file not newer.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and the diff to today; change "
                                           "nothing.")] = False,
     yes: YesOpt = False,

@@ -16,7 +16,8 @@ def snapshots(
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="At most this many snapshots, newest first.",
                                                  min=0)] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only snapshots committed at or after this time "
-                                                 "(ISO timestamp, epoch ms, or an age such as 7d).")] = None,
+                                                 "(ISO 8601, epoch milliseconds, or an age with its unit: "
+                                                 "7d).")] = None,
     tree: Annotated[bool, typer.Option("--tree", help="Draw snapshots as a tree of parents, with branches and "
                                        "tags (--ref, --limit and --since do not apply).")] = False,
 ) -> None:

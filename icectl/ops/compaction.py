@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from icectl.expr.sort import sort_order
 from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.spec.properties import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
@@ -215,10 +216,8 @@ def _display_partition(table: Table, key: tuple) -> str:
 
 
 def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
-    from icectl.ops.create import parse_sort_order
-
     md = table.metadata
-    order = parse_sort_order(opts.sort_by, md.schema) if opts.sort_by else md.sort_order
+    order = sort_order(opts.sort_by, md.schema) if opts.sort_by else md.sort_order
     if order.is_unsorted:
         raise UsageError("--strategy sort needs a sort order: the table has none, give --sort-by")
     out = []

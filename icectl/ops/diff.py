@@ -2,8 +2,8 @@
 partition, with records and bytes), and the schema, partition spec, sort order, properties and
 refs of the metadata each state was read from.
 
-A state is named as the user would: a snapshot id, a ref (branch or tag), a time (ISO 8601 or
-epoch milliseconds: the snapshot that was current then, as Spark's ``TIMESTAMP AS OF`` reads the
+A state is named as the user would: a snapshot id, a ref (branch or tag), a time (ISO 8601,
+epoch milliseconds or an age, read by :mod:`icectl.expr.timestamp`: the snapshot that was current then, as Spark's ``TIMESTAMP AS OF`` reads the
 snapshot log, and the metadata file that was current then, from the metadata log), or a metadata
 file (a path, its file name, or ``vN`` for version N of the metadata log). ``snapshot:``,
 ``ref:``, ``time:`` and ``metadata:`` prefixes say which when a name is ambiguous.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import NotFoundError, UsageError
+from icectl.expr.timestamp import MIN_EPOCH_MS, parse_timestamp_ms
 from icectl.formats.manifest import ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from icectl.spec.types import type_label
@@ -28,7 +29,6 @@ from icectl.table.metadata_io import metadata_file_version, metadata_folder, rea
 
 PREFIXES = ("snapshot", "ref", "time", "metadata")
 # A bare integer below this is not taken for epoch milliseconds (1973-03-03): it is a snapshot id or nothing.
-MIN_EPOCH_MS = 10 ** 11
 
 
 @dataclass
@@ -240,7 +240,7 @@ def _resolve(table: Table, spec: str, kind: str, value: str) -> DiffSide:
             raise NotFoundError(f"ref {value!r} points at snapshot {ref.snapshot_id}, which does not exist")
         return _side(table, spec, kind, snap)
     if kind == "time":
-        return _time_side(table, spec, parse_timestamp_ms(value))
+        return _time_side(table, spec, parse_timestamp_ms(value, what="time"))
     location = find_metadata_file(table, value)
     old = read_metadata_file(table.io, location)
     check_same_table(table, old, location)
@@ -252,23 +252,6 @@ def _resolve(table: Table, spec: str, kind: str, value: str) -> DiffSide:
 
 def _side(table: Table, spec: str, kind: str, snap: Snapshot) -> DiffSide:
     return DiffSide(spec, kind, snap.snapshot_id, snap.timestamp_ms, table.metadata_location, table.metadata, table)
-
-
-def parse_timestamp_ms(text: str) -> int:
-    """An ISO 8601 timestamp or date (UTC unless it has an offset) or epoch milliseconds."""
-    import datetime as dt
-
-    s = text.strip()
-    if s.isdigit():
-        return int(s)
-    try:
-        d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"invalid time {text!r}: use an ISO 8601 timestamp (2026-01-31T12:00:00Z), a date "
-                         "or epoch milliseconds") from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=dt.timezone.utc)
-    return int(d.timestamp() * 1000)
 
 
 def _time_side(table: Table, spec: str, ts: int) -> DiffSide:
@@ -566,4 +549,4 @@ def ref_changes(a: TableMetadata, b: TableMetadata) -> list[RefChange]:
 
 __all__ = ["ChangeCounts", "DiffSide", "FieldChange", "FileChange", "ManifestCounts", "PartitionChange",
            "PropertyChange", "RefChange", "SchemaDiff", "TableDiff", "ValueChange", "diff", "diff_sides",
-           "find_metadata_file", "metadata_as_of", "metadata_candidates", "parse_timestamp_ms", "resolve_side"]
+           "find_metadata_file", "metadata_as_of", "metadata_candidates", "resolve_side"]

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from icectl.expr.duration import duration_text
+from icectl.expr.timestamp import Cutoff
 from icectl.spec.metadata import MAIN_BRANCH, SnapshotRef, TableMetadata
 from icectl.spec.properties import GC_ENABLED, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP
 from icectl.formats.manifest import ManifestFile
@@ -46,6 +48,20 @@ class ExpireOptions:
     clean_expired_metadata: bool = False
     delete_files: bool = True
     now_ms: int | None = None
+    older_than: Cutoff | None = None  # the cutoff as the user gave it (its timestamp is older_than_ms), for the plan
+
+
+def default_cutoff(md: TableMetadata, opts: ExpireOptions) -> str:
+    """The cutoff of snapshots outside any ref's own retention, in words and in milliseconds:
+    ``older than 7d (604800000 ms): before 2025-11-19 22:00:00 UTC (1763589600000)``."""
+    if opts.older_than_ms is not None:
+        given = opts.older_than
+        if given is not None and given.timestamp_ms == opts.older_than_ms:
+            return given.describe()
+        return Cutoff(str(opts.older_than_ms), opts.older_than_ms).describe()
+    now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
+    age = MAX_SNAPSHOT_AGE_MS.read(md.properties)
+    return Cutoff(duration_text(age), now - age, age).describe() + f" ({MAX_SNAPSHOT_AGE_MS.name})"
 
 
 @dataclass
@@ -70,6 +86,8 @@ class ExpiryPlan:
     removed_schema_ids: list[int] = field(default_factory=list)
     removed_spec_ids: list[int] = field(default_factory=list)
     skipped_outside_location: list[str] = field(default_factory=list)
+    older_than_ms: int | None = None  # the cutoff of snapshots outside any ref's own retention
+    older_than: str = ""  # the same in words (:func:`default_cutoff`)
 
     @property
     def changes_metadata(self) -> bool:
@@ -86,11 +104,17 @@ class ExpiryResult:
     committed: Committed | None = field(default=None, repr=False)  # what was sent, and the table after it
 
 
+def _default_older_than(md: TableMetadata, opts: ExpireOptions) -> int:
+    if opts.older_than_ms is not None:
+        return opts.older_than_ms
+    now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
+    return now - MAX_SNAPSHOT_AGE_MS.read(md.properties)
+
+
 def compute_retention(md: TableMetadata, opts: ExpireOptions) -> tuple[set[int], dict[str, SnapshotRef], dict[int, list[str]]]:
     """(snapshot ids to retain, refs to retain, reasons per retained id) as RemoveSnapshots does."""
     now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
-    default_older_than = opts.older_than_ms if opts.older_than_ms is not None else \
-        now - MAX_SNAPSHOT_AGE_MS.read(md.properties)
+    default_older_than = _default_older_than(md, opts)
     default_min = opts.retain_last if opts.retain_last is not None else \
         MIN_SNAPSHOTS_TO_KEEP.read(md.properties)
     default_max_ref_age = MAX_REF_AGE_MS.read(md.properties)
@@ -217,6 +241,7 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
         removed_refs=sorted(n for n in md.refs if n not in refs), reasons=reasons, new_metadata=new,
         updates=updates, removed_schema_ids=removed_schemas, removed_spec_ids=removed_specs,
         planned_commit=sent_json(md, requirements_for(md, updates), updates) if updates else {},
+        older_than_ms=_default_older_than(md, opts), older_than=default_cutoff(md, opts),
     )
     if opts.delete_files and expired:
         plan.files, plan.skipped_outside_location = files_to_delete(table, md, new)

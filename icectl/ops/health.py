@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from icectl.expr.duration import parse_duration_ms
 from icectl.errors import IcectlError, NotFoundError
-from icectl.ops.maintenance_policy import Policy, PolicyFile, parse_duration_ms
+from icectl.ops.maintenance_policy import Policy, PolicyFile
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
                                     METADATA_PREVIOUS_VERSIONS_MAX)
 from icectl.table.loaded import Table

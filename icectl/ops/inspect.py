@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from icectl.expr.timestamp import parse_timestamp_ms
 from icectl.formats.manifest import FileContent, ManifestContent
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
 from icectl.table.loaded import Table
@@ -155,29 +156,6 @@ def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
     return out
 
 
-def parse_time_ms(text: str) -> int:
-    """A timestamp (ISO 8601, date, or epoch milliseconds) or an age (``7d``, ``36h``, ``90m``) in ms."""
-    import datetime as dt
-    import re
-    import time
-
-    s = text.strip()
-    m = re.fullmatch(r"(\d+)\s*(ms|s|m|h|d|w)", s)
-    if m:
-        mult = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}[m.group(2)]
-        return int(time.time() * 1000) - int(m.group(1)) * mult
-    if s.isdigit():
-        return int(s)
-    try:
-        d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"invalid time {text!r}: use an ISO timestamp (2026-01-31T12:00:00Z), a date, "
-                         f"epoch milliseconds, or an age such as 7d or 36h") from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=dt.timezone.utc)
-    return int(d.timestamp() * 1000)
-
-
 def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = None,
                    since: str | None = None) -> list[SnapshotRow]:
     md = table.metadata
@@ -190,7 +168,7 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
     else:
         snaps = sorted(md.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms), reverse=True)
     if since is not None:
-        cutoff = parse_time_ms(since)
+        cutoff = parse_timestamp_ms(since, what="--since")
         snaps = [s for s in snaps if s.timestamp_ms >= cutoff]
     if limit is not None:
         if limit < 0:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from icectl.errors import CommitStateUnknownError, IcectlError
 from icectl.ops.health import STEP_CHECK, Finding, TableHealth, check_table
-from icectl.ops.maintenance_policy import STEPS, Policy, PolicyFile, parse_duration_ms
+from icectl.ops.maintenance_policy import STEPS, Policy, PolicyFile
 from icectl.table.loaded import Table
 
 Progress = Callable[[str], None]
@@ -263,8 +263,4 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
     return out
 
 
-def parse_budget(text: str | None) -> int | None:
-    return None if text is None else parse_duration_ms(text, what="--budget")
-
-
-__all__ = ["MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain", "parse_budget"]
+__all__ = ["MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain"]

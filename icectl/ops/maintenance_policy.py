@@ -19,12 +19,12 @@ word over what a table's owner set, and a table can opt out with ``icectl.mainta
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from icectl.errors import UsageError
 from icectl.spec.properties import MAINTAIN_POLICY
+from icectl.expr.duration import parse_duration_ms
 
 # The safe order: deletes merged or applied and small files rewritten first (compaction adds
 # manifests and snapshots), then manifests rewritten, then snapshots expired (which deletes the
@@ -32,16 +32,6 @@ from icectl.spec.properties import MAINTAIN_POLICY
 # writer left, old enough that no running writer can still commit it).
 STEPS = ("rewrite-deletes", "compact", "rewrite-manifests", "expire", "remove-orphans")
 PROPERTY_PREFIX = MAINTAIN_POLICY.prefix
-_DURATION = re.compile(r"(\d+)\s*(ms|s|m|h|d|w)")
-_DURATION_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-
-
-def parse_duration_ms(text: str, *, what: str) -> int:
-    """``90m``, ``2h``, ``3d`` (ms, s, m, h, d, w) in milliseconds."""
-    m = _DURATION.fullmatch(str(text).strip())
-    if not m:
-        raise UsageError(f"invalid {what} {text!r}: use a duration such as 90m, 2h or 3d")
-    return int(m.group(1)) * _DURATION_MS[m.group(2)]
 
 
 @dataclass(frozen=True)
@@ -182,4 +172,4 @@ def load_policy_file(path: str | None) -> PolicyFile:
     return PolicyFile(path, dict(defaults), tuple(tables))
 
 
-__all__ = ["Policy", "PolicyFile", "PROPERTY_PREFIX", "STEPS", "load_policy_file", "parse_duration_ms"]
+__all__ = ["Policy", "PolicyFile", "PROPERTY_PREFIX", "STEPS", "load_policy_file"]

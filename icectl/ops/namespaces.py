@@ -17,16 +17,6 @@ def parse_namespace(text: str) -> Identifier:
     return parts
 
 
-def parse_properties(pairs: list[str], *, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for p in pairs:
-        key, sep, value = p.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{option} {p!r}: expected KEY=VALUE")
-        out[key.strip()] = value
-    return out
-
-
 def list_namespaces(catalog, parent: Identifier | None) -> list[Identifier]:
     """Every namespace (``parent`` None) or those directly below ``parent``."""
     return catalog.list_namespaces(parent)
@@ -101,5 +91,5 @@ def plan_namespace_properties(catalog, ns: Identifier, *, updates: dict[str, str
     return PropertiesPlan(".".join(ns), catalog.name, before, dict(updates), list(dict.fromkeys(removals)))
 
 
-__all__ = ["NamespacePlan", "PropertiesPlan", "list_namespaces", "parse_namespace", "parse_properties",
+__all__ = ["NamespacePlan", "PropertiesPlan", "list_namespaces", "parse_namespace",
            "plan_create_namespace", "plan_drop_namespace", "plan_namespace_properties"]

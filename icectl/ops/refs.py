@@ -298,19 +298,6 @@ def set_retention(md: TableMetadata, name: str, *, max_ref_age_ms: int | None = 
     return [SetSnapshotRef(name, new)]
 
 
-def parse_duration_ms(text: str | None) -> int | None:
-    """``7d``, ``36h``, ``90m``, ``30s``, ``500ms``, ``2w`` or plain milliseconds."""
-    import re
-
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|h|d|w)?\s*", text)
-    if not m:
-        raise UsageError(f"invalid duration {text!r}: use e.g. 7d, 36h, 90m, 30s or milliseconds")
-    mult = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000, None: 1}[m.group(2)]
-    return int(m.group(1)) * mult
-
-
 Builder = Callable[[Table], list[TableUpdate]]
 
 

@@ -56,6 +56,7 @@ from icectl.errors import (
     UnsupportedError,
     UsageError,
 )
+from icectl.expr.timestamp import parse_timestamp_ms
 from icectl.formats.manifest import ManifestFile
 from icectl.ops.diff import (
     DiffSide,
@@ -64,7 +65,6 @@ from icectl.ops.diff import (
     diff_sides,
     find_metadata_file,
     metadata_candidates,
-    parse_timestamp_ms,
 )
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.table.commit import Committed, send, TableCommit
@@ -158,7 +158,7 @@ def choose_metadata(table: Table, *, metadata_file: str | None = None, version: 
         if not digits.isdigit():
             raise UsageError(f"invalid --to-version {version!r}: a metadata file version such as 3 or v3")
         return find_metadata_file(table, digits)
-    ts = parse_timestamp_ms(time or "")
+    ts = parse_timestamp_ms(time or "", what="--to-time")
     md = table.metadata
     if md.last_updated_ms <= ts:
         return table.metadata_location

@@ -82,7 +82,8 @@ EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids"
           "counts": {"deleted_data_files_count": int, "deleted_position_delete_files_count": int,
                      "deleted_equality_delete_files_count": int, "deleted_manifest_files_count": int,
                      "deleted_manifest_lists_count": int, "deleted_statistics_files_count": int},
-          "bytes": Map(int), "explain": Opt([{"snapshot_id": int, "reasons": [str]}]), "commits": [COMMIT]}
+          "bytes": Map(int), "explain": Opt([{"snapshot_id": int, "reasons": [str]}]), "older_than_ms": Opt(int),
+          "older_than": str, "commits": [COMMIT]}
 ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "older_than_ms": int,
            "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
            "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}],

@@ -20,9 +20,9 @@ _counter = itertools.count(1)
 
 def java_type(jvm, text: str):
     """The Java ``Type`` of a compact type (``long``, ``struct<a: int>``) through Java's SchemaParser."""
-    from icectl.ops.alter.schema_update import parse_column_type
+    from icectl.expr.schema import parse_type
 
-    t = parse_column_type(text, "test").to_json()
+    t = parse_type(text, "test").to_json()
     schema = {"type": "struct", "fields": [{"id": 0, "name": "x", "required": False, "type": t}]}
     return jvm.org.apache.iceberg.SchemaParser.fromJson(json.dumps(schema)).findType(0)
 

@@ -161,8 +161,7 @@ def spec_changes(draw):
 def _ambiguous_recycle(md, adds) -> bool:
     """An unnamed add whose source and transform earlier specs hold under several names: Java
     takes one in hash set order (not deterministic for time transforms); icectl the newest."""
-    from icectl.ops.alter.parse import parse_term
-    from icectl.ops.alter.spec_update import bind
+    from icectl.expr.term import bind, parse_term
 
     for term, name in adds:
         if name is not None:

@@ -176,10 +176,10 @@ def test_where_plan_matches_java_planner(spark, oracle_warehouse, v1_table):
 
 # icectl arguments and the Java options that mean the same
 CASES = {
-    "v1": (["--target-file-size", "4000"], {"target-file-size-bytes": "4000"}),
+    "v1": (["--target-file-size", "4000B"], {"target-file-size-bytes": "4000"}),
     "v2": (["--rewrite-all"], {"rewrite-all": "true", "remove-dangling-deletes": "true"}),
     "v3": (["--rewrite-all"], {"rewrite-all": "true"}),
-    "v2_unpartitioned": (["--target-file-size", "2000"], {"target-file-size-bytes": "2000",
+    "v2_unpartitioned": (["--target-file-size", "2000B"], {"target-file-size-bytes": "2000",
                                                           "remove-dangling-deletes": "true"}),
 }
 

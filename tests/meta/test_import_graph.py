@@ -1,7 +1,8 @@
 """The dependency graph of icectl's own modules, read from the source: no cycle between modules or
 between packages, and each package imports only the layers below it (design: cli -> ops -> table
 -> formats -> spec; catalog applies commits with table's builder; validate checks every layer;
-spark, the job that runs in executors, imports only spec, formats and io). Imports inside
+spark, the job that runs in executors, imports only spec, formats and io; expr, the grammars of what
+users type, imports only spec). Imports inside
 ``if TYPE_CHECKING:`` are for type checkers only and are not edges."""
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ ALLOWED = {
     "errors": set(),
     "io": {"errors"},
     "spec": {"errors"},
+    "expr": {"spec", "errors"},
     "formats": {"spec", "io", "errors"},
     "table": {"formats", "spec", "io", "errors"},
     "catalog": {"table", "formats", "spec", "io", "errors"},
     "spark": {"spec", "formats", "io", "errors"},
     "validate": {"table", "formats", "spec", "io", "errors"},
-    "ops": {"catalog", "table", "formats", "spec", "io", "spark", "validate", "errors"},
-    "cli": {"ops", "catalog", "table", "formats", "spec", "io", "spark", "validate", "errors"},
+    "ops": {"catalog", "table", "formats", "spec", "expr", "io", "spark", "validate", "errors"},
+    "cli": {"ops", "catalog", "table", "formats", "spec", "expr", "io", "spark", "validate", "errors"},
 }
 
 

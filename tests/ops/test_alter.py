@@ -231,28 +231,6 @@ def test_java_hash_set_order():
 
 # -- expressions -------------------------------------------------------------------------------------------
 
-def test_expressions_read_as_spark_ddl():
-    from icectl.ops.alter import parse
-
-    c = parse.parse_new_column("info.`zip code` decimal(10, 2) NOT NULL DEFAULT '1.50' COMMENT 'it''s' AFTER city")
-    assert c == parse.NewColumn("info", "zip code", "decimal(10, 2)", True, parse.Literal("1.50", True), "it's",
-                                ("after", "city"))
-    assert parse.parse_new_column("`a.b`:map<string, struct<x: int>>!").parent is None
-    assert parse.parse_new_column("`a.b`:map<string, struct<x: int>>!").name == "a.b"
-    assert parse.parse_new_column("n int default null").default is None
-    term, name = parse.parse_partition_field("bucket(id, 16) as `my shard`")
-    assert (term.transform, term.columns, name) == ("bucket[16]", ("id",), "my shard")
-    assert parse.parse_partition_field("days(ts)")[0].transform == "day"
-    sort = parse.parse_sort_order("a, b DESC, truncate(2, c) asc nulls last, d desc nulls first")
-    assert [(s.term.transform, s.direction, s.null_order) for s in sort] == [
-        ("identity", "asc", "nulls-first"), ("identity", "desc", "nulls-last"), ("truncate[2]", "asc", "nulls-last"),
-        ("identity", "desc", "nulls-first")]
-    assert parse.parse_move("`x y` before z") == ("x y", "before", "z")
-    for bad, why in (("x int comment", "COMMENT needs a value"), ("x int default 'a", "unterminated")):
-        with pytest.raises(UsageError, match=why):
-            parse.parse_new_column(bad)
-
-
 def test_changes_inside_a_dropped_struct_are_refused_moves_are_not(catalog):
     t = table(catalog, "id:long!, info:struct<city:string, zip:int>")
     for kw in (dict(rename_columns=["info.city=town"]), dict(set_types=["info.zip=long"]),

@@ -99,12 +99,12 @@ def sizes(group) -> list[int]:
 
 def evolve_spec(table, partition_by: str):
     """Add a new default spec (as ALTER TABLE ... PARTITION FIELD does) and commit."""
-    from icectl.ops.create import parse_partition_spec
+    from icectl.expr.partition import partition_spec
 
     from icectl.table.builder import MetadataBuilder
 
     md = table.metadata
-    spec = parse_partition_spec(partition_by, md.schema, next_field_id=md.last_partition_id + 1)
+    spec = partition_spec(partition_by, md.schema, next_field_id=md.last_partition_id + 1)
     return table.commit(MetadataBuilder(md).set_default_spec(spec).changes)
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from icectl.ops.create import parse_compact_schema, parse_partition_spec
+from icectl.expr.partition import partition_spec
+from icectl.expr.schema import parse_schema
 from icectl.ops.expire import ExpireOptions, compute_retention, plan_expiry
 from icectl.spec.metadata import (
     Snapshot,
@@ -28,7 +29,7 @@ from icectl.io import FileIO
 
 DAY = 86_400_000
 NOW = 1_700_000_000_000
-SCHEMA = parse_compact_schema("id:long!, name:string")
+SCHEMA = parse_schema("id:long!, name:string")
 
 
 # =============================================================================== pure retention
@@ -234,11 +235,11 @@ def test_explicit_unknown_snapshot_id_is_not_found():
 
 def test_clean_expired_metadata_drops_unused_schemas_and_specs_but_never_current():
     s0 = SCHEMA
-    s1 = Schema(parse_compact_schema("id:long!, name:string, x:int").fields, 1)
-    s2 = Schema(parse_compact_schema("id:long!, name:string, x:int, y:int").fields, 2)
+    s1 = Schema(parse_schema("id:long!, name:string, x:int").fields, 1)
+    s2 = Schema(parse_schema("id:long!, name:string, x:int, y:int").fields, 2)
     p0 = UNPARTITIONED
-    p1 = PartitionSpec(1, parse_partition_spec("id", s0).fields)
-    p2 = PartitionSpec(2, parse_partition_spec("bucket(4, id)", s0).fields)
+    p1 = PartitionSpec(1, partition_spec("id", s0).fields)
+    p2 = PartitionSpec(2, partition_spec("bucket(4, id)", s0).fields)
     snaps = [snap(1, NOW - 10 * DAY, schema_id=0), snap(2, NOW - 2 * DAY, 1, schema_id=1),
              snap(3, NOW - DAY, 2, schema_id=1)]
     # Current schema 2 and default spec 1: used by no snapshot, yet never removed.

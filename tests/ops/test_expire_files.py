@@ -13,7 +13,8 @@ import time
 import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
-from icectl.ops.create import parse_compact_schema, parse_partition_spec
+from icectl.expr.partition import partition_spec
+from icectl.expr.schema import parse_schema
 from icectl.ops.expire import (
     ExpireOptions,
     apply_expiry,
@@ -35,7 +36,7 @@ from icectl.io import FileIO
 
 DAY = 86_400_000
 
-SCHEMA = parse_compact_schema("id:long!, name:string")
+SCHEMA = parse_schema("id:long!, name:string")
 
 
 
@@ -267,8 +268,8 @@ def test_clean_expired_metadata_keeps_specs_still_used_by_retained_manifests(tmp
     t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", format_version=2)
     t = append_files(t, [data_file(t, "a", [1])], timestamp_ms=T0)
     md = t.metadata
-    s1 = Schema(parse_compact_schema("id:long!, name:string, x:int").fields, 1)
-    spec1 = PartitionSpec(1, parse_partition_spec("id", md.schema).fields)
+    s1 = Schema(parse_schema("id:long!, name:string, x:int").fields, 1)
+    spec1 = PartitionSpec(1, partition_spec("id", md.schema).fields)
     t = t.commit(MetadataBuilder(md).set_current_schema(s1).set_default_spec(spec1).changes)
     assert t.metadata.current_schema_id == 1 and t.metadata.default_spec_id == 1
     b = data_file(t, "b", [3])

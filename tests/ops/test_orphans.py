@@ -23,7 +23,7 @@ from icectl.spec.metadata import TableMetadata
 from icectl.ops.create import create_table
 from icectl.ops.orphans import PrefixMismatchError, plan_orphans, split_path
 from icectl.spec.partitioning import UNPARTITIONED
-from icectl.ops.create import parse_compact_schema
+from icectl.expr.schema import parse_schema
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode, UsageError
@@ -232,7 +232,7 @@ class _ListingIO:
 
 def _s3_table(listed: list[str]) -> Table:
     md = TableMetadata(format_version=2, table_uuid="u", location="s3://bucket/t", last_updated_ms=0,
-                       last_column_id=2, schemas=(parse_compact_schema("id:long!, name:string"),),
+                       last_column_id=2, schemas=(parse_schema("id:long!, name:string"),),
                        current_schema_id=0, partition_specs=(UNPARTITIONED,), default_spec_id=0,
                        last_partition_id=999)
     old = int(time.time() * 1000) - 10 * DAY

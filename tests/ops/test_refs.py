@@ -276,17 +276,6 @@ def test_tag_create_and_drop(repo):
     assert "v1" not in t.metadata.refs
 
 
-def test_parse_duration():
-    assert refs.parse_duration_ms("7d") == 7 * DAY
-    assert refs.parse_duration_ms("36h") == 36 * HOUR
-    assert refs.parse_duration_ms("500ms") == 500
-    assert refs.parse_duration_ms("2w") == 14 * DAY
-    assert refs.parse_duration_ms("1234") == 1234
-    assert refs.parse_duration_ms(None) is None
-    with pytest.raises(UsageError):
-        refs.parse_duration_ms("7 days")
-
-
 # ------------------------------------------------------------------------------------ cherry-pick
 
 def test_cherry_pick_append_from_a_branch(repo):

@@ -45,6 +45,10 @@ class ExpireReport:
     counts: dict[str, int]
     bytes: dict[str, int]
     explain: list[RetainedBecause] | None  # with --explain: the rules that keep each retained snapshot
+    # The cutoff of snapshots outside any ref's own retention, and the same in words:
+    # "older than 7d (604800000 ms): before 2025-11-19 22:00:00 UTC (1763589600000)".
+    older_than_ms: int | None
+    older_than: str
     # The commit sent (or, before it, to send): {"requirements": [...], "updates": [...]}.
     commits: list[dict] = field(default_factory=list)
 
@@ -65,6 +69,7 @@ def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: boo
         skipped_outside_location=plan.skipped_outside_location, counts=java_counts(files), bytes=bytes_by_kind(files),
         explain=[RetainedBecause(sid, plan.reasons.get(sid, [])) for sid in plan.retained_snapshot_ids]
         if explain else None,
+        older_than_ms=plan.older_than_ms, older_than=plan.older_than,
         commits=[result.committed.sent_json()] if result is not None and result.committed is not None
         else ([plan.planned_commit] if plan.planned_commit else []))
 
@@ -77,6 +82,7 @@ def _expire_text(env: Env, r: ExpireReport) -> None:
              f"{len(r.retained_snapshot_ids)} retained"
              + (f"; refs removed: {', '.join(r.removed_refs)}" if r.removed_refs else "")
              + (" (dry run: nothing changed)" if r.dry_run else ""))
+    say(env, f"cutoff: {r.older_than}")
     if r.explain is not None:
         print_table(env, ["snapshot", "kept because"], [[str(e.snapshot_id), "; ".join(e.reasons)] for e in r.explain],
                     title="Why each retained snapshot stays")

@@ -8,6 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
 from icectl.cli.views.common import warn_failed_deletes
 from icectl.cli.views.expire import FailedDelete
+from icectl.expr.timestamp import timestamp_text
 
 if TYPE_CHECKING:
     from icectl.ops.expire import FileToDelete
@@ -61,7 +62,8 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
         warn_failed_deletes(env, r.failed_deletes)
         return
     say(env, f"{r.table}: listed {r.listed_files} files under {r.location}; {len(r.orphan_files)} orphans "
-             f"({fmt_bytes(r.orphan_bytes)}) older than the cutoff, {r.too_new} newer files left alone"
+             f"({fmt_bytes(r.orphan_bytes)}) older than the cutoff ({timestamp_text(r.older_than_ms)}, "
+             f"{r.older_than_ms} ms), {r.too_new} newer files left alone"
              + (" (dry run: nothing deleted)" if r.dry_run else ""))
     if r.orphan_files:
         print_table(env, ["orphan file", "size"], [[p, fmt_bytes(s)] for p, s in zip(r.orphan_files, r.orphan_sizes)],

@@ -15,11 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import UnsupportedError, UsageError
-from icectl.ops.alter import parse
+from icectl.expr.column import Literal, NewColumn, literal, parse_move, parse_new_column
+from icectl.expr.lexer import column_name
+from icectl.expr.pairs import parse_pair
+from icectl.expr.partition import parse_partition_field
+from icectl.expr.schema import parse_type
+from icectl.expr.sort import SortTerm, bind_sort_order, parse_sort_order
+from icectl.expr.term import Term, parse_term
 from icectl.ops.alter.mapping import (METRICS_COLUMN, NAME_MAPPING, column_property_changes,
                                       update_name_mapping)
-from icectl.ops.alter.schema_update import SchemaUpdate, default_json, parse_column_type
-from icectl.ops.alter.spec_update import PartitionSpecUpdate, build_sort_order
+from icectl.ops.alter.schema_update import SchemaUpdate, default_json
+from icectl.ops.alter.spec_update import PartitionSpecUpdate
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import check_setting
 from icectl.table.builder import MetadataBuilder
@@ -68,26 +74,26 @@ class AlterRequest:
 
 @dataclass
 class _Parsed:
-    new_columns: list[parse.NewColumn]
+    new_columns: list[NewColumn]
     drops: list[str]
     renames: list[tuple[str, str]]
     types: list[tuple[str, str]]
     optional: list[str]
     required: list[str]
     docs: list[tuple[str, str | None]]
-    defaults: list[tuple[str, parse.Literal | None]]
+    defaults: list[tuple[str, Literal | None]]
     moves: list[tuple[str, str, str | None]]
     identifier_fields: list[str] | None
-    add_fields: list[tuple[parse.Term, str | None]]
-    drop_fields: list[tuple[str | None, parse.Term | None]]
+    add_fields: list[tuple[Term, str | None]]
+    drop_fields: list[tuple[str | None, Term | None]]
     rename_fields: list[tuple[str, str]]
-    sort: list[parse.SortTerm] | None
+    sort: list[SortTerm] | None
     set_props: dict[str, str]
     remove_props: list[str]
 
     @classmethod
     def of(cls, r: AlterRequest) -> "_Parsed":
-        cols = [parse.parse_new_column(t) for t in r.add_columns]
+        cols = [parse_new_column(t) for t in r.add_columns]
         if r.first or r.after is not None:
             if len(cols) != 1:
                 raise UsageError("--first and --after place the one --add-column; with several, give each its "
@@ -95,32 +101,31 @@ class _Parsed:
             if r.first and r.after is not None:
                 raise UsageError("give --first or --after, not both")
             c = cols[0]
-            pos = ("first", None) if r.first else ("after", parse.column_name(r.after or "", "--after"))
-            cols = [parse.NewColumn(c.parent, c.name, c.type_text, c.required, c.default, c.doc, pos)]
-        renames = [parse.pair(t, "--rename-column", "OLD=NEW") for t in r.rename_columns]
-        types = [parse.pair(t, "--set-type", "COLUMN=TYPE, e.g. qty=long") for t in r.set_types]
-        docs = [(c, d or None) for c, d in (parse.pair(t, "--set-doc", "COLUMN=TEXT") for t in r.set_docs)]
-        defaults: list[tuple[str, parse.Literal | None]] = []
+            pos = ("first", None) if r.first else ("after", column_name(r.after or "", "--after"))
+            cols = [NewColumn(c.parent, c.name, c.type_text, c.required, c.default, c.doc, pos)]
+        renames = [parse_pair(t, "--rename-column", "OLD=NEW") for t in r.rename_columns]
+        types = [parse_pair(t, "--set-type", "COLUMN=TYPE, e.g. qty=long") for t in r.set_types]
+        docs = [(c, d or None) for c, d in (parse_pair(t, "--set-doc", "COLUMN=TEXT") for t in r.set_docs)]
+        defaults: list[tuple[str, Literal | None]] = []
         for t in r.set_defaults:
-            c, v = parse.pair(t, "--set-default", "COLUMN=VALUE")
-            toks = parse.tokens(v)
-            literal = parse.Literal(toks[0][0], toks[0][1]) if len(toks) == 1 else parse.Literal(v.strip(), False)
-            defaults.append((c, None if not literal.quoted and literal.text.lower() == "null" else literal))
-        defaults += [(parse.column_name(c, "--drop-default"), None) for c in r.drop_defaults]
+            c, v = parse_pair(t, "--set-default", "COLUMN=VALUE")
+            lit = literal(v)
+            defaults.append((c, None if not lit.quoted and lit.text.lower() == "null" else lit))
+        defaults += [(column_name(c, "--drop-default"), None) for c in r.drop_defaults]
         ident = None
         if r.identifier_fields is not None:
-            ident = [parse.column_name(n, "--set-identifier-fields") for n in r.identifier_fields.split(",")
+            ident = [column_name(n, "--set-identifier-fields") for n in r.identifier_fields.split(",")
                      if n.strip()]
-        drop_fields: list[tuple[str | None, parse.Term | None]] = []
+        drop_fields: list[tuple[str | None, Term | None]] = []
         for t in r.drop_partition_fields:
             what = f"--drop-partition-field {t!r}"
-            drop_fields.append((None, parse.parse_term(t, what)) if "(" in t else (parse.column_name(t, what), None))
+            drop_fields.append((None, parse_term(t, what)) if "(" in t else (column_name(t, what), None))
         if r.sort_by is not None and r.unsorted:
             raise UsageError("give --sort-by or --unsorted, not both")
-        sort = parse.parse_sort_order(r.sort_by) if r.sort_by is not None else ([] if r.unsorted else None)
+        sort = parse_sort_order(r.sort_by) if r.sort_by is not None else ([] if r.unsorted else None)
         set_props: dict[str, str] = {}
         for t in r.set_properties:
-            k, v = parse.pair(t, "property", "KEY=VALUE")
+            k, v = parse_pair(t, "property", "KEY=VALUE")
             set_props[k] = v
         remove_props = [k.strip() for k in r.remove_properties]
         for k in list(set_props) + remove_props:
@@ -137,12 +142,12 @@ class _Parsed:
         both = sorted(set(set_props) & set(remove_props))
         if both:
             raise UsageError(f"cannot set and remove the same property: {both[0]}")
-        return cls(cols, [parse.column_name(c, "--drop-column") for c in r.drop_columns], renames, types,
-                   [parse.column_name(c, "--make-optional") for c in r.make_optional],
-                   [parse.column_name(c, "--make-required") for c in r.make_required], docs, defaults,
-                   [parse.parse_move(m) for m in r.move_columns], ident,
-                   [parse.parse_partition_field(t) for t in r.add_partition_fields], drop_fields,
-                   [parse.pair(t, "--rename-partition-field", "OLD=NEW") for t in r.rename_partition_fields],
+        return cls(cols, [column_name(c, "--drop-column") for c in r.drop_columns], renames, types,
+                   [column_name(c, "--make-optional") for c in r.make_optional],
+                   [column_name(c, "--make-required") for c in r.make_required], docs, defaults,
+                   [parse_move(m) for m in r.move_columns], ident,
+                   [parse_partition_field(t) for t in r.add_partition_fields], drop_fields,
+                   [parse_pair(t, "--rename-partition-field", "OLD=NEW") for t in r.rename_partition_fields],
                    sort, set_props, remove_props)
 
     @property
@@ -198,7 +203,7 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
         changes.append(f"drop column {name}")
     for c in p.new_columns:
         what = f"--add-column {c.full_name}"
-        column_type = parse_column_type(c.type_text, what)
+        column_type = parse_type(c.type_text, what)
         default = None
         if c.default is not None:
             _v3_defaults(md, table.name)
@@ -215,7 +220,7 @@ def _schema_changes(table: Table, p: _Parsed, builder: MetadataBuilder, changes:
         su.rename_column(old, _leaf(old, new))
         changes.append(f"rename column {old} to {_leaf(old, new)}")
     for name, type_text in p.types:
-        su.update_column(name, parse_column_type(type_text, f"--set-type {name}"))
+        su.update_column(name, parse_type(type_text, f"--set-type {name}"))
         changes.append(f"change the type of {name} to {type_text.strip()}")
     for name in p.optional:
         su.set_required(name, False)
@@ -339,7 +344,7 @@ def plan_alter(table: Table, request: AlterRequest) -> AlterPlan:
     if p.spec_changes:
         _spec_changes(table, p, builder, changes)
     if p.sort is not None:
-        builder.set_default_sort_order(build_sort_order(p.sort, builder._current_schema))
+        builder.set_default_sort_order(bind_sort_order(p.sort, builder._current_schema))
         changes.append("sort by " + ", ".join(f"{t.term} {t.direction} {t.null_order.replace('-', ' ')}"
                                               for t in p.sort) if p.sort else "unsorted")
     schema = builder._current_schema

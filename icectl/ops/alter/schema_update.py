@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from icectl.errors import InvalidMetadataError, UsageError
-from icectl.ops.alter.parse import Literal
+from icectl.expr.column import Literal
 from icectl.spec.evolution import (
     column_names,
     identifier_field_error,
@@ -45,21 +45,6 @@ def shift_ids(t: IcebergType, offset: int) -> IcebergType:
         return MapType(t.key_id + offset, shift_ids(t.key_type, offset), t.value_id + offset,
                        shift_ids(t.value_type, offset), t.value_required)
     return t
-
-
-def parse_column_type(text: str, what: str) -> IcebergType:
-    """A type in the compact form of ``create --schema``, with ids from 1 in Java's fresh-id order
-    (the column itself would be 0): ``struct<a: int, b: list<string>>`` -> a=1, b=2, b.element=3."""
-    from icectl.ops.create import parse_compact_schema
-
-    try:
-        schema = parse_compact_schema(f"x:{text}")
-    except UsageError as e:
-        hint = e.hint
-        if " " in text.split("<")[0].split("(")[0].strip():
-            hint = "after the type come NOT NULL, DEFAULT v, COMMENT 'doc', FIRST, AFTER col or BEFORE col"
-        raise UsageError(f"{what}: {e.message}", hint=hint) from None
-    return shift_ids(schema.fields[0].field_type, -1)
 
 
 def default_json(literal: Literal, t: IcebergType, column: str) -> Any:
@@ -178,7 +163,7 @@ class SchemaUpdate:
     def add_column(self, parent: str | None, name: str, column_type: IcebergType, *, required: bool = False,
                    doc: str | None = None, default: Any = None) -> int:
         """Add ``name`` (to the struct ``parent``, or a list's element or map's value struct) with
-        ``column_type`` (ids from 1, see :func:`parse_column_type`); ``default`` is the JSON value
+        ``column_type`` (ids from 1, see :func:`icectl.expr.schema.parse_type`); ``default`` is the JSON value
         of both initial-default and write-default. Returns the new id."""
         parent_id = ROOT
         if not name:

@@ -1,5 +1,5 @@
-"""Partition evolution with Iceberg Java's ``BaseUpdatePartitionSpec`` rules, and the sort order
-of ``BaseReplaceSortOrder`` (spec: "Partition Evolution", "Sorting").
+"""Partition evolution with Iceberg Java's ``BaseUpdatePartitionSpec`` rules (spec: "Partition
+Evolution"); terms are parsed and bound by :mod:`icectl.expr.term`, sort orders by :mod:`icectl.expr.sort`.
 
 Partition field ids come from ``last-partition-id``; from format version 2, a field added again
 with the same source and transform gets the id it had in an earlier spec. A dropped field is
@@ -12,53 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from icectl.errors import UsageError
-from icectl.ops.alter.parse import SortTerm, Term
-from icectl.spec.evolution import column_names, index_by_name, index_parents
-from icectl.spec.partitioning import PartitionField, PartitionSpec, SortField, SortOrder, UNSORTED
+from icectl.expr.term import Bound, Term, bind
+from icectl.spec.evolution import index_by_name
+from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.transforms import UnknownTransform, parse_transform
-from icectl.spec.types import ListType, MapType, PrimitiveType, Schema
+from icectl.spec.types import Schema
 
 _TIME = ("year", "month", "day", "hour")
-
-
-@dataclass(frozen=True)
-class Bound:
-    source_id: int
-    transform: str  # the spec's JSON form, as Java's Transform.toString()
-    source_name: str
-
-
-def _lookup(names: dict[str, int], name: str) -> int | None:
-    if name in names:
-        return names[name]
-    matches = {i for n, i in names.items() if n.lower() == name.lower()}
-    return matches.pop() if len(matches) == 1 else None
-
-
-def bind(term: Term, schema: Schema, what: str) -> Bound:
-    """The source column and transform of ``term`` in ``schema``; refused when the transform does
-    not apply to the column's type or the column is not a primitive reachable through structs."""
-    col = term.columns[0]
-    names = index_by_name(schema.as_struct)
-    fid = _lookup(names, col)
-    if fid is None:
-        raise UsageError(f"{what}: there is no column {col!r}", hint="columns: " + ", ".join(sorted(names)[:30]))
-    f = schema.find_field(fid)
-    full = column_names(schema.as_struct)[fid]
-    if not isinstance(f.field_type, PrimitiveType):
-        raise UsageError(f"{what}: {full} is {f.field_type}, not a primitive type")
-    parents = index_parents(schema.as_struct)
-    p = parents.get(fid)
-    while p is not None:
-        if isinstance(schema.find_type(p), (ListType, MapType)):
-            raise UsageError(f"{what}: {full} is inside a list or map (only fields reachable through structs can be "
-                             "partition or sort sources)")
-        p = parents.get(p)
-    t = parse_transform(term.transform)
-    if not t.can_transform(f.field_type):
-        raise UsageError(f"{what}: {term.transform} does not apply to {full} of type {f.field_type} (spec: "
-                         "\"Partition Transforms\", source types)")
-    return Bound(fid, str(t), full)
 
 
 def partition_name(b: Bound) -> str:
@@ -222,15 +182,3 @@ class PartitionSpecUpdate:
                 raise UsageError(f"two partition fields would be named {f.name}")
             seen.add(f.name)
         return PartitionSpec(self.spec.spec_id, tuple(fields))
-
-
-def build_sort_order(terms: list[SortTerm], schema: Schema) -> SortOrder:
-    """The sort order of ``terms`` against ``schema`` (Java's SortOrder.Builder; id 1 until the
-    builder gives it its own)."""
-    if not terms:
-        return UNSORTED
-    fields = []
-    for st in terms:
-        b = bind(st.term, schema, f"cannot sort by {st.term}")
-        fields.append(SortField(b.source_id, b.transform, st.direction, st.null_order))
-    return SortOrder(1, tuple(fields))
