@@ -23,6 +23,12 @@ import os
 import pathlib
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check the same examples on a loaded two-core machine as on an idle one: no
+# per-example deadline, and slow data generation (regex strategies) is not a failure.
+settings.register_profile("icectl", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("icectl")
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 INTEROP_DIR = REPO_ROOT / "tests" / "interop"
