@@ -127,8 +127,3 @@ def properties(
         render(env, PropertyList(t.name, dict(t.metadata.properties)))
         return
     _run(env, table, properties_request(action, items or []), yes=yes, dry_run=dry_run)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("alter")(alter)
-    app.command("properties")(properties)

@@ -88,7 +88,3 @@ def _catalog_template(env: Env) -> str | None:
         return resolve_catalog_config(env.catalog, uri=env.uri, warehouse=env.warehouse).properties.get("spark.template")
     except Exception:
         return None
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compact")(compact)

@@ -40,7 +40,3 @@ def _prefix(env: Env) -> str:
     if env.warehouse:
         parts += ["--warehouse", shlex.quote(env.warehouse)]
     return " ".join(parts)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)

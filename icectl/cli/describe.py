@@ -19,7 +19,3 @@ def describe(
 
     env: Env = ctx.obj
     render(env, table_description(describe_table(env.open_table(table))))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("describe")(describe)

@@ -27,7 +27,3 @@ def diff(
 
     env: Env = ctx.obj
     render(env, table_diff(env.open_table(table), a, b, summary_only=summary))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("diff")(diff)

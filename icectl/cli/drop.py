@@ -67,8 +67,3 @@ def rename(
                  action="rename the table")
     apply_rename(t, destination)
     render(env, report(dry=False, applied=True))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("drop")(drop)
-    app.command("rename")(rename)

@@ -51,7 +51,3 @@ def expire(
                  f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
     result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)), approved=plan)
     render(env, expire_report(result.plan, result, dry_run=False, explain=explain))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("expire")(expire)

@@ -28,7 +28,3 @@ def files(
     if content is not None and content not in CONTENT_KINDS:
         raise UsageError(f"--content must be one of {', '.join(CONTENT_KINDS)}, not {content!r}")
     render(env, FileList(list_files(env.open_table(table), snapshot_id=snapshot, ref=ref, content=content)))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("files")(files)

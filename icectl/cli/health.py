@@ -117,8 +117,3 @@ def maintain(
         raise MaintenanceFailedError(f"maintenance failed on {len(run.failed)} of {len(run.tables)} tables "
                                      f"({', '.join(run.failed[:5])}); the others were maintained",
                                      hint="the report says which step failed and why")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("health")(health)
-    app.command("maintain")(maintain)

@@ -114,7 +114,3 @@ def properties(
     done = catalog.update_namespace_properties(ns, updates=plan.updates, removals=plan.removals)
     removed, missing = list(done.removed), list(done.missing)
     render(env, report(catalog.load_namespace_properties(ns), dry=False, applied=True))
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(namespace_app, name="namespace")

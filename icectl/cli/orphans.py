@@ -52,7 +52,3 @@ def remove_orphans(
     files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in still]
     deleted, failed = progress_deleter(env, t.io, len(files))(files)
     render(env, orphan_report(plan, dry_run=False, deleted=deleted, failed=failed))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("remove-orphans")(remove_orphans)

@@ -228,11 +228,3 @@ def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Arg
 
     _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
            yes=yes, dry_run=dry_run)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rollback")(rollback)
-    app.command("cherry-pick")(cherry_pick)
-    app.command("refs")(list_refs)
-    app.add_typer(branch_app, name="branch")
-    app.add_typer(tag_app, name="tag")

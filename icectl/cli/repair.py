@@ -41,7 +41,3 @@ def repair(
     if plan.unrepairable:
         raise InvalidMetadataError(f"cannot repair {plan.unrepairable[0]}"
                                    + (f" (and {len(plan.unrepairable) - 1} more)" if len(plan.unrepairable) > 1 else ""))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("repair")(repair)

@@ -43,7 +43,3 @@ def restore(
                  f"Restore {plan.table} to {plan.restore_from}?", yes=yes)
     result = apply_restore(t, plan)
     render(env, restore_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("restore")(restore)

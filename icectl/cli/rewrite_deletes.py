@@ -52,7 +52,3 @@ def rewrite_deletes(
         run.equality_rewritten_data_files, run.equality_removed_delete_files or 0)
     outcome = replace(DeleteRewriteOutcome(run.committed, eq), **run.counts)
     render(env, replace(report, applied=bool(run.committed), result=outcome, commits=run.commits))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-deletes")(rewrite_deletes)

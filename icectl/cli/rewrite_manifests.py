@@ -35,7 +35,3 @@ def rewrite_manifests(
                  f"Rewrite {len(plan.rewritten)} manifests of {plan.table}?", yes=yes)
     result = apply_rewrite_manifests(t, plan)
     render(env, rewrite_manifests_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-manifests")(rewrite_manifests)

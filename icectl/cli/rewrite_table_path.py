@@ -65,7 +65,3 @@ def _progress(env: Env, total: int):
         env.stderr.flush()
 
     return show
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-table-path")(rewrite_table_path)

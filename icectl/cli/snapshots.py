@@ -30,7 +30,3 @@ def snapshots(
         render(env, snapshot_forest(t.name, snapshot_tree(t), t.metadata))
     else:
         render(env, SnapshotList(list_snapshots(t, ref=ref, limit=limit, since=since)))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("snapshots")(snapshots)

@@ -73,8 +73,3 @@ def compute_partition_stats(
                  f"Write partition statistics of {len(plan.rows)} partitions of {plan.table}?", yes=yes)
     result = apply_partition_stats(t, plan)
     render(env, partition_stats_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compute-stats")(compute_stats)
-    app.command("compute-partition-stats")(compute_partition_stats)

@@ -64,8 +64,3 @@ def list_(
     tables = [".".join(t) for t in catalog.list_tables(ns)]
     namespaces = [".".join(n) for n in catalog.list_namespaces()] if ns is None else [namespace]
     render(env, Listing(catalog.name, namespaces, tables))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("create")(create)
-    app.command("list")(list_)

@@ -72,8 +72,3 @@ def register_cmd(
                  yes=yes, action="register the table")
     register_table(catalog, ident, plan)
     render(env, Registered(plan, False, True, True))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("upgrade-format")(upgrade_format)
-    app.command("register")(register_cmd)

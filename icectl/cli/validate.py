@@ -32,7 +32,3 @@ def validate(
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
                                hint="the codes are explained in the README's \"Validation codes\"")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)

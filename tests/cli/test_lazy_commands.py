@@ -1,0 +1,103 @@
+"""The lazy command group: ``icectl --help`` and completion list every command from the table in
+``icectl.cli.main`` without importing a command module; a command's module is imported when it runs
+or shows its own help; the table's one-line helps are the commands' own."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import typer.main
+
+from icectl.cli.context import Env
+from icectl.cli.lazy import make_default_short_help
+from icectl.cli.main import COMMANDS, app, run
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+COMMAND_MODULES = sorted({c.module for c in COMMANDS.values()})
+
+
+def _loaded_after(argv: list[str], env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    """The icectl.cli modules imported by a fresh interpreter that runs ``argv``, and its stdout."""
+    code = ("import io, json, sys, contextlib\n"
+            "from icectl.cli.main import run\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    run({argv!r})\n"
+            "print(json.dumps([sorted(m for m in sys.modules if m.startswith('icectl.cli.')), out.getvalue()]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                          env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, proc.stderr
+    mods, out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return set(mods), out
+
+
+def test_help_lists_every_command_without_importing_one():
+    mods, out = _loaded_after(["--help"])
+    assert not mods & set(COMMAND_MODULES), sorted(mods & set(COMMAND_MODULES))
+    for name in COMMANDS:
+        assert f"\n  {name} " in out, name
+
+
+def test_a_command_imports_its_own_module_only():
+    mods, out = _loaded_after(["describe", "--help"])
+    assert "icectl.cli.describe" in mods
+    assert not mods & (set(COMMAND_MODULES) - {"icectl.cli.describe"}), sorted(mods)
+    assert "Usage: icectl describe" in out
+
+
+def test_completion_lists_commands_without_importing_them():
+    """Typer's own completion (``_ICECTL_COMPLETE``), as ``--install-completion`` sets up."""
+    code = ("import os, sys\n"
+            "from icectl.cli.main import app\n"
+            "import typer.main\n"
+            "try:\n"
+            "    typer.main.get_command(app).main(['re'], prog_name='icectl', standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print('MODS', ' '.join(sorted(m for m in sys.modules if m.startswith('icectl.cli.'))))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                          env={**os.environ, "_ICECTL_COMPLETE": "complete_bash", "COMP_WORDS": "icectl re",
+                               "COMP_CWORD": "1"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    names = {ln for ln in lines if not ln.startswith("MODS")}
+    assert names == {n for n in COMMANDS if n.startswith("re")}, proc.stdout
+    mods = next(ln for ln in lines if ln.startswith("MODS")).split()[1:]
+    assert not set(mods) & set(COMMAND_MODULES), mods
+
+
+def test_completion_of_a_commands_options_loads_it():
+    root = typer.main.get_command(app)
+    ctx = root.make_context("icectl", ["expire"], resilient_parsing=True)
+    cmd = root.get_command(ctx, "expire")
+    sub = cmd.make_context("expire", [], parent=ctx, resilient_parsing=True)
+    assert "--older-than" in {c.value for c in cmd.shell_complete(sub, "--ol")}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_table_help_is_the_commands_first_sentence(name):
+    cmd = COMMANDS[name].load()
+    assert make_default_short_help(COMMANDS[name].help, 10 ** 6) == COMMANDS[name].help
+    assert COMMANDS[name].help == make_default_short_help(cmd.help, 10 ** 6)
+
+
+def test_every_command_module_is_in_the_table():
+    """A module under icectl/cli that defines a command function or group is listed in the table."""
+    listed = {(c.module, c.attr) for c in COMMANDS.values()}
+    skip = {"__init__", "main", "lazy", "context", "errors", "output", "options", "confirm"}
+    for path in sorted((REPO_ROOT / "icectl" / "cli").glob("*.py")):
+        if path.stem in skip:
+            continue
+        module = f"icectl.cli.{path.stem}"
+        assert any(m == module for m, _ in listed), f"{module} defines no command in icectl.cli.main.COMMANDS"
+
+
+def test_unknown_command_is_a_usage_error():
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    assert run(["no-such-command"], env) == 2
+    assert "No such command" in env.stderr.getvalue()
