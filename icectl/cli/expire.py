@@ -7,9 +7,14 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan, progress_deleter
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.expire import expire_report
+from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
+from icectl.ops.inspect import parse_time_ms
 
 
 def expire(
@@ -32,13 +37,8 @@ def expire(
     yes: YesOpt = False,
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
-    from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.cli.views.expire import expire_report
-    from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.ops.inspect import parse_time_ms
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     # The clock is read once: a commit retried later plans with the cut-off the user saw.
     opts = ExpireOptions(older_than_ms=parse_time_ms(older_than) if older_than else None, retain_last=retain_last,
                          snapshot_ids=tuple(snapshot_id or ()), clean_expired_metadata=clean_expired_metadata,

@@ -149,7 +149,7 @@ class _EnvStderr(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.env.stderr.write(f"icectl: {record.getMessage()}\n")
-        except Exception:  # noqa: BLE001 - logging never breaks a command
+        except (OSError, ValueError):  # a closed or broken stderr: logging never breaks a command
             pass
 
 

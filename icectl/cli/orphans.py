@@ -1,13 +1,21 @@
 """``icectl remove-orphans``."""
 from __future__ import annotations
 
+import time
 from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan, progress_deleter
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.orphans import orphan_report
+from icectl.errors import RefusedError
+from icectl.ops.expire import FileToDelete
+from icectl.ops.inspect import parse_time_ms
+from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
 
 
 def remove_orphans(
@@ -25,22 +33,13 @@ def remove_orphans(
     yes: YesOpt = False,
 ) -> None:
     """Find and delete files under the table location that no snapshot or metadata file reaches."""
-    from icectl.cli.views.orphans import orphan_report
-    import time
-
-    from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.ops.expire import FileToDelete
-    from icectl.ops.inspect import parse_time_ms
-    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
-    from icectl.errors import RefusedError
-
     env: Env = ctx.obj
     cutoff = parse_time_ms(older_than)
     now = int(time.time() * 1000)
     if cutoff > now - DEFAULT_OLDER_THAN_MS and not force:
         raise RefusedError(f"--older-than {older_than} is under 3 days: files a running writer has not committed yet "
                            f"would look like orphans", hint="add --force if no writer can be running")
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_orphans(t, older_than_ms=cutoff, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
     if dry_run or not plan.orphans:
         render(env, orphan_report(plan, dry_run=dry_run))

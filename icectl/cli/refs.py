@@ -2,22 +2,25 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
+from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.options import DryRunOpt, TableArg, YesOpt
 from icectl.cli.output import render
-
-if TYPE_CHECKING:
-    from icectl.cli.views.refs import RefChange
+from icectl.cli.session import open_table
+from icectl.cli.views.common import ref_views
+from icectl.cli.views.refs import RefChange, RefList
+from icectl.errors import UsageError
+from icectl.ops import refs
+from icectl.ops.inspect import parse_time_ms
+from icectl.ops.refs import Builder, RefCommit, commit_ref_change, parse_duration_ms, plan_ref_change
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 
-TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
                                                   "this at expiry (7d, 36h, ms).")]
 MaxSnapAge = Annotated[Optional[str], typer.Option("--max-snapshot-age", help="Branch: expire its snapshots older "
@@ -26,18 +29,12 @@ MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help=
                                                 "its newest snapshots.", min=1)]
 
 
-def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
-           impact: Callable[[Any, Any], Any] | None = None) -> None:
-    """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
-    from icectl.ops.refs import plan_ref_change
-
-    t = env.open_table(table_name)
-    plan = plan_ref_change(t, build)
-    new = plan.after
-    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after: dict[str, int | None] = {n: r.snapshot_id for n, r in new.all_refs.items()}
-    change = _change(t, action, dry_run=dry_run, before=before, after=after, current=new.current_snapshot_id,
-                     plan=plan, impact=impact(t, new) if impact else None)
+def _apply(env: Env, table_name: str, action: str, build: Builder, *, yes: bool, dry_run: bool,
+           impact_on: str | None = None) -> None:
+    """Plan (build against the current table), show, ask, commit with retry (re-validating);
+    ``impact_on``: the branch whose gains and losses to show."""
+    plan = plan_ref_change(open_table(env, table_name), build)
+    change = _change(plan, action, dry_run=dry_run, impact_on=impact_on)
     if plan.changes_nothing:  # already so (e.g. set to its own head): nothing to commit, as in Java
         change.action += ": nothing to change"
         render(env, change)
@@ -45,22 +42,14 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     _show_ask_commit(env, plan, change, yes=yes)
 
 
-def _change(t: Any, action: str, *, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
-            impact: Any = None) -> RefChange:
-    from icectl.cli.views.refs import RefChange
-    from icectl.table.commit import sent_json, snapshot_commit_json
-
-    sent = sent_json(t.metadata, plan.requirements(), plan.updates) if plan.updates is not None else \
-        snapshot_commit_json(t.metadata, next(iter(n for n in after if after[n] is None), "main"))
-    return RefChange(t.name, action, dry_run, False, None, before, after, current, impact, [sent])
+def _change(plan: RefCommit, action: str, *, dry_run: bool, impact_on: str | None = None) -> RefChange:
+    return RefChange(plan.table.name, action, dry_run, False, None, plan.refs_before, plan.refs_after,
+                     plan.current_snapshot_id, plan.impact(impact_on) if impact_on else None, [plan.planned_commit])
 
 
-def _show_ask_commit(env: Env, plan: Any, change: RefChange, *, yes: bool) -> None:
+def _show_ask_commit(env: Env, plan: RefCommit, change: RefChange, *, yes: bool) -> None:
     """A dry run shows the change; otherwise show it, ask, commit with retry (planned again
     against a refreshed table) and show what was committed and what was sent."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.ops.refs import commit_ref_change
-
     if change.dry_run:
         render(env, change)
         return
@@ -85,10 +74,6 @@ def rollback(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
-    from icectl.ops import refs
-    from icectl.ops.inspect import parse_time_ms
-    from icectl.errors import UsageError
-
     env: Env = ctx.obj
     given = [x for x in (to_snapshot, to_timestamp, set_current) if x is not None]
     if len(given) != 1:
@@ -103,11 +88,7 @@ def rollback(
         ts = parse_time_ms(to_timestamp)  # type: ignore[arg-type]
         build, action = (lambda t: refs.rollback_to_timestamp(t.metadata, ts, branch=branch),
                          f"roll back {branch} to its state before {to_timestamp}")
-
-    def impact(t: Any, new: Any) -> Any:
-        return refs.ref_impact(t, branch, new.all_refs[branch].snapshot_id)
-
-    _apply(env, table, action, build, yes=yes, dry_run=dry_run, impact=impact)
+    _apply(env, table, action, build, yes=yes, dry_run=dry_run, impact_on=branch)
 
 
 def cherry_pick(
@@ -120,34 +101,21 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
-    from icectl.ops import refs
-
     env: Env = ctx.obj
-    t = env.open_table(table)
     action = f"cherry-pick snapshot {snapshot} onto {branch}"
     # Plan with every check but without writing: a new snapshot's manifests are written only by
     # the commit, so a dry run or a refusal leaves no files behind (and --yes writes them once).
-    plan = refs.plan_cherry_pick(t, snapshot, branch=branch)
-    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after: dict[str, int | None] = dict(before)
-    after[branch] = plan.after.all_refs[branch].snapshot_id if plan.after is not None else None
-    current = plan.after.current_snapshot_id if plan.after is not None else (
-        None if branch == "main" else t.metadata.current_snapshot_id)
-    _show_ask_commit(env, plan, _change(t, action, dry_run=dry_run, before=before, after=after, current=current, plan=plan), yes=yes)
+    plan = refs.plan_cherry_pick(open_table(env, table), snapshot, branch=branch)
+    _show_ask_commit(env, plan, _change(plan, action, dry_run=dry_run), yes=yes)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
-    from icectl.cli.views.common import ref_views
-    from icectl.cli.views.refs import RefList
-
     env: Env = ctx.obj
-    render(env, RefList(ref_views(env.open_table(table).metadata)))
+    render(env, RefList(ref_views(open_table(env, table).metadata)))
 
 
 def _dur(text: str | None) -> int | None:
-    from icectl.ops.refs import parse_duration_ms
-
     return parse_duration_ms(text)
 
 
@@ -157,8 +125,6 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a branch at a snapshot."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"create branch {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="branch", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age),
         max_snapshot_age_ms=_dur(max_snapshot_age), min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
@@ -168,8 +134,6 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
 def branch_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
                 yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a branch (never main). Its snapshots then expire under the table's rules."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"drop branch {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="branch"),
            yes=yes, dry_run=dry_run)
 
@@ -179,8 +143,6 @@ def branch_rename(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   new_name: Annotated[str, typer.Argument(help="New name.")],
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Rename a branch (never main)."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"rename branch {name} to {new_name}", lambda t: refs.rename_branch(t.metadata, name, new_name),
            yes=yes, dry_run=dry_run)
 
@@ -190,11 +152,8 @@ def branch_fast_forward(ctx: typer.Context, table: TableArg, name: Annotated[str
                         to: Annotated[str, typer.Option("--to", help="Branch or tag whose head to move to.")],
                         yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Move a branch to the head of another ref that descends from it."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"fast-forward {name} to {to}", lambda t: refs.fast_forward(t.metadata, name, to),
-           yes=yes, dry_run=dry_run,
-           impact=lambda t, new: refs.ref_impact(t, name, new.all_refs[name].snapshot_id))
+           yes=yes, dry_run=dry_run, impact_on=name)
 
 
 @branch_app.command("retain")
@@ -202,8 +161,6 @@ def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Change a branch's retention."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"set retention of branch {name}", lambda t: refs.set_retention(
         t.metadata, name, max_ref_age_ms=_dur(max_ref_age), max_snapshot_age_ms=_dur(max_snapshot_age),
         min_snapshots_to_keep=min_snapshots_to_keep), yes=yes, dry_run=dry_run)
@@ -214,8 +171,6 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
                snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
                max_ref_age: MaxRefAge = None, yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a tag at a snapshot; expiry keeps it until its max ref age."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"create tag {name}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="tag", snapshot_id=snapshot, max_ref_age_ms=_dur(max_ref_age)), yes=yes, dry_run=dry_run)
 
@@ -224,7 +179,5 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
 def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
              yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a tag."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
            yes=yes, dry_run=dry_run)

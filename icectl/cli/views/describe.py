@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import SpecJson, fmt_bytes, fmt_ts, iso_ts, num, print_kv, say, text_renderer
-from icectl.cli.views.common import RefView
+from icectl.cli.output import SpecJson, fmt_bytes, fmt_ts, iso_ts, num, print_kv, print_table, say, text_renderer
+from icectl.cli.views.common import RefView, print_refs, print_schema, print_specs_and_orders, ref_views
 
 if TYPE_CHECKING:
     from icectl.ops.inspect import Description
@@ -131,8 +131,6 @@ def _statistics_views(md: TableMetadata) -> tuple[list[StatisticsView], list[Par
 
 
 def table_description(d: Description) -> TableDescription:
-    from icectl.cli.views.common import ref_views
-
     md = d.metadata
     v = md.format_version
     s = d.current_snapshot
@@ -157,8 +155,6 @@ def table_description(d: Description) -> TableDescription:
 
 @text_renderer(TableDescription)
 def _description_text(env: Env, d: TableDescription) -> None:
-    from icectl.cli.views.common import print_refs, print_schema, print_specs_and_orders
-
     md = d.metadata
     print_kv(env, [
         ("uuid", d.table_uuid), ("location", d.location), ("metadata", d.metadata_location),
@@ -197,8 +193,6 @@ def _description_text(env: Env, d: TableDescription) -> None:
 
 
 def _statistics_text(env: Env, d: TableDescription) -> None:
-    from icectl.cli.output import print_table
-
     if d.statistics:
         say(env)
         rows = []

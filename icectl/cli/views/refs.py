@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from icectl.cli.context import Env
 from icectl.cli.output import say, text_renderer
-from icectl.cli.views.common import RefView
+from icectl.cli.views.common import RefView, print_refs
 
 if TYPE_CHECKING:
     from icectl.ops.refs import RefImpact
@@ -63,6 +63,4 @@ class RefList:
 
 @text_renderer(RefList)
 def _refs_text(env: Env, result: RefList) -> None:
-    from icectl.cli.views.common import print_refs
-
     print_refs(env, result.rows)
