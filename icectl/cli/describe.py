@@ -8,7 +8,7 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.cli.session import open_table
-from icectl.cli.views.describe import table_description
+from icectl.cli.views import describe as _view  # noqa: F401 (registers the text renderer)
 from icectl.ops.inspect import describe as describe_table
 
 
@@ -18,4 +18,4 @@ def describe(
 ) -> None:
     """Describe a table: identity, schema, specs, sort orders, properties, refs, totals."""
     env: Env = ctx.obj
-    render(env, table_description(describe_table(open_table(env, table))))
+    render(env, describe_table(open_table(env, table)))

@@ -11,11 +11,10 @@ from icectl.cli.context import Env
 from icectl.cli.options import DryRunOpt, TableArg, YesOpt
 from icectl.cli.output import render
 from icectl.cli.session import open_table
-from icectl.cli.views.common import ref_views
 from icectl.cli.views.refs import RefChange, RefList
 from icectl.errors import UsageError
 from icectl.ops import refs
-from icectl.ops.inspect import parse_time_ms
+from icectl.ops.inspect import parse_time_ms, ref_list
 from icectl.ops.refs import Builder, RefCommit, commit_ref_change, parse_duration_ms, plan_ref_change
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
@@ -112,7 +111,7 @@ def cherry_pick(
 def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
     env: Env = ctx.obj
-    render(env, RefList(ref_views(open_table(env, table).metadata)))
+    render(env, RefList(ref_list(open_table(env, table).metadata)))
 
 
 def _dur(text: str | None) -> int | None:

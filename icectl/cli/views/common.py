@@ -2,12 +2,11 @@
 sort orders as tables. No I/O beyond writing to the environment's streams."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say, warn
-from icectl.ops.inspect import ref_rows
+from icectl.ops.inspect import RefRow
 from icectl.spec.types import ListType, MapType, StructType, type_label
 
 if TYPE_CHECKING:
@@ -15,24 +14,7 @@ if TYPE_CHECKING:
     from icectl.spec.types import IcebergType, NestedField, Schema
 
 
-@dataclass
-class RefView:
-    """A branch or tag (the spec's "Snapshot References")."""
-
-    name: str
-    type: str  # branch | tag
-    snapshot_id: int
-    min_snapshots_to_keep: int | None
-    max_snapshot_age_ms: int | None
-    max_ref_age_ms: int | None
-
-
-def ref_views(md: TableMetadata) -> list[RefView]:
-    return [RefView(n, r.ref_type, r.snapshot_id, r.min_snapshots_to_keep, r.max_snapshot_age_ms, r.max_ref_age_ms)
-            for n, r in ref_rows(md)]
-
-
-def print_refs(env: Env, refs: list[RefView]) -> None:
+def print_refs(env: Env, refs: list[RefRow]) -> None:
     print_table(env, ["name", "type", "snapshot", "min snapshots to keep", "max snapshot age", "max ref age"],
                 [[r.name, r.type, str(r.snapshot_id), opt(r.min_snapshots_to_keep),
                   fmt_duration_ms(r.max_snapshot_age_ms), fmt_duration_ms(r.max_ref_age_ms)] for r in refs],

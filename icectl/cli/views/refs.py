@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from icectl.cli.context import Env
 from icectl.cli.output import say, text_renderer
-from icectl.cli.views.common import RefView, print_refs
+from icectl.cli.views.common import print_refs
+from icectl.ops.inspect import RefRow
 
 if TYPE_CHECKING:
     from icectl.ops.refs import RefImpact
@@ -58,7 +59,7 @@ def _ref_change_text(env: Env, ch: RefChange) -> None:
 @dataclass
 class RefList:
     json_root: ClassVar[str] = "rows"
-    rows: list[RefView]
+    rows: list[RefRow]
 
 
 @text_renderer(RefList)
