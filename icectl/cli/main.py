@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Annotated, Optional
 
 import typer
+import typer.main
 
 from icectl import __version__
 from icectl.cli.context import Env
@@ -105,6 +107,7 @@ app = typer.Typer(
 # Global options may be given anywhere on the command line; run() moves them before the command.
 GLOBAL_VALUE_OPTIONS = {"--output", "-o", "--catalog", "-c", "--uri", "--warehouse"}
 GLOBAL_FLAGS = {"--verbose", "-v"}
+COMPLETE_VAR = "_ICECTL_COMPLETE"  # set by the shell function --install-completion installs
 
 
 def _version(value: bool) -> None:
@@ -194,6 +197,9 @@ def reorder_global_options(argv: list[str]) -> list[str]:
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     """Entry point: run the app, map errors to one line on stderr and a documented exit code."""
+    if argv is None and COMPLETE_VAR in os.environ:
+        # A TAB in a shell set up by --install-completion: click's completion protocol answers.
+        typer.main.get_command(app).main(prog_name="icectl")
     args = reorder_global_options(list(sys.argv[1:] if argv is None else argv))
     code = invoke(app, args, env or Env())
     if argv is None:

@@ -51,25 +51,34 @@ def test_a_command_imports_its_own_module_only():
     assert "Usage: icectl describe" in out
 
 
-def test_completion_lists_commands_without_importing_them():
-    """Typer's own completion (``_ICECTL_COMPLETE``), as ``--install-completion`` sets up."""
-    code = ("import os, sys\n"
-            "from icectl.cli.main import app\n"
-            "import typer.main\n"
-            "try:\n"
-            "    typer.main.get_command(app).main(['re'], prog_name='icectl', standalone_mode=False)\n"
-            "except SystemExit:\n"
-            "    pass\n"
-            "print('MODS', ' '.join(sorted(m for m in sys.modules if m.startswith('icectl.cli.'))))\n")
+def _complete(words: str, cword: int) -> tuple[list[str], list[str]]:
+    """Bash completion through the entry point, as the shell function ``--install-completion``
+    installs calls it: (completions, icectl.cli modules imported)."""
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('MODS', ' '.join(sorted(m for m in sys.modules "
+            "if m.startswith('icectl.cli.')))))\n"
+            "sys.argv = ['icectl']\n"
+            "from icectl.cli.main import run\n"
+            "run()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
-                          env={**os.environ, "_ICECTL_COMPLETE": "complete_bash", "COMP_WORDS": "icectl re",
-                               "COMP_CWORD": "1"})
+                          env={**os.environ, "_ICECTL_COMPLETE": "complete_bash", "COMP_WORDS": words,
+                               "COMP_CWORD": str(cword)})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    names = {ln for ln in lines if not ln.startswith("MODS")}
-    assert names == {n for n in COMMANDS if n.startswith("re")}, proc.stdout
     mods = next(ln for ln in lines if ln.startswith("MODS")).split()[1:]
+    return [ln for ln in lines if not ln.startswith("MODS")], mods
+
+
+def test_completion_lists_commands_without_importing_them():
+    names, mods = _complete("icectl re", 1)
+    assert set(names) == {n for n in COMMANDS if n.startswith("re")}
     assert not set(mods) & set(COMMAND_MODULES), mods
+
+
+def test_completion_of_subcommands_and_options():
+    assert _complete("icectl branch c", 2)[0] == ["create"]
+    names, mods = _complete("icectl expire --ol", 2)
+    assert names == ["--older-than"] and "icectl.cli.expire" in mods
 
 
 def test_completion_of_a_commands_options_loads_it():
