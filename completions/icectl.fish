@@ -212,7 +212,7 @@ complete -c icectl -n '__icectl_at alter' -l set-property -r -d 'Set a table pro
 complete -c icectl -n '__icectl_at alter' -l set-type -r -d 'Widen a column\'s type as the spec allows (int to long, float to double, decimal precision; v3: date to timestamp, unknown to any). Repeatable'
 complete -c icectl -n '__icectl_at alter' -l sort-by -r -d 'Replace the sort order, e.g. \'id desc nulls last, bucket(4, name)\''
 complete -c icectl -n '__icectl_at alter' -l unsorted -d 'Replace the sort order with none'
-complete -c icectl -n '__icectl_at alter' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
+complete -c icectl -n '__icectl_at alter' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl branch
 complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot'
@@ -303,7 +303,7 @@ complete -c icectl -n '__icectl_at create' -l partition-by -s p -r -d 'Partition
 complete -c icectl -n '__icectl_at create' -l property -s P -r -d 'Table property KEY=VALUE (repeatable)'
 complete -c icectl -n '__icectl_at create' -l schema -s s -r -d 'Schema: compact form \'id:long!, name:string, ts:timestamptz\' (! = required) or an Iceberg schema JSON file (@file or *.json)'
 complete -c icectl -n '__icectl_at create' -l sort-by -r -d 'Sort order, e.g. \'id desc nulls last, ts\''
-complete -c icectl -n '__icectl_at create' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
+complete -c icectl -n '__icectl_at create' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl demo
 complete -c icectl -n '__icectl_at demo' -l format-version -x -d '2 (position delete files) or 3 (deletion vectors, row lineage)'
@@ -389,7 +389,7 @@ complete -c icectl -n '__icectl_at namespace properties' -l yes -s y -d 'Do not 
 # icectl properties
 complete -c icectl -n '__icectl_at properties' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
 complete -c icectl -n '__icectl_at properties' -l help -s h -d 'Show this message and exit'
-complete -c icectl -n '__icectl_at properties' -l yes -s y -d 'Do not ask for confirmation (for scripts, cron and Airflow)'
+complete -c icectl -n '__icectl_at properties' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl refs
 complete -c icectl -n '__icectl_at refs' -l help -s h -d 'Show this message and exit'

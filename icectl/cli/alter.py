@@ -1,38 +1,30 @@
 """``icectl alter`` and ``icectl properties``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from dataclasses import replace
+from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
+from icectl.cli.options import TableArg, YesOpt, dry_run_option
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.alter import AlterResult, PropertyList
+from icectl.ops.alter import AlterRequest, commit_alter, plan_alter, properties_request
 
-if TYPE_CHECKING:
-    from icectl.ops.alter import AlterRequest
-
-TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for scripts, cron and "
-                                      "Airflow).")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the schema, spec, order and properties before and "
-                                         "after, and the updates; commit nothing.")]
+DryRunOpt = dry_run_option("Show the schema, spec, order and properties before and after, and the updates; commit "
+                           "nothing.")
 Many = Optional[list[str]]
 
 
 def _run(env: Env, table: str, request: AlterRequest, *, yes: bool, dry_run: bool) -> None:
     """Check the expressions, plan against the table, show, ask, commit (planned again on a conflict)."""
-    from dataclasses import replace
-
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.alter import AlterResult
-    from icectl.ops.alter import commit_alter, plan_alter
-    from icectl.table.commit import sent_json
-
     request.check()  # a bad expression is refused before the table is read
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_alter(t, request)
-    commit = sent_json(plan.before, plan.requirements(), plan.updates) if plan.updates else None
-    result = AlterResult.of(t.name, plan.before, plan.after, plan.changes, dry_run=dry_run, commit=commit)
+    result = AlterResult.of(t.name, plan.before, plan.after, plan.changes, dry_run=dry_run, commit=plan.planned_commit)
     if dry_run or plan.changes_nothing:
         render(env, result)
         return
@@ -93,8 +85,6 @@ def alter(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Change a table's schema, partition spec, sort order and properties in one commit (Java's rules and ids)."""
-    from icectl.ops.alter import AlterRequest
-
     request = AlterRequest(
         add_columns=add_column or [], first=first, after=after, drop_columns=drop_column or [],
         rename_columns=rename_column or [], set_types=set_type or [], make_optional=make_optional or [],
@@ -117,18 +107,9 @@ def properties(
     dry_run: DryRunOpt = False,
 ) -> None:
     """List a table's properties, or set or unset some (one commit)."""
-    from icectl.ops.alter import properties_request
-
     env: Env = ctx.obj
     if action is None:
-        from icectl.cli.views.alter import PropertyList
-
-        t = env.open_table(table)
+        t = open_table(env, table)
         render(env, PropertyList(t.name, dict(t.metadata.properties)))
         return
     _run(env, table, properties_request(action, items or []), yes=yes, dry_run=dry_run)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("alter")(alter)
-    app.command("properties")(properties)

@@ -5,9 +5,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.options import MasterOpt, TemplateOpt, YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table, spark_template
+from icectl.cli.views.compact import compaction_plan, compaction_result
+from icectl.expr.size import parse_size
+from icectl.ops.compaction import CompactOptions, plan_compaction
+from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
 from icectl.spec.properties import TARGET_FILE_SIZE_BYTES
 
 
@@ -33,30 +39,22 @@ def compact(
                                                    "one conflict does not undo all the work.")] = False,
     max_commits: Annotated[int, typer.Option("--max-commits", help="With --partial-progress: at most this many commits.",
                                              min=1)] = 10,
-    template: Annotated[Optional[str], typer.Option("--template", help="spark-submit job template (YAML); default: "
-                                                    "local[*] with the installed pyspark.")] = None,
-    master: Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
-                                                  "the template.")] = None,
+    template: TemplateOpt = None,
+    master: MasterOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the spark-submit command; run nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.compact import compaction_plan, compaction_result
-    from icectl.expr.size import parse_size
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
-
     env: Env = ctx.obj
     target = None if target_file_size is None else parse_size(target_file_size, what="--target-file-size")
     group = None if max_file_group_size is None else parse_size(max_file_group_size, what="--max-file-group-size")
-    t = env.open_table(table)
+    t = open_table(env, table)
     opts = CompactOptions(target_file_size=target, min_input_files=min_input_files,
                           rewrite_all=rewrite_all, where=where, strategy=strategy, sort_by=sort_by, branch=branch,
                           **({"delete_file_threshold": delete_file_threshold} if delete_file_threshold is not None else {}),
                           **({"max_file_group_size": group} if group is not None else {}))
     plan = plan_compaction(t, opts)
-    settings = JobSettings(template_path=template or _catalog_template(env), master=master,
+    settings = JobSettings(template_path=spark_template(env, template), master=master,
                            partial_progress=partial_progress, max_commits=max_commits)
     if dry_run:
         render(env, compaction_plan(plan, prepare(t, plan, settings).argv, dry_run=True))
@@ -68,16 +66,3 @@ def compact(
                  f"Rewrite {plan.input_files} files in {len(plan.groups)} groups?", yes=yes)
     result = run_compaction(t, plan, settings, progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
     render(env, compaction_result(result))
-
-
-def _catalog_template(env: Env) -> str | None:
-    try:
-        from icectl.catalog import resolve_catalog_config
-
-        return resolve_catalog_config(env.catalog, uri=env.uri, warehouse=env.warehouse).properties.get("spark.template")
-    except Exception:
-        return None
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compact")(compact)

@@ -8,6 +8,7 @@ from typing import Any
 from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.errors import RefusedError
+from icectl.ops.expire import delete_files
 
 
 def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str = "change the table") -> None:
@@ -41,12 +42,10 @@ def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str =
 
 def progress_deleter(env: Env, io: Any, total: int) -> Any:
     """A delete function with a progress bar on stderr when it is a terminal."""
-    from icectl.ops.expire import delete_files
-
     def run(files):
         if not env.is_terminal(env.stderr) or not files:
             return delete_files(io, files)
-        from rich.progress import Progress
+        from rich.progress import Progress  # rich is heavy: loaded only for a progress bar on a terminal
 
         with Progress(console=env.console(stderr=True), transient=True) as p:
             task = p.add_task("deleting files", total=len(files))

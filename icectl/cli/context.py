@@ -1,13 +1,18 @@
 """The environment a command runs in: output format, streams, verbosity and catalog options.
 
-Commands receive it through typer's context object, so tests can run the app with their own.
+Commands receive it through typer's context object, so tests can run the app with their own. The
+catalog and tables a command opens come from :mod:`icectl.cli.session` (this module stays light:
+``icectl --help`` imports it).
 """
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from icectl.ops.catalogs import Catalog
 
 
 @dataclass
@@ -20,6 +25,8 @@ class Env:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
+    # The catalog this run opened (icectl.cli.session.open_catalog opens it once).
+    opened_catalog: Catalog | None = field(default=None, repr=False, compare=False)
 
     @property
     def json(self) -> bool:
@@ -33,46 +40,10 @@ class Env:
             return False
 
     def console(self, stderr: bool = False) -> Any:
-        from rich.console import Console
+        from rich.console import Console  # rich is heavy: only the text output of a command loads it
 
         stream = self.stderr if stderr else self.stdout
         tty = self.is_terminal(stream)
         width = None if tty else int(os.environ.get("COLUMNS", "200"))
         return Console(file=stream, width=width, no_color=not tty or "NO_COLOR" in os.environ,
                        highlight=False, soft_wrap=not tty, force_terminal=False if not tty else None)
-
-    def locate_table(self, name: str) -> tuple[Any, tuple[str, ...]]:
-        """(catalog, identifier) of ``NS.TABLE`` in the configured catalog, or of a table
-        location or metadata file given as a path (a read-only path catalog)."""
-        from icectl.catalog.path import PathCatalog, looks_like_path
-
-        if looks_like_path(name):
-            from icectl.catalog import resolve_catalog_config
-            from icectl.io import FileIO
-
-            props = {}
-            if self.catalog or os.environ.get("ICECTL_CONFIG"):
-                try:  # storage settings (s3.endpoint...) of the configured catalog, if any
-                    props = resolve_catalog_config(self.catalog, uri=self.uri, warehouse=self.warehouse).properties
-                except Exception:
-                    props = {}
-            pc = PathCatalog(name, FileIO(props))
-            return pc, pc.identifier()
-        from icectl.catalog import parse_identifier
-
-        return self.get_catalog(), parse_identifier(name)
-
-    def open_table(self, name: str) -> Any:
-        """A table by ``NS.TABLE`` in the configured catalog, or by path (read-only)."""
-        from icectl.table.loaded import load_table
-
-        return load_table(*self.locate_table(name))
-
-    def get_catalog(self) -> Any:
-        cached = self.__dict__.get("_catalog")
-        if cached is None:
-            from icectl.catalog import build_catalog, resolve_catalog_config
-
-            cached = build_catalog(resolve_catalog_config(self.catalog, uri=self.uri, warehouse=self.warehouse))
-            self.__dict__["_catalog"] = cached
-        return cached

@@ -1,13 +1,15 @@
 """``icectl demo``: build a demo table with a history worth administering."""
 from __future__ import annotations
 
-import shlex
 from typing import Annotated
 
 import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import command_prefix, open_catalog
+from icectl.cli.views import demo as _view  # noqa: F401 (registers the text renderer)
+from icectl.ops.demo import build_demo, check_demo_arguments
 
 
 def demo(
@@ -19,28 +21,7 @@ def demo(
     """Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days,
     deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than
     the expiry age, small files and an orphan file). No Spark needed."""
-    from icectl.cli.views import demo as _view  # noqa: F401 (registers the text renderer)
-    from icectl.ops.demo import build_demo, check_demo_arguments
-
     env: Env = ctx.obj
     check_demo_arguments(namespace, format_version=format_version)  # before a catalog is opened
-    render(env, build_demo(env.get_catalog(), namespace, format_version=format_version, command_prefix=_prefix(env)))
-
-
-def _prefix(env: Env) -> str:
-    """``icectl`` with the catalog options this run was given, for the suggested commands (a
-    password in the URI is shown as ``***``)."""
-    from icectl.catalog.postgres import redact_uri
-
-    parts = ["icectl"]
-    if env.catalog:
-        parts += ["-c", shlex.quote(env.catalog)]
-    if env.uri:
-        parts += ["--uri", shlex.quote(redact_uri(env.uri))]
-    if env.warehouse:
-        parts += ["--warehouse", shlex.quote(env.warehouse)]
-    return " ".join(parts)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    render(env, build_demo(open_catalog(env), namespace, format_version=format_version,
+                           command_prefix=command_prefix(env)))

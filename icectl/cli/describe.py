@@ -7,6 +7,9 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views import describe as _view  # noqa: F401 (registers the text renderer)
+from icectl.ops.inspect import describe as describe_table
 
 
 def describe(
@@ -14,12 +17,5 @@ def describe(
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE, a table location, or a metadata.json path.")],
 ) -> None:
     """Describe a table: identity, schema, specs, sort orders, properties, refs, totals."""
-    from icectl.cli.views.describe import table_description
-    from icectl.ops.inspect import describe as describe_table
-
     env: Env = ctx.obj
-    render(env, table_description(describe_table(env.open_table(table))))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("describe")(describe)
+    render(env, describe_table(open_table(env, table)))

@@ -7,6 +7,9 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views import diff as _view  # noqa: F401  (registers the text renderer)
+from icectl.ops.diff import diff as table_diff
 
 SIDE_HELP = ("a snapshot id, a branch or tag, a time (ISO 8601, epoch milliseconds, or an age with its unit: 2h), "
              "or a metadata file (a path, its file name, or vN for version N); prefix with snapshot:, ref:, time: or metadata: when ambiguous")
@@ -22,12 +25,5 @@ def diff(
 ) -> None:
     """What changed from A to B: data and delete files added and removed (by partition, with records and bytes),
     schema, partition spec, sort order, property and ref changes."""
-    from icectl.cli.views import diff as _view  # noqa: F401  (registers the text renderer)
-    from icectl.ops.diff import diff as table_diff
-
     env: Env = ctx.obj
-    render(env, table_diff(env.open_table(table), a, b, summary_only=summary))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("diff")(diff)
+    render(env, table_diff(open_table(env, table), a, b, summary_only=summary))

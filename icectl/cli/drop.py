@@ -8,6 +8,11 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.confirm import confirm_plan, progress_deleter
+from icectl.cli.session import open_table
+from icectl.cli.views.housekeeping import RenameReport, drop_report
+from icectl.ops.catalogs import parse_identifier
+from icectl.ops.drop import apply_drop, apply_rename, plan_drop, plan_rename
 
 
 def drop(
@@ -21,12 +26,8 @@ def drop(
     yes: YesOpt = False,
 ) -> None:
     """Drop a table from its catalog (metadata only), or with --purge together with its files."""
-    from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.cli.views.housekeeping import drop_report
-    from icectl.ops.drop import apply_drop, plan_drop
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_drop(t, purge=purge)
     if dry_run:
         render(env, drop_report(plan, None, dry_run=True))
@@ -46,13 +47,8 @@ def rename(
     yes: YesOpt = False,
 ) -> None:
     """Rename a table, or move it to another namespace (its files stay where they are)."""
-    from icectl.catalog import parse_identifier
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.housekeeping import RenameReport
-    from icectl.ops.drop import apply_rename, plan_rename
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     destination = parse_identifier(new_name)
     plan = plan_rename(t, destination)
 
@@ -67,8 +63,3 @@ def rename(
                  action="rename the table")
     apply_rename(t, destination)
     render(env, report(dry=False, applied=True))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("drop")(drop)
-    app.command("rename")(rename)

@@ -6,6 +6,9 @@ import re
 import traceback
 from typing import Any
 
+import typer
+import typer.main
+
 from icectl.cli.context import Env
 from icectl.errors import ExitCode, IcectlError
 from icectl.secrets import RedactingStream, redact
@@ -36,8 +39,6 @@ def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int) -> 
 def _click_classes() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
     """(exit, abort, usage-error) classes of every click the running typer may raise from:
     typer >= 0.20 vendors click as ``typer._click``; older typer uses click itself."""
-    import typer
-
     exits: list[type] = [typer.Exit]
     aborts: list[type] = [typer.Abort]
     usage: list[type] = []
@@ -79,8 +80,6 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
 
 
 def _invoke(app: Any, args: list[str], env: Env) -> int:
-    import typer.main
-
     if requested_output(args) == "json":
         env.output = "json"
     exits, aborts, usage = _click_classes()

@@ -7,9 +7,14 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan, progress_deleter
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.expire import expire_report
+from icectl.expr.timestamp import parse_cutoff
+from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
 from icectl.spec.properties import MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP
 
 
@@ -34,16 +39,11 @@ def expire(
     yes: YesOpt = False,
 ) -> None:
     """Expire old snapshots and delete the files only they reach, as Iceberg Java's expire_snapshots."""
-    from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.cli.views.expire import expire_report
-    from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.expr.timestamp import parse_cutoff
-
     env: Env = ctx.obj
     # The clock is read once: a commit retried later plans with the cut-off the user saw.
     now = int(time.time() * 1000)
     cutoff = None if older_than is None else parse_cutoff(older_than, what="--older-than", now=now)
-    t = env.open_table(table)
+    t = open_table(env, table)
     opts = ExpireOptions(older_than_ms=cutoff.timestamp_ms if cutoff else None, older_than=cutoff,
                          retain_last=retain_last, snapshot_ids=tuple(snapshot_id or ()),
                          clean_expired_metadata=clean_expired_metadata, delete_files=not no_delete_files, now_ms=now)
@@ -55,7 +55,3 @@ def expire(
                  f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
     result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)), approved=plan)
     render(env, expire_report(result.plan, result, dry_run=False, explain=explain))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("expire")(expire)

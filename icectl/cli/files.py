@@ -7,6 +7,10 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.files import FileList
+from icectl.errors import UsageError
+from icectl.ops.inspect import list_files
 
 CONTENT_KINDS = ("data", "position-deletes", "equality-deletes", "deletion-vector")
 
@@ -20,15 +24,7 @@ def files(
                                                    "equality-deletes, deletion-vector.")] = None,
 ) -> None:
     """List the live content files (data and deletes) of the current snapshot, a snapshot or a ref."""
-    from icectl.cli.views.files import FileList
-    from icectl.ops.inspect import list_files
-    from icectl.errors import UsageError
-
     env: Env = ctx.obj
     if content is not None and content not in CONTENT_KINDS:
         raise UsageError(f"--content must be one of {', '.join(CONTENT_KINDS)}, not {content!r}")
-    render(env, FileList(list_files(env.open_table(table), snapshot_id=snapshot, ref=ref, content=content)))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("files")(files)
+    render(env, FileList(list_files(open_table(env, table), snapshot_id=snapshot, ref=ref, content=content)))

@@ -5,9 +5,19 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import command_prefix, open_catalog, open_table, spark_template
+from icectl.cli.views.health import health_report, maintain_report
+from icectl.errors import HealthCriticalError, HealthWarningError, MaintenanceFailedError
+from icectl.ops.catalogs import looks_like_path
+from icectl.ops.compaction_job import JobSettings
+from icectl.ops.health import HealthRun, check_table, check_tables, resolve_targets
+from icectl.expr.duration import parse_duration_ms
+from icectl.ops.maintain import MaintainOptions, maintain as run_maintain
+from icectl.ops.maintenance_policy import load_policy_file
 
 TargetsArg = Annotated[Optional[list[str]], typer.Argument(
     help="Tables (NAMESPACE.TABLE) or namespaces (all their tables, and those of the namespaces below); health "
@@ -18,16 +28,8 @@ PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see the README).")]
 
 
-def _prefix(env: Env) -> str:
-    from icectl.cli.demo import _prefix as prefix
-
-    return prefix(env)
-
-
 def _targets(env: Env, targets: list[str] | None, all_tables: bool) -> list[tuple[str, ...]]:
-    from icectl.ops.health import resolve_targets
-
-    return resolve_targets(env.get_catalog(), list(targets or []), all_tables=all_tables)
+    return resolve_targets(open_catalog(env), list(targets or []), all_tables=all_tables)
 
 
 def health(
@@ -40,26 +42,18 @@ def health(
 ) -> None:
     """Measure tables from their metadata and name the icectl command that fixes each finding; exit 0
     when healthy, 13 when maintenance is recommended, 14 when it is overdue."""
-    from icectl.cli.views.health import health_report
-    from icectl.errors import HealthCriticalError, HealthWarningError
-    from icectl.ops.health import check_tables
-    from icectl.ops.maintenance_policy import load_policy_file
-
-    from icectl.catalog.path import looks_like_path
-    from icectl.ops.health import HealthRun, check_table
-
     env: Env = ctx.obj
     policies = load_policy_file(policy)
     paths = [t for t in targets or [] if looks_like_path(t)]
     names = [t for t in targets or [] if not looks_like_path(t)]
     # A table location or metadata file is measured read-only, without a catalog (as describe does).
-    tables = [env.open_table(p) for p in paths]
+    tables = [open_table(env, p) for p in paths]
     run = HealthRun([check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans)
                      for t in tables])
     if names or all_tables or not paths:
-        run.tables += check_tables(env.get_catalog(), _targets(env, names, all_tables), policies,
+        run.tables += check_tables(open_catalog(env), _targets(env, names, all_tables), policies,
                                    orphans=orphans).tables
-    report = health_report(run, prefix=_prefix(env))
+    report = health_report(run, prefix=command_prefix(env))
     render(env, report)
     need = [t.table for t in run.tables if t.status != "healthy"]
     if run.worst == "warning":
@@ -87,22 +81,13 @@ def maintain(
 ) -> None:
     """For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests,
     expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed."""
-    from icectl.cli.compact import _catalog_template
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.health import maintain_report
-    from icectl.errors import MaintenanceFailedError
-    from icectl.ops.compaction_job import JobSettings
-    from icectl.expr.duration import parse_duration_ms
-    from icectl.ops.maintain import MaintainOptions, maintain as run_maintain
-    from icectl.ops.maintenance_policy import load_policy_file
-
     env: Env = ctx.obj
     budget_ms = None if budget is None else parse_duration_ms(budget, what="--budget")
     policies = load_policy_file(policy)
     idents = _targets(env, targets, all_tables)
-    catalog = env.get_catalog()
-    prefix = _prefix(env)
-    settings = JobSettings(template_path=template or _catalog_template(env), master=master)
+    catalog = open_catalog(env)
+    prefix = command_prefix(env)
+    settings = JobSettings(template_path=spark_template(env, template), master=master)
     if dry_run or not yes:
         plan = run_maintain(catalog, idents, policies, opts=MaintainOptions(dry_run=True, budget_ms=budget_ms))
         if dry_run or not any(t.status == "planned" for t in plan.tables):
@@ -118,8 +103,3 @@ def maintain(
         raise MaintenanceFailedError(f"maintenance failed on {len(run.failed)} of {len(run.tables)} tables "
                                      f"({', '.join(run.failed[:5])}); the others were maintained",
                                      hint="the report says which step failed and why")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("health")(health)
-    app.command("maintain")(maintain)

@@ -1,16 +1,100 @@
-"""The icectl typer app: global options, command registration, and the one error handler."""
+"""The icectl typer app: global options and the table of commands (each loaded when it runs)."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Annotated, Optional
 
 import typer
+import typer.main
 
 from icectl import __version__
 from icectl.cli.context import Env
+from icectl.cli.errors import invoke
+from icectl.cli.lazy import LazyCommand, LazyGroup
+
+# Every command: name, module, attribute, one-line help. ``icectl --help`` and shell completion
+# read this table; a command's module is imported only when that command runs or shows its help.
+COMMANDS = {c.name: c for c in (
+    LazyCommand("create", "icectl.cli.tables", "create", "Create a table."),
+    LazyCommand("list", "icectl.cli.tables", "list_", "List namespaces and tables in the catalog."),
+    LazyCommand("expire", "icectl.cli.expire", "expire", "Expire old snapshots and delete the files only they reach, "
+                "as Iceberg Java's expire_snapshots."),
+    LazyCommand("rollback", "icectl.cli.refs", "rollback", "Roll a branch back to an earlier snapshot, or set it to "
+                "any snapshot."),
+    LazyCommand("cherry-pick", "icectl.cli.refs", "cherry_pick", "Apply a snapshot's changes to a branch (Iceberg "
+                "Java's cherrypick_snapshot rules)."),
+    LazyCommand("refs", "icectl.cli.refs", "list_refs", "List branches and tags with their retention."),
+    LazyCommand("remove-orphans", "icectl.cli.orphans", "remove_orphans", "Find and delete files under the table "
+                "location that no snapshot or metadata file reaches."),
+    LazyCommand("compact", "icectl.cli.compact", "compact", "Rewrite small files (and files with many deletes) into "
+                "files of the target size, on Spark."),
+    LazyCommand("rewrite-deletes", "icectl.cli.rewrite_deletes", "rewrite_deletes", "Merge position deletes (v2), "
+                "convert them to deletion vectors (v3+), drop dangling deletes."),
+    LazyCommand("describe", "icectl.cli.describe", "describe", "Describe a table: identity, schema, specs, sort "
+                "orders, properties, refs, totals."),
+    LazyCommand("snapshots", "icectl.cli.snapshots", "snapshots", "List a table's snapshots, newest first."),
+    LazyCommand("files", "icectl.cli.files", "files", "List the live content files (data and deletes) of the current "
+                "snapshot, a snapshot or a ref."),
+    LazyCommand("validate", "icectl.cli.validate", "validate", "Check every layer of a table against the rules of "
+                "its format version; exit 8 on errors."),
+    LazyCommand("upgrade-format", "icectl.cli.upgrade", "upgrade_format", "Upgrade a table's format version "
+                "(metadata only), after a pre-flight report."),
+    LazyCommand("register", "icectl.cli.upgrade", "register_cmd", "Register an existing table metadata file in a "
+                "(SQL) catalog, e.g."),
+    LazyCommand("alter", "icectl.cli.alter", "alter", "Change a table's schema, partition spec, sort order and "
+                "properties in one commit (Java's rules and ids)."),
+    LazyCommand("properties", "icectl.cli.alter", "properties", "List a table's properties, or set or unset some "
+                "(one commit)."),
+    LazyCommand("drop", "icectl.cli.drop", "drop", "Drop a table from its catalog (metadata only), or with --purge "
+                "together with its files."),
+    LazyCommand("rename", "icectl.cli.drop", "rename", "Rename a table, or move it to another namespace (its files "
+                "stay where they are)."),
+    LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests", "Rewrite the current "
+                "snapshot's manifests clustered by partition, at the table's target manifest size (metadata only, as "
+                "Iceberg Java's rewrite_manifests)."),
+    LazyCommand("repair", "icectl.cli.repair", "repair", "Find the files the current snapshot references that are "
+                "missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the "
+                "smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what "
+                "other manifests still hold."),
+    LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path", "Write a copy of the "
+                "table's metadata tree with every path moved from one prefix to another, plus a source,target copy "
+                "plan for the data files (as Iceberg Java's rewrite_table_path); with --copy copy them too."),
+    LazyCommand("diff", "icectl.cli.diff", "diff", "What changed from A to B: data and delete files added and "
+                "removed (by partition, with records and bytes), schema, partition spec, sort order, property and "
+                "ref changes."),
+    LazyCommand("restore", "icectl.cli.restore", "restore", "Restore a table to an earlier metadata file, as a "
+                "commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today's "
+                "file, so another restore undoes it."),
+    LazyCommand("compute-stats", "icectl.cli.statistics", "compute_stats", "Compute NDV statistics (theta sketches "
+                "in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and register them for the "
+                "snapshot."),
+    LazyCommand("compute-partition-stats", "icectl.cli.statistics", "compute_partition_stats", "Compute the "
+                "partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's "
+                "compute_partition_stats) and register it."),
+    LazyCommand("demo", "icectl.cli.demo", "demo", "Build NAMESPACE.events: real Parquet rows and a history to "
+                "administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged "
+                "WAP snapshot, snapshots older than the expiry age, small files and an orphan file)."),
+    LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
+                "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
+                "it is overdue."),
+    LazyCommand("maintain", "icectl.cli.health", "maintain", "For each table, run the steps its health calls for "
+                "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
+                "per table; exit 15 when a table failed."),
+    LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),
+    LazyCommand("tag", "icectl.cli.refs", "tag_app", "Create and drop tags."),
+    LazyCommand("namespace", "icectl.cli.namespaces", "namespace_app", "List, create and drop namespaces; show and "
+                "change their properties."),
+)}
+
+
+class IcectlGroup(LazyGroup):
+    lazy_commands = COMMANDS
+
 
 app = typer.Typer(
+    cls=IcectlGroup,
     name="icectl",
     help="Administer Apache Iceberg tables (format versions 1 to 4): inspect, maintain, validate.",
     no_args_is_help=True,
@@ -23,6 +107,7 @@ app = typer.Typer(
 # Global options may be given anywhere on the command line; run() moves them before the command.
 GLOBAL_VALUE_OPTIONS = {"--output", "-o", "--catalog", "-c", "--uri", "--warehouse"}
 GLOBAL_FLAGS = {"--verbose", "-v"}
+COMPLETE_VAR = "_ICECTL_COMPLETE"  # set by the shell function --install-completion installs
 
 
 def _version(value: bool) -> None:
@@ -67,7 +152,7 @@ class _EnvStderr(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.env.stderr.write(f"icectl: {record.getMessage()}\n")
-        except Exception:  # noqa: BLE001 - logging never breaks a command
+        except (OSError, ValueError):  # a closed or broken stderr: logging never breaks a command
             pass
 
 
@@ -83,44 +168,6 @@ def _log_to(env: Env) -> None:
         lg.setLevel(logging.INFO)
     else:
         lg.setLevel(logging.WARNING)
-
-
-def _register() -> None:
-    from icectl.cli import compact, demo, describe, expire, files, orphans, refs, rewrite_deletes, snapshots, tables
-    from icectl.cli import validate
-    from icectl.cli import upgrade
-    from icectl.cli import alter
-    from icectl.cli import drop, namespaces, rewrite_manifests
-    from icectl.cli import repair, rewrite_table_path
-    from icectl.cli import diff, restore
-    from icectl.cli import statistics
-    from icectl.cli import health
-
-    tables.register(app)
-    expire.register(app)
-    refs.register(app)
-    orphans.register(app)
-    compact.register(app)
-    rewrite_deletes.register(app)
-    describe.register(app)
-    snapshots.register(app)
-    files.register(app)
-    validate.register(app)
-    upgrade.register(app)
-    alter.register(app)
-    drop.register(app)
-    namespaces.register(app)
-    rewrite_manifests.register(app)
-    repair.register(app)
-    rewrite_table_path.register(app)
-    diff.register(app)
-    restore.register(app)
-    statistics.register(app)
-    demo.register(app)
-    health.register(app)
-
-
-_register()
 
 
 def reorder_global_options(argv: list[str]) -> list[str]:
@@ -150,8 +197,9 @@ def reorder_global_options(argv: list[str]) -> list[str]:
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     """Entry point: run the app, map errors to one line on stderr and a documented exit code."""
-    from icectl.cli.errors import invoke
-
+    if argv is None and COMPLETE_VAR in os.environ:
+        # A TAB in a shell set up by --install-completion: click's completion protocol answers.
+        typer.main.get_command(app).main(prog_name="icectl")
     args = reorder_global_options(list(sys.argv[1:] if argv is None else argv))
     code = invoke(app, args, env or Env())
     if argv is None:

@@ -5,15 +5,22 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.options import YesOpt, dry_run_option
 from icectl.cli.output import render
+from icectl.cli.session import open_catalog
+from icectl.cli.views.housekeeping import NamespaceChange, NamespaceListing, NamespaceProperties
+from icectl.expr.pairs import parse_properties
+from icectl.ops.namespaces import (apply_create_namespace, apply_drop_namespace, apply_namespace_properties,
+                                   list_namespaces, parse_namespace, plan_create_namespace,
+                                   plan_drop_namespace, plan_namespace_properties)
 
 namespace_app = typer.Typer(help="List, create and drop namespaces; show and change their properties.",
                             no_args_is_help=True)
 
 NamespaceArg = Annotated[str, typer.Argument(help="The namespace, levels separated by dots (db, lake.db).")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; change nothing.")]
+DryRunOpt = dry_run_option("Show the change; change nothing.")
 
 
 @namespace_app.command("list")
@@ -23,12 +30,9 @@ def list_(
                                                     "for every namespace.")] = None,
 ) -> None:
     """List namespaces."""
-    from icectl.cli.views.housekeeping import NamespaceListing
-    from icectl.ops.namespaces import list_namespaces, parse_namespace
-
     env: Env = ctx.obj
     ns = parse_namespace(parent) if parent is not None else None
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     render(env, NamespaceListing(catalog.name, parent, [".".join(n) for n in list_namespaces(catalog, ns)]))
 
 
@@ -42,42 +46,33 @@ def create(
     yes: YesOpt = False,
 ) -> None:
     """Create a namespace."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.housekeeping import NamespaceChange
-    from icectl.expr.pairs import parse_properties
-    from icectl.ops.namespaces import parse_namespace, plan_create_namespace
-
     env: Env = ctx.obj
     ns = parse_namespace(namespace)
     props = parse_properties(prop or [], "--property")
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     plan = plan_create_namespace(catalog, ns, props)
     if dry_run:
         render(env, NamespaceChange("create", plan.namespace, plan.catalog, plan.properties, True, False))
         return
     confirm_plan(env, NamespaceChange("create", plan.namespace, plan.catalog, plan.properties, False, False),
                  f"Create namespace {plan.namespace}?", yes=yes, action="create the namespace")
-    catalog.create_namespace(ns, plan.properties)
+    apply_create_namespace(catalog, ns, plan)
     render(env, NamespaceChange("create", plan.namespace, plan.catalog, plan.properties, False, True))
 
 
 @namespace_app.command("drop")
 def drop(ctx: typer.Context, namespace: NamespaceArg, dry_run: DryRunOpt = False, yes: YesOpt = False) -> None:
     """Drop an empty namespace (one that holds no table and no namespace)."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.housekeeping import NamespaceChange
-    from icectl.ops.namespaces import parse_namespace, plan_drop_namespace
-
     env: Env = ctx.obj
     ns = parse_namespace(namespace)
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     plan = plan_drop_namespace(catalog, ns)
     if dry_run:
         render(env, NamespaceChange("drop", plan.namespace, plan.catalog, plan.properties, True, False))
         return
     confirm_plan(env, NamespaceChange("drop", plan.namespace, plan.catalog, plan.properties, False, False),
                  f"Drop namespace {plan.namespace}?", yes=yes, action="drop the namespace")
-    catalog.drop_namespace(ns)
+    apply_drop_namespace(catalog, ns)
     render(env, NamespaceChange("drop", plan.namespace, plan.catalog, plan.properties, False, True))
 
 
@@ -91,15 +86,10 @@ def properties(
     yes: YesOpt = False,
 ) -> None:
     """Show a namespace's properties; with --set or --remove, change them."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.housekeeping import NamespaceProperties
-    from icectl.expr.pairs import parse_properties
-    from icectl.ops.namespaces import parse_namespace, plan_namespace_properties
-
     env: Env = ctx.obj
     ns = parse_namespace(namespace)
     updates = parse_properties(set_ or [], "--set")
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     plan = plan_namespace_properties(catalog, ns, updates=updates, removals=list(remove or []))
     missing = [k for k in plan.removals if k not in plan.before]
     removed = [k for k in plan.removals if k in plan.before]
@@ -113,10 +103,6 @@ def properties(
         return
     confirm_plan(env, report(plan.after(), dry=False, applied=False),
                  f"Change the properties of namespace {plan.namespace}?", yes=yes, action="change the namespace")
-    done = catalog.update_namespace_properties(ns, updates=plan.updates, removals=plan.removals)
-    removed, missing = list(done.removed), list(done.missing)
-    render(env, report(catalog.load_namespace_properties(ns), dry=False, applied=True))
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(namespace_app, name="namespace")
+    done = apply_namespace_properties(catalog, ns, plan)
+    removed, missing = done.removed, done.missing
+    render(env, report(done.properties, dry=False, applied=True))

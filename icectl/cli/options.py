@@ -1,8 +1,22 @@
 """Options that several commands share, as ``Annotated`` aliases (one help text everywhere)."""
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Optional
 
 import typer
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
+TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
+TemplateOpt = Annotated[Optional[str], typer.Option("--template", help="spark-submit job template (YAML); default: "
+                                                    "local[*] with the installed pyspark.")]
+MasterOpt = Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
+                                                  "the template.")]
+
+
+def dry_run_option(help: str) -> Any:
+    """``--dry-run``, with what it shows for the command (``help``)."""
+    return Annotated[bool, typer.Option("--dry-run", help=help)]
+
+
+# For a commit whose plan shows the change.
+DryRunOpt = dry_run_option("Show the change; commit nothing.")

@@ -1,13 +1,21 @@
 """``icectl remove-orphans``."""
 from __future__ import annotations
 
+import time
 from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan, progress_deleter
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.orphans import orphan_report
+from icectl.errors import RefusedError
+from icectl.ops.expire import FileToDelete
+from icectl.expr.timestamp import parse_cutoff
+from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
 
 
 def remove_orphans(
@@ -26,22 +34,13 @@ def remove_orphans(
     yes: YesOpt = False,
 ) -> None:
     """Find and delete files under the table location that no snapshot or metadata file reaches."""
-    from icectl.cli.views.orphans import orphan_report
-    import time
-
-    from icectl.cli.confirm import confirm_plan, progress_deleter
-    from icectl.ops.expire import FileToDelete
-    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
-    from icectl.errors import RefusedError
-    from icectl.expr.timestamp import parse_cutoff
-
     env: Env = ctx.obj
     now = int(time.time() * 1000)
     cutoff = parse_cutoff(older_than, what="--older-than", now=now)
     if cutoff.timestamp_ms > now - DEFAULT_OLDER_THAN_MS and not force:
         raise RefusedError(f"--older-than {older_than} is under 3 days: files a running writer has not committed yet "
                            f"would look like orphans", hint="add --force if no writer can be running")
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_orphans(t, older_than_ms=cutoff.timestamp_ms, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
     if dry_run or not plan.orphans:
         render(env, orphan_report(plan, dry_run=dry_run))
@@ -53,7 +52,3 @@ def remove_orphans(
     files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in still]
     deleted, failed = progress_deleter(env, t.io, len(files))(files)
     render(env, orphan_report(plan, dry_run=False, deleted=deleted, failed=failed))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("remove-orphans")(remove_orphans)

@@ -191,7 +191,7 @@ def use_plain(env: Env, rows: int = 0) -> bool:
 
 
 def _rich_text(line: Line) -> Any:
-    from rich.text import Text
+    from rich.text import Text  # rich is heavy: loaded only to draw on a terminal
 
     return Text.assemble(*((t, s) if s else t for t, s in line))
 
@@ -271,7 +271,7 @@ def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: s
             return
         plain_table(env, headers, rows, right=right)
         return
-    from rich.table import Table
+    from rich.table import Table  # rich: on a terminal only
     from rich.text import Text
 
     t = Table(title=title, title_justify="left")
@@ -292,7 +292,7 @@ def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None)
             env.stdout.write(title + "\n")
         plain_table(env, ["key", "value"], cells, show_header=False)
         return
-    from rich.table import Table
+    from rich.table import Table  # rich: on a terminal only
     from rich.text import Text
 
     t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
@@ -336,7 +336,7 @@ def print_tree(env: Env, title: str, runs: list[list[Node]]) -> None:
             stack.append((run, j + 1, first, rest))  # the run goes on below this node's children
             push(node.children, rest)
         return
-    from rich.console import Group
+    from rich.console import Group  # rich: on a terminal only
     from rich.tree import Tree
 
     def renderable(run: list[Node]) -> Any:

@@ -2,22 +2,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.options import DryRunOpt, TableArg, YesOpt
 from icectl.cli.output import render
-
-if TYPE_CHECKING:
-    from icectl.cli.views.refs import RefChange
+from icectl.cli.session import open_table
+from icectl.cli.views.refs import RefChange, RefList
+from icectl.errors import UsageError
+from icectl.expr.duration import describe_duration, parse_duration_ms
+from icectl.expr.timestamp import parse_cutoff
+from icectl.ops import refs
+from icectl.ops.inspect import ref_list
+from icectl.ops.refs import Builder, RefCommit, commit_ref_change, plan_ref_change
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)
 
-TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show the change; commit nothing.")]
 MaxRefAge = Annotated[Optional[str], typer.Option("--max-ref-age", help="Drop the ref when its head is older than "
                                                   "this at expiry: a duration with its unit (ms, s, m, h, d, w), "
                                                   "e.g. 365d.")]
@@ -27,18 +31,12 @@ MinKeep = Annotated[Optional[int], typer.Option("--min-snapshots-to-keep", help=
                                                 "its newest snapshots.", min=1)]
 
 
-def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], *, yes: bool, dry_run: bool,
-           impact: Callable[[Any, Any], Any] | None = None) -> None:
-    """Plan (build against the current table), show, ask, commit with retry (re-validating)."""
-    from icectl.ops.refs import plan_ref_change
-
-    t = env.open_table(table_name)
-    plan = plan_ref_change(t, build)
-    new = plan.after
-    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after: dict[str, int | None] = {n: r.snapshot_id for n, r in new.all_refs.items()}
-    change = _change(t, action, dry_run=dry_run, before=before, after=after, current=new.current_snapshot_id,
-                     plan=plan, impact=impact(t, new) if impact else None)
+def _apply(env: Env, table_name: str, action: str, build: Builder, *, yes: bool, dry_run: bool,
+           impact_on: str | None = None) -> None:
+    """Plan (build against the current table), show, ask, commit with retry (re-validating);
+    ``impact_on``: the branch whose gains and losses to show."""
+    plan = plan_ref_change(open_table(env, table_name), build)
+    change = _change(plan, action, dry_run=dry_run, impact_on=impact_on)
     if plan.changes_nothing:  # already so (e.g. set to its own head): nothing to commit, as in Java
         change.action += ": nothing to change"
         render(env, change)
@@ -46,22 +44,14 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
     _show_ask_commit(env, plan, change, yes=yes)
 
 
-def _change(t: Any, action: str, *, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
-            impact: Any = None) -> RefChange:
-    from icectl.cli.views.refs import RefChange
-    from icectl.table.commit import sent_json, snapshot_commit_json
-
-    sent = sent_json(t.metadata, plan.requirements(), plan.updates) if plan.updates is not None else \
-        snapshot_commit_json(t.metadata, next(iter(n for n in after if after[n] is None), "main"))
-    return RefChange(t.name, action, dry_run, False, None, before, after, current, impact, [sent])
+def _change(plan: RefCommit, action: str, *, dry_run: bool, impact_on: str | None = None) -> RefChange:
+    return RefChange(plan.table.name, action, dry_run, False, None, plan.refs_before, plan.refs_after,
+                     plan.current_snapshot_id, plan.impact(impact_on) if impact_on else None, [plan.planned_commit])
 
 
-def _show_ask_commit(env: Env, plan: Any, change: RefChange, *, yes: bool) -> None:
+def _show_ask_commit(env: Env, plan: RefCommit, change: RefChange, *, yes: bool) -> None:
     """A dry run shows the change; otherwise show it, ask, commit with retry (planned again
     against a refreshed table) and show what was committed and what was sent."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.ops.refs import commit_ref_change
-
     if change.dry_run:
         render(env, change)
         return
@@ -88,10 +78,6 @@ def rollback(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Roll a branch back to an earlier snapshot, or set it to any snapshot."""
-    from icectl.errors import UsageError
-    from icectl.expr.timestamp import parse_cutoff
-    from icectl.ops import refs
-
     env: Env = ctx.obj
     given = [x for x in (to_snapshot, to_timestamp, set_current) if x is not None]
     if len(given) != 1:
@@ -106,11 +92,7 @@ def rollback(
         cutoff = parse_cutoff(to_timestamp, what="--to-timestamp")  # type: ignore[arg-type]
         build, action = (lambda t: refs.rollback_to_timestamp(t.metadata, cutoff.timestamp_ms, branch=branch),
                          f"roll back {branch} to its state {cutoff.describe()}")
-
-    def impact(t: Any, new: Any) -> Any:
-        return refs.ref_impact(t, branch, new.all_refs[branch].snapshot_id)
-
-    _apply(env, table, action, build, yes=yes, dry_run=dry_run, impact=impact)
+    _apply(env, table, action, build, yes=yes, dry_run=dry_run, impact_on=branch)
 
 
 def cherry_pick(
@@ -123,37 +105,24 @@ def cherry_pick(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Apply a snapshot's changes to a branch (Iceberg Java's cherrypick_snapshot rules)."""
-    from icectl.ops import refs
-
     env: Env = ctx.obj
-    t = env.open_table(table)
     action = f"cherry-pick snapshot {snapshot} onto {branch}"
     # Plan with every check but without writing: a new snapshot's manifests are written only by
     # the commit, so a dry run or a refusal leaves no files behind (and --yes writes them once).
-    plan = refs.plan_cherry_pick(t, snapshot, branch=branch)
-    before = {n: r.snapshot_id for n, r in t.metadata.all_refs.items()}
-    after: dict[str, int | None] = dict(before)
-    after[branch] = plan.after.all_refs[branch].snapshot_id if plan.after is not None else None
-    current = plan.after.current_snapshot_id if plan.after is not None else (
-        None if branch == "main" else t.metadata.current_snapshot_id)
-    _show_ask_commit(env, plan, _change(t, action, dry_run=dry_run, before=before, after=after, current=current, plan=plan), yes=yes)
+    plan = refs.plan_cherry_pick(open_table(env, table), snapshot, branch=branch)
+    _show_ask_commit(env, plan, _change(plan, action, dry_run=dry_run), yes=yes)
 
 
 def list_refs(ctx: typer.Context, table: TableArg) -> None:
     """List branches and tags with their retention."""
-    from icectl.cli.views.common import ref_views
-    from icectl.cli.views.refs import RefList
-
     env: Env = ctx.obj
-    render(env, RefList(ref_views(env.open_table(table).metadata)))
+    render(env, RefList(ref_list(open_table(env, table).metadata)))
 
 
 def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None,
                min_snapshots_to_keep: int | None = None) -> tuple[dict[str, Any], str]:
     """The retention options in milliseconds (before the table is opened: a bad one is refused
     first), and in words for the plan: ``max snapshot age 3d (259200000 ms)``."""
-    from icectl.expr.duration import describe_duration, parse_duration_ms
-
     ref_age = None if max_ref_age is None else parse_duration_ms(max_ref_age, what="--max-ref-age")
     snap_age = None if max_snapshot_age is None else parse_duration_ms(max_snapshot_age, what="--max-snapshot-age")
     words = [f"{label} {describe_duration(ms)}" for label, ms in (("max ref age", ref_age),
@@ -170,8 +139,6 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a branch at a snapshot."""
-    from icectl.ops import refs
-
     retention, words = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
     _apply(ctx.obj, table, f"create branch {name}{words}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="branch", snapshot_id=snapshot, **retention), yes=yes, dry_run=dry_run)
@@ -181,8 +148,6 @@ def branch_create(ctx: typer.Context, table: TableArg, name: Annotated[str, type
 def branch_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Branch name.")],
                 yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a branch (never main). Its snapshots then expire under the table's rules."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"drop branch {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="branch"),
            yes=yes, dry_run=dry_run)
 
@@ -192,8 +157,6 @@ def branch_rename(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   new_name: Annotated[str, typer.Argument(help="New name.")],
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Rename a branch (never main)."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"rename branch {name} to {new_name}", lambda t: refs.rename_branch(t.metadata, name, new_name),
            yes=yes, dry_run=dry_run)
 
@@ -203,11 +166,8 @@ def branch_fast_forward(ctx: typer.Context, table: TableArg, name: Annotated[str
                         to: Annotated[str, typer.Option("--to", help="Branch or tag whose head to move to.")],
                         yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Move a branch to the head of another ref that descends from it."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"fast-forward {name} to {to}", lambda t: refs.fast_forward(t.metadata, name, to),
-           yes=yes, dry_run=dry_run,
-           impact=lambda t, new: refs.ref_impact(t, name, new.all_refs[name].snapshot_id))
+           yes=yes, dry_run=dry_run, impact_on=name)
 
 
 @branch_app.command("retain")
@@ -215,8 +175,6 @@ def branch_retain(ctx: typer.Context, table: TableArg, name: Annotated[str, type
                   max_ref_age: MaxRefAge = None, max_snapshot_age: MaxSnapAge = None, min_snapshots_to_keep: MinKeep = None,
                   yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Change a branch's retention."""
-    from icectl.ops import refs
-
     retention, words = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
     _apply(ctx.obj, table, f"set retention of branch {name}{words}", lambda t: refs.set_retention(
         t.metadata, name, **retention), yes=yes, dry_run=dry_run)
@@ -227,8 +185,6 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
                snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: current).")] = None,
                max_ref_age: MaxRefAge = None, yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Create a tag at a snapshot; expiry keeps it until its max ref age."""
-    from icectl.ops import refs
-
     retention, words = _retention(max_ref_age)
     _apply(ctx.obj, table, f"create tag {name}{words}", lambda t: refs.create_ref(
         t.metadata, name, ref_type="tag", snapshot_id=snapshot, **retention), yes=yes, dry_run=dry_run)
@@ -238,15 +194,5 @@ def tag_create(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.A
 def tag_drop(ctx: typer.Context, table: TableArg, name: Annotated[str, typer.Argument(help="Tag name.")],
              yes: YesOpt = False, dry_run: DryRunOpt = False) -> None:
     """Drop a tag."""
-    from icectl.ops import refs
-
     _apply(ctx.obj, table, f"drop tag {name}", lambda t: refs.drop_ref(t.metadata, name, ref_type="tag"),
            yes=yes, dry_run=dry_run)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rollback")(rollback)
-    app.command("cherry-pick")(cherry_pick)
-    app.command("refs")(list_refs)
-    app.add_typer(branch_app, name="branch")
-    app.add_typer(tag_app, name="tag")

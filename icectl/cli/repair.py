@@ -8,6 +8,11 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.confirm import confirm_plan
+from icectl.cli.session import open_table
+from icectl.cli.views.recovery import repair_report
+from icectl.errors import InvalidMetadataError
+from icectl.ops.repair import apply_repair, plan_repair
 
 
 def repair(
@@ -22,13 +27,8 @@ def repair(
     """Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
     vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
     needed, rebuild lost manifests from what other manifests still hold."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.recovery import repair_report
-    from icectl.errors import InvalidMetadataError
-    from icectl.ops.repair import apply_repair, plan_repair
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_repair(t, all_refs=all_refs)
     result = None
     if dry_run or not plan.changes:
@@ -41,7 +41,3 @@ def repair(
     if plan.unrepairable:
         raise InvalidMetadataError(f"cannot repair {plan.unrepairable[0]}"
                                    + (f" (and {len(plan.unrepairable) - 1} more)" if len(plan.unrepairable) > 1 else ""))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("repair")(repair)

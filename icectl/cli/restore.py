@@ -8,6 +8,10 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.confirm import confirm_plan
+from icectl.cli.session import open_table
+from icectl.cli.views.restore import restore_report
+from icectl.ops.restore import apply_restore, check_restorable, plan_restore
 
 
 def restore(
@@ -28,12 +32,8 @@ def restore(
 ) -> None:
     """Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties
     as they were; the metadata log keeps today's file, so another restore undoes it."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.restore import restore_report
-    from icectl.ops.restore import apply_restore, check_restorable, plan_restore
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_restore(t, metadata_file=to_metadata, version=to_version, time=to_time)
     if plan.missing_files or dry_run or plan.changes_nothing:
         render(env, restore_report(plan, None, dry_run=dry_run))
@@ -43,7 +43,3 @@ def restore(
                  f"Restore {plan.table} to {plan.restore_from}?", yes=yes)
     result = apply_restore(t, plan)
     render(env, restore_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("restore")(restore)

@@ -6,9 +6,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.rewrite_deletes import DeleteRewriteOutcome, EqualityRewriteOutcome, delete_rewrite_report
+from icectl.ops.compaction import CompactOptions, plan_compaction
+from icectl.ops.compaction_job import JobSettings
+from icectl.ops.delete_rewrite import plan_delete_rewrite, run_delete_rewrite
 
 
 def rewrite_deletes(
@@ -25,26 +31,17 @@ def rewrite_deletes(
     yes: YesOpt = False,
 ) -> None:
     """Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.rewrite_deletes import (DeleteRewriteOutcome, EqualityRewriteOutcome,
-                                                  delete_rewrite_report)
-    from icectl.ops.delete_rewrite import plan_delete_rewrite, run_delete_rewrite
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_delete_rewrite(t, branch=branch)
     eq_plan = None
     if apply_equality_deletes:
-        from icectl.ops.compaction import CompactOptions, plan_compaction
-
         eq_plan = plan_compaction(t, CompactOptions(branch=branch, only_equality_deleted=True))
     report = delete_rewrite_report(plan, eq_plan, dry_run=dry_run)
     if dry_run or (not plan.changes and not (eq_plan and eq_plan.groups)):
         render(env, report)
         return
     confirm_plan(env, report, "Rewrite the delete files?", yes=yes)
-    from icectl.ops.compaction_job import JobSettings
-
     run = run_delete_rewrite(t, plan, equality_plan=eq_plan, job_settings=JobSettings(template_path=template,
                                                                                         master=master),
                              progress=lambda m: env.stderr.write(f"icectl: {m}\n"))
@@ -52,7 +49,3 @@ def rewrite_deletes(
         run.equality_rewritten_data_files, run.equality_removed_delete_files or 0)
     outcome = replace(DeleteRewriteOutcome(run.committed, eq), **run.counts)
     render(env, replace(report, applied=bool(run.committed), result=outcome, commits=run.commits))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-deletes")(rewrite_deletes)

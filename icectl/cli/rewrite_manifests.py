@@ -8,6 +8,10 @@ import typer
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.confirm import confirm_plan
+from icectl.cli.session import open_table
+from icectl.cli.views.housekeeping import rewrite_manifests_report
+from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
 
 
 def rewrite_manifests(
@@ -21,12 +25,8 @@ def rewrite_manifests(
 ) -> None:
     """Rewrite the current snapshot's manifests clustered by partition, at the table's target manifest size
     (metadata only, as Iceberg Java's rewrite_manifests)."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.housekeeping import rewrite_manifests_report
-    from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_rewrite_manifests(t, spec_id=spec_id)
     if dry_run or not plan.changes:
         render(env, rewrite_manifests_report(plan, None, dry_run=dry_run))
@@ -35,7 +35,3 @@ def rewrite_manifests(
                  f"Rewrite {len(plan.rewritten)} manifests of {plan.table}?", yes=yes)
     result = apply_rewrite_manifests(t, plan)
     render(env, rewrite_manifests_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-manifests")(rewrite_manifests)

@@ -7,7 +7,11 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
-from icectl.cli.output import render
+from icectl.cli.confirm import confirm_plan
+from icectl.cli.output import fmt_bytes, render
+from icectl.cli.session import open_table
+from icectl.cli.views.recovery import relocation_report
+from icectl.ops.relocate import apply_relocation, plan_relocation
 
 
 def rewrite_table_path(
@@ -34,12 +38,8 @@ def rewrite_table_path(
     """Write a copy of the table's metadata tree with every path moved from one prefix to another, plus a
     source,target copy plan for the data files (as Iceberg Java's rewrite_table_path); with --copy copy them too.
     The source is only read."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.recovery import relocation_report
-    from icectl.ops.relocate import apply_relocation, plan_relocation
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_relocation(t, source_prefix=source_prefix, target_prefix=target_prefix, start_version=start_version,
                            end_version=end_version, copy_plan=copy_plan)
     if dry_run:
@@ -56,8 +56,6 @@ def _progress(env: Env, total: int):
     """A progress line on stderr when it is a terminal (the copy can take long)."""
     if not env.is_terminal(env.stderr) or not total:
         return None
-    from icectl.cli.output import fmt_bytes
-
     def show(done: int, total: int, copied_bytes: int) -> None:
         env.stderr.write(f"\rcopying files: {done}/{total} ({fmt_bytes(copied_bytes)})")
         if done == total:
@@ -65,7 +63,3 @@ def _progress(env: Env, total: int):
         env.stderr.flush()
 
     return show
-
-
-def register(app: typer.Typer) -> None:
-    app.command("rewrite-table-path")(rewrite_table_path)

@@ -7,6 +7,9 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import open_table
+from icectl.cli.views.snapshots import SnapshotList, snapshot_forest
+from icectl.ops.inspect import list_snapshots, snapshot_tree
 
 
 def snapshots(
@@ -22,16 +25,9 @@ def snapshots(
                                        "tags (--ref, --limit and --since do not apply).")] = False,
 ) -> None:
     """List a table's snapshots, newest first."""
-    from icectl.cli.views.snapshots import SnapshotList, snapshot_forest
-    from icectl.ops.inspect import list_snapshots, snapshot_tree
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     if tree:
         render(env, snapshot_forest(t.name, snapshot_tree(t), t.metadata))
     else:
         render(env, SnapshotList(list_snapshots(t, ref=ref, limit=limit, since=since)))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("snapshots")(snapshots)

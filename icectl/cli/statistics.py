@@ -6,8 +6,14 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.confirm import confirm_plan
+from icectl.cli.options import MasterOpt, TemplateOpt, YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_table, spark_template
+from icectl.cli.views.statistics import compute_stats_report, partition_stats_report
+from icectl.ops.compaction_job import JobSettings, prepare
+from icectl.ops.compute_stats import plan_compute_stats, run_compute_stats
+from icectl.ops.partition_stats import apply_partition_stats, plan_partition_stats
 
 
 def compute_stats(
@@ -18,27 +24,19 @@ def compute_stats(
                           "column.")] = None,
     snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: the current "
                                                     "snapshot).")] = None,
-    template: Annotated[Optional[str], typer.Option("--template", help="spark-submit job template (YAML); default: "
-                                                    "local[*] with the installed pyspark.")] = None,
-    master: Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
-                                                  "the template.")] = None,
+    template: TemplateOpt = None,
+    master: MasterOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the spark-submit command; run "
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
     """Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and
     register them for the snapshot."""
-    from icectl.cli.compact import _catalog_template
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.statistics import compute_stats_report
-    from icectl.ops.compaction_job import JobSettings, prepare
-    from icectl.ops.compute_stats import plan_compute_stats, run_compute_stats
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     names = [c for c in columns.split(",")] if columns is not None else None
     plan = plan_compute_stats(t, columns=names, snapshot_id=snapshot)
-    settings = JobSettings(template_path=template or _catalog_template(env), master=master)
+    settings = JobSettings(template_path=spark_template(env, template), master=master)
     if dry_run:
         render(env, compute_stats_report(plan, None, dry_run=True,
                                          command=prepare(t, None, settings, command="compute-stats").argv))
@@ -59,12 +57,8 @@ def compute_partition_stats(
 ) -> None:
     """Compute the partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's
     compute_partition_stats) and register it."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.statistics import partition_stats_report
-    from icectl.ops.partition_stats import apply_partition_stats, plan_partition_stats
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_partition_stats(t, snapshot_id=snapshot)
     if dry_run or not plan.changes:
         render(env, partition_stats_report(plan, None, dry_run=dry_run))
@@ -73,8 +67,3 @@ def compute_partition_stats(
                  f"Write partition statistics of {len(plan.rows)} partitions of {plan.table}?", yes=yes)
     result = apply_partition_stats(t, plan)
     render(env, partition_stats_report(plan, result, dry_run=False))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compute-stats")(compute_stats)
-    app.command("compute-partition-stats")(compute_partition_stats)

@@ -5,8 +5,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
+from icectl.cli.options import YesOpt
 from icectl.cli.output import render
+from icectl.cli.session import open_catalog
+from icectl.cli.views.tables import Created, Listing
+from icectl.ops.catalogs import parse_identifier
+from icectl.ops.create import apply_create, check_create_arguments, plan_create
+from icectl.ops.namespaces import list_namespaces, list_tables
 
 
 def create(
@@ -22,22 +29,16 @@ def create(
     location: Annotated[Optional[str], typer.Option("--location", help="Table location (default: under the warehouse).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the table that would be created; write nothing "
                                           "(no catalog database, no folder).")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for scripts, cron and "
-                                      "Airflow).")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Create a table."""
-    from icectl.catalog import parse_identifier
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.tables import Created
-    from icectl.ops.create import apply_create, check_create_arguments, plan_create
-
     env: Env = ctx.obj
     ident = parse_identifier(table)
     # Arguments first: a bad create reports them, whatever the catalog (SQLite catalogs are created
     # by their first write, so neither a bad create nor a dry run leaves a database behind).
     check_create_arguments(schema_text=schema, partition_by=partition_by, sort_by=sort_by, properties=prop or [],
                            format_version=format_version)
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     plan = plan_create(catalog, ident, schema_text=schema, partition_by=partition_by, sort_by=sort_by,
                        properties=prop or [], format_version=format_version, location=location)
     name = ".".join(ident)
@@ -56,16 +57,9 @@ def list_(
     namespace: Annotated[Optional[str], typer.Argument(help="Namespace to list tables of; omit to list everything.")] = None,
 ) -> None:
     """List namespaces and tables in the catalog."""
-    from icectl.cli.views.tables import Listing
-
     env: Env = ctx.obj
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     ns = tuple(namespace.split(".")) if namespace else None
-    tables = [".".join(t) for t in catalog.list_tables(ns)]
-    namespaces = [".".join(n) for n in catalog.list_namespaces()] if ns is None else [namespace]
+    tables = [".".join(t) for t in list_tables(catalog, ns)]
+    namespaces = [".".join(n) for n in list_namespaces(catalog, None)] if ns is None else [namespace]
     render(env, Listing(catalog.name, namespaces, tables))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("create")(create)
-    app.command("list")(list_)

@@ -5,10 +5,15 @@ from typing import Annotated
 
 import typer
 
+from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
-
+from icectl.cli.session import open_catalog, open_table
+from icectl.cli.views.upgrade import Registered, UpgradeResult
+from icectl.errors import RefusedError, UnsupportedError
+from icectl.ops.catalogs import parse_identifier
+from icectl.ops.upgrade import apply_upgrade, plan_register, plan_upgrade, register_table
 
 
 def upgrade_format(
@@ -20,19 +25,10 @@ def upgrade_format(
     yes: YesOpt = False,
 ) -> None:
     """Upgrade a table's format version (metadata only), after a pre-flight report."""
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.upgrade import UpgradeResult
-    from icectl.ops.upgrade import apply_upgrade, plan_upgrade
-    from icectl.errors import RefusedError, UnsupportedError
-
-    from icectl.table.commit import sent_json
-    from icectl.table.requirements import requirements_for
-
     env: Env = ctx.obj
-    t = env.open_table(table)
+    t = open_table(env, table)
     plan = plan_upgrade(t, to)
-    planned = [sent_json(t.metadata, requirements_for(t.metadata, plan.updates), plan.updates)] if plan.updates \
-        else []
+    planned = [plan.planned_commit] if plan.planned_commit else []
     if dry_run or not plan.steps:
         render(env, UpgradeResult(plan, dry_run, False, None, planned))
         return
@@ -56,14 +52,9 @@ def register_cmd(
     yes: YesOpt = False,
 ) -> None:
     """Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4."""
-    from icectl.catalog import parse_identifier
-    from icectl.cli.confirm import confirm_plan
-    from icectl.cli.views.upgrade import Registered
-    from icectl.ops.upgrade import plan_register, register_table
-
     env: Env = ctx.obj
     ident = parse_identifier(table)
-    catalog = env.get_catalog()
+    catalog = open_catalog(env)
     plan = plan_register(catalog, ident, metadata_file)
     if dry_run:
         render(env, Registered(plan, True, False, False))
@@ -72,8 +63,3 @@ def register_cmd(
                  yes=yes, action="register the table")
     register_table(catalog, ident, plan)
     render(env, Registered(plan, False, True, True))
-
-
-def register(app: typer.Typer) -> None:
-    app.command("upgrade-format")(upgrade_format)
-    app.command("register")(register_cmd)

@@ -7,6 +7,10 @@ import typer
 
 from icectl.cli.context import Env
 from icectl.cli.output import render
+from icectl.cli.session import locate_table
+from icectl.cli.views.validate import validation_view
+from icectl.errors import ValidationFailedError
+from icectl.ops.validation import check_table
 
 
 def validate(
@@ -19,20 +23,10 @@ def validate(
     no_bounds: Annotated[bool, typer.Option("--no-bounds", help="Skip the lower/upper bound checks (faster).")] = False,
 ) -> None:
     """Check every layer of a table against the rules of its format version; exit 8 on errors."""
-    from icectl.cli.views.validate import validation_view
-    from icectl.validate.findings import ValidateOptions
-    from icectl.validate.run import validate_table
-    from icectl.errors import ValidationFailedError
-
     env: Env = ctx.obj
-    catalog, ident = env.locate_table(table)
-    report = validate_table(catalog, ident, ValidateOptions(deep=deep, all_snapshots=all_snapshots,
-                                                            check_bounds=not no_bounds))
+    catalog, ident = locate_table(env, table)
+    report = check_table(catalog, ident, deep=deep, all_snapshots=all_snapshots, check_bounds=not no_bounds)
     render(env, validation_view(report))
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
-                               hint="the codes are explained in the README's \"Validation codes\"")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)
+                                    hint="the codes are explained in the README's \"Validation codes\"")

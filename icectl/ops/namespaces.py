@@ -91,5 +91,33 @@ def plan_namespace_properties(catalog, ns: Identifier, *, updates: dict[str, str
     return PropertiesPlan(".".join(ns), catalog.name, before, dict(updates), list(dict.fromkeys(removals)))
 
 
-__all__ = ["NamespacePlan", "PropertiesPlan", "list_namespaces", "parse_namespace",
+def apply_create_namespace(catalog, ns: Identifier, plan: NamespacePlan) -> None:
+    catalog.create_namespace(ns, plan.properties)
+
+
+def apply_drop_namespace(catalog, ns: Identifier) -> None:
+    catalog.drop_namespace(ns)
+
+
+@dataclass
+class PropertiesChanged:
+    """What the catalog did: the keys it removed and those it did not hold, and the properties now."""
+
+    removed: list[str]
+    missing: list[str]
+    properties: dict[str, str]
+
+
+def apply_namespace_properties(catalog, ns: Identifier, plan: PropertiesPlan) -> PropertiesChanged:
+    done = catalog.update_namespace_properties(ns, updates=plan.updates, removals=plan.removals)
+    return PropertiesChanged(list(done.removed), list(done.missing), catalog.load_namespace_properties(ns))
+
+
+def list_tables(catalog, namespace: Identifier | None) -> list[Identifier]:
+    """The tables of ``namespace``, or of every namespace (None)."""
+    return catalog.list_tables(namespace)
+
+
+__all__ = ["NamespacePlan", "PropertiesChanged", "PropertiesPlan", "apply_create_namespace", "apply_drop_namespace",
+           "apply_namespace_properties", "list_namespaces", "list_tables", "parse_namespace",
            "plan_create_namespace", "plan_drop_namespace", "plan_namespace_properties"]

@@ -15,7 +15,7 @@ from icectl.errors import AlreadyExistsError, ConflictingChangeError, NoSnapshot
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
 from icectl.table.builder import apply_updates
-from icectl.table.commit import Committed, commit_table
+from icectl.table.commit import Committed, commit_table, sent_json, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.table.snapshots import SnapshotChange, build_snapshot
@@ -311,6 +311,7 @@ class RefCommit:
     build: Builder
     updates: list[TableUpdate] | None
     after: TableMetadata | None
+    branch: str = MAIN_BRANCH  # the branch a snapshot that only the commit writes goes to
 
     @property
     def changes_nothing(self) -> bool:
@@ -318,6 +319,37 @@ class RefCommit:
 
     def requirements(self) -> list[TableRequirement]:
         return requirements_for(self.table.metadata, self.updates or [])
+
+    @property
+    def refs_before(self) -> dict[str, int]:
+        return {n: r.snapshot_id for n, r in self.table.metadata.all_refs.items()}
+
+    @property
+    def refs_after(self) -> dict[str, int | None]:
+        """Each ref's snapshot after the change; the branch of a snapshot that only the commit
+        writes maps to None."""
+        if self.after is not None:
+            return {n: r.snapshot_id for n, r in self.after.all_refs.items()}
+        return {**self.refs_before, self.branch: None}
+
+    @property
+    def current_snapshot_id(self) -> int | None:
+        if self.after is not None:
+            return self.after.current_snapshot_id
+        return None if self.branch == MAIN_BRANCH else self.table.metadata.current_snapshot_id
+
+    @property
+    def planned_commit(self) -> dict[str, list]:
+        """The commit to send, as the REST spec writes it (a snapshot that only the commit writes
+        is null in it until then)."""
+        if self.updates is not None:
+            return sent_json(self.table.metadata, self.requirements(), self.updates)
+        return snapshot_commit_json(self.table.metadata, self.branch)
+
+    def impact(self, branch: str) -> RefImpact:
+        """What ``branch`` gains and loses by the change (it must exist after it)."""
+        assert self.after is not None
+        return ref_impact(self.table, branch, self.after.all_refs[branch].snapshot_id)
 
 
 def plan_ref_change(table: Table, build: Builder) -> RefCommit:
@@ -332,7 +364,7 @@ def plan_cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANC
     leaves no file behind)."""
     preview = cherry_pick(table, snapshot_id, branch=branch, validate_only=True)
     return RefCommit(table, lambda t: cherry_pick(t, snapshot_id, branch=branch) or [], preview,
-                     apply_updates(table.metadata, preview) if preview else None)
+                     apply_updates(table.metadata, preview) if preview else None, branch)
 
 
 def leaving_history(md: TableMetadata, updates: list[TableUpdate]) -> dict[str, set[int]]:

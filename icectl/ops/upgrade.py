@@ -21,8 +21,9 @@ from typing import Any
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
 from icectl.table.builder import apply_updates
-from icectl.table.commit import Committed, commit_table
+from icectl.table.commit import Committed, commit_table, sent_json
 from icectl.table.loaded import Table, load_table, read_metadata_file
+from icectl.table.requirements import requirements_for
 from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
 from icectl.errors import AlreadyExistsError, RefusedError, UnsupportedError, UsageError
 from icectl.ops.create import existing_metadata_location
@@ -67,6 +68,9 @@ class UpgradePlan:
     readers: list[ReaderSupport]
     new_metadata: TableMetadata | None = field(default=None, repr=False)
     updates: list[TableUpdate] = field(default_factory=list, repr=False)
+    # The commit to send, as the REST spec writes it ({"requirements": [...], "updates": [...]});
+    # None when there is nothing to commit.
+    planned_commit: dict[str, list] | None = field(default=None, repr=False)
 
     @property
     def can_apply(self) -> bool:
@@ -150,7 +154,8 @@ def plan_upgrade(table: Table, to_version: int) -> UpgradePlan:
     return UpgradePlan(table=table.name, metadata_location=table.metadata_location, catalog=table.catalog.kind,
                        from_version=start, to_version=to_version, steps=steps, found=_found(table, start, to_version),
                        blockers=blockers, readers=readers_for(to_version), new_metadata=new,
-                       updates=updates)
+                       updates=updates, planned_commit=sent_json(md, requirements_for(md, updates), updates)
+                       if updates else None)
 
 
 def _blockers(table: Table, start: int, to: int) -> list[Blocker]:

@@ -23,10 +23,14 @@ UI_MODULES = ("typer", "rich", "click")
 LAYERS = ("icectl/spec", "icectl/formats", "icectl/table", "icectl/ops", "icectl/validate", "icectl/catalog", "icectl/io")
 
 
-def _walk(cmd, path=()):
+def _walk(cmd, path=(), ctx=None):
+    """Every command, through list_commands/get_command (the root group loads them lazily)."""
     yield path, cmd
-    for name in sorted(getattr(cmd, "commands", None) or {}):
-        yield from _walk(cmd.commands[name], path + (name,))
+    if not isinstance(getattr(cmd, "commands", None), dict):
+        return
+    ctx = cmd.context_class(cmd, info_name=path[-1] if path else "icectl", parent=ctx)
+    for name in sorted(cmd.list_commands(ctx)):
+        yield from _walk(cmd.get_command(ctx, name), path + (name,), ctx)
 
 
 ROOT = typer.main.get_command(app)

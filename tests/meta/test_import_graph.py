@@ -27,8 +27,14 @@ ALLOWED = {
     "spark": {"spec", "formats", "io", "errors"},
     "validate": {"table", "formats", "spec", "io", "errors"},
     "ops": {"catalog", "table", "formats", "spec", "expr", "io", "spark", "validate", "errors"},
-    "cli": {"ops", "catalog", "table", "formats", "spec", "expr", "io", "spark", "validate", "errors"},
+    # The thin CLI: parse, ask ops for a plan, confirm, apply, render. It reaches catalogs, tables,
+    # files and validation only through ops, and of spec only the read-only model (CLI_SPEC). It
+    # parses what the user typed with the one grammar of each small language (expr: pure, no I/O).
+    "cli": {"ops", "spec", "expr", "errors"},
 }
+# The spec modules cli may import: the model's types, metadata and time values it renders.
+CLI_SPEC = {"icectl.spec.types", "icectl.spec.metadata", "icectl.spec.partitioning", "icectl.spec.temporal",
+            "icectl.spec.properties"}  # the registry: property names and defaults in help texts
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -153,6 +159,24 @@ def test_each_package_imports_only_the_layers_below():
                 continue
             if pm not in ALLOWED.get(pn, set()):
                 bad.append(f"{n} imports {m}")
+    assert not bad, "\n".join(bad)
+
+
+def test_cli_imports_only_cli_ops_errors_secrets_expr_and_the_spec_model():
+    """Type-checking imports included: cli names no catalog, table, io or validate type either."""
+    bad = []
+    for path in sorted((ROOT / "cli").rglob("*.py")):
+        me = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            for name in names:
+                if not name.startswith("icectl.") and name != "icectl":
+                    continue
+                ok = (name in ("icectl", "icectl.errors", "icectl.secrets", "icectl.ops") or name in CLI_SPEC
+                      or name.startswith(("icectl.cli.", "icectl.ops.", "icectl.expr.")))
+                if not ok:
+                    bad.append(f"{me} imports {name}")
     assert not bad, "\n".join(bad)
 
 

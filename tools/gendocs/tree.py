@@ -196,9 +196,12 @@ def _param_spec(param: Any, help_option: Any) -> OptionSpec | ArgumentSpec | Non
                       envvar=envvar, is_help=param is help_option)
 
 
-def _subcommands(cmd: Any) -> dict[str, Any]:
-    commands = getattr(cmd, "commands", None)
-    return dict(commands) if isinstance(commands, dict) else {}
+def _subcommands(cmd: Any, ctx: Any) -> dict[str, Any]:
+    """A group's subcommands through ``list_commands``/``get_command``, so that commands a lazy
+    group loads on first use are found too."""
+    if not isinstance(getattr(cmd, "commands", None), dict):
+        return {}
+    return {n: cmd.get_command(ctx, n) for n in cmd.list_commands(ctx)}
 
 
 def _build(cmd: Any, name: str, *, path: tuple[str, ...], parent_ctx: Any) -> CommandSpec:
@@ -214,7 +217,7 @@ def _build(cmd: Any, name: str, *, path: tuple[str, ...], parent_ctx: Any) -> Co
             spec.options.append(p)
         elif isinstance(p, ArgumentSpec):
             spec.arguments.append(p)
-    subs = _subcommands(cmd)
+    subs = _subcommands(cmd, ctx)
     for sub_name in sorted(subs):
         sub = subs[sub_name]
         if getattr(sub, "hidden", False):

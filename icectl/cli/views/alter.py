@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import SpecJson, print_kv, print_table, say, text_renderer
+from icectl.ops.alter import column_names
+from icectl.spec.types import ListType, MapType, StructType
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -72,8 +74,6 @@ def _properties_text(env: Env, p: PropertyList) -> None:
 # -- the side-by-side text --------------------------------------------------------------------------------
 
 def _label(t: IcebergType) -> str:
-    from icectl.spec.types import ListType, MapType, StructType
-
     return "struct" if isinstance(t, StructType) else "list" if isinstance(t, ListType) else \
         "map" if isinstance(t, MapType) else str(t)
 
@@ -90,8 +90,6 @@ def _describe(name: str, f: NestedField) -> str:
 
 
 def _fields(schema: Schema) -> list[tuple[int, str]]:
-    from icectl.spec.evolution import column_names
-
     names = column_names(schema.as_struct)
     return [(fid, _describe(name, schema.find_field(fid))) for fid, name in names.items()]
 

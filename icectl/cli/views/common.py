@@ -2,37 +2,19 @@
 sort orders as tables. No I/O beyond writing to the environment's streams."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say
+from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say, warn
+from icectl.ops.inspect import RefRow
+from icectl.spec.types import ListType, MapType, StructType, type_label
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
     from icectl.spec.types import IcebergType, NestedField, Schema
 
 
-@dataclass
-class RefView:
-    """A branch or tag (the spec's "Snapshot References")."""
-
-    name: str
-    type: str  # branch | tag
-    snapshot_id: int
-    min_snapshots_to_keep: int | None
-    max_snapshot_age_ms: int | None
-    max_ref_age_ms: int | None
-
-
-def ref_views(md: TableMetadata) -> list[RefView]:
-    from icectl.ops.inspect import ref_rows
-
-    return [RefView(n, r.ref_type, r.snapshot_id, r.min_snapshots_to_keep, r.max_snapshot_age_ms, r.max_ref_age_ms)
-            for n, r in ref_rows(md)]
-
-
-def print_refs(env: Env, refs: list[RefView]) -> None:
+def print_refs(env: Env, refs: list[RefRow]) -> None:
     print_table(env, ["name", "type", "snapshot", "min snapshots to keep", "max snapshot age", "max ref age"],
                 [[r.name, r.type, str(r.snapshot_id), opt(r.min_snapshots_to_keep),
                   fmt_duration_ms(r.max_snapshot_age_ms), fmt_duration_ms(r.max_ref_age_ms)] for r in refs],
@@ -42,8 +24,6 @@ def print_refs(env: Env, refs: list[RefView]) -> None:
 # -- schemas ----------------------------------------------------------------------------------------------
 
 def _field_line(f: NestedField) -> Line:
-    from icectl.spec.types import type_label
-
     line: Line = [(f.name, "bold"), (f" {type_label(f.field_type)} ", None),
                   ("required", "red") if f.required else ("optional", "dim"), (f" id={f.field_id}", "dim")]
     if f.has_initial_default:
@@ -56,8 +36,6 @@ def _field_line(f: NestedField) -> Line:
 
 
 def _field_nodes(t: IcebergType) -> list[list[Node]]:
-    from icectl.spec.types import ListType, MapType, StructType
-
     if isinstance(t, StructType):
         fields = list(t.fields)
     elif isinstance(t, ListType):
@@ -109,8 +87,6 @@ def warn_failed_deletes(env: Env, failed: list) -> None:
     """A warning for each file that could not be deleted (``.path``, ``.error``): all of them with
     --verbose, else the first few and a count (a bulk delete against a failing store can fail
     thousands; the JSON output always lists them all)."""
-    from icectl.cli.output import warn
-
     shown = failed if env.verbose or len(failed) <= FAILED_LISTED else failed[:FAILED_LISTED]
     for f in shown:
         warn(env, f"could not delete {f.path}: {f.error}")

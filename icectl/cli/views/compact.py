@@ -1,6 +1,7 @@
 """What ``compact`` prints: its plan, and the result of a run."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -69,8 +70,6 @@ def _plan_text(env: Env, p: CompactionPlanView) -> None:
     else:
         say(env, "nothing to compact")
     if p.spark_submit is not None:
-        import shlex
-
         say(env, "spark-submit command:")
         say(env, " ".join(shlex.quote(a) for a in p.spark_submit))
 

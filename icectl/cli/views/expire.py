@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
 from icectl.cli.views.common import warn_failed_deletes
+from icectl.ops.expire import FileToDelete, KINDS, bytes_by_kind, java_counts
 
 if TYPE_CHECKING:
-    from icectl.ops.expire import ExpiryPlan, ExpiryResult, FileToDelete
+    from icectl.ops.expire import ExpiryPlan, ExpiryResult
 
 
 @dataclass
@@ -54,8 +55,6 @@ class ExpireReport:
 
 
 def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: bool, explain: bool) -> ExpireReport:
-    from icectl.ops.expire import FileToDelete, bytes_by_kind, java_counts
-
     files = plan.files if result is None else result.deleted
     metadata = [] if result is None else [FileToDelete(p, "metadata", None) for p in result.metadata_files_deleted]
     return ExpireReport(
@@ -76,8 +75,6 @@ def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: boo
 
 @text_renderer(ExpireReport)
 def _expire_text(env: Env, r: ExpireReport) -> None:
-    from icectl.table.reachability import KINDS
-
     say(env, f"{r.table}: {len(r.expired_snapshot_ids)} snapshots {'expired' if r.applied else 'to expire'}, "
              f"{len(r.retained_snapshot_ids)} retained"
              + (f"; refs removed: {', '.join(r.removed_refs)}" if r.removed_refs else "")

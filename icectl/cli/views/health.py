@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, fmt_duration_ms, print_table, say, text_renderer, warn
+from icectl.errors import ExitCode
 
 if TYPE_CHECKING:
     from icectl.ops.health import HealthRun, Metrics
@@ -50,8 +51,6 @@ class HealthReport:
 
 
 def health_report(run: HealthRun, *, prefix: str) -> HealthReport:
-    from icectl.errors import ExitCode
-
     views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
                              [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
                               for f in t.findings], t.steps, t.error, t.seconds) for t in run.tables]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer, warn
 from icectl.cli.views.common import warn_failed_deletes
+from icectl.ops.expire import KINDS
 from icectl.spec.properties import GC_ENABLED
 
 if TYPE_CHECKING:
@@ -95,8 +96,6 @@ def _drop_text(env: Env, r: DropReport) -> None:
         return
     if r.purged_by == "server":
         say(env, "the REST catalog server deletes the files (purgeRequested=true); icectl deletes none itself")
-    from icectl.table.reachability import KINDS
-
     rows = [[k, str(r.counts[k]), fmt_bytes(sum(f.size or 0 for f in r.files if f.kind == k))]
             for k in KINDS if r.counts.get(k)]
     print_table(env, ["kind", "files", "bytes"], rows, right={"files", "bytes"},

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from icectl.cli.context import Env
 from icectl.cli.output import say, text_renderer
-from icectl.cli.views.common import RefView
+from icectl.cli.views.common import print_refs
+from icectl.ops.inspect import RefRow
 
 if TYPE_CHECKING:
     from icectl.ops.refs import RefImpact
@@ -58,11 +59,9 @@ def _ref_change_text(env: Env, ch: RefChange) -> None:
 @dataclass
 class RefList:
     json_root: ClassVar[str] = "rows"
-    rows: list[RefView]
+    rows: list[RefRow]
 
 
 @text_renderer(RefList)
 def _refs_text(env: Env, result: RefList) -> None:
-    from icectl.cli.views.common import print_refs
-
     print_refs(env, result.rows)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer
+from icectl.ops.partition_stats import COUNTERS
 
 if TYPE_CHECKING:
     from icectl.ops.compute_stats import ComputeStatsPlan, ComputeStatsResult
@@ -131,8 +132,6 @@ class PartitionStatsReport:
 
 def partition_stats_report(plan: PartitionStatsPlan, result: PartitionStatsResult | None, *,
                            dry_run: bool) -> PartitionStatsReport:
-    from icectl.ops.partition_stats import COUNTERS
-
     rows = [PartitionStatsRowView(r.partition, *(getattr(r, name) for _, name, _ in COUNTERS)) for r in plan.rows]
     return PartitionStatsReport(
         table=plan.table, snapshot_id=plan.snapshot_id,

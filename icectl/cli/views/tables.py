@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import SpecJson, print_kv, print_table, say, text_renderer
+from icectl.cli.views.common import print_schema, print_specs_and_orders
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -41,8 +42,6 @@ class Created:
 
 @text_renderer(Created)
 def _created_text(env: Env, c: Created) -> None:
-    from icectl.cli.views.common import print_schema, print_specs_and_orders
-
     if c.applied:  # the plan was printed before
         say(env, f"created {c.name} (format version {c.format_version}): metadata {c.metadata_location}, "
                  f"uuid {c.table_uuid}")

@@ -29,7 +29,7 @@ from icectl.ops.alter.spec_update import PartitionSpecUpdate
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import check_setting
 from icectl.table.builder import MetadataBuilder
-from icectl.table.commit import Committed, commit_table
+from icectl.table.commit import Committed, commit_table, sent_json
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.table.updates import RemoveProperties, SetProperties, TableUpdate
@@ -183,6 +183,11 @@ class AlterPlan:
 
     def requirements(self) -> list[TableRequirement]:
         return requirements_for(self.before, self.updates)
+
+    @property
+    def planned_commit(self) -> dict[str, list] | None:
+        """The commit to send, as the REST spec writes it; None when there is nothing to commit."""
+        return sent_json(self.before, self.requirements(), self.updates) if self.updates else None
 
 
 def _v3_defaults(md: TableMetadata, table: str) -> None:

@@ -1,0 +1,91 @@
+"""A command group that imports a command's module only when that command is used.
+
+``icectl --help`` lists every command from a table of names, modules and one-line helps, without
+importing any command module; running a command, asking for its own ``--help`` or completing its
+options imports its module (and what that module imports) then. Start-up stays fast this way, so
+each command module keeps its imports at its top.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import typer
+import typer.main
+from typer.core import TyperGroup
+
+try:  # typer >= 0.20 vendors click as typer._click
+    from typer._click import Command as ClickCommand
+    from typer._click.shell_completion import CompletionItem
+    from typer._click.utils import make_default_short_help
+except ImportError:  # older typer runs on click itself
+    from click import Command as ClickCommand  # type: ignore[no-redef]
+    from click.shell_completion import CompletionItem  # type: ignore[no-redef]
+    from click.utils import make_default_short_help  # type: ignore[no-redef]
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command (or group of commands) of the app: its name, the module and attribute that define
+    it (a typer command function or a ``typer.Typer`` group) and its one-line help, shown by
+    ``icectl --help`` and shell completion (a test checks it is the start of the command's own help)."""
+
+    name: str
+    module: str
+    attr: str
+    help: str
+
+    def load(self) -> Any:
+        """The click command, built by typer from the module's function or group (the module is
+        imported now)."""
+        obj = getattr(importlib.import_module(self.module), self.attr)
+        holder = typer.Typer(rich_markup_mode=None)  # plain click help, as the root app's
+        if isinstance(obj, typer.Typer):
+            holder.add_typer(obj, name=self.name)
+        else:
+            holder.command(self.name)(obj)
+        return typer.main.get_group(holder).commands[self.name]
+
+
+class LazyGroup(TyperGroup):
+    """A typer group whose subcommands are :class:`LazyCommand` entries, loaded on first use.
+
+    Subclasses set ``lazy_commands`` (name -> entry; listed in that order)."""
+
+    lazy_commands: ClassVar[dict[str, LazyCommand]] = {}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(dict.fromkeys([*self.lazy_commands, *super().list_commands(ctx)]))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        entry = self.lazy_commands.get(cmd_name)
+        if cmd is None and entry is not None:
+            cmd = entry.load()
+            self.add_command(cmd, cmd_name)
+        return cmd
+
+    def _short_help(self, ctx: Any, name: str, limit: int) -> str | None:
+        """The one-line help of ``name``, from the table when the command is not loaded; None for
+        an unknown or hidden command."""
+        if name in self.commands:
+            cmd = self.commands[name]
+            return None if cmd.hidden else cmd.get_short_help_str(limit)
+        entry = self.lazy_commands.get(name)
+        return make_default_short_help(entry.help, limit) if entry is not None else None
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        names = [n for n in self.list_commands(ctx) if self._short_help(ctx, n, 45) is not None]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)  # as click: 3 times the default spacing
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, self._short_help(ctx, n, limit) or "") for n in names])
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        """The commands that start with ``incomplete`` (from the table), then the group's options."""
+        results = [CompletionItem(n, help=self._short_help(ctx, n, 45)) for n in self.list_commands(ctx)
+                   if n.startswith(incomplete) and self._short_help(ctx, n, 45) is not None]
+        results.extend(ClickCommand.shell_complete(self, ctx, incomplete))
+        return results

@@ -1,0 +1,48 @@
+"""The catalog and tables one command run opens, from the catalog options on its :class:`Env` (the
+catalog is opened once per run and kept there)."""
+from __future__ import annotations
+
+import shlex
+
+from icectl.cli.context import Env
+from icectl.ops import catalogs
+from icectl.ops.catalogs import Catalog, CatalogOptions, Identifier, Table
+
+
+def catalog_options(env: Env) -> CatalogOptions:
+    return CatalogOptions(env.catalog, uri=env.uri, warehouse=env.warehouse)
+
+
+def open_catalog(env: Env) -> Catalog:
+    if env.opened_catalog is None:
+        env.opened_catalog = catalogs.open_catalog(catalog_options(env))
+    return env.opened_catalog
+
+
+def locate_table(env: Env, name: str) -> tuple[Catalog, Identifier]:
+    """(catalog, identifier) of ``NS.TABLE`` in the configured catalog, or of a table location or
+    metadata file given as a path (a read-only path catalog)."""
+    return catalogs.locate_table(name, catalog_options(env), catalog=lambda: open_catalog(env))
+
+
+def open_table(env: Env, name: str) -> Table:
+    """A table by ``NS.TABLE`` in the configured catalog, or by path (read-only)."""
+    return catalogs.open_table(*locate_table(env, name))
+
+
+def spark_template(env: Env, given: str | None) -> str | None:
+    """The spark-submit job template: ``--template`` if given, else the configured catalog's."""
+    return given or catalogs.spark_template(catalog_options(env))
+
+
+def command_prefix(env: Env) -> str:
+    """``icectl`` with the catalog options this run was given, for the suggested commands (a
+    password in the URI is shown as ``***``)."""
+    parts = ["icectl"]
+    if env.catalog:
+        parts += ["-c", shlex.quote(env.catalog)]
+    if env.uri:
+        parts += ["--uri", shlex.quote(catalogs.redact_uri(env.uri))]
+    if env.warehouse:
+        parts += ["--warehouse", shlex.quote(env.warehouse)]
+    return " ".join(parts)

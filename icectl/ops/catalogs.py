@@ -1,0 +1,64 @@
+"""What a command opens: the catalog its options name, and a table by ``NAMESPACE.TABLE`` or by path
+(a table location or metadata file, read through a read-only path catalog)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from icectl.catalog import CatalogConfig, build_catalog, parse_identifier, resolve_catalog_config
+from icectl.catalog.base import Catalog, Identifier
+from icectl.catalog.path import PathCatalog, looks_like_path
+from icectl.catalog.postgres import redact_uri
+from icectl.errors import UsageError
+from icectl.io import FileIO
+from icectl.table.loaded import Table, load_table
+
+__all__ = ["Catalog", "CatalogOptions", "Identifier", "Table", "catalog_properties", "looks_like_path",
+           "locate_table", "open_catalog", "open_table", "parse_identifier", "redact_uri", "spark_template"]
+
+
+@dataclass(frozen=True)
+class CatalogOptions:
+    """The catalog a command line names: ``--catalog`` (a configured name), ``--uri``, ``--warehouse``."""
+
+    name: str | None = None
+    uri: str | None = None
+    warehouse: str | None = None
+
+    def config(self) -> CatalogConfig:
+        return resolve_catalog_config(self.name, uri=self.uri, warehouse=self.warehouse)
+
+
+def open_catalog(opts: CatalogOptions) -> Catalog:
+    return build_catalog(opts.config())
+
+
+def catalog_properties(opts: CatalogOptions) -> dict[str, str]:
+    """The configured catalog's properties, or none when no catalog is configured (a table given by
+    path needs no catalog; its storage settings, s3.endpoint..., come from the configured one if any)."""
+    try:
+        return opts.config().properties
+    except UsageError:  # no such catalog configured: a path is read with the defaults
+        return {}
+
+
+def locate_table(name: str, opts: CatalogOptions, *,
+                 catalog: Callable[[], Catalog] | None = None) -> tuple[Catalog, Identifier]:
+    """(catalog, identifier) of ``NS.TABLE`` in the configured catalog (opened by ``catalog``, by
+    default from ``opts``), or of a table location or metadata file given as a path (a read-only path catalog, with
+    the storage settings of the catalog named by ``--catalog`` or ``ICECTL_CONFIG``, if any)."""
+    if looks_like_path(name):
+        configured = opts.name or os.environ.get("ICECTL_CONFIG")
+        pc = PathCatalog(name, FileIO(catalog_properties(opts) if configured else {}))
+        return pc, pc.identifier()
+    return (catalog() if catalog is not None else open_catalog(opts)), parse_identifier(name)
+
+
+def open_table(catalog: Catalog, identifier: Identifier) -> Table:
+    return load_table(catalog, identifier)
+
+
+def spark_template(opts: CatalogOptions) -> str | None:
+    """The spark-submit job template the configured catalog names (``spark.template``), if any."""
+    return catalog_properties(opts).get("spark.template")
