@@ -26,7 +26,7 @@ def _run(env: Env, table: str, request: AlterRequest, *, yes: bool, dry_run: boo
     from icectl.cli.confirm import confirm_plan
     from icectl.cli.views.alter import AlterResult
     from icectl.ops.alter import commit_alter, plan_alter
-    from icectl.table.commit import sent_json
+    from icectl.table.transaction import sent_json
 
     request.check()  # a bad expression is refused before the table is read
     t = env.open_table(table)

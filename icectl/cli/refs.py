@@ -48,7 +48,7 @@ def _apply(env: Env, table_name: str, action: str, build: Callable[[Any], Any], 
 def _change(t: Any, action: str, *, dry_run: bool, before: dict, after: dict, current: int | None, plan: Any,
             impact: Any = None) -> RefChange:
     from icectl.cli.views.refs import RefChange
-    from icectl.table.commit import sent_json, snapshot_commit_json
+    from icectl.table.transaction import sent_json, snapshot_commit_json
 
     sent = sent_json(t.metadata, plan.requirements(), plan.updates) if plan.updates is not None else \
         snapshot_commit_json(t.metadata, next(iter(n for n in after if after[n] is None), "main"))

@@ -25,7 +25,7 @@ def upgrade_format(
     from icectl.ops.upgrade import apply_upgrade, plan_upgrade
     from icectl.errors import RefusedError, UnsupportedError
 
-    from icectl.table.commit import sent_json
+    from icectl.table.transaction import sent_json
     from icectl.table.requirements import requirements_for
 
     env: Env = ctx.obj

@@ -18,7 +18,7 @@ from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
 from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.commit import commit_table
+from icectl.table.transaction import Transaction
 from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchNamespaceError, NoSuchTableError
 from icectl.io import FileIO
@@ -248,11 +248,11 @@ def test_commit_with_retry_succeeds_after_a_conflict(catalog, tmp_path):
 
     seen: list[str] = []
 
-    def build(t):
-        seen.append(t.metadata_location)
-        return build_snapshot(t, SnapshotChange("append", added=[mine]))
+    def build(txn):
+        seen.append(txn.table.metadata_location)
+        return build_snapshot(txn, SnapshotChange("append", added=[mine]))
 
-    result = commit_table(stale, build).table
+    result = Transaction(stale).commit(build).table
     assert seen == [stale.metadata_location, other.metadata_location]  # rebuilt on the refreshed table
     assert result.metadata.current_snapshot.parent_snapshot_id == other.metadata.current_snapshot_id
     assert result.metadata.last_sequence_number == 2
@@ -269,7 +269,7 @@ def test_commit_with_retry_gives_up(catalog, tmp_path):
     append_files(load_table(catalog, ("db", "t")), [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
     f = write_parquet(tmp_path / "b.parquet", [2], ["b"])
     with pytest.raises(CommitConflictError):
-        commit_table(stale, lambda t: build_snapshot(t, SnapshotChange("append", added=[f])), retries=0).table
+        Transaction(stale, retries=0).commit(lambda txn: build_snapshot(txn, SnapshotChange("append", added=[f]))).table
 
 
 def test_concurrent_writers_all_land_with_retry(uri, wh, tmp_path):
@@ -284,8 +284,8 @@ def test_concurrent_writers_all_land_with_retry(uri, wh, tmp_path):
     def work(i: int) -> None:
         try:
             barrier.wait()
-            commit_table(tables[i], lambda t: build_snapshot(t, SnapshotChange("append", added=[files[i]])),
-                              retries=n).table
+            Transaction(tables[i], retries=n).commit(
+                lambda txn: build_snapshot(txn, SnapshotChange("append", added=[files[i]]))).table
         except BaseException as e:  # pragma: no cover - reported below
             errors.append(e)
 

@@ -28,6 +28,7 @@ plan_path, result_path = args[args.index("--plan") + 1], args[args.index("--resu
 with open(os.path.join(os.path.dirname(plan_path), "argv.json"), "w") as f:
     json.dump(args, f)
 from icectl.spark.rewrite import iter_tasks, rewrite_task
+from icectl.table.transaction import commit
 plan = json.load(open(plan_path))
 light = {{k: v for k, v in plan.items() if k != "groups"}}
 files, error = [], None
@@ -134,7 +135,7 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     t = append_files(t, [a, b])
     from icectl.table.builder import MetadataBuilder
 
-    t = t.commit(MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
+    t = commit(t, MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
     assert t.metadata.default_spec_id == 1
     plan = plan_compaction(t, CompactOptions(rewrite_all=True))
     assert [g.partition_display for g in plan.groups] == ["(files of older specs)"]

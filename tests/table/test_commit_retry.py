@@ -1,4 +1,4 @@
-"""commit_table: a lost compare-and-set removes the manifests its attempt wrote, and a
+"""Transaction: a lost compare-and-set removes the manifests its attempt wrote, and a
 conflict that re-reading cannot fix is not retried."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from icectl.catalog import CatalogConfig, build_catalog
 from icectl.formats.manifest import DataFile
 from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.commit import commit_table
+from icectl.table.transaction import Transaction
 from icectl.errors import ConflictingChangeError
 
 
@@ -39,11 +39,11 @@ def test_lost_attempt_removes_its_manifests(tmp_path):
     before = _metadata_files(stale)
     attempts = []
 
-    def build(t):
-        attempts.append(t.metadata_location)
-        return build_snapshot(t, SnapshotChange("append", added=[_file(t, f"a{len(attempts)}")]))
+    def build(txn):
+        attempts.append(txn.table.metadata_location)
+        return build_snapshot(txn, SnapshotChange("append", added=[_file(txn.table, f"a{len(attempts)}")]))
 
-    final = commit_table(stale, build).table
+    final = Transaction(stale).commit(build).table
     assert len(attempts) == 2
     referenced = set()
     for s in final.metadata.snapshots:
@@ -63,5 +63,5 @@ def test_conflicting_change_is_not_retried(tmp_path):
         raise ConflictingChangeError("the change no longer applies")
 
     with pytest.raises(ConflictingChangeError):
-        commit_table(t, build).table
+        Transaction(t).commit(build).table
     assert len(calls) == 1
