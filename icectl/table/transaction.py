@@ -94,25 +94,29 @@ class Transaction:
 
     def __init__(self, table: Table, *, now_ms: int | None = None, retries: int | None = None,
                  policy: RetryPolicy | None = None):
-        self.table: Table | None = table  # the base the current attempt plans against; None: a create
-        self.catalog: Catalog = table.catalog
-        self.identifier: Identifier = table.identifier
-        self.now_ms = now_ms  # the commit time where the catalog applies the updates itself
         policy = policy or RetryPolicy.from_properties(table.metadata.properties)
-        self.policy = dataclasses.replace(policy, num_retries=retries) if retries is not None else policy
-        self.updates: list[TableUpdate] = []
-        self.written: list[str] = []
-        self._requirements: list[TableRequirement] | None = None
+        if retries is not None:
+            policy = dataclasses.replace(policy, num_retries=retries)
+        self._setup(table, table.catalog, table.identifier, now_ms=now_ms, policy=policy)
 
     @classmethod
     def create(cls, catalog: Catalog, identifier: Identifier, *, now_ms: int | None = None) -> Transaction:
         """A transaction that creates table ``identifier``: its requirement is ``assert-create``
         (the catalog checks that the name is free)."""
         txn = cls.__new__(cls)
-        txn.table, txn.catalog, txn.identifier, txn.now_ms = None, catalog, identifier, now_ms
-        txn.policy = RetryPolicy()
-        txn.updates, txn.written, txn._requirements = [], [], None
+        txn._setup(None, catalog, identifier, now_ms=now_ms, policy=RetryPolicy())
         return txn
+
+    def _setup(self, table: Table | None, catalog: Catalog, identifier: Identifier, *, now_ms: int | None,
+               policy: RetryPolicy) -> None:
+        self.table = table  # the base the current attempt plans against; None: a create
+        self.catalog = catalog
+        self.identifier = identifier
+        self.now_ms = now_ms  # the commit time where the catalog applies the updates itself
+        self.policy = policy
+        self.updates: list[TableUpdate] = []
+        self.written: list[str] = []  # files this attempt wrote
+        self._requirements: list[TableRequirement] | None = None
 
     # -- staging ------------------------------------------------------------------------------
     def stage(self, updates: Iterable[TableUpdate]) -> Transaction:

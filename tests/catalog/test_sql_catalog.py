@@ -18,7 +18,8 @@ from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
 from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.transaction import Transaction
+from icectl.table.transaction import Transaction, commit
+from icectl.table.updates import SetProperties
 from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchNamespaceError, NoSuchTableError
 from icectl.io import FileIO
@@ -440,3 +441,18 @@ def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, uri, wh):
     t = load_table(cat, ("db", "t"))
     append_files(t, [write_parquet(wh / "db" / "t" / "data" / "icectl.parquet", [4], ["d"])])
     assert py.load_table("db.t").scan().to_arrow().num_rows == 4
+
+
+def test_replace_metadata_moves_the_pointer_only_from_its_base(catalog):
+    """Catalog.replace_metadata (restore's one operation for a state no update expresses): the
+    file becomes current when the table is still at the base, a conflict when it moved."""
+    t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    moved = commit(t, [SetProperties({"a": "1"})])
+    md = moved.metadata.replace(properties={**moved.metadata.properties, "b": "2"})
+    with pytest.raises(CommitConflictError):
+        catalog.replace_metadata(t.identifier, t.metadata_location, md)
+    assert load_table(catalog, ("db", "t")).metadata_location == moved.metadata_location
+    state = catalog.replace_metadata(t.identifier, moved.metadata_location, md)
+    now = load_table(catalog, ("db", "t"))
+    assert now.metadata_location == state.metadata_location != moved.metadata_location
+    assert now.metadata.properties["b"] == "2"
