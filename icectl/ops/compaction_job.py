@@ -172,7 +172,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         current = table
         for batch in batches:
             try:
-                done = Transaction(current).commit(lambda txn, b=batch: build_replace(txn, plan, groups=b, outputs=outputs))
+                done = Transaction(current).commit(
+                    lambda txn, b=batch: build_replace(txn, plan, groups=b, outputs=outputs))
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:

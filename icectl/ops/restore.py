@@ -423,7 +423,7 @@ def write_restored_metadata(txn: Transaction, plan: RestorePlan) -> str:
     except UnsupportedError as e:
         raise UnsupportedError(
             f"cannot restore {plan.table} over this catalog: snapshot {plan.readded_snapshots[0].snapshot_id} must be "
-            f"added back, which needs register with overwrite, and the catalog refused it ({e.message})",
+            f"added back, which only a replacement of the metadata file can do, and {e.message}",
             hint="restore to a newer metadata file whose branch and tag heads are still in the table") from None
 
 
