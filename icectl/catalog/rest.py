@@ -304,7 +304,7 @@ class RestCatalog(Catalog):
         except (IcectlError, OSError):
             pass
         if refusal is not None:
-            raise UnsupportedError(f"the catalog refused to register {name} with overwrite ({refusal.message})",
+            raise UnsupportedError(f"the catalog refused a register with overwrite of {name} ({refusal.message})",
                                    hint="a REST server needs RegisterTableRequest.overwrite for this")
         raise CommitConflictError(f"table {name} changed since it was read (its metadata location is no longer "
                                   f"{base_location}); nothing was committed")
