@@ -28,7 +28,6 @@ plan_path, result_path = args[args.index("--plan") + 1], args[args.index("--resu
 with open(os.path.join(os.path.dirname(plan_path), "argv.json"), "w") as f:
     json.dump(args, f)
 from icectl.spark.rewrite import iter_tasks, rewrite_task
-from icectl.table.transaction import commit
 plan = json.load(open(plan_path))
 light = {{k: v for k, v in plan.items() if k != "groups"}}
 files, error = [], None
@@ -134,6 +133,7 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     b = _data_file(t, f"{loc}/data/name=y/b.parquet", [3], partition=("y",), names=["y"])
     t = append_files(t, [a, b])
     from icectl.table.builder import MetadataBuilder
+    from icectl.table.transaction import commit
 
     t = commit(t, MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
     assert t.metadata.default_spec_id == 1
