@@ -231,7 +231,7 @@ def build_table(scene: Scene, *, files: int, per_append: int, partitions: int, e
     the partition folders."""
     from icectl.formats.manifest import DataFile
     from icectl.ops.create import create_table
-    from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+    from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
 
     t0 = time.perf_counter()
     catalog = scene.catalog()
@@ -254,7 +254,7 @@ def build_table(scene: Scene, *, files: int, per_append: int, partitions: int, e
     info = {"data_files": files, "appends": -(-files // per_append)}
     if scene.name == "expire":
         live = list(t.live_entries(t.metadata.current_snapshot))
-        t = t.commit(build_snapshot(t, SnapshotChange("delete", removed=[(e, e.data_file) for e in live])))
+        t = commit_snapshot(t, SnapshotChange("delete", removed=[(e, e.data_file) for e in live]))
         t = append_files(t, [data_file(files + i, "kept") for i in range(10)])
         info["kept_files"] = 10
     orphans = {f"{scene.prefix}/db/t/data/p={i % partitions}/orphan-{i:07d}.parquet": blobs[i % partitions]

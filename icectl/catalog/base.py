@@ -4,13 +4,15 @@ Every change is ``commit(identifier, requirements, updates)``, the REST catalog 
 REST catalog sends them to its server, which applies them. The SQL and file-system catalogs are
 :class:`MetastoreCatalog`s: they check the requirements against the table's current metadata,
 apply the updates with :mod:`icectl.table.builder`, write the next metadata file and move the
-pointer with a compare-and-set; when another commit moved it first, they do it all again on the
-new metadata while the requirements still hold (as Iceberg Java's REST server does), and report a
-conflict when they do not.
+pointer with a compare-and-set; when another commit moved it first they report a conflict, which
+the caller's :class:`~icectl.table.transaction.Transaction` answers by planning again (spec:
+"Commit Conflict Resolution and Retry"; the one retry loop is the transaction's).
+
+A table state that no update can express (a restore that adds back snapshots an expire removed) is
+made current with :meth:`Catalog.replace_metadata`, which every writable catalog implements.
 """
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.properties import COMMIT_NUM_RETRIES, METADATA_DELETE_AFTER_COMMIT_ENABLED
+from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
 from icectl.table.metadata_io import (
     metadata_bytes,
@@ -129,6 +131,15 @@ class Catalog(ABC):
         destination. Files stay where they are."""
         raise UnsupportedError(f"the {self.kind} catalog cannot rename tables")
 
+    def replace_metadata(self, ident: Identifier, base_location: str, metadata: TableMetadata) -> TableState:
+        """Make ``metadata`` the table's current metadata, written as its next metadata file, if the
+        table is still at ``base_location`` (CommitConflictError when it moved): register with
+        overwrite, guarded by the base. For a table state that no update can express (a restore
+        that adds back snapshots an expire removed: their sequence numbers are behind the table's,
+        which the builder of every catalog refuses in ``add-snapshot``); every other change is a
+        :meth:`commit`."""
+        raise UnsupportedError(f"the {self.kind} catalog cannot replace a table's metadata")
+
     def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
         """Add an existing metadata file to the catalog as table ``ident``; AlreadyExistsError
         when the name is taken, unless ``overwrite`` (then the table points at the file)."""
@@ -192,9 +203,7 @@ class MetastoreCatalog(Catalog):
 
     def commit(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                now_ms: int | None = None, base_location: str | None = None) -> TableState:
-        if self.read_only:
-            raise UnsupportedError("a table opened by path is read-only: use a catalog to change it",
-                                   hint="register the metadata file in a catalog first")
+        self._check_writable()
         # The commit machinery is imported here, not at the top: read-only commands (describe,
         # snapshots, files) do not pay for loading it (~60 ms of dataclass creation).
         from icectl.table.builder import MetadataBuilder
@@ -202,40 +211,39 @@ class MetastoreCatalog(Catalog):
 
         if any(isinstance(r, AssertCreate) for r in requirements):
             return self._create(ident, requirements, updates, now_ms=now_ms)
-        attempts = None
-        attempt = 0
-        while True:
-            base = self.load(ident)
-            if base_location is not None and base.metadata_location != base_location:
-                raise CommitConflictError(f"table {ident_str(ident)} changed since it was read (its metadata "
-                                          f"location is no longer {base_location})")
-            validate_requirements(requirements, base.metadata)
-            builder = MetadataBuilder(base.metadata, now_ms=now_ms).apply(updates)
-            if not builder.has_changes:
-                return base
-            md = builder.build(previous_location=base.metadata_location)
-            # Read before the swap: a bad value must fail the commit, not follow its success.
-            delete_old = METADATA_DELETE_AFTER_COMMIT_ENABLED.read(md.properties)
-            table_location = md.location or self.default_table_location(ident)
-            self._check_format_version(base.metadata_location, md)
-            location = new_metadata_location(md, table_location, base.metadata_location)
-            try:
-                location = self._swap_pointer(ident, base.metadata_location, md, location)
-            except CommitConflictError:
-                # Another commit moved the pointer. A caller that named its base re-plans; otherwise
-                # apply the updates again to the new metadata while the requirements still hold
-                # (they are checked again above), as a REST server does.
-                if base_location is not None:
-                    raise
-                if attempts is None:
-                    attempts = COMMIT_NUM_RETRIES.read(base.metadata.properties)
-                if attempt >= attempts:
-                    raise
-                attempt += 1
-                time.sleep(min(0.05 * 2 ** attempt, 1.0))
-                continue
-            deleted = _delete_removed_metadata_files(self.io, base.metadata, md, table_location) if delete_old else []
-            return TableState(location, md, deleted_metadata_files=tuple(deleted))
+        base = self.load(ident)
+        if base_location is not None and base.metadata_location != base_location:
+            raise CommitConflictError(f"table {ident_str(ident)} changed since it was read (its metadata "
+                                      f"location is no longer {base_location})")
+        validate_requirements(requirements, base.metadata)
+        builder = MetadataBuilder(base.metadata, now_ms=now_ms).apply(updates)
+        if not builder.has_changes:
+            return base
+        md = builder.build(previous_location=base.metadata_location)
+        # Read before the swap: a bad value must fail the commit, not follow its success.
+        delete_old = METADATA_DELETE_AFTER_COMMIT_ENABLED.read(md.properties)
+        # Another commit may move the pointer between the load and the swap: a conflict the
+        # caller's transaction answers (spec: "Commit Conflict Resolution and Retry").
+        location = self._swap(ident, base.metadata_location, md)
+        table_location = md.location or self.default_table_location(ident)
+        deleted = _delete_removed_metadata_files(self.io, base.metadata, md, table_location) if delete_old else []
+        return TableState(location, md, deleted_metadata_files=tuple(deleted))
+
+    def replace_metadata(self, ident: Identifier, base_location: str, metadata: TableMetadata) -> TableState:
+        self._check_writable()
+        return TableState(self._swap(ident, base_location, metadata), metadata)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise UnsupportedError("a table opened by path is read-only: use a catalog to change it",
+                                   hint="register the metadata file in a catalog first")
+
+    def _swap(self, ident: Identifier, base_location: str, md: TableMetadata) -> str:
+        """Write ``md`` as the table's next metadata file and move the pointer from ``base_location``."""
+        table_location = md.location or self.default_table_location(ident)
+        self._check_format_version(base_location, md)
+        location = new_metadata_location(md, table_location, base_location)
+        return self._swap_pointer(ident, base_location, md, location)
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                 now_ms: int | None) -> TableState:

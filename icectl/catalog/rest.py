@@ -22,10 +22,19 @@ from typing import Any, Iterable, Iterator
 from icectl import secrets
 from icectl.catalog.base import (Catalog, NamespacePropertiesChange, TableState, check_property_changes)
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
-from icectl.errors import AlreadyExistsError, IcectlError, NoSuchNamespaceError, UnsupportedError, UsageError
+from icectl.errors import (
+    AlreadyExistsError,
+    CommitConflictError,
+    CommitStateUnknownError,
+    IcectlError,
+    NoSuchNamespaceError,
+    UnsupportedError,
+    UsageError,
+)
 from icectl.io import FileIO, has_scheme, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.table.identifier import Identifier, ident_str
+from icectl.table.metadata_io import metadata_bytes, new_metadata_location
 from icectl.table.requirements import AssertCreate, TableRequirement
 from icectl.table.updates import TableUpdate, UpgradeFormatVersion, updates_json
 
@@ -270,6 +279,35 @@ class RestCatalog(Catalog):
     def rename_table(self, source: Identifier, destination: Identifier) -> None:
         self._call(RENAME_TABLE, what=f"rename table {ident_str(source)} to {ident_str(destination)}", kind=WRITE,
                    body={"source": _table_identifier(source), "destination": _table_identifier(destination)})
+
+    def replace_metadata(self, ident: Identifier, base_location: str, metadata: TableMetadata) -> TableState:
+        """The server applies updates itself: the metadata file is written here and registered with
+        ``overwrite`` (the REST spec's ``RegisterTableRequest.overwrite``) while the table is still at
+        ``base_location``. A server without it (Iceberg Java 1.10's handlers answer 409) refuses
+        (UnsupportedError with its reason); the file written is then removed, unless the outcome
+        is unknown."""
+        name = ident_str(ident)
+        io = self.io_for(ident)
+        location = new_metadata_location(metadata, metadata.location or self.default_table_location(ident),
+                                         base_location)
+        io.write(location, metadata_bytes(metadata, location))
+        try:
+            if self.load_metadata_location(ident) == base_location:
+                return self.register_table(ident, location, overwrite=True)
+            refusal = None
+        except CommitStateUnknownError:
+            raise  # it may have been registered: keep the file
+        except IcectlError as e:
+            refusal = e
+        try:
+            io.delete(location)
+        except (IcectlError, OSError):
+            pass
+        if refusal is not None:
+            raise UnsupportedError(f"the catalog refused a register with overwrite of {name} ({refusal.message})",
+                                   hint="a REST server needs RegisterTableRequest.overwrite for this")
+        raise CommitConflictError(f"table {name} changed since it was read (its metadata location is no longer "
+                                  f"{base_location}); nothing was committed")
 
     def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
         body: dict[str, Any] = {"name": ident[-1], "metadata-location": metadata_location}

@@ -28,7 +28,7 @@ from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.spec.properties import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
 from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
 from icectl.table.loaded import Table
-from icectl.table.commit import snapshot_commit_json
+from icectl.table.transaction import Transaction, snapshot_commit_json
 from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
 from icectl.errors import ConflictingChangeError, UsageError
@@ -438,10 +438,12 @@ def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
     )
 
 
-def build_replace(table: Table, plan: CompactionPlan, *, groups: list[FileGroup],
+def build_replace(txn: Transaction, plan: CompactionPlan, *, groups: list[FileGroup],
                   outputs: dict[int, list[DataFile]]) -> list[TableUpdate]:
     """The updates of a ``replace`` snapshot swapping the groups' files for their outputs,
-    validated against the current state of the branch (re-run on every commit attempt)."""
+    validated against the current state of the branch of ``txn``'s table (re-run on every commit
+    attempt)."""
+    table = txn.table
     md = table.metadata
     head = md.snapshot_for_ref(plan.branch)
     tasks, deletes = plan_files(table, head)
@@ -479,7 +481,7 @@ def build_replace(table: Table, plan: CompactionPlan, *, groups: list[FileGroup]
     change = SnapshotChange("replace", added=added,
                             removed=[(e, e.data_file) for e in replaced] + [(d, d.data_file) for d in removable],
                             added_data_sequence_number=plan.starting_sequence_number)
-    return build_snapshot(table, change, branch=plan.branch)
+    return build_snapshot(txn, change, branch=plan.branch)
 
 
 __all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "job_plan", "plan_compaction",

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from icectl.ops.compaction import CompactionPlan, CompactOptions, FileGroup, build_replace, job_plan, output_data_files
 from icectl.formats.manifest import DataFile
 from icectl.spec.properties import COMMIT_NUM_RETRIES
-from icectl.table.commit import commit_table
+from icectl.table.transaction import Transaction
 from icectl.table.loaded import Table
 from icectl.io import join
 from icectl.errors import CommitStateUnknownError, ExternalCommandError, IcectlError, NotFoundError, UsageError
@@ -174,7 +174,8 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
         current = table
         for batch in batches:
             try:
-                done = commit_table(current, lambda t, b=batch: build_replace(t, plan, groups=b, outputs=outputs))
+                done = Transaction(current).commit(
+                    lambda txn, b=batch: build_replace(txn, plan, groups=b, outputs=outputs))
                 current = done.table
                 result.sent.append(done.sent_json())
             except IcectlError as e:

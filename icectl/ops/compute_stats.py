@@ -31,7 +31,7 @@ from icectl.io import join
 from icectl.spec.metadata import StatisticsFile
 from icectl.spec.properties import SPLIT_SIZE
 from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType
-from icectl.table.commit import Committed, sent_json
+from icectl.table.transaction import Committed, sent_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_folder
 from icectl.table.requirements import requirements_for

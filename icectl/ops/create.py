@@ -25,6 +25,7 @@ from icectl.table.builder import apply_updates
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table
 from icectl.table.requirements import AssertCreate, TableRequirement
+from icectl.table.transaction import Transaction
 from icectl.table.updates import (
     LAST_ADDED,
     AddSchema,
@@ -164,8 +165,8 @@ def _plan(catalog: Catalog | None, ident: Identifier, *, schema_text: str, parti
 def apply_create(catalog: Catalog, plan: CreatePlan, *, now_ms: int | None = None) -> Table:
     """Commit the planned updates with ``assert-create`` (the catalog checks again that the name
     is free: a create that raced with another fails with AlreadyExistsError)."""
-    state = catalog.commit(plan.identifier, plan.requirements, plan.updates, now_ms=now_ms)
-    return Table(plan.identifier, state.metadata, state.metadata_location, catalog, io=catalog.io_for(plan.identifier))
+    txn = Transaction.create(catalog, plan.identifier, now_ms=now_ms).stage(plan.updates).require(plan.requirements)
+    return txn.commit().table
 
 
 def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,

@@ -22,7 +22,7 @@ from icectl.formats.manifest import DataFile, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH
 from icectl.table.scan import branch_head, plan_files
 from icectl.table.loaded import Table
-from icectl.table.commit import snapshot_commit_json
+from icectl.table.transaction import Transaction, snapshot_commit_json
 from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
 from icectl.errors import UsageError
@@ -167,9 +167,10 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec
     )
 
 
-def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[TableUpdate], dict[str, int]]:
-    """The updates of the rewrite (re-planned against the current table on each attempt), and
+def build_delete_rewrite(txn: Transaction, plan: DeleteRewritePlan) -> tuple[list[TableUpdate], dict[str, int]]:
+    """The updates of the rewrite (re-planned against ``txn``'s table on each attempt), and
     counts for the report."""
+    table = txn.table
     fresh = plan_delete_rewrite(table, branch=plan.branch)
     md = table.metadata
     snap = md.snapshot_by_id(md.all_refs[plan.branch].snapshot_id)
@@ -212,7 +213,7 @@ def build_delete_rewrite(table: Table, plan: DeleteRewritePlan) -> tuple[list[Ta
         counts["deletion_vectors_written"] += len(dvs)
     change = SnapshotChange("replace", added=added,
                             removed=[(e, e.data_file) for e in removed], added_sequence_numbers=seqs)
-    return build_snapshot(table, change, branch=plan.branch), counts
+    return build_snapshot(txn, change, branch=plan.branch), counts
 
 
 def write_deletion_vectors(table: Table, positions: dict[str, Any], data_files: dict[str, DataFile]) -> list[DataFile]:
@@ -257,7 +258,6 @@ def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: 
     """Rewrite the data files equality deletes touch (when planned: a Spark job), then commit the
     delete rewrite, planned again against the table as it then is (and on every retry)."""
     from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.table.commit import commit_table
 
     run = DeleteRewriteRun()
     if equality_plan is not None and equality_plan.groups:
@@ -269,12 +269,12 @@ def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: 
         table = table.refresh()
         plan = plan_delete_rewrite(table, branch=plan.branch)
     if plan.changes:
-        def build(cur: Table) -> list[TableUpdate]:
-            updates, counts = build_delete_rewrite(cur, plan)
+        def build(txn: Transaction) -> list[TableUpdate]:
+            updates, counts = build_delete_rewrite(txn, plan)
             run.counts = counts
             return updates
 
-        done = commit_table(table, build)
+        done = Transaction(table).commit(build)
         run.committed.append(done.table.metadata_location)
         run.commits.append(done.sent_json())
     return run

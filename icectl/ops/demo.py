@@ -45,8 +45,8 @@ from icectl.spec.metadata import MAIN_BRANCH
 from icectl.spec.properties import PARQUET_COMPRESSION
 from icectl.spec.temporal import millis_to_iso
 from icectl.table.builder import MetadataBuilder
-from icectl.table.commit import TableCommit, send
 from icectl.table.loaded import Table
+from icectl.table.transaction import Transaction
 from icectl.table.updates import TableUpdate
 from icectl.errors import AlreadyExistsError, UsageError
 from icectl.ops.create import existing_metadata_location
@@ -290,8 +290,9 @@ class _Builder:
                                 extra_summary=dict(extra or {}))
         sid = self.ids_rng.getrandbits(63) or 1
         ts = self.at(days)
-        self.send(build_snapshot(t, change, branch=branch, timestamp_ms=ts, snapshot_id=sid, stage_only=stage_only),
-                  now_ms=ts)
+        txn = Transaction(t, now_ms=ts)
+        self.send(txn.stage(build_snapshot(txn, change, branch=branch, timestamp_ms=ts, snapshot_id=sid,
+                                           stage_only=stage_only)))
         state = dict(self.states.get(parent, {})) if parent is not None else {}
         for f in removed:
             del state[f.file_path]
@@ -336,10 +337,10 @@ class _Builder:
     def metadata_commit(self, updates: list[TableUpdate], *, days: float) -> None:
         """Commit updates that add no snapshot, as of ``days`` ago."""
         ts = self.at(days)
-        self.send(updates, now_ms=ts)
+        self.send(Transaction(self.table, now_ms=ts).stage(updates))
 
-    def send(self, updates: list[TableUpdate], *, now_ms: int) -> None:
-        done = send(self.table, TableCommit(updates), now_ms=now_ms)
+    def send(self, txn: Transaction) -> None:
+        done = txn.commit()
         self.table = done.table
         self.commits.append(done.sent_json())
 

@@ -32,7 +32,7 @@ from icectl.table.reachability import (
     POSITION_DELETES, STATISTICS, PathKeys, live_content, metadata_reach, reachable_files,
 )
 from icectl.table.builder import apply_updates
-from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.requirements import requirements_for
 from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
@@ -393,7 +393,8 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
         return ExpiryResult(first, None, [], [], [])
     state: dict[str, ExpiryPlan] = {}
 
-    def build(current: Table) -> list[TableUpdate]:
+    def build(txn: Transaction) -> list[TableUpdate]:
+        current = txn.table
         moved = approved is not None and current.metadata_location != approved.base_metadata_location
         plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": opts.delete_files and moved}))
         if moved:
@@ -403,7 +404,7 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
             before_commit(plan)
         return plan.updates
 
-    done = commit_table(table, build)
+    done = Transaction(table).commit(build)
     committed, base = done.table, done.base
     plan = state["plan"]
     deleted: list[FileToDelete] = []

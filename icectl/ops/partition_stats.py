@@ -32,7 +32,7 @@ from icectl.formats.manifest import FileContent
 from icectl.io import join
 from icectl.spec.metadata import Snapshot, StatisticsFile
 from icectl.spec.types import PrimitiveType
-from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_folder
 from icectl.table.requirements import requirements_for
@@ -295,14 +295,14 @@ def commit_statistics_file(table: Table, *, written: str, snapshot_id: int, upda
     conflict, nothing is committed. The written file is deleted when the commit failed, and
     kept when its outcome is unknown (the table may use it)."""
 
-    def build(current: Table) -> list[TableUpdate]:
-        if current.metadata.snapshot_by_id(snapshot_id) is None:
+    def build(txn: Transaction) -> list[TableUpdate]:
+        if txn.table.metadata.snapshot_by_id(snapshot_id) is None:
             raise ConflictingChangeError(f"snapshot {snapshot_id} of {table.name} was expired while its statistics "
                                          "were computed; nothing was committed")
         return [update]
 
     try:
-        return commit_table(table, build)
+        return Transaction(table).commit(build)
     except IcectlError as e:
         if not isinstance(e, CommitStateUnknownError):
             try:

@@ -3,8 +3,8 @@ CherryPickOperation; spec: "Snapshot References").
 
 Each operation is a function from the current table's metadata to the updates that make the
 change (``set-snapshot-ref``, ``remove-snapshot-ref``; a cherry-pick that re-applies a snapshot
-adds one), so the caller can commit it with :func:`icectl.table.commit.commit_table`, which reads
-the table again and re-validates on a conflict. No change: no updates.
+adds one), so the caller can commit it with a :class:`icectl.table.transaction.Transaction`, which
+reads the table again and re-validates on a conflict. No change: no updates.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from icectl.errors import AlreadyExistsError, ConflictingChangeError, NoSnapshot
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
 from icectl.table.builder import apply_updates
-from icectl.table.commit import Committed, commit_table, sent_json, snapshot_commit_json
+from icectl.table.transaction import Committed, Plan, Transaction, sent_json, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.table.snapshots import SnapshotChange, build_snapshot
@@ -149,7 +149,7 @@ PUBLISHED_WAP_ID = "published-wap-id"
 WAP_ID = "wap.id"
 
 
-def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
+def cherry_pick(at: Table | Transaction, snapshot_id: int, *, branch: str = MAIN_BRANCH,
                 validate_only: bool = False) -> list[TableUpdate] | None:
     """Apply a snapshot's changes to a branch as Iceberg Java's CherryPickOperation does: a
     snapshot whose parent is the branch head is fast-forwarded; an append is re-applied as a new
@@ -158,8 +158,11 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
     in the branch's history, or whose WAP id was already published) is refused.
 
     With ``validate_only``, every check runs but nothing is written: a fast-forward still returns
-    its updates, a pick that needs a new snapshot returns None."""
-
+    its updates, a pick that needs a new snapshot returns None. ``at`` is the table to pick onto, or
+    the transaction that commits the pick (needed for a pick that writes a new snapshot: the
+    transaction owns the files it writes)."""
+    txn = at if isinstance(at, Transaction) else None
+    table = txn.table if txn is not None else at
     md = table.metadata
     snap = _snapshot(md, snapshot_id)
     head = md.all_refs.get(branch)
@@ -221,7 +224,9 @@ def cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH,
     if dynamic:
         extra["replace-partitions"] = "true"
     change = SnapshotChange("overwrite" if dynamic else "append", added=added, removed=removed, extra_summary=extra)
-    return build_snapshot(table, change, branch=branch)
+    if txn is None:
+        raise TypeError("a cherry-pick that writes a snapshot needs the transaction that commits it")
+    return build_snapshot(txn, change, branch=branch)
 
 
 # -- branches and tags ------------------------------------------------------------------------------
@@ -308,7 +313,7 @@ class RefCommit:
     (None likewise), and ``build``, which plans it again against a fresh table on a conflict."""
 
     table: Table
-    build: Builder
+    build: Plan
     updates: list[TableUpdate] | None
     after: TableMetadata | None
     branch: str = MAIN_BRANCH  # the branch a snapshot that only the commit writes goes to
@@ -355,7 +360,7 @@ class RefCommit:
 def plan_ref_change(table: Table, build: Builder) -> RefCommit:
     """Plan a change whose updates write nothing (refs only)."""
     updates = build(table)
-    return RefCommit(table, build, updates, apply_updates(table.metadata, updates) if updates else table.metadata)
+    return RefCommit(table, lambda txn: build(txn.table), updates, apply_updates(table.metadata, updates) if updates else table.metadata)
 
 
 def plan_cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANCH) -> RefCommit:
@@ -363,7 +368,7 @@ def plan_cherry_pick(table: Table, snapshot_id: int, *, branch: str = MAIN_BRANC
     re-applies the snapshot writes its manifests only when committed (so a dry run or a refusal
     leaves no file behind)."""
     preview = cherry_pick(table, snapshot_id, branch=branch, validate_only=True)
-    return RefCommit(table, lambda t: cherry_pick(t, snapshot_id, branch=branch) or [], preview,
+    return RefCommit(table, lambda txn: cherry_pick(txn, snapshot_id, branch=branch) or [], preview,
                      apply_updates(table.metadata, preview) if preview else None, branch)
 
 
@@ -390,8 +395,9 @@ def commit_ref_change(plan: RefCommit) -> Committed:
     approved = None if plan.updates is None else (
         [u.to_json() for u in plan.updates], leaving_history(plan.table.metadata, plan.updates))
 
-    def build(t: Table) -> list[TableUpdate]:
-        updates = plan.build(t)
+    def build(txn: Transaction) -> list[TableUpdate]:
+        t = txn.table
+        updates = list(plan.build(txn) or [])
         if approved is not None and t.metadata_location != plan.table.metadata_location:
             now = ([u.to_json() for u in updates], leaving_history(t.metadata, updates))
             if now != approved:
@@ -403,4 +409,4 @@ def commit_ref_change(plan: RefCommit) -> Committed:
                                              "committed", hint="run the command again to see the new plan")
         return updates
 
-    return commit_table(plan.table, build)
+    return Transaction(plan.table).commit(build)

@@ -47,15 +47,15 @@ from icectl.formats.manifest import (
     ManifestFile,
 )
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
-from icectl.table.commit import Committed, commit_table, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.snapshots import (
     SnapshotChange,
-    _write_manifest,
     new_snapshot_id,
     snapshot_from_manifests,
     summarize_change,
+    write_manifest_file,
 )
+from icectl.table.transaction import Committed, Transaction, snapshot_commit_json
 from icectl.table.updates import RemovePartitionStatistics, RemoveStatistics, TableUpdate, updates_json
 
 THREADS = 8
@@ -489,7 +489,9 @@ def _totals(entries: list[ManifestEntry]) -> dict[str, str]:
                                               if f.content == FileContent.EQUALITY_DELETES))}
 
 
-def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableUpdate]:
+def _ref_updates(txn: Transaction, table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableUpdate]:
+    """The snapshot that repairs ``r``, built on ``table`` (``txn``'s base with the refs repaired
+    before it) and committed by ``txn``."""
     md = table.metadata
     ref = md.all_refs.get(r.ref)
     if ref is None or ref.snapshot_id != r.snapshot_id:
@@ -523,15 +525,15 @@ def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableU
             else:
                 rewritten.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
                                                e.file_sequence_number, e.data_file))
-        manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
-                                         snapshot_id=snapshot_id, sequence_number=seq))
+        manifests.append(write_manifest_file(table, rewritten, txn=txn, spec_id=m.partition_spec_id,
+                                             content=m.content, snapshot_id=snapshot_id, sequence_number=seq))
         kept += kept_here
     for content, spec_id, entries in w.rebuilt:
         keep = [e for e in entries if _key(e.data_file) not in w.removed]
         removed += [(e, e.data_file) for e in entries if _key(e.data_file) in w.removed]
         if keep:
-            manifests.append(_write_manifest(table, keep, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
-                                             sequence_number=seq))
+            manifests.append(write_manifest_file(table, keep, txn=txn, spec_id=spec_id, content=content,
+                                                 snapshot_id=snapshot_id, sequence_number=seq))
             kept += keep
     summary = summarize_change(head, SnapshotChange(r.operation or "delete", removed=removed))
     if w.lost_files:
@@ -540,8 +542,8 @@ def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableU
     if w.lost_deletes:
         summary["removed-delete-files"] = str(int(summary.get("removed-delete-files", "0")) + w.lost_deletes)
     summary.update(_totals(kept))
-    return snapshot_from_manifests(table, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
-                                   summary=summary, ref_name=r.ref)
+    return snapshot_from_manifests(txn, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
+                                   summary=summary, ref_name=r.ref, on=table)
 
 
 def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None) -> RepairResult:
@@ -560,17 +562,17 @@ def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None) 
     if not todo and not stats:
         return RepairResult(plan, [])
 
-    def build(current: Table) -> list[TableUpdate]:
+    def build(txn: Transaction) -> list[TableUpdate]:
         updates: list[TableUpdate] = []
-        t = current
+        t = txn.table
         for r in todo:
-            ups = _ref_updates(t, r, snapshot_id=sids[id(r)])
+            ups = _ref_updates(txn, t, r, snapshot_id=sids[id(r)])
             updates += ups
             if r is not todo[-1]:
                 t = replace(t, metadata=MetadataBuilder(t.metadata).apply(ups).build())
         return updates + stats
 
-    c = commit_table(table, build, retries=retries)
+    c = Transaction(table, retries=retries).commit(build)
     for r in todo:
         r.new_snapshot_id = sids[id(r)]
     return RepairResult(plan, [c])

@@ -31,13 +31,15 @@ read them: a commit in between fails it (exit 5) rather than being undone unseen
 A branch or tag head of the old file that a later ``expire`` removed from the metadata while its
 files stayed (``gc.enabled=false``, or files another snapshot still reaches) cannot come back as
 an ``add-snapshot`` update: its sequence number is behind the table's ``last-sequence-number``
-and Iceberg Java's builder refuses that. Such a restore writes the metadata itself: today's
+and Iceberg Java's builder refuses that. Such a restore builds the metadata itself: today's
 metadata with those snapshots added back, then the updates above applied by icectl's builder
-(the metadata log keeps today's file as always), and moves the pointer where icectl moves it (SQL
-and PostgreSQL: a compare-and-set from today's file; file-system: the next ``vN``). A REST catalog
-applies updates itself, so there the file is registered with ``overwrite`` (the REST spec's
-``RegisterTableRequest.overwrite``); a server without it (Iceberg Java 1.10's handlers answer
-409) refuses, the file written is removed, and the restore exits with code 7 and the reason.
+(the metadata log keeps today's file as always), and makes it current with the catalog's one
+operation for that, ``Catalog.replace_metadata`` (register with overwrite, guarded by today's
+file: SQL and PostgreSQL move the pointer with a compare-and-set from today's file; file-system
+writes the next ``vN``; a REST catalog, which applies updates itself, registers the file with
+``overwrite``, the REST spec's ``RegisterTableRequest.overwrite``). A server without it (Iceberg
+Java 1.10's handlers answer 409) refuses, the file written is removed, and the restore exits with
+code 7 and the reason.
 
 Refused: an old file of another table (exit 2); a state whose files are gone (exit 3, listing
 them: manifest lists, manifests, data and delete files of every branch and tag head of the old
@@ -49,9 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from icectl.errors import (
-    CommitStateUnknownError,
     ConflictingChangeError,
-    IcectlError,
     NotFoundError,
     UnsupportedError,
     UsageError,
@@ -67,7 +67,6 @@ from icectl.ops.diff import (
     metadata_candidates,
 )
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
-from icectl.table.commit import Committed, send, TableCommit
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_file_version, read_metadata_file
 from icectl.table.requirements import (
@@ -78,6 +77,7 @@ from icectl.table.requirements import (
     TableRequirement,
     requirements_for,
 )
+from icectl.table.transaction import Committed, Transaction
 from icectl.table.updates import (
     AddSchema,
     AddSnapshot,
@@ -407,51 +407,24 @@ def apply_restore(table: Table, plan: RestorePlan) -> RestoreResult:
     if table.metadata_location != plan.metadata_location:
         raise ConflictingChangeError(f"{plan.table} changed since the restore was planned; nothing was committed",
                                      hint="run restore again to see the new plan")
+    txn = Transaction(table).stage(plan.updates).require(plan.requirements)
     if plan.readded_snapshots:
-        return RestoreResult(plan, None, write_restored_metadata(table, plan))
-    done = send(table, TableCommit(plan.updates, plan.requirements))
+        return RestoreResult(plan, None, write_restored_metadata(txn, plan))
+    done = txn.commit()
     return RestoreResult(plan, done, done.table.metadata_location)
 
 
-def write_restored_metadata(table: Table, plan: RestorePlan) -> str:
+def write_restored_metadata(txn: Transaction, plan: RestorePlan) -> str:
     """Today's metadata with the re-added snapshots, the plan's updates applied by the builder,
-    written as the next metadata file and made current by the catalog's own pointer move."""
-    import time
-
-    from icectl.catalog.base import MetastoreCatalog
-    from icectl.table.builder import MetadataBuilder
-    from icectl.table.metadata_io import metadata_bytes, new_metadata_location
-    from icectl.table.requirements import validate_requirements
-
-    base = with_snapshots(table.metadata, plan.readded_snapshots)
-    validate_requirements(plan.requirements, table.metadata)
-    md = MetadataBuilder(base, now_ms=int(time.time() * 1000)).apply(plan.updates).build(
-        previous_location=table.metadata_location)
-    catalog = table.catalog
-    table_location = md.location or catalog.default_table_location(table.identifier)
-    location = new_metadata_location(md, table_location, table.metadata_location)
-    if isinstance(catalog, MetastoreCatalog):
-        if catalog.read_only:
-            raise UnsupportedError("a table opened by path is read-only: use a catalog to restore it")
-        catalog._check_format_version(table.metadata_location, md)
-        return catalog._swap_pointer(table.identifier, table.metadata_location, md, location)
-    table.io.write(location, metadata_bytes(md, location))
+    made current by the catalog's :meth:`~icectl.catalog.base.Catalog.replace_metadata` (no
+    update can add them back: see the module docstring)."""
     try:
-        if catalog.load_metadata_location(table.identifier) != table.metadata_location:
-            raise ConflictingChangeError(f"{plan.table} changed since the restore was planned; nothing was committed")
-        catalog.register_table(table.identifier, location, overwrite=True)
-    except IcectlError as e:
-        try:
-            table.io.delete(location)
-        except (IcectlError, OSError):
-            pass
-        if isinstance(e, (ConflictingChangeError, CommitStateUnknownError)):
-            raise
+        return txn.replace_metadata(with_snapshots(txn.table.metadata, plan.readded_snapshots))
+    except UnsupportedError as e:
         raise UnsupportedError(
             f"cannot restore {plan.table} over this catalog: snapshot {plan.readded_snapshots[0].snapshot_id} must be "
-            f"added back, which needs register with overwrite, and the catalog refused it ({e.message})",
+            f"added back, which only a replacement of the metadata file can do, and {e.message}",
             hint="restore to a newer metadata file whose branch and tag heads are still in the table") from None
-    return location
 
 
 __all__ = ["MissingFile", "RestorePlan", "RestoreResult", "apply_restore", "check_files", "check_restorable",

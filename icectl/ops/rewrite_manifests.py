@@ -29,9 +29,9 @@ from icectl.errors import ConflictingChangeError, IcectlError, InvalidMetadataEr
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.spec.properties import MANIFEST_TARGET_SIZE_BYTES
-from icectl.table.commit import Committed, commit_table, snapshot_commit_json
+from icectl.table.transaction import Committed, Transaction, snapshot_commit_json
 from icectl.table.loaded import Table
-from icectl.table.snapshots import _write_manifest, new_snapshot_id
+from icectl.table.snapshots import new_snapshot_id, snapshot_from_manifests, write_manifest_file
 from icectl.table.updates import TableUpdate
 
 ROLL_FACTOR = 1.2  # "allow the actual size of manifests to be 20% higher as the estimation is not precise"
@@ -181,8 +181,9 @@ def write_new_manifests(table: Table, plan: RewriteManifestsPlan, *, snapshot_id
         bytes_per_entry = g.bytes / len(entries) if entries else 0
         for chunk in cluster(entries, g.target_manifests, partitioned=partitioned):
             for piece in _roll(chunk, bytes_per_entry=bytes_per_entry, target=plan.target_size_bytes):
-                m = _write_manifest(table, piece, spec_id=plan.spec_id, content=content, snapshot_id=snapshot_id,
-                                    sequence_number=0)
+                # Written once for every attempt: removed here if the commit fails for sure.
+                m = write_manifest_file(table, piece, txn=None, spec_id=plan.spec_id, content=content,
+                                        snapshot_id=snapshot_id, sequence_number=0)
                 out.append(m)
     return out, count
 
@@ -213,7 +214,8 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
     rewritten = {m.manifest_path for m in plan.rewritten}
     state: dict[str, int] = {}
 
-    def build(current: Table) -> list[TableUpdate]:
+    def build(txn: Transaction) -> list[TableUpdate]:
+        current = txn.table
         md = current.metadata
         head = _head(current)
         if head is None or plan.spec_id not in md.specs_by_id:
@@ -236,13 +238,13 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
                                           "added_snapshot_id": snapshot_id, "first_row_id": None}))
         listed += kept
         state["kept"] = len(kept)
-        return _snapshot_updates(current, head, listed, snapshot_id=snapshot_id, sequence_number=seq,
+        return _snapshot_updates(txn, head, listed, snapshot_id=snapshot_id, sequence_number=seq,
                                  summary=_summary(head, created=len(new), kept=len(kept), replaced=len(rewritten),
                                                   entries=0),
                                  timestamp_ms=timestamp_ms)
 
     try:
-        done = commit_table(table, build, retries=retries)
+        done = Transaction(table, retries=retries).commit(build)
     except IcectlError as e:
         from icectl.errors import CommitStateUnknownError
 
@@ -255,11 +257,9 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
     return RewriteManifestsResult(plan, done, snapshot_id, [m.manifest_path for m in new], state["kept"], entries)
 
 
-def _snapshot_updates(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
+def _snapshot_updates(txn: Transaction, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
                       sequence_number: int, summary: dict[str, str], timestamp_ms: int | None) -> list[TableUpdate]:
-    from icectl.table.snapshots import snapshot_from_manifests
-
-    return snapshot_from_manifests(table, parent, manifests, snapshot_id=snapshot_id, sequence_number=sequence_number,
+    return snapshot_from_manifests(txn, parent, manifests, snapshot_id=snapshot_id, sequence_number=sequence_number,
                                    summary=summary, ref_name=MAIN_BRANCH, timestamp_ms=timestamp_ms)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
 from icectl.table.builder import apply_updates
-from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.loaded import Table, load_table, read_metadata_file
 from icectl.table.requirements import requirements_for
 from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
@@ -228,7 +228,8 @@ def _found(table: Table, start: int, to: int) -> list[str]:
 
 def apply_upgrade(table: Table, to_version: int) -> Committed:
     """Commit the upgrade (re-planned against the current metadata on each attempt)."""
-    def build(t: Table) -> list[TableUpdate]:
+    def build(txn: Transaction) -> list[TableUpdate]:
+        t = txn.table
         plan = plan_upgrade(t, to_version)
         if plan.blockers:
             b = plan.blockers[0]
@@ -238,7 +239,7 @@ def apply_upgrade(table: Table, to_version: int) -> Committed:
             raise UsageError(f"{t.name} is already format version {plan.from_version}")
         return plan.updates
 
-    return commit_table(table, build)
+    return Transaction(table).commit(build)
 
 
 # -- register ---------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 import time
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflictError
 from icectl.io import has_scheme
@@ -168,10 +168,41 @@ class MetadataBuilder:
 
     # -- applying -----------------------------------------------------------------------------
     def apply(self, updates: Iterable[TableUpdate]) -> MetadataBuilder:
+        handlers = self._handlers()
         for u in updates:
-            handler = getattr(self, "_" + u.action.replace("-", "_"))
+            handler = handlers.get(type(u))
+            if handler is None:
+                raise InvalidUpdateError(f"icectl's builder cannot apply a {u.action!r} update")
             handler(u)
         return self
+
+    def _handlers(self) -> dict[type[TableUpdate], Callable[[Any], None]]:
+        """The handler of each update type (one per REST spec ``TableUpdate`` action)."""
+        return {
+            AssignUUID: self._assign_uuid,
+            UpgradeFormatVersion: self._upgrade_format_version,
+            AddSchema: self._add_schema,
+            SetCurrentSchema: self._set_current_schema,
+            AddSpec: self._add_spec,
+            SetDefaultSpec: self._set_default_spec,
+            AddSortOrder: self._add_sort_order,
+            SetDefaultSortOrder: self._set_default_sort_order,
+            AddSnapshot: self._add_snapshot,
+            SetSnapshotRef: self._set_snapshot_ref,
+            RemoveSnapshotRef: self._remove_snapshot_ref,
+            RemoveSnapshots: self._remove_snapshots,
+            SetLocation: self._set_location,
+            SetProperties: self._set_properties,
+            RemoveProperties: self._remove_properties,
+            SetStatistics: self._set_statistics,
+            RemoveStatistics: self._remove_statistics,
+            SetPartitionStatistics: self._set_partition_statistics,
+            RemovePartitionStatistics: self._remove_partition_statistics,
+            RemovePartitionSpecs: self._remove_partition_specs,
+            RemoveSchemas: self._remove_schemas,
+            AddEncryptionKey: self._add_encryption_key,
+            RemoveEncryptionKey: self._remove_encryption_key,
+        }
 
     # -- what a client's builder does (the changes it records are the updates it sends) ---------
     def set_current_schema(self, schema: Schema, last_column_id: int | None = None) -> MetadataBuilder:

@@ -1,11 +1,11 @@
 """A loaded table: its metadata, where it came from, and the reads every command shares
-(manifest lists, manifests, live files of a snapshot). Commits: :mod:`icectl.table.commit`.
+(manifest lists, manifests, live files of a snapshot). Commits: :mod:`icectl.table.transaction`.
 """
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from icectl.errors import InvalidMetadataError
 from icectl.formats.manifest import (
@@ -116,16 +116,6 @@ class Table:
     def live_files(self, snapshot: Snapshot | None, *, with_stats: bool = False) -> Iterator[tuple[ManifestEntry, DataFile]]:
         for e in self.live_entries(snapshot, with_stats=with_stats):
             yield e, e.data_file
-
-    # -- committing ---------------------------------------------------------------------------
-    def commit(self, updates: list[Any], *, requirements: list[Any] | None = None,
-               now_ms: int | None = None) -> Table:
-        """Commit ``updates`` once (no retry; see :func:`icectl.table.commit.commit_table`),
-        guarded by ``requirements`` (by default the ones the updates call for against this
-        table's metadata)."""
-        from icectl.table.commit import commit_once  # not loaded by read-only commands
-
-        return commit_once(self, list(updates), requirements=requirements, now_ms=now_ms)
 
     def refresh(self) -> Table:
         return load_table(self.catalog, self.identifier)

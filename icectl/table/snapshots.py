@@ -27,8 +27,8 @@ from icectl.formats.manifest import (
 from icectl.spec import content_stats
 from icectl.spec.conversions import to_bytes
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
-from icectl.table.commit import note_written
 from icectl.table.loaded import Table
+from icectl.table.transaction import Transaction
 from icectl.table.updates import AddSnapshot, SetSnapshotRef, TableUpdate
 from icectl.errors import UsageError
 from icectl.io import join
@@ -74,8 +74,11 @@ def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> li
     return out
 
 
-def _write_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int, content: ManifestContent,
-                    snapshot_id: int, sequence_number: int) -> ManifestFile:
+def write_manifest_file(table: Table, entries: list[ManifestEntry], *, txn: Transaction | None, spec_id: int,
+                        content: ManifestContent, snapshot_id: int, sequence_number: int) -> ManifestFile:
+    """Write a manifest of ``entries`` for a new snapshot of ``table`` and return its manifest-list
+    entry. The file is registered with ``txn`` as one its attempt wrote; ``txn=None``: the caller
+    owns it (a manifest written once for every attempt, removed by the caller if all fail)."""
     md = table.metadata
     v = md.format_version
     schema = md.schema
@@ -93,7 +96,8 @@ def _write_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int,
                           content_stats_schema=stats_schema, path_writer=table.relativize if v >= 4 else None)
     path = join(md.location or "", "metadata", f"{uuid.uuid4()}-m0.avro")
     table.io.write(path, data)
-    note_written(path)
+    if txn is not None:
+        txn.wrote(path)
     added = [e for e in entries if e.status == EntryStatus.ADDED]
     existing = [e for e in entries if e.status == EntryStatus.EXISTING]
     deleted = [e for e in entries if e.status == EntryStatus.DELETED]
@@ -172,13 +176,15 @@ def summarize_change(parent: Snapshot | None, change: SnapshotChange) -> dict[st
     return _summary(parent, change)
 
 
-def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
+def build_snapshot(txn: Transaction, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
                    timestamp_ms: int | None = None, snapshot_id: int | None = None,
                    stage_only: bool = False) -> list[TableUpdate]:
-    """Write the manifests and manifest list of a new snapshot on ``branch``; return the updates
-    that commit it: ``add-snapshot`` and ``set-snapshot-ref`` (the branch keeps its retention).
-    With ``stage_only`` the snapshot's parent is the branch head but no ref moves (Iceberg Java's
-    ``stageOnly()``, how write-audit-publish stages a commit)."""
+    """Write the manifests and manifest list of a new snapshot on ``branch`` of ``txn``'s table
+    (registered with ``txn`` as files its attempt wrote); return the updates that commit it:
+    ``add-snapshot`` and ``set-snapshot-ref`` (the branch keeps its retention). With ``stage_only``
+    the snapshot's parent is the branch head but no ref moves (Iceberg Java's ``stageOnly()``, how
+    write-audit-publish stages a commit)."""
+    table = txn.table
     md = table.metadata
     v = md.format_version
     ref = md.all_refs.get(branch)
@@ -205,7 +211,7 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
             e.sequence_number = change.added_sequence_numbers.get(
                 e.data_file.file_path, change.added_data_sequence_number) if v >= 2 else None
             e.file_sequence_number = None
-        manifests.append(_write_manifest(table, entries, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
+        manifests.append(write_manifest_file(table, entries, txn=txn, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
                                          sequence_number=sequence_number))
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
     if parent is not None:
@@ -227,10 +233,10 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
                 else:
                     rewritten.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
                                                    e.file_sequence_number, e.data_file))
-            manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
+            manifests.append(write_manifest_file(table, rewritten, txn=txn, spec_id=m.partition_spec_id, content=m.content,
                                              snapshot_id=snapshot_id, sequence_number=sequence_number))
     list_path, first_row_id, added_rows = _write_manifest_list(
-        table, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
+        txn, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
         sequence_number=sequence_number)
     snap = Snapshot(
         snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id if parent else None,
@@ -246,11 +252,13 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
     return [AddSnapshot(snap), SetSnapshotRef(branch, ref)]
 
 
-def _write_manifest_list(table: Table, manifests: list[ManifestFile], *, snapshot_id: int,
-                         parent_snapshot_id: int | None, sequence_number: int) -> tuple[str, int | None, int | None]:
+def _write_manifest_list(txn: Transaction, manifests: list[ManifestFile], *, snapshot_id: int,
+                         parent_snapshot_id: int | None, sequence_number: int,
+                         on: Table | None = None) -> tuple[str, int | None, int | None]:
     """Write a new snapshot's manifest list; returns (its path, first-row-id, added-rows). v3+
     row lineage: a data manifest without ``first_row_id`` gets the next range from the table's
     next-row-id, as Java's ManifestListWriter assigns it."""
+    table = on or txn.table
     md = table.metadata
     v = md.format_version
     first_row_id = added_rows = None
@@ -263,7 +271,7 @@ def _write_manifest_list(table: Table, manifests: list[ManifestFile], *, snapsho
                 cursor += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
         added_rows = cursor - first_row_id
     list_path = join(md.location or "", "metadata", f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro")
-    note_written(list_path)
+    txn.wrote(list_path)
     table.io.write(list_path, write_manifest_list(
         manifests, format_version=v, snapshot_id=snapshot_id, parent_snapshot_id=parent_snapshot_id,
         sequence_number=sequence_number, first_row_id=first_row_id,
@@ -271,19 +279,22 @@ def _write_manifest_list(table: Table, manifests: list[ManifestFile], *, snapsho
     return list_path, first_row_id, added_rows
 
 
-def snapshot_from_manifests(table: Table, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
+def snapshot_from_manifests(txn: Transaction, parent: Snapshot, manifests: list[ManifestFile], *, snapshot_id: int,
                              sequence_number: int, summary: dict[str, str], ref_name: str = MAIN_BRANCH,
-                             timestamp_ms: int | None = None) -> list[TableUpdate]:
+                             timestamp_ms: int | None = None, on: Table | None = None) -> list[TableUpdate]:
     """The updates that commit a snapshot whose manifests are already written (a rewrite of the
     parent's manifests: rewrite-manifests, repair): the manifest list, v3+ row lineage (a data
     manifest without ``first_row_id`` gets the next range, as Java's ManifestListWriter does),
     ``add-snapshot``, and ``set-snapshot-ref`` moving ``ref_name`` (a branch or a tag, keeping
-    its type and retention) to it."""
+    its type and retention) to it. ``on``: the table state the snapshot is built on when it is
+    not ``txn``'s base (one commit of several snapshots, each on the state the ones before it
+    leave)."""
+    table = on or txn.table
     md = table.metadata
     v = md.format_version
     list_path, first_row_id, added_rows = _write_manifest_list(
-        table, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
-        sequence_number=sequence_number)
+        txn, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+        sequence_number=sequence_number, on=table)
     ts = max(timestamp_ms or int(time.time() * 1000), md.last_updated_ms)
     snap = Snapshot(snapshot_id=snapshot_id, timestamp_ms=ts, parent_snapshot_id=parent.snapshot_id,
                     sequence_number=sequence_number,
@@ -306,5 +317,12 @@ def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRAN
         op = "delete"
     else:
         op = "overwrite"
-    return table.commit(build_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch,
-                                       timestamp_ms=timestamp_ms))
+    return commit_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch, timestamp_ms=timestamp_ms)
+
+
+def commit_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
+                    timestamp_ms: int | None = None) -> Table:
+    """Write a snapshot of ``change`` on ``branch`` and commit it once (no re-plan: a conflict
+    fails it, and removes what it wrote); return the table after it."""
+    txn = Transaction(table)
+    return txn.stage(build_snapshot(txn, change, branch=branch, timestamp_ms=timestamp_ms)).commit().table

@@ -22,10 +22,10 @@ from icectl.catalog.sql import SqlCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.io import FileIO
-from icectl.table.commit import commit_table
 from icectl.table.loaded import load_table
 from icectl.table.metadata_io import read_metadata_file
-from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.snapshots import SnapshotChange, build_snapshot, commit_snapshot
+from icectl.table.transaction import Transaction
 
 from test_sql_catalog import write_parquet
 
@@ -107,8 +107,8 @@ def test_java_creates_the_tables_first(pg, warehouse, java, no_config):
     cat = SqlCatalog("jc2", server.uri(names["jc2"]), str(warehouse), FileIO())
     for name, i in (("ice", 10), ("java", 20)):
         t = load_table(cat, ("jfirst", name))
-        t.commit(build_snapshot(t, SnapshotChange("append", added=[
-            write_parquet(warehouse / "jfirst" / name / "data" / f"icectl-{i}.parquet", [i], ["icectl"])])))
+        commit_snapshot(t, SnapshotChange("append", added=[
+            write_parquet(warehouse / "jfirst" / name / "data" / f"icectl-{i}.parquet", [i], ["icectl"])]))
     assert java.sql("SELECT id, name FROM jc2.jfirst.ice ORDER BY id") == [[1, "java"], [10, "icectl"]]
     assert java.sql("SELECT id, name FROM jc2.jfirst.java ORDER BY id") == [[2, "java"], [20, "icectl"]]
     assert icectl(a, "list", "jfirst")["tables"] == ["jfirst.ice", "jfirst.java"]
@@ -179,8 +179,8 @@ def test_java_and_icectl_commit_concurrently_and_lose_nothing(pg, warehouse, jav
         for j in range(ICECTL_COMMITS):
             f = write_parquet(warehouse / "conc" / "t" / "data" / f"icectl-{j}.parquet", [200000 + j], ["icectl"])
             try:
-                done = commit_table(load_table(cat, ("conc", "t")),
-                                    lambda t: build_snapshot(t, SnapshotChange("append", added=[f])), retries=200)
+                done = Transaction(load_table(cat, ("conc", "t")), retries=200).commit(
+                    lambda txn: build_snapshot(txn, SnapshotChange("append", added=[f])))
             except Exception as e:  # reported below
                 errors.append(f"icectl {j}: {type(e).__name__}: {e}")
                 continue

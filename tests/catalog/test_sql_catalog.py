@@ -18,7 +18,8 @@ from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
 from icectl.ops.create import create_table
 from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.commit import commit_table
+from icectl.table.transaction import Transaction, commit
+from icectl.table.updates import SetProperties
 from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchNamespaceError, NoSuchTableError
 from icectl.io import FileIO
@@ -248,11 +249,11 @@ def test_commit_with_retry_succeeds_after_a_conflict(catalog, tmp_path):
 
     seen: list[str] = []
 
-    def build(t):
-        seen.append(t.metadata_location)
-        return build_snapshot(t, SnapshotChange("append", added=[mine]))
+    def build(txn):
+        seen.append(txn.table.metadata_location)
+        return build_snapshot(txn, SnapshotChange("append", added=[mine]))
 
-    result = commit_table(stale, build).table
+    result = Transaction(stale).commit(build).table
     assert seen == [stale.metadata_location, other.metadata_location]  # rebuilt on the refreshed table
     assert result.metadata.current_snapshot.parent_snapshot_id == other.metadata.current_snapshot_id
     assert result.metadata.last_sequence_number == 2
@@ -269,7 +270,7 @@ def test_commit_with_retry_gives_up(catalog, tmp_path):
     append_files(load_table(catalog, ("db", "t")), [write_parquet(tmp_path / "a.parquet", [1], ["a"])])
     f = write_parquet(tmp_path / "b.parquet", [2], ["b"])
     with pytest.raises(CommitConflictError):
-        commit_table(stale, lambda t: build_snapshot(t, SnapshotChange("append", added=[f])), retries=0).table
+        Transaction(stale, retries=0).commit(lambda txn: build_snapshot(txn, SnapshotChange("append", added=[f]))).table
 
 
 def test_concurrent_writers_all_land_with_retry(uri, wh, tmp_path):
@@ -284,8 +285,8 @@ def test_concurrent_writers_all_land_with_retry(uri, wh, tmp_path):
     def work(i: int) -> None:
         try:
             barrier.wait()
-            commit_table(tables[i], lambda t: build_snapshot(t, SnapshotChange("append", added=[files[i]])),
-                              retries=n).table
+            Transaction(tables[i], retries=n).commit(
+                lambda txn: build_snapshot(txn, SnapshotChange("append", added=[files[i]]))).table
         except BaseException as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -440,3 +441,18 @@ def test_icectl_reads_a_table_pyiceberg_wrote(cli_flags, uri, wh):
     t = load_table(cat, ("db", "t"))
     append_files(t, [write_parquet(wh / "db" / "t" / "data" / "icectl.parquet", [4], ["d"])])
     assert py.load_table("db.t").scan().to_arrow().num_rows == 4
+
+
+def test_replace_metadata_moves_the_pointer_only_from_its_base(catalog):
+    """Catalog.replace_metadata (restore's one operation for a state no update expresses): the
+    file becomes current when the table is still at the base, a conflict when it moved."""
+    t = create_table(catalog, ("db", "t"), schema_text=SCHEMA)
+    moved = commit(t, [SetProperties({"a": "1"})])
+    md = moved.metadata.replace(properties={**moved.metadata.properties, "b": "2"})
+    with pytest.raises(CommitConflictError):
+        catalog.replace_metadata(t.identifier, t.metadata_location, md)
+    assert load_table(catalog, ("db", "t")).metadata_location == moved.metadata_location
+    state = catalog.replace_metadata(t.identifier, moved.metadata_location, md)
+    now = load_table(catalog, ("db", "t"))
+    assert now.metadata_location == state.metadata_location != moved.metadata_location
+    assert now.metadata.properties["b"] == "2"

@@ -13,6 +13,7 @@ import pytest
 from icectl.table.updates import SetSnapshotRef
 
 from icectl.errors import ExitCode
+from icectl.table.transaction import commit
 
 CREATED_KEYS = {"name", "location", "metadata_location", "format_version", "table_uuid", "schema", "partition_spec",
                 "sort_order", "properties", "dry_run", "applied", "commits"}
@@ -278,7 +279,7 @@ def history(request, ws):
     files = {n: _data(loc, n, r) for n, r in (("a", 10), ("b", 20), ("c", 5), ("d", 7))}
     t = append_files(t, [files["a"], files["b"]])
     s1 = t.metadata.current_snapshot_id
-    t = t.commit([SetSnapshotRef("t1", SnapshotRef(s1, "tag", max_ref_age_ms=86_400_000)),
+    t = commit(t, [SetSnapshotRef("t1", SnapshotRef(s1, "tag", max_ref_age_ms=86_400_000)),
                   SetSnapshotRef("dev", SnapshotRef(s1, "branch", min_snapshots_to_keep=2))])
     t = append_files(t, [files["c"]])
     s2 = t.metadata.current_snapshot_id
@@ -446,7 +447,7 @@ def test_snapshots_tree_of_a_long_history_is_shallow(ws):
 
     from icectl.table.updates import AddSnapshot
 
-    t.commit([AddSnapshot(s) for s in snaps] + [SetSnapshotRef("main", SnapshotRef(parent, "branch"))])
+    commit(t, [AddSnapshot(s) for s in snaps] + [SetSnapshotRef("main", SnapshotRef(parent, "branch"))])
     tree = ws.json("snapshots", "db.long", "--tree")
     [run] = tree["roots"]
     assert [n["snapshot_id"] for n in run["snapshots"]] == list(range(1000, 6000))

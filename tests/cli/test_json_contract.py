@@ -32,6 +32,7 @@ import typer.main
 from icectl.cli.context import Env
 from icectl.cli.main import app, run
 from icectl.errors import ExitCode
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/cli for output_shapes
@@ -62,7 +63,7 @@ class Lab:
         main = [s.snapshot_id for s in reversed(t.metadata.ancestors_of(t.metadata.current_snapshot_id))]
         self.s1, self.s2, self.s3, self.s4, self.s5 = main
         md = t.metadata
-        t = t.commit(refs.create_ref(md, "dev", ref_type="branch", snapshot_id=self.s3)
+        t = commit(t, refs.create_ref(md, "dev", ref_type="branch", snapshot_id=self.s3)
                      + refs.create_ref(md, "old", ref_type="branch", snapshot_id=self.s1)
                      + refs.create_ref(md, "t1", ref_type="tag", snapshot_id=self.s1))
         t = append_files(t, [tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))],

@@ -30,10 +30,11 @@ from icectl.ops import refs
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import SnapshotRef
 from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode
 from icectl.io import FileIO
+from icectl.table.transaction import commit
 
 DAY = 86_400_000
 
@@ -42,10 +43,7 @@ def force_metadata(t, md):
     """Write ``md`` as the table's next metadata without the builder (to plant broken metadata)."""
     from dataclasses import replace
 
-    from icectl.table.metadata_io import new_metadata_location
-
-    location = t.catalog._swap_pointer(t.identifier, t.metadata_location, md,
-                                       new_metadata_location(md, t.location, t.metadata_location))
+    location = t.catalog.replace_metadata(t.identifier, t.metadata_location, md).metadata_location
     return replace(t, metadata=md, metadata_location=location)
 
 EXPIRE_KEYS = {"table", "dry_run", "applied", "explain", "expired_snapshot_ids", "retained_snapshot_ids", "removed_refs",
@@ -111,7 +109,7 @@ class Hist:
         t = append_files(t, [self.b], timestamp_ms=self.T0 + DAY)
         self.c = self.file("c", [1])
         t = self.overwrite(t, [self.a.file_path], [self.c], self.T0 + 2 * DAY)
-        t = t.commit(refs.create_ref(t.metadata, "dev", ref_type="branch"))
+        t = commit(t, refs.create_ref(t.metadata, "dev", ref_type="branch"))
         self.x = self.file("x", [10, 11])
         t = append_files(t, [self.x], branch="dev", timestamp_ms=self.T0 + 2 * DAY + 1000)
         self.d = self.file("d", [4])
@@ -128,7 +126,7 @@ class Hist:
     def overwrite(t: Table, remove: list[str], add: list[DataFile], ts: int) -> Table:
         live = {e.data_file.file_path: e for e in t.live_entries(t.metadata.current_snapshot)}
         change = SnapshotChange("overwrite", added=add, removed=[(live[p], live[p].data_file) for p in remove])
-        return t.commit(build_snapshot(t, change, timestamp_ms=ts))
+        return commit_snapshot(t, change, timestamp_ms=ts)
 
     def load(self) -> Table:
         return load_table(self.catalog, ("db", "t"))
@@ -419,7 +417,7 @@ def test_remove_orphans_json_shape(h):
 # ------------------------------------------------------------------------------------ refs and rollback
 
 def test_refs_json_and_human(h):
-    h.table.commit(refs.create_ref(h.table.metadata, "v1", ref_type="tag", snapshot_id=h.s2, max_ref_age_ms=DAY))
+    commit(h.table, refs.create_ref(h.table.metadata, "v1", ref_type="tag", snapshot_id=h.s2, max_ref_age_ms=DAY))
     d = h.ok("-o", "json", "refs", "db.t").json
     assert [r["name"] for r in d] == ["main", "dev", "v1"]
     assert d[0] == {"name": "main", "type": "branch", "snapshot_id": h.s4, "min_snapshots_to_keep": None,
@@ -507,7 +505,7 @@ def test_cherry_pick_cli(h):
 
 
 def test_cherry_pick_fast_forward_cli(h):
-    t = h.table.commit(refs.create_ref(h.table.metadata, "ff", ref_type="branch"))
+    t = commit(h.table, refs.create_ref(h.table.metadata, "ff", ref_type="branch"))
     t = append_files(t, [h.file("f", [5])], branch="ff", timestamp_ms=h.T0 + 4 * DAY)
     f1 = t.metadata.refs["ff"].snapshot_id
     r = h.ok("cherry-pick", "db.t", f1, "--dry-run")
@@ -571,7 +569,7 @@ MUTATING = {
 @pytest.mark.parametrize("name", sorted(MUTATING))
 def test_mutating_commands_refuse_without_yes_and_terminal(h, name, output):
     md = h.table.metadata
-    t = h.table.commit(refs.create_ref(md, "v0", ref_type="tag", snapshot_id=h.s1)
+    t = commit(h.table, refs.create_ref(md, "v0", ref_type="tag", snapshot_id=h.s1)
                        + refs.create_ref(md, "old", ref_type="branch", snapshot_id=h.s1))
     # An old orphan, so that remove-orphans has something to refuse to delete.
     _age_and_plant_orphan(h.location, b"x")

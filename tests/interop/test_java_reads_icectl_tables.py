@@ -80,7 +80,7 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     from icectl.catalog import build_catalog, resolve_catalog_config
     from icectl.formats.manifest import DataFile
     from icectl.table.snapshots import build_snapshot, SnapshotChange
-    from icectl.table.commit import commit_table
+    from icectl.table.transaction import Transaction
     from icectl.table.loaded import load_table
 
     icectl(jc_args, "create", "--yes", "db.shared", "--schema", "id:long!, name:string", "--format-version", "2")
@@ -92,11 +92,11 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     size = _parquet_with_ids(path, [10, 11])
     attempts = []
 
-    def build(t):
-        attempts.append(t.metadata_location)
-        return build_snapshot(t, SnapshotChange("append", added=[DataFile(path, "parquet", (), 2, size)]))
+    def build(txn):
+        attempts.append(txn.table.metadata_location)
+        return build_snapshot(txn, SnapshotChange("append", added=[DataFile(path, "parquet", (), 2, size)]))
 
-    committed = commit_table(stale, build).table
+    committed = Transaction(stale).commit(build).table
     assert len(attempts) == 2  # the first attempt lost the race to Spark's commit
     spark.sql("INSERT INTO jc.db.shared VALUES (2, 'spark')")
     rows = sorted(r[0] for r in spark.sql("SELECT id FROM jc.db.shared").collect())

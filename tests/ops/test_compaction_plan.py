@@ -33,6 +33,7 @@ from icectl.spec.transforms import parse_transform
 from icectl.spec.types import primitive
 from icectl.errors import NotFoundError, UsageError
 from icectl.io import FileIO
+from icectl.table.transaction import commit
 
 T = 1000  # target used by most tests: min 750, max 1800, write max 1400
 OPTS = CompactOptions(target_file_size=T)
@@ -105,7 +106,7 @@ def evolve_spec(table, partition_by: str):
 
     md = table.metadata
     spec = partition_spec(partition_by, md.schema, next_field_id=md.last_partition_id + 1)
-    return table.commit(MetadataBuilder(md).set_default_spec(spec).changes)
+    return commit(table, MetadataBuilder(md).set_default_spec(spec).changes)
 
 
 # -- sizes: what is a candidate --------------------------------------------------------------------
@@ -525,7 +526,7 @@ def test_branches_and_tags(catalog):
     sid = t.metadata.current_snapshot_id
     from icectl.table.updates import SetSnapshotRef
 
-    t = t.commit([SetSnapshotRef("tg", SnapshotRef(sid, "tag")), SetSnapshotRef("br", SnapshotRef(sid, "branch"))])
+    t = commit(t, [SetSnapshotRef("tg", SnapshotRef(sid, "tag")), SetSnapshotRef("br", SnapshotRef(sid, "branch"))])
     with pytest.raises(UsageError, match="tag"):
         plan_compaction(t, CompactOptions(target_file_size=T, branch="tg"))
     with pytest.raises(NotFoundError):

@@ -21,7 +21,8 @@ from icectl.ops.diff import diff, resolve_side
 from icectl.ops.inspect import list_files
 from icectl.ops.restore import apply_restore, plan_restore
 from icectl.table.loaded import load_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
@@ -48,7 +49,7 @@ def drop_partition(table, day: int):
     removed = [(e, e.data_file) for e in table.live_entries(snap)
                if e.data_file.content == 0 and e.data_file.partition == (day,)]
     assert removed
-    return table.commit(build_snapshot(table, SnapshotChange("overwrite", removed=removed)))
+    return commit_snapshot(table, SnapshotChange("overwrite", removed=removed))
 
 
 def run_cli(root, *args) -> tuple[int, str, str]:
@@ -124,7 +125,7 @@ def test_every_way_of_naming_a_state(catalog_table, tmp_path):
 
     t = catalog_table.table
     first = t.metadata.snapshots[0]
-    t = t.commit(refs.create_ref(t.metadata, "t1", ref_type="tag", snapshot_id=first.snapshot_id))
+    t = commit(t, refs.create_ref(t.metadata, "t1", ref_type="tag", snapshot_id=first.snapshot_id))
     log = t.metadata.metadata_log
     v2 = next(e for e in log if "/00002-" in e.metadata_file)
     cases = {
@@ -298,10 +299,10 @@ def test_restore_adds_back_a_ref_head_that_expire_removed_from_the_metadata(tmp_
     base = tables.build(str(tmp_path), 2, catalog=kind)
     t = base.table
     first = t.metadata.snapshots[0].snapshot_id
-    t = t.commit(refs.create_ref(t.metadata, "t1", ref_type="tag", snapshot_id=first))
+    t = commit(t, refs.create_ref(t.metadata, "t1", ref_type="tag", snapshot_id=first))
     with_tag = t.metadata_location
     tag_files = live_keys(t, ref="t1")
-    t = t.commit([RemoveSnapshotRef("t1"), RemoveSnapshots((first,))])
+    t = commit(t, [RemoveSnapshotRef("t1"), RemoveSnapshots((first,))])
     assert t.metadata.snapshot_by_id(first) is None
     last_seq = t.metadata.last_sequence_number
     plan = plan_restore(t, metadata_file=with_tag)

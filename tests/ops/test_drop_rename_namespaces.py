@@ -14,6 +14,7 @@ import pytest
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import ExitCode
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
@@ -135,7 +136,7 @@ def test_gc_disabled_purge_keeps_content_files(tmp_path):
     t = base.table
     from icectl.table.updates import SetProperties
 
-    t = t.commit([SetProperties({"gc.enabled": "false"})])
+    t = commit(t, [SetProperties({"gc.enabled": "false"})])
     code, out, err = cli(tmp_path, "-o", "json", "drop", "db.t", "--purge", "--yes")
     assert code == 0, err
     doc = json.loads(out)

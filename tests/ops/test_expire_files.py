@@ -1,6 +1,6 @@
 """Snapshot expiry's file cleanup end to end on small real tables on local disk (no Java, no
 Spark): the tests write real Parquet files with pyarrow, commit them with ``append_files`` /
-``build_snapshot`` at chosen (future) timestamps, and compare directory listings before and
+``commit_snapshot`` at chosen (future) timestamps, and compare directory listings before and
 after. The retention rules themselves are in test_expire.py.
 """
 from __future__ import annotations
@@ -26,13 +26,14 @@ from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import Snapshot, StatisticsFile
 from icectl.ops.create import create_table
 from icectl.spec.partitioning import PartitionSpec
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.spec.types import Schema
 from icectl.table.builder import MetadataBuilder
 from icectl.table.updates import SetStatistics
 from icectl.errors import RefusedError
 from icectl.io import FileIO
+from icectl.table.transaction import commit
 
 DAY = 86_400_000
 
@@ -79,8 +80,8 @@ def live_entry(t: Table, path: str):
 
 def overwrite(t: Table, remove: list[str], add: list[DataFile], ts: int, branch: str = "main") -> Table:
     removed = [(e, e.data_file) for e in (live_entry(t, p) for p in remove)]
-    return t.commit(build_snapshot(t, SnapshotChange("overwrite", added=add, removed=removed), branch=branch,
-                                   timestamp_ms=ts))
+    return commit_snapshot(t, SnapshotChange("overwrite", added=add, removed=removed), branch=branch,
+                                   timestamp_ms=ts)
 
 
 class History:
@@ -159,7 +160,7 @@ def test_tag_keeps_the_files_of_its_snapshot(tmp_path):
     h = History(catalog_on(tmp_path))
     from icectl.ops.refs import create_ref
 
-    t = h.table.commit(create_ref(h.table.metadata, "keep", ref_type="tag", snapshot_id=h.s2))
+    t = commit(h.table, create_ref(h.table.metadata, "keep", ref_type="tag", snapshot_id=h.s2))
     before = listing(t.location)
     res = apply_expiry(t, h.options())
     assert res.plan.expired_snapshot_ids == [h.s1]
@@ -270,7 +271,7 @@ def test_clean_expired_metadata_keeps_specs_still_used_by_retained_manifests(tmp
     md = t.metadata
     s1 = Schema(parse_schema("id:long!, name:string, x:int").fields, 1)
     spec1 = PartitionSpec(1, partition_spec("id", md.schema).fields)
-    t = t.commit(MetadataBuilder(md).set_current_schema(s1).set_default_spec(spec1).changes)
+    t = commit(t, MetadataBuilder(md).set_current_schema(s1).set_default_spec(spec1).changes)
     assert t.metadata.current_schema_id == 1 and t.metadata.default_spec_id == 1
     b = data_file(t, "b", [3])
     b.spec_id, b.partition = 1, (3,)
@@ -295,7 +296,7 @@ def test_statistics_files_of_expired_snapshots_are_deleted(tmp_path):
         with open(p, "wb") as f:
             f.write(b"PFA1" + b"\0" * 20)
         paths[sid] = p
-    t = t.commit([SetStatistics(StatisticsFile(sid, p, os.path.getsize(p))) for sid, p in paths.items()])
+    t = commit(t, [SetStatistics(StatisticsFile(sid, p, os.path.getsize(p))) for sid, p in paths.items()])
     res = apply_expiry(t, h.options())
     stats = [f for f in res.deleted if f.kind == "statistics"]
     assert [f.path for f in stats] == [paths[h.s1]] and stats[0].size == 24

@@ -18,6 +18,7 @@ from validate_corpus import tables  # noqa: E402
 from icectl.errors import UsageError  # noqa: E402
 from icectl.ops.health import check_table  # noqa: E402
 from icectl.ops.maintenance_policy import Policy, PolicyFile, load_policy_file  # noqa: E402
+from icectl.table.transaction import commit
 
 DAY = tables.day_of("2026-01-01")
 
@@ -88,7 +89,7 @@ def test_snapshots_follow_expire_and_gc_enabled(catalog):
     assert check_table(t, Policy(snapshots_critical=2), now_ms=now).status == "critical"
     from icectl.table.updates import SetProperties
 
-    t = t.commit([SetProperties({"gc.enabled": "false"})])
+    t = commit(t, [SetProperties({"gc.enabled": "false"})])
     h = check_table(t, Policy())
     assert h.findings[0].command == ["expire", "db.t", "--no-delete-files", "--yes"]
     apply_expiry(t, ExpireOptions(delete_files=False))
@@ -157,7 +158,7 @@ def test_statistics_behind_is_info_and_names_compute_stats(catalog):
            "file-footer-size-in-bytes": read_puffin_footer(content).footer_size,
            "blob-metadata": [{"type": b.type, "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number,
                               "fields": list(b.fields), "properties": dict(b.properties)} for b in written]}
-    t = t.commit([SetStatistics(StatisticsFile(snap.snapshot_id, path, len(content), raw))])
+    t = commit(t, [SetStatistics(StatisticsFile(snap.snapshot_id, path, len(content), raw))])
     policy = Policy(min_small_manifests=100)
     h = check_table(t, policy)
     assert h.metrics.statistics_files == 1 and h.metrics.statistics_snapshots_behind == 0 and h.findings == []

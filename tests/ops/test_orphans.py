@@ -24,7 +24,7 @@ from icectl.ops.create import create_table
 from icectl.ops.orphans import PrefixMismatchError, plan_orphans, split_path
 from icectl.spec.partitioning import UNPARTITIONED
 from icectl.expr.schema import parse_schema
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode, UsageError
 from icectl.io import FileInfo
@@ -79,7 +79,7 @@ class Scene:
         t = append_files(t, [self.b])
         self.c = write_parquet(f"{loc}/data/c.parquet", [1])
         e = next(e for e in t.live_entries(t.metadata.current_snapshot) if e.data_file.file_path == self.a.file_path)
-        t = t.commit(build_snapshot(t, SnapshotChange("overwrite", added=[self.c], removed=[(e, e.data_file)])))
+        t = commit_snapshot(t, SnapshotChange("overwrite", added=[self.c], removed=[(e, e.data_file)]))
         self.table = t
         self.location = loc
         age_tree(loc)

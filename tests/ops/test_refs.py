@@ -20,10 +20,10 @@ from icectl.ops import refs
 from icectl.table.builder import apply_updates
 from icectl.formats.manifest import DataFile
 from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
-from icectl.table.commit import commit_table
+from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.errors import AlreadyExistsError, NotFoundError, UsageError
+from icectl.table.transaction import Transaction, commit
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -53,7 +53,7 @@ class Repo:
         t = append_files(t, [self.file(t, "a", [1, 2])], timestamp_ms=self.T0)
         t = append_files(t, [self.file(t, "b", [3])], timestamp_ms=self.T0 + HOUR)
         self.s1, self.s2 = [s.snapshot_id for s in t.metadata.snapshots]
-        t = t.commit(refs.create_ref(t.metadata, "dev", ref_type="branch"))
+        t = commit(t, refs.create_ref(t.metadata, "dev", ref_type="branch"))
         t = append_files(t, [self.file(t, "c", [4, 5, 6])], branch="dev", timestamp_ms=self.T0 + 2 * HOUR)
         self.d1 = t.metadata.refs["dev"].snapshot_id
         t = append_files(t, [self.file(t, "e", [7])], timestamp_ms=self.T0 + 3 * HOUR)
@@ -69,7 +69,7 @@ class Repo:
         return self.table.metadata.snapshot_by_id(sid).timestamp_ms
 
     def commit(self, build) -> Table:
-        self.table = commit_table(self.table, build).table
+        self.table = Transaction(self.table).commit(build).table
         return self.table
 
 
@@ -93,7 +93,7 @@ def test_history_is_as_drawn(repo):
 # ------------------------------------------------------------------------------------- rollback
 
 def test_rollback_to_ancestor_moves_main_and_logs_it(repo):
-    t = repo.commit(lambda t: refs.rollback_to_snapshot(t.metadata, repo.s1))
+    t = repo.commit(lambda t: refs.rollback_to_snapshot(t.table.metadata, repo.s1))
     md = t.metadata
     assert md.current_snapshot_id == repo.s1 and md.refs["main"].snapshot_id == repo.s1
     assert md.snapshot_log[-1].snapshot_id == repo.s1
@@ -134,7 +134,7 @@ def test_rollback_to_timestamp_picks_latest_ancestor_strictly_older(repo):
 
 
 def test_set_current_accepts_any_snapshot(repo):
-    t = repo.commit(lambda t: refs.set_current_snapshot(t.metadata, repo.d1))
+    t = repo.commit(lambda t: refs.set_current_snapshot(t.table.metadata, repo.d1))
     assert t.metadata.current_snapshot_id == repo.d1 and t.metadata.snapshot_log[-1].snapshot_id == repo.d1
     assert live_names(t) == ["a", "b", "c"]
     with pytest.raises(NotFoundError):
@@ -201,7 +201,7 @@ def test_branch_create_refusals(repo, kwargs, error):
 
 
 def test_branch_drop_and_main_cannot_be_dropped(repo):
-    t = repo.commit(lambda t: refs.drop_ref(t.metadata, "dev", ref_type="branch"))
+    t = repo.commit(lambda t: refs.drop_ref(t.table.metadata, "dev", ref_type="branch"))
     assert set(t.metadata.refs) == {"main"}
     assert repo.d1 in {s.snapshot_id for s in t.metadata.snapshots}  # expiry removes it later
     with pytest.raises(UsageError, match="main branch cannot be dropped"):
@@ -262,7 +262,7 @@ def test_branch_retain(repo):
 
 
 def test_tag_create_and_drop(repo):
-    t = repo.commit(lambda t: refs.create_ref(t.metadata, "v1", ref_type="tag", snapshot_id=repo.s2,
+    t = repo.commit(lambda t: refs.create_ref(t.table.metadata, "v1", ref_type="tag", snapshot_id=repo.s2,
                                               max_ref_age_ms=30 * DAY))
     r = t.metadata.refs["v1"]
     assert (r.ref_type, r.snapshot_id, r.max_ref_age_ms) == ("tag", repo.s2, 30 * DAY)
@@ -271,8 +271,8 @@ def test_tag_create_and_drop(repo):
     with pytest.raises(NotFoundError):
         refs.drop_ref(t.metadata, "v1", ref_type="branch")  # a tag is not dropped as a branch
     with pytest.raises(UsageError, match="is a tag"):
-        build_snapshot(t, SnapshotChange("append"), branch="v1")  # commits never go to tags
-    t = repo.commit(lambda t: refs.drop_ref(t.metadata, "v1", ref_type="tag"))
+        build_snapshot(Transaction(t), SnapshotChange("append"), branch="v1")  # commits never go to tags
+    t = repo.commit(lambda t: refs.drop_ref(t.table.metadata, "v1", ref_type="tag"))
     assert "v1" not in t.metadata.refs
 
 
@@ -306,7 +306,7 @@ def test_cherry_pick_an_ancestor_is_refused(repo):
 
 
 def test_cherry_pick_fast_forward_moves_main_without_a_new_snapshot(repo):
-    t = repo.commit(lambda t: refs.create_ref(t.metadata, "ff", ref_type="branch"))
+    t = repo.commit(lambda t: refs.create_ref(t.table.metadata, "ff", ref_type="branch"))
     t = append_files(t, [repo.file(t, "f", [8])], branch="ff", timestamp_ms=repo.T0 + 4 * HOUR)
     f1 = t.metadata.refs["ff"].snapshot_id
     repo.table = t
@@ -322,8 +322,8 @@ def _delete_on_dev(repo: Repo, op: str) -> int:
     t = repo.table
     dev_head = t.metadata.snapshot_by_id(repo.d1)
     entry = next(e for e in t.live_entries(dev_head) if e.data_file.file_path == repo.files["c"].file_path)
-    t = t.commit(build_snapshot(t, SnapshotChange(op, removed=[(entry, entry.data_file)]), branch="dev",
-                                timestamp_ms=repo.T0 + 5 * HOUR))
+    t = commit_snapshot(t, SnapshotChange(op, removed=[(entry, entry.data_file)]), branch="dev",
+                                timestamp_ms=repo.T0 + 5 * HOUR)
     repo.table = t
     return t.metadata.refs["dev"].snapshot_id
 
@@ -339,7 +339,7 @@ def test_cherry_pick_delete_or_overwrite_that_is_not_a_fast_forward_is_refused(r
 
 def test_cherry_pick_delete_that_is_a_fast_forward_is_allowed(repo):
     # Move main to d1 first: then the delete on dev has main's head as parent.
-    repo.commit(lambda t: refs.set_current_snapshot(t.metadata, repo.d1))
+    repo.commit(lambda t: refs.set_current_snapshot(t.table.metadata, repo.d1))
     sid = _delete_on_dev(repo, "delete")
     t = repo.commit(lambda t: refs.cherry_pick(t, sid))
     assert t.metadata.current_snapshot_id == sid and live_names(t) == ["a", "b"]
@@ -347,11 +347,9 @@ def test_cherry_pick_delete_that_is_a_fast_forward_is_allowed(repo):
 
 def test_cherry_pick_wap_snapshot_publishes_its_wap_id_once(repo):
     t = repo.table
-    staged_md = build_snapshot(t, SnapshotChange("append", added=[repo.file(t, "w", [9])],
-                                                 extra_summary={"wap.id": "job-1"}),
-                               branch="staging", timestamp_ms=repo.T0 + 6 * HOUR)
     # A staged WAP snapshot: in the table, on no branch (here on branch "staging", parent none).
-    t = t.commit(staged_md)
+    t = commit_snapshot(t, SnapshotChange("append", added=[repo.file(t, "w", [9])], extra_summary={"wap.id": "job-1"}),
+                        branch="staging", timestamp_ms=repo.T0 + 6 * HOUR)
     w1 = t.metadata.refs["staging"].snapshot_id
     assert t.metadata.snapshot_by_id(w1).parent_snapshot_id is None
     repo.table = t
@@ -359,9 +357,9 @@ def test_cherry_pick_wap_snapshot_publishes_its_wap_id_once(repo):
     head = t.metadata.current_snapshot
     assert head.summary[refs.PUBLISHED_WAP_ID] == "job-1" and head.summary[refs.SOURCE_SNAPSHOT_ID] == str(w1)
     # Another snapshot with the same WAP id cannot be published again.
-    t2 = t.commit(build_snapshot(t, SnapshotChange("append", added=[repo.file(t, "w2", [10])],
+    t2 = commit_snapshot(t, SnapshotChange("append", added=[repo.file(t, "w2", [10])],
                                                    extra_summary={"wap.id": "job-1"}),
-                                 branch="staging", timestamp_ms=repo.T0 + 7 * HOUR))
+                                 branch="staging", timestamp_ms=repo.T0 + 7 * HOUR)
     w2 = t2.metadata.refs["staging"].snapshot_id
     with pytest.raises(UsageError, match="WAP id job-1 was already published"):
         refs.cherry_pick(t2, w2)
@@ -377,9 +375,9 @@ def test_cherry_pick_onto_another_branch(repo):
 
 def _stage(repo: Repo, name: str, wap_id: str, parent_branch_at: int, ts: int) -> int:
     """A staged WAP append on its own branch, created at ``parent_branch_at``."""
-    t = repo.commit(lambda t: refs.create_ref(t.metadata, name, ref_type="branch", snapshot_id=parent_branch_at))
-    t = t.commit(build_snapshot(t, SnapshotChange("append", added=[repo.file(t, name, [ts % 1000])],
-                                                  extra_summary={"wap.id": wap_id}), branch=name, timestamp_ms=ts))
+    t = repo.commit(lambda t: refs.create_ref(t.table.metadata, name, ref_type="branch", snapshot_id=parent_branch_at))
+    t = commit_snapshot(t, SnapshotChange("append", added=[repo.file(t, name, [ts % 1000])],
+                                                  extra_summary={"wap.id": wap_id}), branch=name, timestamp_ms=ts)
     repo.table = t
     return t.metadata.refs[name].snapshot_id
 

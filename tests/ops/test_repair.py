@@ -20,6 +20,7 @@ from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_m
 from icectl.table.snapshots import append_files
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
@@ -226,7 +227,7 @@ def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
     base = tables.build(str(tmp_path), 3)
     t = base.table
     md = t.metadata
-    t = t.commit(refs.create_ref(md, "b1", ref_type="branch", snapshot_id=md.current_snapshot_id)
+    t = commit(t, refs.create_ref(md, "b1", ref_type="branch", snapshot_id=md.current_snapshot_id)
                  + refs.create_ref(md, "t1", ref_type="tag", snapshot_id=md.current_snapshot_id))
     os.unlink(base.data_files[0].file_path)
     assert [r.ref for r in plan_repair(t).refs] == ["main"]

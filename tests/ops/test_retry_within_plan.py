@@ -14,6 +14,7 @@ from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
 from icectl.table.snapshots import append_files
 from icectl.table.updates import SetSnapshotRef
 from icectl.spec.metadata import SnapshotRef
+from icectl.table.transaction import commit
 
 from test_expire_files import DAY, History, catalog_on, data_file, listing  # noqa: E402  (tests/ops on sys.path)
 
@@ -38,7 +39,7 @@ def test_rollback_stops_when_an_append_landed_after_the_plan(h):
 def test_rollback_goes_on_when_the_table_moved_elsewhere(h):
     t = h.table
     plan = refs.plan_ref_change(t, lambda cur: refs.rollback_to_snapshot(cur.metadata, h.s2))
-    other = t.refresh().commit([SetSnapshotRef("audit", SnapshotRef(h.s1, "branch"))])  # not main's history
+    other = commit(t.refresh(), [SetSnapshotRef("audit", SnapshotRef(h.s1, "branch"))])  # not main's history
     done = refs.commit_ref_change(plan)
     assert done.attempts == 2 and done.table.metadata.current_snapshot_id == h.s2
     assert done.table.metadata.refs["audit"].snapshot_id == h.s1
@@ -71,7 +72,7 @@ def test_expire_goes_on_when_the_plan_is_the_same(h):
     t = h.table
     opts = h.options()
     shown = plan_expiry(t, opts)
-    t.refresh().commit([SetSnapshotRef("audit", SnapshotRef(h.s4, "branch"))])  # changes nothing expire does
+    commit(t.refresh(), [SetSnapshotRef("audit", SnapshotRef(h.s4, "branch"))])  # changes nothing expire does
     result = apply_expiry(t, opts, approved=shown)
     assert result.committed.attempts == 2
     assert sorted(result.plan.expired_snapshot_ids) == sorted(shown.expired_snapshot_ids)

@@ -17,6 +17,7 @@ from icectl.cli.main import run
 from icectl.errors import ConflictingChangeError, ExitCode
 from icectl.formats.manifest import DataFile, EntryStatus, ManifestEntry
 from icectl.ops.rewrite_manifests import apply_rewrite_manifests, cluster, plan_rewrite_manifests
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
@@ -101,7 +102,7 @@ def test_small_target_gives_several_manifests(tmp_path):
     from icectl.table.updates import SetProperties
 
     base = tables.build(str(tmp_path), 2)
-    t = base.table.commit([SetProperties({"commit.manifest.target-size-bytes": "2000"})])
+    t = commit(base.table, [SetProperties({"commit.manifest.target-size-bytes": "2000"})])
     plan = plan_rewrite_manifests(t)
     data = next(g for g in plan.groups if g.content == "data")
     assert data.target_manifests == -(-data.bytes // 2000) > 1
@@ -130,7 +131,7 @@ def test_concurrent_append_is_kept(tmp_path):
 
 
 def test_rewritten_manifest_gone_stops_the_commit_and_removes_new_manifests(tmp_path):
-    from icectl.table.snapshots import SnapshotChange, build_snapshot
+    from icectl.table.snapshots import SnapshotChange, commit_snapshot
 
     base = tables.build(str(tmp_path), 2)
     t = base.table
@@ -138,7 +139,7 @@ def test_rewritten_manifest_gone_stops_the_commit_and_removes_new_manifests(tmp_
     snap = t.metadata.current_snapshot
     victim = next((e, e.data_file) for m in t.manifests(snap) if m.content == 0
                   for e in t.read_entries(m, live_only=True))
-    moved = t.commit(build_snapshot(t, SnapshotChange("delete", removed=[victim])))
+    moved = commit_snapshot(t, SnapshotChange("delete", removed=[victim]))
     files = files_under(tmp_path)
     with pytest.raises(ConflictingChangeError, match="no longer in the latest snapshot"):
         apply_rewrite_manifests(t, plan)

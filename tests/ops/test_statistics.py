@@ -22,6 +22,7 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import ExitCode
 from icectl.spark import ndv
+from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
@@ -346,7 +347,7 @@ def test_expire_deletes_statistics_of_expired_snapshots_only(tmp_path):
     paths = {p.snapshot_id: p.statistics_path for p in t.metadata.partition_statistics}
     # s3 registers s2's file too (a file two snapshots share)
     shared = t.metadata.partition_statistics[[p.snapshot_id for p in t.metadata.partition_statistics].index(s2)]
-    t = t.commit([SetPartitionStatistics(StatisticsFile(s3, shared.statistics_path, shared.file_size_in_bytes,
+    t = commit(t, [SetPartitionStatistics(StatisticsFile(s3, shared.statistics_path, shared.file_size_in_bytes,
                                                         dict(shared.raw, **{"snapshot-id": s3})))])
     from icectl.ops.compute_stats import plan_compute_stats, write_and_commit
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from icectl.table.transaction import commit
 
 
 def icectl_json(rest_env, *args: str):
@@ -81,7 +82,7 @@ def test_re_adding_an_expired_ref_head_needs_register_overwrite(rest_env, demo):
     with_tag = icectl_json(rest_env, "describe", t)
     tag = next(r for r in with_tag["refs"] if r["type"] == "tag")
     table = load_table(rest_env.catalog(), tuple(t.split(".")))
-    table.commit([RemoveSnapshotRef(tag["name"]), RemoveSnapshots((tag["snapshot_id"],))])
+    commit(table, [RemoveSnapshotRef(tag["name"]), RemoveSnapshots((tag["snapshot_id"],))])
     before = icectl_json(rest_env, "describe", t)["metadata_location"]
     folder = os.path.dirname(before)
     listing = sorted(os.listdir(folder))

@@ -32,7 +32,7 @@ def scene(moto_s3, proxy, s3_prefix, tmp_path, monkeypatch):
     to the proxy (the same catalog name, so the same rows, in two configuration files)."""
     from icectl.catalog import build_catalog, resolve_catalog_config
     from icectl.ops.create import create_table
-    from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+    from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
 
     db = f"sqlite:///{tmp_path / 'catalog.db'}"
     wh = f"{s3_prefix}/wh"
@@ -56,7 +56,7 @@ def scene(moto_s3, proxy, s3_prefix, tmp_path, monkeypatch):
 
     def remove(t, prefix: str, n: int):
         live = [e for e in t.live_entries(t.metadata.current_snapshot) if f"/{prefix}-" in e.data_file.file_path]
-        return t.commit(build_snapshot(t, SnapshotChange("delete", removed=[(e, e.data_file) for e in live[:n]])))
+        return commit_snapshot(t, SnapshotChange("delete", removed=[(e, e.data_file) for e in live[:n]]))
 
     t = append_files(t, files("a1", 12))
     t = remove(t, "a1", 4)

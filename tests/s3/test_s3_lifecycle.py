@@ -67,13 +67,13 @@ def test_remove_orphans_on_s3_finds_exactly_the_planted_ones(s3_table):
 
 
 def test_expire_on_s3_deletes_only_expired_files(s3_table):
-    from icectl.table.snapshots import SnapshotChange, build_snapshot
+    from icectl.table.snapshots import SnapshotChange, commit_snapshot
 
     catalog, t = s3_table
     io = catalog.io
     # An overwrite removes f0: after expiring the older snapshots, only f0 and old manifest lists go.
     entry = next(e for e in t.live_entries(t.metadata.current_snapshot) if e.data_file.file_path.endswith("f0.parquet"))
-    t = t.commit(build_snapshot(t, SnapshotChange("overwrite", removed=[(entry, entry.data_file)])))
+    t = commit_snapshot(t, SnapshotChange("overwrite", removed=[(entry, entry.data_file)]))
     before = {f.path for f in io.list_files(t.location)}
     code, out, err = cli(["-c", "s3cat", "expire", "db.t", "--older-than", _future(), "--retain-last", "1",
                           "--yes", "-o", "json"])

@@ -133,8 +133,9 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     b = _data_file(t, f"{loc}/data/name=y/b.parquet", [3], partition=("y",), names=["y"])
     t = append_files(t, [a, b])
     from icectl.table.builder import MetadataBuilder
+    from icectl.table.transaction import commit
 
-    t = t.commit(MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
+    t = commit(t, MetadataBuilder(t.metadata).set_default_spec(PartitionSpec(1, ())).changes)
     assert t.metadata.default_spec_id == 1
     plan = plan_compaction(t, CompactOptions(rewrite_all=True))
     assert [g.partition_display for g in plan.groups] == ["(files of older specs)"]

@@ -355,3 +355,29 @@ def test_random_update_sequences_give_valid_metadata(data, fv):
     out = Collector()
     check_metadata(text, "m.json", out)
     assert [f for f in out.findings if f.severity.value == "error"] == []
+
+
+def test_every_update_type_has_its_handler():
+    """The builder dispatches through an explicit table from update type to handler: every
+    ``TableUpdate`` the REST spec defines is in it, each with the handler named for its action."""
+    import icectl.table.updates as updates_module
+
+    kinds = {c for c in vars(updates_module).values()
+             if isinstance(c, type) and issubclass(c, updates_module.TableUpdate) and c is not updates_module.TableUpdate}
+    handlers = MetadataBuilder(None)._handlers()
+    assert set(handlers) == kinds
+    assert all(h.__name__ == "_" + k.action.replace("-", "_") for k, h in handlers.items())
+
+
+def test_an_update_type_without_a_handler_is_refused():
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from icectl.table.updates import TableUpdate
+
+    @dataclass(frozen=True)
+    class Unknown(TableUpdate):
+        action: ClassVar[str] = "set-something-new"
+
+    with pytest.raises(InvalidUpdateError, match="set-something-new"):
+        MetadataBuilder(None).apply([Unknown()])

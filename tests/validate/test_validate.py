@@ -69,12 +69,12 @@ def test_valid_tables_are_clean_deep_all_snapshots(fv, tmp_path):
 
 def test_default_scope_is_the_heads_of_refs(tmp_path):
     from icectl.ops.refs import create_ref
-    from icectl.table.commit import commit_table
+    from icectl.table.transaction import Transaction
 
     base = tables.build(tmp_path, 2)
     t = base.table
     first = t.metadata.snapshots[0].snapshot_id
-    commit_table(t, lambda tt: create_ref(tt.metadata, "t0", ref_type="tag", snapshot_id=first)).table
+    Transaction(t).commit(lambda txn: create_ref(txn.table.metadata, "t0", ref_type="tag", snapshot_id=first)).table
     report = validate_table(base.catalog, tables.IDENT)
     assert report.checked.snapshots == 2  # main and the tag
     report = validate_table(base.catalog, tables.IDENT, ValidateOptions(all_snapshots=True))

@@ -29,7 +29,7 @@ from icectl.ops.alter.spec_update import PartitionSpecUpdate
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import check_setting
 from icectl.table.builder import MetadataBuilder
-from icectl.table.commit import Committed, commit_table, sent_json
+from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.table.updates import RemoveProperties, SetProperties, TableUpdate
@@ -368,12 +368,13 @@ def plan_alter(table: Table, request: AlterRequest) -> AlterPlan:
 def commit_alter(plan: AlterPlan) -> Committed:
     """Commit the plan; on a conflict, plan the same request again against the table as it is now
     (as a Java transaction re-applies its changes), refusing what is no longer valid."""
-    def build(t: Table) -> list[TableUpdate]:
+    def build(txn: Transaction) -> list[TableUpdate]:
+        t = txn.table
         if t.metadata_location == plan.table.metadata_location:
             return plan.updates
         return plan_alter(t, plan.request).updates
 
-    return commit_table(plan.table, build)
+    return Transaction(plan.table).commit(build)
 
 
 def properties_request(action: str, items: list[str]) -> AlterRequest:
