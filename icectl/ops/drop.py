@@ -147,7 +147,7 @@ def apply_drop(table: Table, approved: DropPlan, *, delete: Deleter | None = Non
         result.still_present = _still_present(io, plan.files)
         return result
     if delete is None:
-        delete = lambda fs: delete_files(io, fs)  # noqa: E731
+        delete = lambda fs: delete_files(io, fs, location=plan.location)  # noqa: E731
     result.deleted, result.failed = delete(plan.files)
     return result
 

@@ -35,6 +35,7 @@ from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
 from icectl.errors import ConflictingChangeError, RefusedError, UsageError
 from icectl.io import normalize_location
+from icectl.io.safety import table_guard
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
@@ -409,17 +410,21 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
             still = reachable_files(latest, latest.metadata, newer)
             files = [f for f in files if f.path not in still]
         if delete is None:
-            delete = lambda fs: delete_files(table.io, fs)  # noqa: E731
+            delete = lambda fs: delete_files(table.io, fs, location=committed.metadata.location)  # noqa: E731
         deleted, failed = delete(files)
     return ExpiryResult(plan, committed.metadata_location, deleted, failed, done.deleted_metadata_files,
                         committed=done)
 
 
-def delete_files(io, files: list[FileToDelete], *,
+def delete_files(io, files: list[FileToDelete], *, location: str | None, allow_symlinks: bool = False,
                  progress: Callable[[int], None] | None = None) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
-    """Delete ``files`` in bulk (:meth:`icectl.io.FileIO.delete_many`: S3 ``DeleteObjects``
-    batches, several in flight); a file that fails to delete is reported, never fatal."""
-    failed = io.delete_many([f.path for f in files], progress=progress)
+    """Delete ``files`` of the table at ``location`` in bulk (:meth:`icectl.io.FileIO.delete_many`:
+    S3 ``DeleteObjects`` batches, several in flight), each one first allowed by the table's
+    :class:`icectl.io.safety.PathGuard` (``allow_symlinks``: a symbolic link goes, as a link); a
+    file that fails to delete, or that the guard refuses, is reported with why, never fatal. A
+    table without a location deletes nothing."""
+    failed = io.delete_many([f.path for f in files], guard=table_guard(io, location, allow_symlinks=allow_symlinks),
+                            progress=progress)
     deleted = [f for f in files if f.path not in failed]
     return deleted, [(f.path, failed[f.path]) for f in files if f.path in failed]
 

@@ -148,7 +148,7 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         # Again right before deleting, as remove-orphans does: a commit since may reach a file.
         fresh = {f.path for f in plan_orphans(table.refresh(), older_than_ms=cutoff, now_ms=now_ms).orphans}
         files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in fresh]
-        deleted, failed = delete_files(table.io, files)
+        deleted, failed = delete_files(table.io, files, location=table.metadata.location)
         counts = {"deleted_files": len(deleted), "deleted_bytes": sum(f.size or 0 for f in deleted),
                   "failed_deletes": len(failed)}
         if failed:

@@ -57,6 +57,7 @@ from icectl.errors import (
     UsageError,
 )
 from icectl.formats.manifest import ManifestFile
+from icectl.io.safety import table_guard
 from icectl.ops.diff import (
     DiffSide,
     TableDiff,
@@ -442,7 +443,7 @@ def write_restored_metadata(table: Table, plan: RestorePlan) -> str:
         catalog.register_table(table.identifier, location, overwrite=True)
     except IcectlError as e:
         try:
-            table.io.delete(location)
+            table.io.delete(location, guard=table_guard(table.io, table_location))
         except (IcectlError, OSError):
             pass
         if isinstance(e, (ConflictingChangeError, CommitStateUnknownError)):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from icectl.errors import CommitConflictError, CommitStateUnknownError, ConflictingChangeError, IcectlError
+from icectl.io.safety import table_guard
 from icectl.table.requirements import TableRequirement, requirements_for
 from icectl.spec.metadata import SnapshotRef, TableMetadata
 from icectl.table.updates import SetSnapshotRef, TableUpdate, updates_json
@@ -136,7 +137,8 @@ def _remove_attempt_files(table: Table) -> None:
     """Remove what the failed attempt wrote and no committed metadata references."""
     if _ATTEMPT.files:
         try:
-            table.io.delete_many(list(_ATTEMPT.files))  # reports failures, never raises for a file
+            table.io.delete_many(list(_ATTEMPT.files),  # reports failures, never raises for a file
+                                 guard=table_guard(table.io, table.metadata.location))
         except (IcectlError, OSError):
             pass
 

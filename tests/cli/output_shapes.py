@@ -86,7 +86,7 @@ EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids"
 ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "older_than_ms": int,
            "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
            "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}],
-           "commits": [COMMIT]}
+           "skipped_for_safety": [{"path": str, "reason": str}], "commits": [COMMIT]}
 REF_CHANGE = {"table": str, "action": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str),
               "refs_before": Map(int), "refs_after": Map(Opt(int)), "current_snapshot_id": Opt(int),
               "impact": Opt({"branch": str, "from_snapshot_id": Opt(int), "to_snapshot_id": int,

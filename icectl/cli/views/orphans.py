@@ -21,6 +21,12 @@ class PrefixMismatch:
 
 
 @dataclass
+class SkippedForSafety:
+    path: str  # a file or link under the location that remove-orphans will not delete
+    reason: str  # why: a symbolic link (and its target), a real location outside the table, a mount point
+
+
+@dataclass
 class OrphanReport:
     """Files under the table location that nothing reaches, and what ``remove-orphans`` deleted
     (``applied`` false: a dry run, no orphans, or a plan it refused to apply)."""
@@ -37,6 +43,7 @@ class OrphanReport:
     deleted_files: list[str]
     failed_deletes: list[FailedDelete]
     prefix_mismatches: list[PrefixMismatch]
+    skipped_for_safety: list[SkippedForSafety]
     orphan_sizes: list[int] = field(repr=False)
     commits: list[dict] = field(default_factory=list)  # none: removing orphans changes no metadata
 
@@ -49,6 +56,7 @@ def orphan_report(plan: OrphanPlan, *, dry_run: bool, deleted: list[FileToDelete
         orphan_files=[f.path for f in plan.orphans], orphan_bytes=sum(f.size for f in plan.orphans),
         deleted_files=[f.path for f in deleted or []], failed_deletes=[FailedDelete(p, e) for p, e in failed or []],
         prefix_mismatches=[PrefixMismatch(a, b) for a, b in plan.prefix_mismatches],
+        skipped_for_safety=[SkippedForSafety(p, why) for p, why in plan.skipped_for_safety],
         orphan_sizes=[f.size for f in plan.orphans])
 
 
@@ -66,3 +74,6 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
     if r.orphan_files:
         print_table(env, ["orphan file", "size"], [[p, fmt_bytes(s)] for p, s in zip(r.orphan_files, r.orphan_sizes)],
                     right={"size"})
+    if r.skipped_for_safety:
+        say(env, f"{len(r.skipped_for_safety)} skipped for safety (never deleted):")
+        print_table(env, ["skipped for safety", "reason"], [[s.path, s.reason] for s in r.skipped_for_safety])
