@@ -82,7 +82,7 @@ class PathGuard:
         self.allow_symlinks = allow_symlinks
         self._os_path = os_path or _default_os_path
         root = self._os_path(location) if location else None
-        self._local = root is not None
+        self.local = root is not None  # on local disk: links and mounts are checked
         self._parents: dict[str, str | None] = {}  # a parent folder as written -> why refused (None: fine)
         if root is not None:
             self._root = os.path.realpath(os.path.abspath(root))
@@ -96,7 +96,7 @@ class PathGuard:
 
     def refusal(self, path: str) -> str | None:
         """Why ``path`` may not be deleted, or None when it may."""
-        if not self._local:
+        if not self.local:
             return self._remote_refusal(path)
         p = self._os_path(path)
         if p is None:

@@ -302,14 +302,14 @@ def test_expire_json_asks_on_a_terminal_with_one_document_on_stdout(h):
 
 
 def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
-    real = FileIO.delete
+    real = FileIO._unlink  # the unlink under the path guard
 
     def flaky(self, path):
         if path == h.a.file_path:
             raise PermissionError(13, "Permission denied", path)
         return real(self, path)
 
-    monkeypatch.setattr(FileIO, "delete", flaky)
+    monkeypatch.setattr(FileIO, "_unlink", flaky)
     expected = h.expected_expiry()
     d = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--yes").json
     assert [f["path"] for f in d["failed_deletes"]] == [h.a.file_path]
@@ -320,8 +320,8 @@ def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
 
 
 def test_expire_failed_delete_human_warning(h, monkeypatch):
-    real = FileIO.delete
-    monkeypatch.setattr(FileIO, "delete", lambda self, p: (_ for _ in ()).throw(OSError("disk says no"))
+    real = FileIO._unlink  # the unlink under the path guard
+    monkeypatch.setattr(FileIO, "_unlink", lambda self, p: (_ for _ in ()).throw(OSError("disk says no"))
                         if p == h.a.file_path else real(self, p))
     r = h.ok("expire", "db.t", "--older-than", h.cutoff, "--yes")
     assert f"icectl: warning: could not delete {h.a.file_path}: disk says no" in r.err
