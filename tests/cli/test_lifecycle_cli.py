@@ -55,7 +55,7 @@ COUNT_KEYS = {"deleted_data_files_count", "deleted_position_delete_files_count",
               "deleted_equality_delete_files_count", "deleted_manifest_files_count", "deleted_manifest_lists_count",
               "deleted_statistics_files_count"}
 ORPHAN_KEYS = {"table", "location", "dry_run", "applied", "older_than_ms", "listed_files", "too_new", "orphan_files",
-               "orphan_bytes", "deleted_files", "failed_deletes", "prefix_mismatches", "commits"}
+               "orphan_bytes", "deleted_files", "failed_deletes", "prefix_mismatches", "skipped_for_safety", "commits"}
 REF_CHANGE_KEYS = {"table", "action", "dry_run", "applied", "metadata_location", "refs_before", "refs_after",
                    "current_snapshot_id", "impact", "commits"}
 IMPACT_KEYS = {"branch", "from_snapshot_id", "to_snapshot_id", "leaving_history", "joining_history",
