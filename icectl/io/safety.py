@@ -23,8 +23,9 @@ deleted when:
 
 What the guard covers and why the rest cannot reach outside:
 
-- Symbolic links: covered, above (a link to a folder or a file, a link loop: ``realpath`` stops
-  on a loop and the result lies outside or is refused as a link).
+- Symbolic links: covered, above: a link to a folder or a file, inside or outside (the link
+  itself is refused unless allowed; what lies beyond a linked folder is judged by where it really
+  is), and a link loop (its parents cannot be resolved: refused).
 - Bind mounts and other mounts inside the location: covered by the mount-point rule.
 - Hard links: nothing to check. Unlinking a name inside the location removes that name only;
   the data stays reachable through any other name it has outside, so no file outside is lost.
@@ -130,7 +131,12 @@ class PathGuard:
         return None
 
     def _parent_refusal(self, parent: str) -> str | None:
-        real = os.path.realpath(parent)
+        try:
+            real = os.path.realpath(parent, strict=True)
+        except FileNotFoundError:  # a folder not made yet (a target being written): resolve what exists
+            real = os.path.realpath(parent)
+        except OSError as e:  # a link loop (ELOOP), or a folder that cannot be read
+            return f"its parent folders cannot be resolved: {e.strerror or e}"
         root = self._root
         if not (real == root or real.startswith(root.rstrip("/") + "/")):
             return f"its real location {real} is outside the table location {root}"
