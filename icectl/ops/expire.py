@@ -78,6 +78,7 @@ class ExpiryPlan:
     removed_schema_ids: list[int] = field(default_factory=list)
     removed_spec_ids: list[int] = field(default_factory=list)
     skipped_outside_location: list[str] = field(default_factory=list)
+    skipped_for_safety: list[tuple[str, str]] = field(default_factory=list)  # (path, why): the path guard refused
 
     @property
     def changes_metadata(self) -> bool:
@@ -235,7 +236,8 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
         planned_commit=sent_json(md, requirements_for(md, updates), updates) if updates else {},
     )
     if opts.delete_files and expired:
-        plan.files, plan.skipped_outside_location = files_to_delete(table, md, new)
+        files, plan.skipped_outside_location = files_to_delete(table, md, new)
+        plan.files, plan.skipped_for_safety = split_by_guard(table.io, md.location, files)
     return plan
 
 
@@ -401,7 +403,8 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     failed: list[tuple[str, str]] = []
     if opts.delete_files:
         files, outside = files_to_delete(base, base.metadata, committed.metadata)
-        plan.files, plan.skipped_outside_location = files, outside
+        files, unsafe = split_by_guard(table.io, committed.metadata.location, files)
+        plan.files, plan.skipped_outside_location, plan.skipped_for_safety = files, outside, unsafe
         # A writer may have committed after us: never delete what the newest metadata reaches.
         latest = committed.refresh()
         if latest.metadata_location != committed.metadata_location:
@@ -414,6 +417,24 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
         deleted, failed = delete(files)
     return ExpiryResult(plan, committed.metadata_location, deleted, failed, done.deleted_metadata_files,
                         committed=done)
+
+
+def split_by_guard(io, location: str | None,
+                   files: list[FileToDelete]) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
+    """The planned ``files`` the table's :class:`icectl.io.safety.PathGuard` allows, and
+    ``(path, why)`` for those it refuses (a link, a real location outside the table location, a
+    mount point in between): shown in the plan, never deleted. :func:`delete_files` asks the guard
+    again when it deletes."""
+    guard = table_guard(io, location)
+    ok: list[FileToDelete] = []
+    refused: list[tuple[str, str]] = []
+    for f in files:
+        why = guard.refusal(f.path)
+        if why is None:
+            ok.append(f)
+        else:
+            refused.append((f.path, why))
+    return ok, refused
 
 
 def delete_files(io, files: list[FileToDelete], *, location: str | None, allow_symlinks: bool = False,
@@ -429,5 +450,6 @@ def delete_files(io, files: list[FileToDelete], *, location: str | None, allow_s
     return deleted, [(f.path, failed[f.path]) for f in files if f.path in failed]
 
 
-__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "java_counts",
+__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "delete_files",
+           "java_counts", "split_by_guard",
            "plan_expiry", "METADATA", "MANIFEST", "MANIFEST_LIST", "STATISTICS"]

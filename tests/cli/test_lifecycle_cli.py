@@ -50,7 +50,7 @@ def force_metadata(t, md):
 
 EXPIRE_KEYS = {"table", "dry_run", "applied", "explain", "expired_snapshot_ids", "retained_snapshot_ids", "removed_refs",
                "removed_schema_ids", "removed_spec_ids", "metadata_location", "deleted_files", "failed_deletes",
-               "skipped_outside_location", "counts", "bytes", "commits"}
+               "skipped_outside_location", "skipped_for_safety", "counts", "bytes", "commits"}
 COUNT_KEYS = {"deleted_data_files_count", "deleted_position_delete_files_count",
               "deleted_equality_delete_files_count", "deleted_manifest_files_count", "deleted_manifest_lists_count",
               "deleted_statistics_files_count"}

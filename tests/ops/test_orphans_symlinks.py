@@ -200,26 +200,34 @@ def test_expire_deletes_nothing_through_a_linked_data_folder(tmp_path):
     assert data_files and meta_files
     _move_out(d.location / "data", tmp_path / "outside-data")
     before = snapshot_tree(tmp_path / "outside-data")
+    plan = d.json("expire", "demo.events", "--retain-last", "1", "--older-than", "0d", "--dry-run")
+    skipped = {s["path"]: s["reason"] for s in plan["skipped_for_safety"]}
+    assert set(skipped) == set(data_files)
+    assert all(why.startswith("its real location") and "outside the table location" in why
+               for why in skipped.values())
+    assert {f["path"] for f in plan["deleted_files"]} == set(meta_files)
+    code, out, err = d.icectl("expire", "demo.events", "--retain-last", "1", "--older-than", "0d", "--dry-run")
+    assert code == 0, err
+    assert f"{len(data_files)} skipped for safety" in out
     done = d.json("expire", "demo.events", "--retain-last", "1", "--older-than", "0d", "--yes")
     assert snapshot_tree(tmp_path / "outside-data") == before
-    failed = {f["path"]: f["error"] for f in done["failed_deletes"]}
-    assert set(failed) == set(data_files)
-    assert all(e.startswith("skipped for safety: its real location") for e in failed.values())
+    assert {s["path"] for s in done["skipped_for_safety"]} == set(data_files) and done["failed_deletes"] == []
     assert not any(os.path.exists(m) for m in meta_files)  # inside, deleted as before
 
 
 def test_drop_purge_deletes_nothing_through_a_linked_metadata_folder(tmp_path):
     d = Demo(tmp_path, str(tmp_path / "warehouse"))
+    every = {f["path"] for f in d.json("drop", "demo.events", "--purge", "--dry-run")["files"]}
     _move_out(d.location / "metadata", tmp_path / "outside-metadata")
     before = snapshot_tree(tmp_path / "outside-metadata")
+    plan = d.json("drop", "demo.events", "--purge", "--dry-run")
+    in_metadata = {p for p in every if "/metadata/" in p}
+    assert in_metadata and {s["path"] for s in plan["skipped_for_safety"]} == in_metadata
+    assert {f["path"] for f in plan["files"]} == every - in_metadata
     done = d.json("drop", "demo.events", "--purge", "--yes")
     assert snapshot_tree(tmp_path / "outside-metadata") == before
-    assert done["failed_deletes"] and all(f["error"].startswith("skipped for safety")
-                                          for f in done["failed_deletes"])
-    assert {f["path"] for f in done["failed_deletes"]} == {f["path"] for f in done["files"]
-                                                          if "/metadata/" in f["path"]}
-    data_left = [f["path"] for f in done["files"] if "/data/" in f["path"] and os.path.exists(f["path"])]
-    assert data_left == []  # the data files inside went as before
+    assert done["failed_deletes"] == [] and {s["path"] for s in done["skipped_for_safety"]} == in_metadata
+    assert not any(os.path.exists(p) for p in every - in_metadata)  # the data files inside went as before
 
 
 def test_metadata_delete_after_commit_deletes_nothing_through_a_link(tmp_path):

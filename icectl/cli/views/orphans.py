@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
-from icectl.cli.views.common import warn_failed_deletes
+from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
 from icectl.cli.views.expire import FailedDelete
 
 if TYPE_CHECKING:
@@ -18,12 +18,6 @@ if TYPE_CHECKING:
 class PrefixMismatch:
     listed: str  # the file found under the location
     reachable: str  # the reachable path it matches after ignoring scheme and authority
-
-
-@dataclass
-class SkippedForSafety:
-    path: str  # a file or link under the location that remove-orphans will not delete
-    reason: str  # why: a symbolic link (and its target), a real location outside the table, a mount point
 
 
 @dataclass
@@ -74,6 +68,4 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
     if r.orphan_files:
         print_table(env, ["orphan file", "size"], [[p, fmt_bytes(s)] for p, s in zip(r.orphan_files, r.orphan_sizes)],
                     right={"size"})
-    if r.skipped_for_safety:
-        say(env, f"{len(r.skipped_for_safety)} skipped for safety (never deleted):")
-        print_table(env, ["skipped for safety", "reason"], [[s.path, s.reason] for s in r.skipped_for_safety])
+    say_skipped_for_safety(env, r.skipped_for_safety)
