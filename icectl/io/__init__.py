@@ -343,18 +343,21 @@ class FileIO:
         objects go in ``DeleteObjects`` batches of up to 1,000 keys, several in flight
         (``icectl.io.s3``; S3 reports a missing key as deleted); other schemes one request a file
         from a thread pool. ``progress`` is called with the number of files done."""
-        allowed, refused = guard.split(paths)
-        failed: dict[str, str] = {p: f"{SKIPPED_FOR_SAFETY}: {why}" for p, why in refused.items()}
-        if refused and progress is not None:
-            progress(len(refused))
         by_fs: dict[str, list[str]] = {}
-        for p in allowed:
+        for p in paths:
             s = scheme_of(p)
             by_fs.setdefault("s3" if s in S3_SCHEMES else s, []).append(p)
+        failed: dict[str, str] = {}
         for kind, group in by_fs.items():
             if kind == "file":
-                failed.update(self._delete_local(group, progress))
+                failed.update(self._delete_local(group, guard, progress))
             elif kind == "s3":
+                group, refused = guard.split(group)  # asked here: the keys go in batches
+                failed.update({p: f"{SKIPPED_FOR_SAFETY}: {why}" for p, why in refused.items()})
+                if refused and progress is not None:
+                    progress(len(refused))
+                if not group:
+                    continue
                 from icectl.io.s3 import DEFAULT_DELETE_BATCH, DEFAULT_DELETE_IN_FLIGHT, _int_prop, bulk_delete
 
                 fs = self.filesystem(group[0])
@@ -367,14 +370,17 @@ class FileIO:
                                             progress=progress).items():
                     failed[names.get(key, key)] = why
             else:
-                failed.update(self._delete_each(group, progress))
+                failed.update(self._delete_each(group, guard, progress))
         return failed
 
-    def _delete_local(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+    def _delete_local(self, paths: list[str], guard: PathGuard,
+                      progress: Callable[[int], None] | None) -> dict[str, str]:
         failed: dict[str, str] = {}
         for p in paths:
             try:
-                self._unlink(p)  # the guard was asked in delete_many
+                self.delete(p, guard=guard)
+            except RefusedError:
+                failed[p] = f"{SKIPPED_FOR_SAFETY}: {guard.refusal(p)}"
             except NotFoundError:
                 failed[p] = "already gone"
             except (IcectlError, OSError) as e:
@@ -383,13 +389,16 @@ class FileIO:
                 progress(1)
         return failed
 
-    def _delete_each(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+    def _delete_each(self, paths: list[str], guard: PathGuard,
+                     progress: Callable[[int], None] | None) -> dict[str, str]:
         from concurrent.futures import ThreadPoolExecutor
 
         def one(p: str) -> str | None:
             try:
-                self._unlink(p)  # the guard was asked in delete_many
+                self.delete(p, guard=guard)
                 return None
+            except RefusedError:
+                return f"{SKIPPED_FOR_SAFETY}: {guard.refusal(p)}"
             except NotFoundError:
                 return "already gone"
             except (IcectlError, OSError) as e:
