@@ -241,3 +241,25 @@ def test_metadata_delete_after_commit_deletes_nothing_through_a_link(tmp_path):
     assert code == 0, err
     after = snapshot_tree(tmp_path / "outside-metadata")
     assert set(before) <= set(after) and all(after[p] == b for p, b in before.items())
+
+
+@pytest.mark.parametrize("linked", ["metadata", "data"])
+def test_rewrite_table_path_refuses_to_write_through_a_link_out_of_the_target(tmp_path, linked):
+    from icectl.errors import RefusedError
+    from icectl.ops.relocate import apply_relocation, plan_relocation
+    from icectl.table.loaded import load_table
+
+    d = Demo(tmp_path, str(tmp_path / "warehouse"))
+    catalog = build_catalog(CatalogConfig("default", {"type": "sql", "uri": d.uri, "warehouse": d.warehouse}))
+    t = load_table(catalog, ("demo", "events"))
+    target = tmp_path / "moved" / "demo" / "events"
+    target.mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "keep.txt").write_bytes(b"keep")
+    os.symlink(tmp_path / "outside", target / linked)
+    plan = plan_relocation(t, source_prefix=d.warehouse, target_prefix=str(tmp_path / "moved"))
+    with pytest.raises(RefusedError, match="written through a symbolic link") as e:
+        apply_relocation(t, plan, copy=True)
+    assert "nothing was written" in e.value.message
+    assert snapshot_tree(tmp_path / "outside") == {str(tmp_path / "outside" / "keep.txt"): b"keep"}
+    assert sorted(os.listdir(target)) == [linked]
