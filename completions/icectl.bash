@@ -189,7 +189,7 @@ __icectl_spec() {
             ;;
         'remove-orphans')
             subcmds=''
-            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --remove-symlinks --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
             numopts=''
             ;;

@@ -406,6 +406,7 @@ complete -c icectl -n '__icectl_at remove-orphans' -l help -s h -d 'Show this me
 complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only under this folder of the table'
 complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force'
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
+complete -c icectl -n '__icectl_at remove-orphans' -l remove-symlinks -d 'Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rename

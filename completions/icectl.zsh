@@ -641,6 +641,7 @@ _icectl__remove_orphans() {
         '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:older_than:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
+        '--remove-symlinks[Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location
+from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
@@ -280,7 +281,7 @@ def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMe
             continue
         paths.append(path)
     try:
-        failed = io.delete_many(paths)  # one that cannot be deleted becomes an orphan
+        failed = io.delete_many(paths, guard=table_guard(io, table_location))  # one not deleted becomes an orphan
     except (IcectlError, OSError):
         return []
     return [p for p in paths if p not in failed]

@@ -100,7 +100,7 @@ class HadoopCatalog(MetastoreCatalog):
         final = self._version_path(ident, version)
         self.io.write(tmp, metadata)
         if not self.io.rename_no_replace(tmp, final):
-            self.io.delete(tmp)
+            self.io.delete_own_file(tmp)  # the temporary file this commit wrote
             raise CommitConflictError(f"table {ident_str(ident)} changed: {final} was written by another commit")
         try:
             self.io.write(join(mdir, HINT), str(version).encode(), overwrite=True)

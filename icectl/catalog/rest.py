@@ -32,6 +32,7 @@ from icectl.errors import (
     UsageError,
 )
 from icectl.io import FileIO, has_scheme, join
+from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.metadata_io import metadata_bytes, new_metadata_location
@@ -300,7 +301,7 @@ class RestCatalog(Catalog):
         except IcectlError as e:
             refusal = e
         try:
-            io.delete(location)
+            io.delete(location, guard=table_guard(io, metadata.location or self.default_table_location(ident)))
         except (IcectlError, OSError):
             pass
         if refusal is not None:

@@ -24,6 +24,7 @@ from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateU
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
                            StorageError, UsageError)
 from icectl.io import FileIO, join, local_path
+from icectl.io.safety import table_guard
 
 TABLES_DDL = """CREATE TABLE {if_not_exists}iceberg_tables (
   catalog_name VARCHAR(255) NOT NULL,
@@ -235,7 +236,7 @@ class SqlCatalog(MetastoreCatalog):
             # Lost a race with another create: the file we wrote sits in the other table's
             # metadata folder, where a reader by location could take it for the table's metadata.
             try:
-                self.io.delete(location)
+                self.io.delete(location, guard=table_guard(self.io, md.location))
             except IcectlError:
                 pass
             raise
@@ -264,7 +265,7 @@ class SqlCatalog(MetastoreCatalog):
         self.write_metadata(location, md)
         if not self._compare_and_set(ident, base_location, location):
             try:
-                self.io.delete(location)  # never referenced: safe to remove
+                self.io.delete(location, guard=table_guard(self.io, md.location))  # never referenced: safe to remove
             except IcectlError:
                 pass
             raise CommitConflictError(f"table {ident_str(ident)} changed since it was read (its metadata "

@@ -40,15 +40,17 @@ def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str =
         raise RefusedError("not confirmed; nothing was changed")
 
 
-def progress_deleter(env: Env, io: Any, total: int) -> Any:
-    """A delete function with a progress bar on stderr when it is a terminal."""
+def progress_deleter(env: Env, io: Any, total: int, *, location: str | None, allow_symlinks: bool = False) -> Any:
+    """A delete function for the files of the table at ``location`` (each allowed by the table's
+    path guard first), with a progress bar on stderr when it is a terminal."""
     def run(files):
         if not env.is_terminal(env.stderr) or not files:
-            return delete_files(io, files)
+            return delete_files(io, files, location=location, allow_symlinks=allow_symlinks)
         from rich.progress import Progress  # rich is heavy: loaded only for a progress bar on a terminal
 
         with Progress(console=env.console(stderr=True), transient=True) as p:
             task = p.add_task("deleting files", total=len(files))
-            return delete_files(io, files, progress=lambda n: p.advance(task, n))
+            return delete_files(io, files, location=location, allow_symlinks=allow_symlinks,
+                                progress=lambda n: p.advance(task, n))
 
     return run

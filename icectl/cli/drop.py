@@ -35,7 +35,7 @@ def drop(
     question = (f"Drop {plan.table} and delete {len(plan.files)} files?" if purge and plan.purged_by == "icectl"
                 else f"Drop {plan.table}{' and have the server purge its files' if purge else ''}?")
     confirm_plan(env, drop_report(plan, None, dry_run=False), question, yes=yes, action="drop the table")
-    result = apply_drop(t, plan, delete=progress_deleter(env, t.io, len(plan.files)))
+    result = apply_drop(t, plan, delete=progress_deleter(env, t.io, len(plan.files), location=plan.location))
     render(env, drop_report(plan, result, dry_run=False))
 
 

@@ -53,5 +53,5 @@ def expire(
         return
     confirm_plan(env, expire_report(plan, None, dry_run=False, explain=explain),
                  f"Expire {len(plan.expired_snapshot_ids)} snapshots and delete {len(plan.files)} files?", yes=yes)
-    result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files)), approved=plan)
+    result = apply_expiry(t, opts, delete=progress_deleter(env, t.io, len(plan.files), location=t.metadata.location), approved=plan)
     render(env, expire_report(result.plan, result, dry_run=False, explain=explain))

@@ -30,10 +30,17 @@ def remove_orphans(
     prefix_mismatch: Annotated[str, typer.Option("--prefix-mismatch", help="A listed file that matches a reachable one "
                                                  "only after ignoring scheme/authority: error, ignore or delete.",
                                                  metavar="error|ignore|delete")] = "error",
+    remove_symlinks: Annotated[bool, typer.Option("--remove-symlinks", help="Also remove symbolic links that nothing "
+                                                  "reaches, as links (never their targets). Without it they are "
+                                                  "listed as skipped for safety. A link is never followed.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the orphans; delete nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Find and delete files under the table location that no snapshot or metadata file reaches."""
+    """Find and delete files under the table location that no snapshot or metadata file reaches.
+
+    Nothing outside the table location is deleted: symbolic links are never followed, and a file
+    whose real location is outside the table location (or across a mount point) is skipped for
+    safety, with the reason, in the plan."""
     env: Env = ctx.obj
     now = int(time.time() * 1000)
     cutoff = parse_cutoff(older_than, what="--older-than", now=now)
@@ -41,7 +48,8 @@ def remove_orphans(
         raise RefusedError(f"--older-than {older_than} is under 3 days: files a running writer has not committed yet "
                            f"would look like orphans", hint="add --force if no writer can be running")
     t = open_table(env, table)
-    plan = plan_orphans(t, older_than_ms=cutoff.timestamp_ms, location=location, prefix_mismatch=prefix_mismatch, now_ms=now)
+    plan = plan_orphans(t, older_than_ms=cutoff.timestamp_ms, location=location, prefix_mismatch=prefix_mismatch,
+                        now_ms=now, remove_symlinks=remove_symlinks)
     if dry_run or not plan.orphans:
         render(env, orphan_report(plan, dry_run=dry_run))
         return
@@ -50,5 +58,6 @@ def remove_orphans(
     # Re-check right before deleting: a commit since planning may have made a file reachable.
     still = {f.path for f in still_orphans(t, plan, prefix_mismatch=prefix_mismatch)}
     files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in still]
-    deleted, failed = progress_deleter(env, t.io, len(files))(files)
+    deleted, failed = progress_deleter(env, t.io, len(files), location=t.metadata.location,
+                                       allow_symlinks=remove_symlinks)(files)
     render(env, orphan_report(plan, dry_run=False, deleted=deleted, failed=failed))

@@ -13,12 +13,17 @@ import posixpath
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
-from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, StorageError, UnsupportedError
+from icectl.errors import (AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, RefusedError,
+                           StorageError, UnsupportedError)
+
+if TYPE_CHECKING:  # icectl.io.safety imports this module
+    from icectl.io.safety import PathGuard
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 S3_SCHEMES = ("s3", "s3a", "s3n")
+SKIPPED_FOR_SAFETY = "skipped for safety"  # how delete_many reports a path its guard refused
 
 
 def scheme_of(path: str) -> str:
@@ -72,6 +77,7 @@ class FileInfo:
     path: str
     size: int
     modified_ms: int | None = None
+    symlink: str | None = None  # a symbolic link (to a file or a folder, never followed): its target
 
 
 @dataclass
@@ -242,8 +248,19 @@ class FileIO:
             raise NotFoundError(f"file not found: {path}") from None
 
     def local_file(self, path: str) -> str | None:
-        """The operating-system path of ``path`` when it is on local disk, else None."""
-        return local_path(path) if scheme_of(path) == "file" else None
+        """The operating-system path of ``path`` when it is on local disk (a ``file:`` path, or
+        another scheme that fsspec serves from its local file system), else None."""
+        s = scheme_of(path)
+        if s == "file":
+            return local_path(path)
+        if s in S3_SCHEMES:
+            return None
+        try:
+            fs = self.filesystem(path)
+        except IcectlError:
+            return None
+        protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+        return fs._strip_protocol(path) if "file" in protocols else None
 
     def is_dir(self, path: str) -> bool:
         fs = self.filesystem(path)
@@ -276,14 +293,32 @@ class FileIO:
         with self._remote(path, writing=True):
             fs.rmdir(self._fs_path(path))
 
-    def delete(self, path: str) -> None:
+    def delete(self, path: str, *, guard: PathGuard) -> None:
+        """Delete the file ``path`` of a table; RefusedError (nothing deleted) when ``guard``
+        (:class:`icectl.io.safety.PathGuard`, made for the table location) refuses it."""
+        why = guard.refusal(path)
+        if why is not None:
+            raise RefusedError(f"not deleting {path}: {why}")
+        self._unlink(path)
+
+    def delete_own_file(self, path: str) -> None:
+        """Delete a file icectl wrote for itself and that no table owns (a lock file, a temporary
+        file beside one it replaced): not through a table's :class:`~icectl.io.safety.PathGuard`,
+        but never through a symbolic link either (the link is what goes)."""
+        self._unlink(path)
+
+    def _unlink(self, path: str) -> None:
         try:
             if scheme_of(check_path(path)) == "file":
                 os.unlink(local_path(path))
             else:
                 fs = self.filesystem(path)
-                with self._remote(path, writing=True):
-                    fs.rm(self._fs_path(path))
+                local = self.local_file(path)
+                if local is not None and os.path.islink(local):
+                    os.unlink(local)  # fsspec's rm takes a link to a folder for the folder and refuses
+                else:
+                    with self._remote(path, writing=True):
+                        fs.rm(self._fs_path(path))
         except FileNotFoundError:
             raise NotFoundError(f"file not found: {path}") from None
         if scheme_of(path) == "file":
@@ -292,14 +327,17 @@ class FileIO:
             p = local_path(path)
             crc = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.crc")
             try:
-                os.unlink(crc)
+                if not os.path.islink(crc):
+                    os.unlink(crc)
             except OSError:
                 pass
 
-    def delete_many(self, paths: Iterable[str], *,
+    def delete_many(self, paths: Iterable[str], *, guard: PathGuard,
                     progress: Callable[[int], None] | None = None) -> dict[str, str]:
-        """Delete every path in ``paths``; return ``{path: why}`` for each one that was not deleted.
-        A file that cannot be deleted is reported, never raised.
+        """Delete every path in ``paths`` that ``guard`` (:class:`icectl.io.safety.PathGuard`, made
+        for the table location) allows; return ``{path: why}`` for each one that was not deleted,
+        a refused one as ``"skipped for safety: <reason>"``. A file that cannot be deleted is
+        reported, never raised.
 
         Local files are unlinked one after another (a missing one is reported "already gone"); S3
         objects go in ``DeleteObjects`` batches of up to 1,000 keys, several in flight
@@ -312,8 +350,14 @@ class FileIO:
         failed: dict[str, str] = {}
         for kind, group in by_fs.items():
             if kind == "file":
-                failed.update(self._delete_local(group, progress))
+                failed.update(self._delete_local(group, guard, progress))
             elif kind == "s3":
+                group, refused = guard.split(group)  # asked here: the keys go in batches
+                failed.update({p: f"{SKIPPED_FOR_SAFETY}: {why}" for p, why in refused.items()})
+                if refused and progress is not None:
+                    progress(len(refused))
+                if not group:
+                    continue
                 from icectl.io.s3 import DEFAULT_DELETE_BATCH, DEFAULT_DELETE_IN_FLIGHT, _int_prop, bulk_delete
 
                 fs = self.filesystem(group[0])
@@ -326,14 +370,17 @@ class FileIO:
                                             progress=progress).items():
                     failed[names.get(key, key)] = why
             else:
-                failed.update(self._delete_each(group, progress))
+                failed.update(self._delete_each(group, guard, progress))
         return failed
 
-    def _delete_local(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+    def _delete_local(self, paths: list[str], guard: PathGuard,
+                      progress: Callable[[int], None] | None) -> dict[str, str]:
         failed: dict[str, str] = {}
         for p in paths:
             try:
-                self.delete(p)
+                self.delete(p, guard=guard)
+            except RefusedError:
+                failed[p] = f"{SKIPPED_FOR_SAFETY}: {guard.refusal(p)}"
             except NotFoundError:
                 failed[p] = "already gone"
             except (IcectlError, OSError) as e:
@@ -342,13 +389,16 @@ class FileIO:
                 progress(1)
         return failed
 
-    def _delete_each(self, paths: list[str], progress: Callable[[int], None] | None) -> dict[str, str]:
+    def _delete_each(self, paths: list[str], guard: PathGuard,
+                     progress: Callable[[int], None] | None) -> dict[str, str]:
         from concurrent.futures import ThreadPoolExecutor
 
         def one(p: str) -> str | None:
             try:
-                self.delete(p)
+                self.delete(p, guard=guard)
                 return None
+            except RefusedError:
+                return f"{SKIPPED_FOR_SAFETY}: {guard.refusal(p)}"
             except NotFoundError:
                 return "already gone"
             except (IcectlError, OSError) as e:
@@ -389,7 +439,11 @@ class FileIO:
     def list_files(self, prefix: str) -> Iterator[FileInfo]:
         """Every file under ``prefix`` (recursively), with size and modification time; local
         folders are walked as the files are consumed (a table of millions of files is never
-        held in memory), object stores listed by fsspec."""
+        held in memory), object stores listed by fsspec.
+
+        A symbolic link below ``prefix`` (to a file or to a folder) is listed as itself, with
+        ``symlink`` set to its target, and never followed: a link to a folder elsewhere does not
+        bring that folder's files into the listing (``prefix`` itself may be a link)."""
         if scheme_of(prefix) == "file":
             yield from _walk_local(prefix)
             return
@@ -406,6 +460,10 @@ class FileIO:
             except FileNotFoundError:
                 return
         for p, info in found:
+            if info.get("islink"):  # fsspec's local file system: a link, which it does not follow
+                yield FileInfo(self._qualify(scheme, prefix, p), int(info.get("size") or 0), _mtime_ms(info),
+                               symlink=str(info.get("destination") or "?"))
+                continue
             if info.get("type") == "directory":
                 continue
             yield FileInfo(self._qualify(scheme, prefix, p), int(info.get("size") or 0), _mtime_ms(info))
@@ -468,7 +526,9 @@ def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
 def _walk_local(prefix: str) -> Iterator[FileInfo]:
     """The files under a local folder in the order of their full paths (as fsspec's ``find``
     sorts them), walked as they are consumed; paths as fsspec's local file system gives them
-    (absolute, normalised), ``file:`` kept."""
+    (absolute, normalised), ``file:`` kept. A symbolic link below the folder is yielded as itself
+    (``symlink`` set, its own size and time) and never followed, as fsspec's ``find`` does not
+    follow one either; ``prefix`` itself may be a link to the folder."""
     root = posixpath.normpath(os.path.abspath(local_path(prefix)))
     qualify = "file:" if prefix.startswith("file:") else ""
     if os.path.isfile(root):
@@ -482,7 +542,9 @@ def _walk_local(prefix: str) -> Iterator[FileInfo]:
                 entries = []
                 for e in it:
                     try:
-                        is_dir = e.is_dir()
+                        # Never follow a link here: a linked folder would bring files from
+                        # outside the folder into the listing, and remove-orphans would delete them.
+                        is_dir = e.is_dir(follow_symlinks=False)
                     except OSError:
                         continue
                     entries.append((e.name + "/" if is_dir else e.name, is_dir, e))
@@ -494,10 +556,11 @@ def _walk_local(prefix: str) -> Iterator[FileInfo]:
                 yield from walk(e.path)
                 continue
             try:
-                st = e.stat()
+                st = e.stat(follow_symlinks=False)
+                target = os.readlink(e.path) if e.is_symlink() else None
             except FileNotFoundError:  # removed while listing
                 continue
-            yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000))
+            yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000), symlink=target)
 
     yield from walk(root)
 

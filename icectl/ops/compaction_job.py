@@ -18,6 +18,7 @@ from icectl.spec.properties import COMMIT_NUM_RETRIES
 from icectl.table.transaction import Transaction
 from icectl.table.loaded import Table
 from icectl.io import join
+from icectl.io.safety import table_guard
 from icectl.errors import CommitStateUnknownError, ExternalCommandError, IcectlError, NotFoundError, UsageError
 
 
@@ -211,10 +212,17 @@ def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result:
     if os.environ.get("ICECTL_KEEP_WORK"):
         return
     if job.remote:
-        _remove(table, [job.plan_file, job.result_file])
+        # The job's own files under the template's work_dir, not the table's.
+        for own in (job.plan_file, job.result_file):
+            try:
+                table.io.delete_own_file(own)
+            except (IcectlError, OSError):
+                pass
     if settings.work_dir is None:
         import shutil
 
+        # icectl's own temporary folder (mkdtemp-like, outside the table); rmtree removes a link
+        # it finds there as a link, never what it points to.
         shutil.rmtree(job.work, ignore_errors=True)
         result.log_file = None
 
@@ -247,9 +255,10 @@ def _batches(groups: list[FileGroup], settings: JobSettings) -> list[list[FileGr
 
 
 def _remove(table: Table, paths: list[str]) -> None:
-    """Best effort: what a failed job wrote and no commit references (failures are left as orphans)."""
+    """Best effort: what a failed job wrote and no commit references (failures are left as orphans),
+    each allowed by the table's path guard first."""
     try:
-        table.io.delete_many(paths)
+        table.io.delete_many(paths, guard=table_guard(table.io, table.metadata.location))
     except Exception:  # noqa: BLE001 - cleanup never hides the error that led here
         pass
 

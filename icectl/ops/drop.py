@@ -22,7 +22,7 @@ from typing import Callable
 from icectl.errors import (AlreadyExistsError, ConflictingChangeError, IcectlError, NoSuchNamespaceError,
                            NoSuchTableError, UnsupportedError, UsageError)
 from icectl.io import normalize_location
-from icectl.ops.expire import FileToDelete, _fill_sizes, delete_files
+from icectl.ops.expire import FileToDelete, _fill_sizes, delete_files, split_by_guard
 from icectl.spec.properties import GC_ENABLED
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table
@@ -54,6 +54,7 @@ class DropPlan:
     files: list[FileToDelete] = field(default_factory=list)
     kept_files: list[FileToDelete] = field(default_factory=list)
     skipped_outside_location: list[str] = field(default_factory=list)
+    skipped_for_safety: list[tuple[str, str]] = field(default_factory=list)  # (path, why): the path guard refused
 
 
 @dataclass
@@ -113,6 +114,8 @@ def plan_drop(table: Table, *, purge: bool) -> DropPlan:
             plan.kept_files.append(f)
         else:
             plan.files.append(f)
+    if not rest:  # a server's purge is the server's; icectl deletes nothing itself
+        plan.files, plan.skipped_for_safety = split_by_guard(table.io, location, plan.files)
     _fill_sizes(table, [f for f in plan.files if f.size is None])  # manifest lists, metadata files
     return plan
 
@@ -147,7 +150,7 @@ def apply_drop(table: Table, approved: DropPlan, *, delete: Deleter | None = Non
         result.still_present = _still_present(io, plan.files)
         return result
     if delete is None:
-        delete = lambda fs: delete_files(io, fs)  # noqa: E731
+        delete = lambda fs: delete_files(io, fs, location=plan.location)  # noqa: E731
     result.deleted, result.failed = delete(plan.files)
     return result
 

@@ -38,6 +38,7 @@ from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
 from icectl.errors import ConflictingChangeError, RefusedError, UsageError
 from icectl.io import normalize_location
+from icectl.io.safety import table_guard
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class ExpiryPlan:
     skipped_outside_location: list[str] = field(default_factory=list)
     older_than_ms: int | None = None  # the cutoff of snapshots outside any ref's own retention
     older_than: str = ""  # the same in words (:func:`default_cutoff`)
+    skipped_for_safety: list[tuple[str, str]] = field(default_factory=list)  # (path, why): the path guard refused
 
     @property
     def changes_metadata(self) -> bool:
@@ -244,7 +246,8 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
         older_than_ms=_default_older_than(md, opts), older_than=default_cutoff(md, opts),
     )
     if opts.delete_files and expired:
-        plan.files, plan.skipped_outside_location = files_to_delete(table, md, new)
+        files, plan.skipped_outside_location = files_to_delete(table, md, new)
+        plan.files, plan.skipped_for_safety = split_by_guard(table.io, md.location, files)
     return plan
 
 
@@ -411,7 +414,8 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     failed: list[tuple[str, str]] = []
     if opts.delete_files:
         files, outside = files_to_delete(base, base.metadata, committed.metadata)
-        plan.files, plan.skipped_outside_location = files, outside
+        files, unsafe = split_by_guard(table.io, committed.metadata.location, files)
+        plan.files, plan.skipped_outside_location, plan.skipped_for_safety = files, outside, unsafe
         # A writer may have committed after us: never delete what the newest metadata reaches.
         latest = committed.refresh()
         if latest.metadata_location != committed.metadata_location:
@@ -420,20 +424,43 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
             still = reachable_files(latest, latest.metadata, newer)
             files = [f for f in files if f.path not in still]
         if delete is None:
-            delete = lambda fs: delete_files(table.io, fs)  # noqa: E731
+            delete = lambda fs: delete_files(table.io, fs, location=committed.metadata.location)  # noqa: E731
         deleted, failed = delete(files)
     return ExpiryResult(plan, committed.metadata_location, deleted, failed, done.deleted_metadata_files,
                         committed=done)
 
 
-def delete_files(io, files: list[FileToDelete], *,
+def split_by_guard(io, location: str | None,
+                   files: list[FileToDelete]) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
+    """The planned ``files`` the table's :class:`icectl.io.safety.PathGuard` allows, and
+    ``(path, why)`` for those it refuses (a link, a real location outside the table location, a
+    mount point in between): shown in the plan, never deleted. :func:`delete_files` asks the guard
+    again when it deletes."""
+    guard = table_guard(io, location)
+    ok: list[FileToDelete] = []
+    refused: list[tuple[str, str]] = []
+    for f in files:
+        why = guard.refusal(f.path)
+        if why is None:
+            ok.append(f)
+        else:
+            refused.append((f.path, why))
+    return ok, refused
+
+
+def delete_files(io, files: list[FileToDelete], *, location: str | None, allow_symlinks: bool = False,
                  progress: Callable[[int], None] | None = None) -> tuple[list[FileToDelete], list[tuple[str, str]]]:
-    """Delete ``files`` in bulk (:meth:`icectl.io.FileIO.delete_many`: S3 ``DeleteObjects``
-    batches, several in flight); a file that fails to delete is reported, never fatal."""
-    failed = io.delete_many([f.path for f in files], progress=progress)
+    """Delete ``files`` of the table at ``location`` in bulk (:meth:`icectl.io.FileIO.delete_many`:
+    S3 ``DeleteObjects`` batches, several in flight), each one first allowed by the table's
+    :class:`icectl.io.safety.PathGuard` (``allow_symlinks``: a symbolic link goes, as a link); a
+    file that fails to delete, or that the guard refuses, is reported with why, never fatal. A
+    table without a location deletes nothing."""
+    failed = io.delete_many([f.path for f in files], guard=table_guard(io, location, allow_symlinks=allow_symlinks),
+                            progress=progress)
     deleted = [f for f in files if f.path not in failed]
     return deleted, [(f.path, failed[f.path]) for f in files if f.path in failed]
 
 
-__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "java_counts",
+__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "delete_files",
+           "java_counts", "split_by_guard",
            "plan_expiry", "METADATA", "MANIFEST", "MANIFEST_LIST", "STATISTICS"]

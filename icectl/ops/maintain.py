@@ -148,9 +148,11 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         # Again right before deleting, as remove-orphans does: a commit since may reach a file.
         fresh = {f.path for f in plan_orphans(table.refresh(), older_than_ms=cutoff, now_ms=now_ms).orphans}
         files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in fresh]
-        deleted, failed = delete_files(table.io, files)
+        deleted, failed = delete_files(table.io, files, location=table.metadata.location)
         counts = {"deleted_files": len(deleted), "deleted_bytes": sum(f.size or 0 for f in deleted),
                   "failed_deletes": len(failed)}
+        if plan.skipped_for_safety:  # links and what the path guard refused: listed by remove-orphans --dry-run
+            counts["skipped_for_safety"] = len(plan.skipped_for_safety)
         if failed:
             raise _PartialError(f"{len(failed)} orphan files could not be deleted (e.g. {failed[0][0]}: "
                                 f"{failed[0][1]})", counts, [])

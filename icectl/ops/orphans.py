@@ -6,6 +6,14 @@ metadata; the current metadata file and every metadata file in its metadata log;
 ``version-hint.text``. Hidden files and folders (a name starting with ``.`` or ``_``, except a
 partition folder such as ``_key=value``) are never listed, as Java's hidden-path filter does.
 
+Symbolic links are never followed (:meth:`icectl.io.FileIO.list_files` lists a link as itself):
+a link to a folder outside would otherwise bring that folder's files in as orphans. A link that
+nothing reaches is *skipped for safety* and reported, with its target; with ``remove_symlinks`` it
+is an orphan like any other file and goes as a link, never its target. Every orphan is asked of
+the table's :class:`icectl.io.safety.PathGuard` while planning, and again when deleted: one it
+refuses (its real location outside the table location, a mount point in between) is skipped for
+safety with the guard's reason.
+
 Paths are compared after normalising scheme and authority (``s3a://`` and ``s3n://`` are
 ``s3://``; ``file:/x`` is ``/x``). A listed file whose path matches a reachable file except for
 its scheme or authority is a *prefix mismatch*: an error by default, never a silent delete.
@@ -23,6 +31,7 @@ from icectl.table.reachability import PathKeys, key_array, live_content, metadat
 from icectl.table.loaded import Table
 from icectl.errors import IcectlError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
+from icectl.io.safety import table_guard
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 60 * 60 * 1000
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3", "file": "file"}
@@ -45,6 +54,8 @@ class OrphanPlan:
     orphans: list[FileInfo] = field(default_factory=list)
     too_new: int = 0
     prefix_mismatches: list[tuple[str, str]] = field(default_factory=list)  # (listed, reachable)
+    skipped_for_safety: list[tuple[str, str]] = field(default_factory=list)  # (path, why), never deleted
+    remove_symlinks: bool = False  # orphan symbolic links are planned (and removed as links)
 
 
 def split_path(path: str) -> tuple[str, str, str]:
@@ -251,7 +262,8 @@ LISTING_BATCH = 100_000
 
 
 def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: str | None = None,
-                 prefix_mismatch: str = "error", now_ms: int | None = None) -> OrphanPlan:
+                 prefix_mismatch: str = "error", now_ms: int | None = None,
+                 remove_symlinks: bool = False) -> OrphanPlan:
     import polars as pl
 
     md = table.metadata
@@ -270,7 +282,8 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
     if not isinstance(reachable, ReachableIndex):
         reachable = ReachableIndex.of_paths(reachable, md.location)
     partition_names = {f.name for s in md.partition_specs for f in s.fields}
-    plan = OrphanPlan(table.name, root, cutoff, 0)
+    plan = OrphanPlan(table.name, root, cutoff, 0, remove_symlinks=remove_symlinks)
+    guard = table_guard(table.io, md.location, allow_symlinks=remove_symlinks)
     listing = iter(table.io.list_files(root))
     while True:
         batch = [f for _, f in zip(range(LISTING_BATCH), listing)]
@@ -297,12 +310,23 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
                 plan.prefix_mismatches.append((f.path, f"{rs}://{ra}{p}"))
                 if prefix_mismatch != "delete":
                     continue
+            if f.symlink is not None and not remove_symlinks:
+                plan.skipped_for_safety.append((f.path, f"a symbolic link (to {f.symlink}): never followed; "
+                                                        f"--remove-symlinks removes the link, never its target"))
+                continue
             if f.modified_ms is not None and f.modified_ms >= cutoff:
                 plan.too_new += 1
+                continue
+            # On an object store the listing itself is the location (no links, no mounts); the
+            # guard still decides again when the file is deleted.
+            why = guard.refusal(f.path) if guard.local else None
+            if why is not None:
+                plan.skipped_for_safety.append((f.path, why))
                 continue
             plan.orphans.append(f)
         plan.listed += len(batch)
     plan.orphans.sort(key=lambda f: f.path)
+    plan.skipped_for_safety.sort()
     if plan.prefix_mismatches and prefix_mismatch == "error":
         listed, reach = plan.prefix_mismatches[0]
         raise PrefixMismatchError(

@@ -30,6 +30,7 @@ from typing import Any
 from icectl.errors import CommitStateUnknownError, ConflictingChangeError, IcectlError, NoSnapshotsError, NotFoundError, UnsupportedError
 from icectl.formats.manifest import FileContent
 from icectl.io import join
+from icectl.io.safety import table_guard
 from icectl.spec.metadata import Snapshot, StatisticsFile
 from icectl.spec.types import PrimitiveType
 from icectl.table.transaction import Committed, Transaction, sent_json
@@ -306,7 +307,7 @@ def commit_statistics_file(table: Table, *, written: str, snapshot_id: int, upda
     except IcectlError as e:
         if not isinstance(e, CommitStateUnknownError):
             try:
-                table.io.delete(written)
+                table.io.delete(written, guard=table_guard(table.io, table.metadata.location))
             except (IcectlError, OSError):
                 pass
         raise

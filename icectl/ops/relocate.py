@@ -39,10 +39,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, UnsupportedError, \
-    UsageError
+from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, RefusedError, \
+    UnsupportedError, UsageError
 from icectl.formats.avro import open_avro
-from icectl.io import FileIO, has_scheme, join
+from icectl.io import FileIO, has_scheme, join, normalize_location
+from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.spec.properties import PATH_PROPERTIES
 from icectl.table.loaded import Table
@@ -440,6 +441,7 @@ def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
     io = table.io
     rw = _Rewriter(plan.source_prefix, plan.target_prefix, plan.format_version)
     src_location, tgt_location = plan._location
+    _check_targets(io, plan, tgt_location, copy=copy)
     sizes: dict[str, int] = {}
     blobs: dict[str, dict[int, tuple[int, int]]] = {}
     for src, tgt in plan.position_delete_files:
@@ -507,6 +509,25 @@ def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
             if progress is not None:
                 progress(i + 1, total, copied_bytes)
     return RelocationResult(plan, plan.copy_plan_location, copied, copied_bytes, skipped)
+
+
+def _check_targets(io: FileIO, plan: RelocationPlan, tgt_location: str, *, copy: bool) -> None:
+    """Refuse (nothing written) when a target under the target location would be written through
+    a symbolic link: a link at the target's name, or a linked folder leading outside the target
+    location (the table's :class:`icectl.io.safety.PathGuard` for the target location decides)."""
+    if not tgt_location:
+        return
+    targets = [t for _, t in plan.position_delete_files] + [t.target for t in plan._manifest_tasks]
+    targets += [t for _, t in plan.manifest_lists] + [t for _, t in plan.statistics_files]
+    targets += [v.target for v in plan._versions] + ([t for _, t in plan.copy_rows] if copy else [])
+    root = normalize_location(tgt_location) + "/"
+    guard = table_guard(io, tgt_location)
+    _, refused = guard.split(t for t in targets if normalize_location(t).startswith(root))
+    if refused:
+        path, why = next(iter(refused.items()))
+        raise RefusedError(f"{len(refused)} target files would be written through a symbolic link or outside the "
+                           f"target location {tgt_location} (e.g. {path}: {why}); nothing was written",
+                           hint="remove the links under the target location, or choose another --to")
 
 
 def _earlier_deltas(io: FileIO, manifest: str, added_snapshot_id: int | None, rw: _Rewriter,

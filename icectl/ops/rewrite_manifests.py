@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 
 from icectl.errors import ConflictingChangeError, IcectlError, InvalidMetadataError, NoSnapshotsError, UsageError
+from icectl.io.safety import table_guard
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.spec.properties import MANIFEST_TARGET_SIZE_BYTES
@@ -250,7 +251,8 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
 
         if not isinstance(e, CommitStateUnknownError):
             try:
-                table.io.delete_many([m.manifest_path for m in new])  # failures stay as orphans
+                table.io.delete_many([m.manifest_path for m in new],  # failures stay as orphans
+                                     guard=table_guard(table.io, table.metadata.location))
             except (IcectlError, OSError):
                 pass
         raise

@@ -102,7 +102,7 @@ class TableLock:
                 again = _read(self.table, self.path)
                 if again is not None and again.token == held.token:
                     try:
-                        io.delete(self.path)
+                        io.delete_own_file(self.path)
                     except NotFoundError:
                         pass
                     self.broke = held
@@ -111,7 +111,7 @@ class TableLock:
                     return True
             finally:
                 try:
-                    io.delete(guard)
+                    io.delete_own_file(guard)
                 except (IcectlError, OSError):
                     pass
         self.holder = _read(self.table, self.path)
@@ -122,7 +122,7 @@ class TableLock:
         modified = next((f.modified_ms for f in self.table.io.list_files(guard) if f.modified_ms is not None), None)
         if modified is not None and modified < int(time.time() * 1000) - 60_000:
             try:
-                self.table.io.delete(guard)
+                self.table.io.delete_own_file(guard)
             except (IcectlError, OSError):
                 pass
 
@@ -145,7 +145,7 @@ class TableLock:
         held = _read(self.table, self.path)
         if held is not None and held.token == self.mine.token:
             try:
-                self.table.io.delete(self.path)
+                self.table.io.delete_own_file(self.path)
             except (IcectlError, OSError):
                 pass
         self.acquired = False

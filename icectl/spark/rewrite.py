@@ -350,10 +350,11 @@ class _RollingWriter:
                 except Exception:
                     pass
             self._open = None
-        try:
-            self.io.delete_many(paths)  # best effort: what is left is an orphan
-        except Exception:  # noqa: BLE001
-            pass
+        for path in paths:  # best effort: what is left is an orphan
+            try:
+                self.io.delete_own_file(path)  # the files this task wrote moments ago, under names it chose
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict[str, Any]:

@@ -29,7 +29,8 @@ from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for, validate_requirements
 from icectl.spec.properties import (COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_NUM_RETRIES,
                                     COMMIT_TOTAL_RETRY_TIME_MS)
-from icectl.table.updates import RemoveProperties, SetProperties, SetSnapshotRef, TableUpdate, updates_json
+from icectl.io.safety import table_guard
+from icectl.table.updates import RemoveProperties, SetLocation, SetProperties, SetSnapshotRef, TableUpdate, updates_json
 
 if TYPE_CHECKING:
     from icectl.catalog.base import Catalog
@@ -238,9 +239,19 @@ class Transaction:
         if written:
             try:
                 io = self.table.io if self.table is not None else self.catalog.io_for(self.identifier)
-                io.delete_many(written)  # reports failures, never raises for a file
+                io.delete_many(written, guard=table_guard(io, self._location()))  # reports failures, never raises
             except (IcectlError, OSError):
                 pass
+
+    def _location(self) -> str:
+        """The table location the attempt's files must lie in: the base's, or for a create the
+        location it sets (else the catalog's default for the name)."""
+        if self.table is not None:
+            return self.table.metadata.location
+        for u in self.updates:
+            if isinstance(u, SetLocation):
+                return u.location
+        return self.catalog.default_table_location(self.identifier)
 
 
 def commit(table: Table, updates: Iterable[TableUpdate], *, requirements: Iterable[TableRequirement] | None = None,

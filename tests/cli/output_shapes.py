@@ -74,11 +74,12 @@ VALIDATE = {"table": str, "metadata_location": Opt(str), "format_version": Opt(i
                                              "file": Opt(str), "snapshot_id": Opt(int), "manifest": Opt(str),
                                              "entry": Opt(int)}]}
 FAILED_DELETE = {"path": str, "error": str}
+SKIPPED_FOR_SAFETY = {"path": str, "reason": str}  # a file the path guard (icectl.io.safety) refused
 EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids": [int],
           "retained_snapshot_ids": [int], "removed_refs": [str], "removed_schema_ids": [int],
           "removed_spec_ids": [int], "metadata_location": Opt(str),
           "deleted_files": [{"path": str, "kind": str, "size": Opt(int)}], "failed_deletes": [FAILED_DELETE],
-          "skipped_outside_location": [str],
+          "skipped_outside_location": [str], "skipped_for_safety": [SKIPPED_FOR_SAFETY],
           "counts": {"deleted_data_files_count": int, "deleted_position_delete_files_count": int,
                      "deleted_equality_delete_files_count": int, "deleted_manifest_files_count": int,
                      "deleted_manifest_lists_count": int, "deleted_statistics_files_count": int},
@@ -87,7 +88,7 @@ EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids"
 ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "older_than_ms": int,
            "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
            "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}],
-           "commits": [COMMIT]}
+           "skipped_for_safety": [SKIPPED_FOR_SAFETY], "commits": [COMMIT]}
 REF_CHANGE = {"table": str, "action": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str),
               "refs_before": Map(int), "refs_after": Map(Opt(int)), "current_snapshot_id": Opt(int),
               "impact": Opt({"branch": str, "from_snapshot_id": Opt(int), "to_snapshot_id": int,
@@ -139,7 +140,7 @@ DROP = {"table": str, "catalog": str, "location": str, "metadata_location": str,
         "purged_by": Opt(str), "dry_run": bool, "applied": bool,
         "files": [{"path": str, "kind": str, "size": Opt(int)}], "counts": Map(int), "bytes": int, "deleted": int,
         "failed_deletes": [FAILED_DELETE], "still_present": Opt([str]), "kept_files": [str],
-        "skipped_outside_location": [str], "commits": [COMMIT]}
+        "skipped_outside_location": [str], "skipped_for_safety": [SKIPPED_FOR_SAFETY], "commits": [COMMIT]}
 RENAME = {"source": str, "destination": str, "catalog": str, "location": str, "metadata_location": str,
           "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 NAMESPACE_LIST = {"catalog": str, "parent": Opt(str), "namespaces": [str]}

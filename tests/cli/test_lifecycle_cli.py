@@ -48,12 +48,13 @@ def force_metadata(t, md):
 
 EXPIRE_KEYS = {"table", "dry_run", "applied", "explain", "expired_snapshot_ids", "retained_snapshot_ids", "removed_refs",
                "removed_schema_ids", "removed_spec_ids", "metadata_location", "deleted_files", "failed_deletes",
-               "skipped_outside_location", "counts", "bytes", "older_than_ms", "older_than", "commits"}
+               "skipped_outside_location", "skipped_for_safety", "counts", "bytes", "older_than_ms", "older_than",
+               "commits"}
 COUNT_KEYS = {"deleted_data_files_count", "deleted_position_delete_files_count",
               "deleted_equality_delete_files_count", "deleted_manifest_files_count", "deleted_manifest_lists_count",
               "deleted_statistics_files_count"}
 ORPHAN_KEYS = {"table", "location", "dry_run", "applied", "older_than_ms", "listed_files", "too_new", "orphan_files",
-               "orphan_bytes", "deleted_files", "failed_deletes", "prefix_mismatches", "commits"}
+               "orphan_bytes", "deleted_files", "failed_deletes", "prefix_mismatches", "skipped_for_safety", "commits"}
 REF_CHANGE_KEYS = {"table", "action", "dry_run", "applied", "metadata_location", "refs_before", "refs_after",
                    "current_snapshot_id", "impact", "commits"}
 IMPACT_KEYS = {"branch", "from_snapshot_id", "to_snapshot_id", "leaving_history", "joining_history",
@@ -300,14 +301,14 @@ def test_expire_json_asks_on_a_terminal_with_one_document_on_stdout(h):
 
 
 def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
-    real = FileIO.delete
+    real = FileIO._unlink  # the unlink under the path guard
 
     def flaky(self, path):
         if path == h.a.file_path:
             raise PermissionError(13, "Permission denied", path)
         return real(self, path)
 
-    monkeypatch.setattr(FileIO, "delete", flaky)
+    monkeypatch.setattr(FileIO, "_unlink", flaky)
     expected = h.expected_expiry()
     d = h.ok("-o", "json", "expire", "db.t", "--older-than", h.cutoff, "--yes").json
     assert [f["path"] for f in d["failed_deletes"]] == [h.a.file_path]
@@ -318,8 +319,8 @@ def test_expire_failed_delete_is_reported_and_succeeds(h, monkeypatch):
 
 
 def test_expire_failed_delete_human_warning(h, monkeypatch):
-    real = FileIO.delete
-    monkeypatch.setattr(FileIO, "delete", lambda self, p: (_ for _ in ()).throw(OSError("disk says no"))
+    real = FileIO._unlink  # the unlink under the path guard
+    monkeypatch.setattr(FileIO, "_unlink", lambda self, p: (_ for _ in ()).throw(OSError("disk says no"))
                         if p == h.a.file_path else real(self, p))
     r = h.ok("expire", "db.t", "--older-than", h.cutoff, "--yes")
     assert f"icectl: warning: could not delete {h.a.file_path}: disk says no" in r.err

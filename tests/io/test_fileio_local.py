@@ -2,12 +2,14 @@
 answers and errors for plain paths and ``file:`` URIs, for files, missing files and folders."""
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
 
 from icectl.errors import IcectlError, NotFoundError, StorageError
 from icectl.io import FileIO
+from icectl.io.safety import PathGuard
 
 
 @pytest.fixture
@@ -25,13 +27,13 @@ def test_read_size_exists_delete_a_file(fio, tmp_path, form):
     assert fio.read(path) == b"hello"
     assert fio.read_range(path, 1, 3) == b"ell"
     assert fio.local_file(path) == str(p)
-    fio.delete(path)
+    fio.delete(path, guard=PathGuard(str(tmp_path)))
     assert not p.exists() and not fio.exists(path)
 
 
 def test_missing_files_and_folders_are_not_found(fio, tmp_path):
     missing = str(tmp_path / "nope.bin")
-    for call in (fio.read, fio.size, fio.delete):
+    for call in (fio.read, fio.size, functools.partial(fio.delete, guard=PathGuard(str(tmp_path)))):
         with pytest.raises(NotFoundError):
             call(missing)
     with pytest.raises(NotFoundError):
@@ -47,7 +49,7 @@ def test_delete_takes_hadoop_checksum_files_along(fio, tmp_path):
     p.write_bytes(b"x")
     crc = tmp_path / ".part-0.parquet.crc"
     crc.write_bytes(b"c")
-    fio.delete(str(p))
+    fio.delete(str(p), guard=PathGuard(str(tmp_path)))
     assert not p.exists() and not crc.exists()
 
 
@@ -125,7 +127,7 @@ def test_delete_many_reports_each_file_it_could_not_delete(fio, tmp_path):
     paths = [str(f) for f in files] + [str(tmp_path / "gone.bin"), f"file:{locked / 'g.bin'}"]
     os.chmod(locked, 0o500)
     try:
-        failed = fio.delete_many(paths, progress=done.append)
+        failed = fio.delete_many(paths, guard=PathGuard(str(tmp_path)), progress=done.append)
     finally:
         os.chmod(locked, 0o700)
     assert not any(f.exists() for f in files)
@@ -136,4 +138,4 @@ def test_delete_many_reports_each_file_it_could_not_delete(fio, tmp_path):
         assert (locked / "g.bin").exists()
     assert set(failed) <= {str(tmp_path / "gone.bin"), f"file:{locked / 'g.bin'}"}
     assert sum(done) == len(paths)
-    assert fio.delete_many([]) == {}
+    assert fio.delete_many([], guard=PathGuard(str(tmp_path))) == {}

@@ -190,14 +190,14 @@ def test_gc_disabled_refuses_unless_no_delete_files(tmp_path):
 
 def test_failed_delete_is_reported_not_fatal(tmp_path, monkeypatch):
     h = History(catalog_on(tmp_path))
-    real = FileIO.delete
+    real = FileIO._unlink  # the unlink under the path guard
 
     def flaky(self, path):
         if path == h.a.file_path:
             raise PermissionError(13, "Permission denied", path)
         return real(self, path)
 
-    monkeypatch.setattr(FileIO, "delete", flaky)
+    monkeypatch.setattr(FileIO, "_unlink", flaky)
     res = apply_expiry(h.table, h.options())
     assert [p for p, _ in res.failed] == [h.a.file_path]
     assert "Permission denied" in res.failed[0][1]

@@ -229,6 +229,9 @@ class _ListingIO:
     def list_files(self, prefix):
         return iter(self.files)
 
+    def local_file(self, path):  # an object store: no local path
+        return None
+
 
 def _s3_table(listed: list[str]) -> Table:
     md = TableMetadata(format_version=2, table_uuid="u", location="s3://bucket/t", last_updated_ms=0,
@@ -343,7 +346,7 @@ def test_cli_location_outside_the_table_is_a_usage_error(scene, cli_env):
 def test_cli_failed_delete_is_reported(scene, cli_env, monkeypatch):
     from icectl.io import FileIO
 
-    real = FileIO.delete
+    real = FileIO._unlink  # the unlink under the path guard
     victim = scene.orphans[0]
 
     def flaky(self, path):
@@ -351,7 +354,7 @@ def test_cli_failed_delete_is_reported(scene, cli_env, monkeypatch):
             raise PermissionError(13, "Permission denied", path)
         return real(self, path)
 
-    monkeypatch.setattr(FileIO, "delete", flaky)
+    monkeypatch.setattr(FileIO, "_unlink", flaky)
     code, out, err = icectl(scene, "-o", "json", "remove-orphans", "db.t", "--yes")
     assert code == 0, err
     d = json.loads(out)

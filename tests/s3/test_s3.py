@@ -10,6 +10,7 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import IcectlError, NotFoundError
 from icectl.io import FileIO
+from icectl.io.safety import PathGuard
 
 pytestmark = pytest.mark.s3
 
@@ -121,7 +122,7 @@ def test_fileio_list_files_and_delete(moto_s3, s3_prefix):
     assert listed == {p: i + 1 for i, p in enumerate(paths)}
     assert all(f.modified_ms and f.modified_ms > 0 for f in fio.list_files(f"{s3_prefix}/t"))
 
-    fio.delete(paths[1])
+    fio.delete(paths[1], guard=PathGuard(f"{s3_prefix}/t"))
     assert not fio.exists(paths[1])
     assert {f.path for f in fio.list_files(f"{s3_prefix}/t")} == {paths[0], paths[2]}
     assert list(fio.list_files(f"{s3_prefix}/nothing-here")) == []
@@ -140,7 +141,7 @@ def test_s3a_paths_reach_the_same_objects(moto_s3, s3_prefix):
     assert [f.path for f in fio.list_files(s3.rsplit("/", 1)[0])] == [s3]
     # A fresh FileIO (a new process would have one) sees the object too.
     assert FileIO(dict(moto_s3)).read(s3a) == b"via s3a"
-    fio.delete(s3)
+    fio.delete(s3, guard=PathGuard(s3.rsplit("/", 1)[0]))
     assert not fio.exists(s3a)
 
 
@@ -371,7 +372,7 @@ def test_validate_on_s3_clean_then_a_missing_and_a_resized_file(s3_sql_config):
     assert report["findings"] == [] and report["checked"]["entries"] == 6  # each manifest read once
     assert report["checked"]["files"] == 6
 
-    catalog.io.delete(files[1].file_path)
+    catalog.io.delete(files[1].file_path, guard=PathGuard(f"{wh}/db/v"))
     catalog.io.write(files[4].file_path, parquet_bytes([1, 2, 3, 4], ["a", "b", "c", "d"]), overwrite=True)
     code, out, err = cli(["-o", "json", "validate", "db.v", "--deep"])
     assert code == 8, out + err

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from icectl.io.safety import PathGuard
 from test_s3 import cli, upload_data_file, write_config  # noqa: E402  (same folder)
 
 pytestmark = pytest.mark.s3
@@ -180,13 +181,13 @@ def test_bulk_delete_reports_per_key_failures_and_never_raises(moto_s3, proxy, s
     flaky = FileIO({**moto_s3, "s3.endpoint": proxy, "s3.retry.max-attempts": "2", "s3.delete.batch-size": "10"})
     control(proxy, fail_503=1.0, drop=0.0)
     try:
-        failed = flaky.delete_many(paths)
+        failed = flaky.delete_many(paths, guard=PathGuard(s3_prefix))
     finally:
         control(proxy, fail_503=0.0, drop=0.0)
     assert set(failed) == set(paths)
     assert all("SlowDown" in why or "reduce your request rate" in why for why in failed.values()), failed
     assert {f.path for f in direct.list_files(f"{s3_prefix}/bulk")} == set(paths)
-    assert flaky.delete_many(paths) == {}
+    assert flaky.delete_many(paths, guard=PathGuard(s3_prefix)) == {}
     assert list(direct.list_files(f"{s3_prefix}/bulk")) == []
 
 
@@ -205,7 +206,7 @@ def test_bulk_delete_keys_that_s3_fails_inside_a_successful_answer(moto_s3, prox
     flaky = FileIO({**moto_s3, "s3.endpoint": proxy, "s3.delete.batch-size": "50"})
     control(proxy, key_error=0.3, key_error_code=code)
     try:
-        failed = flaky.delete_many(paths)
+        failed = flaky.delete_many(paths, guard=PathGuard(s3_prefix))
         stats = control(proxy)
     finally:
         control(proxy, key_error=0.0)
@@ -219,5 +220,5 @@ def test_bulk_delete_keys_that_s3_fails_inside_a_successful_answer(moto_s3, prox
         assert stats["by_method"]["POST"] > 4  # the 4 batches, then the retry rounds
     else:
         assert len(failed) == stats["key_errors"] and stats["by_method"]["POST"] == 4, stats
-    assert flaky.delete_many(sorted(failed)) == {}
+    assert flaky.delete_many(sorted(failed), guard=PathGuard(s3_prefix)) == {}
     assert list(direct.list_files(f"{s3_prefix}/keys-{code}")) == []

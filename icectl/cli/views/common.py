@@ -2,6 +2,7 @@
 sort orders as tables. No I/O beyond writing to the environment's streams."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
@@ -81,6 +82,19 @@ def print_specs_and_orders(env: Env, md: TableMetadata) -> None:
 # -- failed deletes ---------------------------------------------------------------------------------------
 
 FAILED_LISTED = 10  # failed deletes named one by one without --verbose
+
+
+@dataclass
+class SkippedForSafety:
+    path: str  # a file under the table location that the command will not delete
+    reason: str  # why (icectl.io.safety): a symbolic link, a real location outside the table, a mount point
+
+
+def say_skipped_for_safety(env: Env, skipped: list[SkippedForSafety]) -> None:
+    """The files a plan leaves alone for safety, each with its reason."""
+    if skipped:
+        say(env, (f"{len(skipped)} skipped for safety (never deleted):", "yellow"))
+        print_table(env, ["skipped for safety", "reason"], [[s.path, s.reason] for s in skipped])
 
 
 def warn_failed_deletes(env: Env, failed: list) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
-from icectl.cli.views.common import warn_failed_deletes
+from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
 from icectl.ops.expire import FileToDelete, KINDS, bytes_by_kind, java_counts
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class ExpireReport:
     deleted_files: list[FileToDelete]
     failed_deletes: list[FailedDelete]
     skipped_outside_location: list[str]
+    skipped_for_safety: list[SkippedForSafety]
     counts: dict[str, int]
     bytes: dict[str, int]
     explain: list[RetainedBecause] | None  # with --explain: the rules that keep each retained snapshot
@@ -65,7 +66,8 @@ def expire_report(plan: ExpiryPlan, result: ExpiryResult | None, *, dry_run: boo
         metadata_location=None if result is None else result.committed_metadata_location,
         deleted_files=list(files) + metadata,
         failed_deletes=[] if result is None else [FailedDelete(p, e) for p, e in result.failed],
-        skipped_outside_location=plan.skipped_outside_location, counts=java_counts(files), bytes=bytes_by_kind(files),
+        skipped_outside_location=plan.skipped_outside_location,
+        skipped_for_safety=[SkippedForSafety(p, why) for p, why in plan.skipped_for_safety], counts=java_counts(files), bytes=bytes_by_kind(files),
         explain=[RetainedBecause(sid, plan.reasons.get(sid, [])) for sid in plan.retained_snapshot_ids]
         if explain else None,
         older_than_ms=plan.older_than_ms, older_than=plan.older_than,
@@ -95,6 +97,7 @@ def _expire_text(env: Env, r: ExpireReport) -> None:
     if r.skipped_outside_location:
         say(env, (f"{len(r.skipped_outside_location)} unreferenced files lie outside the table location and are "
                   f"left alone", "yellow"))
+    say_skipped_for_safety(env, r.skipped_for_safety)
     metadata = len(r.deleted_files) - len(content)
     if metadata:
         say(env, f"deleted {metadata} old metadata files")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer, warn
-from icectl.cli.views.common import warn_failed_deletes
+from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
 from icectl.ops.expire import KINDS
 from icectl.spec.properties import GC_ENABLED
 
@@ -50,6 +50,7 @@ class DropReport:
     still_present: list[str] | None
     kept_files: list[str]  # content files kept because gc.enabled is false
     skipped_outside_location: list[str]
+    skipped_for_safety: list[SkippedForSafety]
     commits: list[dict] = field(default_factory=list)
 
 
@@ -71,7 +72,8 @@ def drop_report(plan: DropPlan, result: DropResult | None, *, dry_run: bool) -> 
         bytes=sum(f.size or 0 for f in p.files), deleted=deleted,
         failed_deletes=[FailedDelete(path, err) for path, err in (result.failed if result else [])],
         still_present=result.still_present if result is not None else None,
-        kept_files=[f.path for f in p.kept_files], skipped_outside_location=list(p.skipped_outside_location))
+        kept_files=[f.path for f in p.kept_files], skipped_outside_location=list(p.skipped_outside_location),
+        skipped_for_safety=[SkippedForSafety(path, why) for path, why in p.skipped_for_safety])
 
 
 @text_renderer(DropReport)
@@ -106,6 +108,7 @@ def _drop_text(env: Env, r: DropReport) -> None:
     if r.skipped_outside_location:
         say(env, (f"{len(r.skipped_outside_location)} reachable files lie outside the table location and stay",
                   "yellow"))
+    say_skipped_for_safety(env, r.skipped_for_safety)
 
 
 @dataclass

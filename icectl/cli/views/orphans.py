@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
-from icectl.cli.views.common import warn_failed_deletes
+from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
 from icectl.cli.views.expire import FailedDelete
 from icectl.expr.timestamp import timestamp_text
 
@@ -38,6 +38,7 @@ class OrphanReport:
     deleted_files: list[str]
     failed_deletes: list[FailedDelete]
     prefix_mismatches: list[PrefixMismatch]
+    skipped_for_safety: list[SkippedForSafety]
     orphan_sizes: list[int] = field(repr=False)
     commits: list[dict] = field(default_factory=list)  # none: removing orphans changes no metadata
 
@@ -50,6 +51,7 @@ def orphan_report(plan: OrphanPlan, *, dry_run: bool, deleted: list[FileToDelete
         orphan_files=[f.path for f in plan.orphans], orphan_bytes=sum(f.size for f in plan.orphans),
         deleted_files=[f.path for f in deleted or []], failed_deletes=[FailedDelete(p, e) for p, e in failed or []],
         prefix_mismatches=[PrefixMismatch(a, b) for a, b in plan.prefix_mismatches],
+        skipped_for_safety=[SkippedForSafety(p, why) for p, why in plan.skipped_for_safety],
         orphan_sizes=[f.size for f in plan.orphans])
 
 
@@ -68,3 +70,4 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
     if r.orphan_files:
         print_table(env, ["orphan file", "size"], [[p, fmt_bytes(s)] for p, s in zip(r.orphan_files, r.orphan_sizes)],
                     right={"size"})
+    say_skipped_for_safety(env, r.skipped_for_safety)
