@@ -357,16 +357,16 @@ def _rewrite_position_deletes(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from icectl.formats.parquet import field_id, write_parquet
+
     with io.open(src, "rb") as fh:
         t = pq.read_table(fh)
     for i, f in enumerate(t.schema):
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
-        if fid == str(DELETE_FILE_PATH_ID).encode() or (fid is None and f.name == "file_path"):
+        fid = field_id(f)
+        if fid == DELETE_FILE_PATH_ID or (fid is None and f.name == "file_path"):
             paths = [rw.stored(p) for p in t.column(i).to_pylist()]
             t = t.set_column(i, f, pa.array(paths, type=f.type))
-    with io.open(tgt, "wb") as fh:
-        pq.write_table(t, fh)
-    return io.size(tgt)
+    return write_parquet(io, tgt, t)
 
 
 def _rewrite_puffin(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> tuple[int, dict[int, tuple[int, int]]]:
