@@ -1,18 +1,26 @@
-"""A manifest's entries as the normalized columns ``validate`` checks (:mod:`icectl.validate.entries`):
-the top-level entry fields, data_file's fields and the partition values as ``p0``, ``p1``, ... in
-Iceberg's internal form, each column with one polars type whatever the writer wrote.
+"""The manifest-entry frame: a manifest's entries as one polars DataFrame of normalized columns,
+and the spec's inheritance rules applied to it once (:func:`inherited`).
 
-The entries come from polars' Avro reader (:func:`entry_frame`) or, when polars cannot read a
-file, from the lean decoder's tuples (:func:`frame_from_records`); a field whose Avro type is not
-its own is a ValueError naming the field (the lean decoder's tuples are checked value by value,
-polars' columns by their types), which :mod:`icectl.validate.manifests` reports.
+The columns are the top-level entry fields, data_file's fields and the partition values as
+``p0``, ``p1``, ... in Iceberg's internal form, each with one polars type whatever the writer
+wrote. The entries come from polars' Avro reader (:func:`entry_frame`) or, when polars cannot
+read a file, from the lean decoder's tuples (:func:`frame_from_records`), both behind the one
+Avro read path (:mod:`icectl.formats.avro`; :func:`read_entry_frame` takes either). A field whose
+Avro type is not its own is a ValueError naming the field (the lean decoder's tuples are checked
+value by value, polars' columns by their types).
+
+Built on it: ``files`` (:mod:`icectl.table.listing`), ``validate``
+(:mod:`icectl.validate.entries`, which checks the raw values before inheriting), ``rewrite-table-
+path`` (:mod:`icectl.ops.relocate`), and the object view (:func:`icectl.formats.manifest.read_manifest`),
+which takes its inherited values from :func:`inherit_values`.
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from icectl.formats.avro import failures, internal_struct
+from icectl.errors import InvalidMetadataError
+from icectl.formats.avro import AvroFile, failures, field_index, internal_struct, read_frame
 
 # Normalized entry columns and their polars types (top-level entry fields, then data_file's).
 TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
@@ -157,3 +165,103 @@ def _map_entries(name: str, m: Any) -> list[dict[str, Any]]:
 
 def _first_line(s: str) -> str:
     return s.strip().splitlines()[0] if s.strip() else s
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a manifest into the frame
+
+# data_file fields no frame column holds: the lean decoder skips them.
+SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "distinct_counts",
+                         "split_offsets", "key_metadata", "content_stats", "block_size_in_bytes", "file_ordinal",
+                         "sort_columns"})
+BOUND_FIELDS = frozenset({"lower_bounds", "upper_bounds"})
+
+
+def read_entry_frame(avro: AvroFile, *, idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
+    """A manifest's entries as the normalized frame: read by polars when it can and its row count
+    is what the blocks say, else by the lean decoder (``idx``: data_file's field positions;
+    ``nparts``: the partition struct's field count). InvalidMetadataError when neither can read
+    it."""
+    raw = read_frame(avro)  # block framing checked; raises for truncated or unsynced files
+    if raw is not None and "data_file" in raw.columns:
+        try:
+            return entry_frame(raw, with_bounds=with_bounds)
+        except ValueError:
+            pass
+    top = avro.schema if isinstance(avro.schema, dict) else {}
+    skip = SKIP_FIELDS if with_bounds else SKIP_FIELDS | BOUND_FIELDS
+    records = list(avro.records(skip, as_dict=BOUND_FIELDS))
+    positions = {name: field_index(top, name) for name in TOP_FIELDS + ("data_file",)}
+    try:
+        return frame_from_records(records, top={k: v for k, v in positions.items() if v is not None},
+                                  idx=idx, nparts=nparts, with_bounds=with_bounds)
+    except (ValueError, TypeError) as e:
+        raise InvalidMetadataError(f"wrong Avro schema: {e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Inheritance
+
+def inherited(*, manifest_sequence_number: Any, added_snapshot_id: Any, first_row_id: Any,
+              format_version: Any) -> dict[str, Any]:
+    """The inherited values of a frame's entries, as polars expressions over its normalized
+    columns, keyed by the column each replaces (spec: "Manifest Entry Fields", "Sequence Number
+    Inheritance", "First Row ID Inheritance"; Appendix E for v1). The manifest's values (from its
+    manifest-list entry; ``format_version`` from its header) are plain values or expressions
+    (``validate`` stacks many manifests, each with its values as columns).
+
+    - ``snapshot_id`` null: the manifest's ``added_snapshot_id``.
+    - ``sequence_number`` / ``file_sequence_number`` null on an ADDED entry: the manifest's
+      ``sequence_number``. Null on another entry of a v1 manifest or of a manifest whose sequence
+      number is 0 (written before sequence numbers existed): 0. Null on another entry of a v2+
+      manifest: stays null; a writer must not do that, and ``validate`` reports it.
+    - ``first_row_id`` null on an ADDED data file of a manifest with a ``first_row_id``: the
+      manifest's ``first_row_id`` plus the ``record_count`` of the ADDED data files before it
+      that inherit too. With a plain ``first_row_id`` only (a frame of one manifest).
+    """
+    import polars as pl
+
+    def value(v: Any, dtype: Any = pl.Int64) -> Any:
+        return v if isinstance(v, pl.Expr) else pl.lit(v, dtype=dtype)
+
+    col = pl.col
+    mseq, msnap, mfv = value(manifest_sequence_number), value(added_snapshot_id), value(format_version)
+    added = col("status") == 1
+    legacy = (mfv < 2) | (mseq == 0)
+
+    def sequence(name: str) -> Any:
+        c = col(name)
+        return pl.when(c.is_null() & added).then(mseq).when(c.is_null() & legacy).then(pl.lit(0, dtype=pl.Int64)) \
+            .otherwise(c)
+
+    out = {"snapshot_id": col("snapshot_id").fill_null(msnap), "sequence_number": sequence("sequence_number"),
+           "file_sequence_number": sequence("file_sequence_number")}
+    if first_row_id is not None and not isinstance(first_row_id, pl.Expr):
+        frid = col("first_row_id")
+        inherits = (col("content").fill_null(0) == 0) & frid.is_null() & added
+        counts = pl.when(inherits).then(col("record_count")).otherwise(0)
+        assigned = pl.lit(first_row_id, dtype=pl.Int64) + counts.cum_sum() - counts
+        out["first_row_id"] = pl.when(inherits).then(assigned).otherwise(frid)
+    return out
+
+
+INHERITED_INPUTS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "content", "record_count",
+                    "first_row_id")
+
+
+def inherit_values(columns: dict[str, list[Any]], *, manifest_sequence_number: int, added_snapshot_id: int | None,
+                   first_row_id: int | None, format_version: int) -> dict[str, list[Any]]:
+    """:func:`inherited` over entries held as Python values (``columns``: a list per name of
+    :data:`INHERITED_INPUTS`): the inherited columns as lists. TypeError/ValueError when a value
+    is not an integer."""
+    import polars as pl
+
+    try:
+        frame = pl.DataFrame({name: pl.Series(name, columns[name], dtype=pl.Int64, strict=True)
+                              for name in INHERITED_INPUTS})
+    except (pl.exceptions.PolarsError, OverflowError) as e:
+        raise ValueError(_first_line(str(e))) from None
+    exprs = inherited(manifest_sequence_number=manifest_sequence_number, added_snapshot_id=added_snapshot_id,
+                      first_row_id=first_row_id, format_version=format_version)
+    out = frame.select([e.alias(name) for name, e in exprs.items()])
+    return {name: out.get_column(name).to_list() for name in exprs}
