@@ -161,14 +161,9 @@ def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
     try:
         import polars as pl
 
-        names = {f.name for f in df.schema["data_file"].fields}
-        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
-            return None
-        f = pl.col("data_file").struct.field
-        content = f("content").fill_null(0) if "content" in names else pl.lit(0)
-        d = df.select(pl.col("status"), content.cast(pl.Int64).alias("content"), f("file_path").alias("path"),
-                      f("file_format").cast(pl.String).alias("format"),
-                      f("file_size_in_bytes").cast(pl.Int64).alias("size"))
+        d = df.select(pl.col("status"), pl.col("content").fill_null(0).alias("content"),
+                      pl.col("file_path").alias("path"), pl.col("file_format").alias("format"),
+                      pl.col("file_size_in_bytes").alias("size"))
         c = pl.col("content")
         ok = d.select(pl.all_horizontal(
             *(pl.col(n).null_count() == 0 for n in ("status", "path", "format", "size")),
