@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from icectl.errors import InvalidMetadataError
-from icectl.formats.avro import AvroFile, failures, field_index, internal_struct, read_frame
+from icectl.formats.avro import AvroFile, failures, field_index, internal_struct, read_frame, record_type
 
 # Normalized entry columns and their polars types (top-level entry fields, then data_file's).
 TOP_FIELDS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
@@ -177,11 +177,12 @@ SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "n
 BOUND_FIELDS = frozenset({"lower_bounds", "upper_bounds"})
 
 
-def read_entry_frame(avro: AvroFile, *, idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
+def read_entry_frame(avro: AvroFile, *, with_bounds: bool, idx: dict[str, int] | None = None,
+                     nparts: int | None = None) -> Any:
     """A manifest's entries as the normalized frame: read by polars when it can and its row count
     is what the blocks say, else by the lean decoder (``idx``: data_file's field positions;
-    ``nparts``: the partition struct's field count). InvalidMetadataError when neither can read
-    it."""
+    ``nparts``: the partition struct's field count; both from the writer schema when not given).
+    InvalidMetadataError when neither can read it."""
     raw = read_frame(avro)  # block framing checked; raises for truncated or unsynced files
     if raw is not None and "data_file" in raw.columns:
         try:
@@ -189,6 +190,16 @@ def read_entry_frame(avro: AvroFile, *, idx: dict[str, int], nparts: int, with_b
         except ValueError:
             pass
     top = avro.schema if isinstance(avro.schema, dict) else {}
+    if idx is None or nparts is None:
+        i_df = field_index(top, "data_file")
+        df_schema = record_type(top["fields"][i_df]["type"]) if i_df is not None else None
+        if df_schema is None:
+            raise InvalidMetadataError("wrong Avro schema: a manifest entry needs 'data_file'")
+        idx = {f["name"]: i for i, f in enumerate(df_schema["fields"])}
+        if "partition" not in idx:
+            raise InvalidMetadataError("wrong Avro schema: data_file has no partition")
+        part_schema = record_type(df_schema["fields"][idx["partition"]]["type"])
+        nparts = len(part_schema.get("fields", [])) if part_schema is not None else 0
     skip = SKIP_FIELDS if with_bounds else SKIP_FIELDS | BOUND_FIELDS
     records = list(avro.records(skip, as_dict=BOUND_FIELDS))
     positions = {name: field_index(top, name) for name in TOP_FIELDS + ("data_file",)}
