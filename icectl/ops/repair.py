@@ -51,7 +51,7 @@ from icectl.table.commit import Committed, commit_table, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.snapshots import (
     SnapshotChange,
-    _write_manifest,
+    write_table_manifest,
     new_snapshot_id,
     snapshot_from_manifests,
     summarize_change,
@@ -523,15 +523,15 @@ def _ref_updates(table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableU
             else:
                 rewritten.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
                                                e.file_sequence_number, e.data_file))
-        manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
-                                         snapshot_id=snapshot_id, sequence_number=seq))
+        manifests.append(write_table_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
+                                              snapshot_id=snapshot_id, sequence_number=seq))
         kept += kept_here
     for content, spec_id, entries in w.rebuilt:
         keep = [e for e in entries if _key(e.data_file) not in w.removed]
         removed += [(e, e.data_file) for e in entries if _key(e.data_file) in w.removed]
         if keep:
-            manifests.append(_write_manifest(table, keep, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
-                                             sequence_number=seq))
+            manifests.append(write_table_manifest(table, keep, spec_id=spec_id, content=content,
+                                                  snapshot_id=snapshot_id, sequence_number=seq))
             kept += keep
     summary = summarize_change(head, SnapshotChange(r.operation or "delete", removed=removed))
     if w.lost_files:

@@ -30,7 +30,7 @@ from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, M
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.table.commit import Committed, commit_table, snapshot_commit_json
 from icectl.table.loaded import Table
-from icectl.table.snapshots import _write_manifest, new_snapshot_id
+from icectl.table.snapshots import new_snapshot_id, write_table_manifest
 from icectl.table.updates import TableUpdate
 
 MANIFEST_TARGET_SIZE_BYTES = "commit.manifest.target-size-bytes"
@@ -193,8 +193,8 @@ def write_new_manifests(table: Table, plan: RewriteManifestsPlan, *, snapshot_id
         bytes_per_entry = g.bytes / len(entries) if entries else 0
         for chunk in cluster(entries, g.target_manifests, partitioned=partitioned):
             for piece in _roll(chunk, bytes_per_entry=bytes_per_entry, target=plan.target_size_bytes):
-                m = _write_manifest(table, piece, spec_id=plan.spec_id, content=content, snapshot_id=snapshot_id,
-                                    sequence_number=0)
+                m = write_table_manifest(table, piece, spec_id=plan.spec_id, content=content, snapshot_id=snapshot_id,
+                                         sequence_number=0)
                 out.append(m)
     return out, count
 

@@ -74,8 +74,11 @@ def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> li
     return out
 
 
-def _write_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int, content: ManifestContent,
-                    snapshot_id: int, sequence_number: int) -> ManifestFile:
+def write_table_manifest(table: Table, entries: list[ManifestEntry], *, spec_id: int, content: ManifestContent,
+                         snapshot_id: int, sequence_number: int) -> ManifestFile:
+    """Write a manifest of a new snapshot into the table's metadata folder (bytes by
+    :func:`icectl.formats.manifest.write_manifest`, the one manifest writer) and return its
+    manifest-list entry: counts, min sequence number, partition summaries."""
     md = table.metadata
     v = md.format_version
     schema = md.schema
@@ -205,8 +208,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
             e.sequence_number = change.added_sequence_numbers.get(
                 e.data_file.file_path, change.added_data_sequence_number) if v >= 2 else None
             e.file_sequence_number = None
-        manifests.append(_write_manifest(table, entries, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
-                                         sequence_number=sequence_number))
+        manifests.append(write_table_manifest(table, entries, spec_id=spec_id, content=content, snapshot_id=snapshot_id,
+                                              sequence_number=sequence_number))
     # Existing manifests: kept as they are unless they hold a removed file, then rewritten.
     if parent is not None:
         for m in table.manifests(parent):
@@ -227,8 +230,8 @@ def build_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_B
                 else:
                     rewritten.append(ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number,
                                                    e.file_sequence_number, e.data_file))
-            manifests.append(_write_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
-                                             snapshot_id=snapshot_id, sequence_number=sequence_number))
+            manifests.append(write_table_manifest(table, rewritten, spec_id=m.partition_spec_id, content=m.content,
+                                                  snapshot_id=snapshot_id, sequence_number=sequence_number))
     list_path, first_row_id, added_rows = _write_manifest_list(
         table, manifests, snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
         sequence_number=sequence_number)
