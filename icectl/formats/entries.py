@@ -42,11 +42,13 @@ def _dtypes() -> dict[str, Any]:
     return out
 
 
-def entry_frame(raw: Any, *, with_bounds: bool) -> Any:
+def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
     """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
     columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
     Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
-    goes to the lean decoder, which reports it (polars would convert a string or a double)."""
+    goes to the lean decoder, which reports it (polars would convert a string or a double).
+    ``lazy``: a LazyFrame, so a reader that selects a few columns converts only those (a value
+    polars cannot convert then fails when it is collected)."""
     import polars as pl
 
     types = _dtypes()
@@ -68,6 +70,8 @@ def entry_frame(raw: Any, *, with_bounds: bool) -> Any:
         converted = internal_struct(pl, pl.col("data_file").struct.field("partition"), part)
         for i, f in enumerate(part.fields):
             exprs.append((f"p{i}", converted.struct.field(f.name)))
+    if lazy:
+        return raw.lazy().select([e.alias(name) for name, e in exprs]).with_row_index("n")
     try:
         return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
     except failures() as e:

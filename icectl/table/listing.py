@@ -27,11 +27,11 @@ COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "recor
            "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids")
 
 
-def manifest_frame(table: Table, m: ManifestFile) -> Any:
-    """A manifest decoded by polars into the normalized entry frame
-    (:func:`icectl.formats.entries.entry_frame`) with inheritance applied
-    (:func:`icectl.formats.entries.inherited`). Raises ColumnarUnavailable when polars is missing
-    or not wanted, or the file is truncated, corrupt or not a manifest polars can read: the
+def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
+    """A manifest as polars decodes it (columns ``status``, ``data_file``, ...; nothing
+    converted, nothing inherited) and its header's format version: for a reader that needs a few
+    raw columns only (reachability). Raises ColumnarUnavailable when polars is missing or not
+    wanted, or the file is truncated, corrupt or not a manifest polars can read: the
     entry-by-entry reader then reads it, with its checks and messages. A manifest whose writer
     schema no Iceberg reader reads is an InvalidMetadataError
     (:func:`icectl.formats.manifest.check_entry_schema`)."""
@@ -49,15 +49,25 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
         raise ColumnarUnavailable("not a manifest polars can read") from None
     if raw is None or "data_file" not in raw.columns or "status" not in raw.columns:
         raise ColumnarUnavailable("not a manifest polars can read")
+    return raw, format_version
+
+
+def manifest_frame(table: Table, m: ManifestFile) -> Any:
+    """A manifest decoded by polars (:func:`decoded_manifest`) into the normalized entry frame
+    (:func:`icectl.formats.entries.entry_frame`) with inheritance applied
+    (:func:`icectl.formats.entries.inherited`), as a LazyFrame: a reader converts only the
+    columns it selects, and a value polars cannot convert fails when it collects.
+    ColumnarUnavailable as :func:`decoded_manifest`."""
+    raw, format_version = decoded_manifest(table, m)
     try:
-        frame = entry_frame(raw, with_bounds=False)
-        if not frame.get_column("status").is_in([0, 1, 2]).all():
+        if not raw.get_column("status").is_in([0, 1, 2]).all():
             raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
-        return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
-                                              added_snapshot_id=m.added_snapshot_id, first_row_id=m.first_row_id,
-                                              format_version=format_version))
+        frame = entry_frame(raw, with_bounds=False, lazy=True)
     except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
+    return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
+                                          added_snapshot_id=m.added_snapshot_id, first_row_id=m.first_row_id,
+                                          format_version=format_version))
 
 
 REQUIRED = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes")
@@ -98,11 +108,11 @@ def _live_rows(frame: Any) -> list[tuple]:
     :data:`COLUMNS` but ``spec_id`` and ``partition``, then the partition values."""
     import polars as pl
 
-    parts = [c for c in frame.columns if PARTITION_COLUMN.fullmatch(c)]
+    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
     return frame.filter(pl.col("status") != 2).select(
         pl.col("content").fill_null(0).cast(pl.Int32), "file_path", "file_format", "record_count",
         "file_size_in_bytes", "sequence_number", "file_sequence_number", "snapshot_id", "status", "first_row_id",
-        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).rows()
+        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).collect().rows()
 
 
 def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[tuple]:

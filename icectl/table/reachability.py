@@ -16,7 +16,7 @@ from icectl.formats.manifest import (
     content_kind,
 )
 from icectl.spec.metadata import Snapshot, TableMetadata
-from icectl.table.listing import ColumnarUnavailable, bounded_map, manifest_frame
+from icectl.table.listing import ColumnarUnavailable, bounded_map, decoded_manifest
 from icectl.table.loaded import Table
 
 # Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in):
@@ -155,15 +155,20 @@ def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
     if view.metadata.format_version >= 4:
         return None
     try:
-        df = manifest_frame(view, m)
+        df, _ = decoded_manifest(view, m)
     except ColumnarUnavailable:
         return None
     try:
         import polars as pl
 
-        d = df.select(pl.col("status"), pl.col("content").fill_null(0).alias("content"),
-                      pl.col("file_path").alias("path"), pl.col("file_format").alias("format"),
-                      pl.col("file_size_in_bytes").alias("size"))
+        names = {f.name for f in df.schema["data_file"].fields}
+        if not {"file_path", "file_format", "file_size_in_bytes"} <= names:
+            return None
+        f = pl.col("data_file").struct.field
+        content = f("content").fill_null(0) if "content" in names else pl.lit(0)
+        d = df.select(pl.col("status"), content.cast(pl.Int64).alias("content"), f("file_path").alias("path"),
+                      f("file_format").cast(pl.String).alias("format"),
+                      f("file_size_in_bytes").cast(pl.Int64).alias("size"))
         c = pl.col("content")
         ok = d.select(pl.all_horizontal(
             *(pl.col(n).null_count() == 0 for n in ("status", "path", "format", "size")),
