@@ -19,6 +19,7 @@ from typing import Any
 from icectl.errors import InvalidMetadataError
 from icectl.formats import avro_schemas
 from icectl.formats.avro import field_index, internal_struct, open_avro, read_records, record_type
+from icectl.formats.entries import inherit_values
 from icectl.spec.conversions import to_internal
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.transforms import parse_transform
@@ -308,7 +309,9 @@ _CONTENT = {c.value: c for c in FileContent}
 def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[PrimitiveType] | None = None,
                   source: str | None = None, live_only: bool = False,
                   with_stats: bool = True) -> list[ManifestEntry]:
-    """Read a manifest's entries with inheritance applied from its manifest-list entry.
+    """Read a manifest's entries with inheritance applied from its manifest-list entry, by the
+    manifest-entry frame's one implementation of the rules
+    (:func:`icectl.formats.entries.inherited`):
 
     - ``snapshot_id`` null: the manifest's ``added_snapshot_id``.
     - ``sequence_number`` / ``file_sequence_number`` null and status ADDED: the manifest's
@@ -326,7 +329,6 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
     check_entry_schema(avro.schema, source=source, text=avro.schema_text)
     header = _header(avro.metadata, source)
     spec_id = manifest.partition_spec_id
-    next_row_id = manifest.first_row_id
     out: list[ManifestEntry] = []
     records = read_records(avro, skip=frozenset() if with_stats else STATS_FIELDS,
                            prepare=lambda df: _entry_columns(df, with_stats))
@@ -334,31 +336,45 @@ def read_manifest(data: bytes, manifest: ManifestFile, *, partition_types: list[
         try:
             status = _STATUS[r["status"]]
             if live_only and status is EntryStatus.DELETED:
-                continue
+                continue  # inheritance of the others does not depend on it
             df = _data_file(r["data_file"], spec_id, partition_types=partition_types, with_stats=with_stats)
-            snapshot_id = r.get("snapshot_id")
-            if snapshot_id is None:
-                snapshot_id = manifest.added_snapshot_id
-            seq = r.get("sequence_number")
-            fseq = r.get("file_sequence_number")
-            if status is EntryStatus.ADDED:
-                if seq is None:
-                    seq = manifest.sequence_number
-                if fseq is None:
-                    fseq = manifest.sequence_number
-            elif header.format_version == 1 or manifest.sequence_number == 0:
-                seq = 0 if seq is None else seq
-                fseq = 0 if fseq is None else fseq
-            if df.content is FileContent.DATA and df.first_row_id is None and next_row_id is not None \
-                    and status is EntryStatus.ADDED:
-                df.first_row_id = next_row_id
-                next_row_id += df.record_count
-            out.append(ManifestEntry(status, snapshot_id, seq, fseq, df))
+            out.append(ManifestEntry(status, r.get("snapshot_id"), r.get("sequence_number"),
+                                     r.get("file_sequence_number"), df))
         except InvalidMetadataError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InvalidMetadataError(f"{source}: invalid manifest entry: {e}") from None
+    _inherit(out, manifest, header.format_version, source)
     return out
+
+
+def _inherit(entries: list[ManifestEntry], manifest: ManifestFile, format_version: int, source: str) -> None:
+    """Apply inheritance to the entries read as they were written, through the frame's one
+    implementation of the rules (:func:`icectl.formats.entries.inherited`): a manifest with
+    nothing to inherit is left as it is."""
+    needs = manifest.first_row_id is not None or any(
+        e.snapshot_id is None or e.sequence_number is None or e.file_sequence_number is None for e in entries)
+    if not needs or not entries:
+        return
+    columns = {"status": [int(e.status) for e in entries], "snapshot_id": [e.snapshot_id for e in entries],
+               "sequence_number": [e.sequence_number for e in entries],
+               "file_sequence_number": [e.file_sequence_number for e in entries],
+               "content": [int(e.data_file.content) for e in entries],
+               "record_count": [e.data_file.record_count for e in entries],
+               "first_row_id": [e.data_file.first_row_id for e in entries]}
+    try:
+        values = inherit_values(columns, manifest_sequence_number=manifest.sequence_number,
+                                added_snapshot_id=manifest.added_snapshot_id, first_row_id=manifest.first_row_id,
+                                format_version=format_version)
+    except (TypeError, ValueError) as e:
+        raise InvalidMetadataError(f"{source}: invalid manifest entry: {e}") from None
+    frids = values.get("first_row_id")
+    for i, e in enumerate(entries):
+        e.snapshot_id = values["snapshot_id"][i]
+        e.sequence_number = values["sequence_number"][i]
+        e.file_sequence_number = values["file_sequence_number"][i]
+        if frids is not None:
+            e.data_file.first_row_id = frids[i]
 
 
 def _entry_columns(df: Any, with_stats: bool) -> Any:

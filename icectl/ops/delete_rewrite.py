@@ -105,13 +105,14 @@ def _referenced(d: ManifestEntry, live: dict[str, Any]) -> list[str]:
 def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     import pyarrow.parquet as pq
 
+    from icectl.formats.parquet import field_id
+
     f = d.data_file
     with table.io.open(f.file_path, "rb") as fh:
         t = pq.read_table(fh)
     cols = {}
     for i, fld in enumerate(t.schema):
-        md = fld.metadata or {}
-        fid = int(md[b"PARQUET:field_id"]) if b"PARQUET:field_id" in md else None
+        fid = field_id(fld)
         if fid == DELETE_FILE_PATH_ID or (fid is None and fld.name == "file_path"):
             cols["path"] = t.column(i).to_pylist()
         if fid == DELETE_POS_ID or (fid is None and fld.name == "pos"):
@@ -138,8 +139,8 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec
     """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
     the data folder, rows sorted by path and position, with its metrics."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from icectl.formats.parquet import iceberg_field, write_parquet
     from icectl.spec.conversions import to_bytes
     from icectl.spec.types import PrimitiveType
 
@@ -148,13 +149,11 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec
         for pos in sorted(set(rows[p])):
             paths.append(p)
             positions.append(pos)
-    schema = pa.schema([pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": b"2147483546"}),
-                        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"2147483545"})])
+    schema = pa.schema([iceberg_field("file_path", pa.string(), DELETE_FILE_PATH_ID, nullable=False),
+                        iceberg_field("pos", pa.int64(), DELETE_POS_ID, nullable=False)])
     md = table.metadata
     path = join(md.location or "", "data", f"{uuid.uuid4().hex}-icectl-deletes.parquet")
-    with table.io.open(path, "wb") as fh:
-        pq.write_table(pa.table({"file_path": paths, "pos": positions}, schema=schema), fh)
-    size = table.io.size(path)
+    size = write_parquet(table.io, path, pa.table({"file_path": paths, "pos": positions}, schema=schema))
     s, l = PrimitiveType("string"), PrimitiveType("long")
     return DataFile(
         file_path=path, file_format="parquet", partition=partition, record_count=len(paths), file_size_in_bytes=size,

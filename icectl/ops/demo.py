@@ -360,8 +360,8 @@ class _Builder:
         import os
 
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
+        from icectl.formats.parquet import write_parquet
         from icectl.spark.rewrite import output_schema
 
         t = self.table
@@ -370,8 +370,7 @@ class _Builder:
         rows = self.rows(day, 5, user=None, qa_rows=0, country=False)
         data = pa.Table.from_arrays([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(target)],
                                     schema=target)
-        with t.io.open(path, "wb") as fh:
-            pq.write_table(data, fh)
+        write_parquet(t.io, path, data)
         local = t.io.local_file(path)
         if local is None:
             return path, False

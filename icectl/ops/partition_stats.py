@@ -213,20 +213,17 @@ def arrow_schema(unified: list[UnifiedField], format_version: int) -> Any:
     """The partition statistics file's schema (PartitionStatsHandler.schema(type, formatVersion))."""
     import pyarrow as pa
 
-    from icectl.spark.rewrite import FIELD_ID, arrow_type
-
-    def fid(i: int) -> dict[bytes, bytes]:
-        return {FIELD_ID: str(i).encode()}
+    from icectl.formats.parquet import iceberg_field
+    from icectl.spark.rewrite import arrow_type
 
     required = _V3_REQUIRED if format_version >= 3 else _V2_REQUIRED
-    partition = pa.struct([pa.field(u.name, _arrow_partition_type(u.type, arrow_type), nullable=True,
-                                    metadata=fid(u.field_id)) for u in unified])
-    fields = [pa.field("partition", partition, nullable=False, metadata=fid(1))]
+    partition = pa.struct([iceberg_field(u.name, _arrow_partition_type(u.type, arrow_type), u.field_id)
+                           for u in unified])
+    fields = [iceberg_field("partition", partition, 1, nullable=False)]
     for i, name, t in COUNTERS:
         if i == 13 and format_version < 3:
             continue
-        fields.append(pa.field(name, pa.int32() if t == "int" else pa.int64(), nullable=i not in required,
-                               metadata=fid(i)))
+        fields.append(iceberg_field(name, pa.int32() if t == "int" else pa.int64(), i, nullable=i not in required))
     return pa.schema(fields)
 
 
@@ -243,7 +240,8 @@ def _arrow_partition_type(t: PrimitiveType, arrow_type: Any) -> Any:
 
 def parquet_bytes(plan: PartitionStatsPlan) -> bytes:
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from icectl.formats.parquet import parquet_bytes
 
     schema = arrow_schema(plan.partition_type, plan.format_version)
     part_type = schema.field("partition").type
@@ -258,10 +256,7 @@ def parquet_bytes(plan: PartitionStatsPlan) -> bytes:
         if i == 13 and plan.format_version < 3:
             continue
         columns.append(pa.array([getattr(r, name) for r in plan.rows], type=schema.field(name).type))
-    table = pa.Table.from_arrays(columns, schema=schema)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    return sink.getvalue().to_pybytes()
+    return parquet_bytes(pa.Table.from_arrays(columns, schema=schema), compression="zstd")
 
 
 def _arrow_values(values: list[Any], arrow_t: Any, t: PrimitiveType) -> Any:

@@ -12,8 +12,10 @@ bare metadata file when the catalog is gone.
 - Manifest lists of the end version's snapshots that the start version did not have; manifests
   they list that such a snapshot added (every manifest without a start version).
 - Manifests: every entry's ``file_path``; a position delete file's ``file_path`` bounds and
-  ``referenced_data_file``; entries keep their status, snapshot id and sequence numbers
-  (the Avro records are rewritten in place, every other field as it was).
+  ``referenced_data_file``; entries keep their status, snapshot id and sequence numbers. They are
+  read through the manifest-entry frame and the object view (inheritance applied once) and
+  written by the one manifest writer in the manifest's own format version, schema and spec, as
+  Java writes them with ManifestFiles.write; manifest lists likewise.
 - Position delete files hold data file paths: Parquet position delete files are rewritten, and so
   are deletion vectors' Puffin files (the ``referenced-data-file`` blob property). Their new
   sizes (and blob offsets) go into the rewritten manifests, whose new lengths go into the
@@ -42,10 +44,16 @@ from typing import Any, Callable
 from icectl.errors import AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, RefusedError, \
     UnsupportedError, UsageError
 from icectl.formats.avro import open_avro
+from icectl.formats.avro_schemas import content_stats_schema
+from icectl.formats.entries import inherited, read_entry_frame
+from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestFile, ManifestHeader, \
+    check_entry_schema, partition_fields, read_manifest, read_manifest_header, read_manifest_list, write_manifest, \
+    write_manifest_list
 from icectl.io import FileIO, has_scheme, join, normalize_location
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.spec.properties import PATH_PROPERTIES
+from icectl.spec.types import Schema, schema_from_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import is_gzip_location
 
@@ -96,8 +104,7 @@ class _Version:
 class _ManifestTask:
     source: str
     target: str
-    added_snapshot_id: int | None
-    sequence_number: int
+    manifest: ManifestFile  # its manifest-list entry (v1 inline manifests: the snapshot's id), as stored
 
 
 @dataclass
@@ -124,6 +131,7 @@ class RelocationPlan:
     _versions: list[_Version] = field(default_factory=list, repr=False)
     _manifest_tasks: list[_ManifestTask] = field(default_factory=list, repr=False)
     _location: tuple[str, str] = ("", "")  # source and target table locations
+    _metadata: TableMetadata | None = field(default=None, repr=False)  # the end version
     _list_snapshots: dict[str, int] = field(default_factory=dict, repr=False)  # manifest list -> its snapshot
 
 
@@ -253,41 +261,39 @@ def plan_relocation(table: Table, *, source_prefix: str, target_prefix: str, sta
                 src = _resolve(src_location, p, v4)
                 if src not in seen:
                     seen.add(src)
-                    tasks.append(_ManifestTask(src, _resolve(tgt_location, rw.stored(p), v4), snap.snapshot_id, 0))
+                    tasks.append(_ManifestTask(src, _resolve(tgt_location, rw.stored(p), v4),
+                                               ManifestFile(p, 0, 0, added_snapshot_id=snap.snapshot_id)))
             continue
         src = _resolve(src_location, stored, v4)
         lists.append((src, _resolve(tgt_location, rw.stored(stored), v4)))
         list_snapshots[src] = snap.snapshot_id
-        for r in _records(io, src):
-            p = r["manifest_path"]
+        for m in _manifest_list(io, src):
+            p = m.manifest_path
             m_src = _resolve(src_location, p, v4)
-            if m_src in seen or (start is not None and r.get("added_snapshot_id") not in delta):
+            if m_src in seen or (start is not None and m.added_snapshot_id not in delta):
                 rw.stored(p)
                 continue
             seen.add(m_src)
-            tasks.append(_ManifestTask(m_src, _resolve(tgt_location, rw.stored(p), v4), r.get("added_snapshot_id"),
-                                       r.get("sequence_number") or 0))
+            tasks.append(_ManifestTask(m_src, _resolve(tgt_location, rw.stored(p), v4), m))
     copy_rows: dict[str, str] = {}
     copy_bytes = 0
     rewrite_deletes: dict[str, str] = {}
     for t in tasks:
-        for rec, live, snapshot_id in _entries(io, t):
-            df = rec["data_file"]
-            src = _resolve(src_location, df["file_path"], v4)
-            tgt = _resolve(tgt_location, rw.stored(df["file_path"]), v4)
-            if df.get("referenced_data_file"):
-                rw.stored(df["referenced_data_file"])
-            if not live or (start is not None and snapshot_id not in delta):
+        for path, ref, content, fmt, size, status, snapshot_id in _entries(io, t.source, t.manifest):
+            src = _resolve(src_location, path, v4)
+            tgt = _resolve(tgt_location, rw.stored(path), v4)
+            if ref:
+                rw.stored(ref)
+            if status == 2 or (start is not None and snapshot_id not in delta):
                 continue
-            if (df.get("content") or 0) == 1:
-                fmt = str(df.get("file_format", "")).lower()
+            if content == 1:
                 if fmt not in ("parquet", "puffin"):
                     raise UnsupportedError(f"position delete file {src} is {fmt.upper()}: only Parquet position "
                                            "delete files and deletion vectors can be rewritten")
                 rewrite_deletes[src] = tgt
             elif src not in copy_rows:
                 copy_rows[src] = tgt
-                copy_bytes += int(df["file_size_in_bytes"])
+                copy_bytes += int(size)
     stats = []
     for s in list(end_md.statistics) + list(end_md.partition_statistics):
         src = _resolve(src_location, s.statistics_path, v4)
@@ -307,36 +313,47 @@ def plan_relocation(table: Table, *, source_prefix: str, target_prefix: str, sta
         manifests=[(t.source, t.target) for t in tasks], position_delete_files=sorted(rewrite_deletes.items()),
         statistics_files=stats, copy_rows=sorted(copy_rows.items()), copy_bytes=copy_bytes, copied_as_is=[],
         absolute_paths=rw.count, note=note, copy_plan_location=plan_file, _versions=versions,
-        _manifest_tasks=tasks, _location=(src_location, tgt_location), _list_snapshots=list_snapshots)
+        _manifest_tasks=tasks, _location=(src_location, tgt_location), _list_snapshots=list_snapshots,
+        _metadata=end_md)
     return plan
 
 
-def _records(io: FileIO, path: str) -> list[dict[str, Any]]:
+def _read(io: FileIO, path: str) -> bytes:
     try:
-        data = io.read(path)
+        return io.read(path)
     except NotFoundError:
         raise NotFoundError(f"file not found: {path} (a snapshot of the version being relocated references it)") \
             from None
-    return list(open_avro(data, source=path).records(dicts=True))
 
 
-def _entries(io: FileIO, t: _ManifestTask) -> Any:
-    """(record, live, snapshot id with inheritance) of each entry of a manifest."""
-    for r in _records(io, t.source):
-        sid = r.get("snapshot_id")
-        yield r, r["status"] != 2, (sid if sid is not None else t.added_snapshot_id)
+def _manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
+    """A manifest list's entries, paths as stored."""
+    return read_manifest_list(_read(io, path), source=path)
+
+
+def _entries(io: FileIO, path: str, m: ManifestFile) -> list[tuple]:
+    """(file_path as stored, referenced_data_file, content, file_format in lower case,
+    file_size_in_bytes, status, snapshot id) of each entry of a manifest, from the manifest-entry
+    frame with inheritance applied."""
+    import polars as pl
+
+    data = _read(io, path)
+    avro = open_avro(data, source=path)
+    check_entry_schema(avro.schema, source=path, text=avro.schema_text)
+    header = read_manifest_header(data, source=path)
+    try:
+        frame = read_entry_frame(avro, with_bounds=False)
+    except InvalidMetadataError as e:
+        raise InvalidMetadataError(f"{path}: {e.message}") from None
+    frame = frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
+                                           added_snapshot_id=m.added_snapshot_id, first_row_id=None,
+                                           format_version=header.format_version))
+    return frame.select("file_path", "referenced_data_file", pl.col("content").fill_null(0),
+                        pl.col("file_format").str.to_lowercase(), "file_size_in_bytes", "status",
+                        "snapshot_id").rows()
 
 
 # -- writing -------------------------------------------------------------------------------------------------
-
-def _avro_bytes(avro: Any, records: list[dict[str, Any]]) -> bytes:
-    import fastavro
-
-    codec = avro.codec if avro.codec in ("null", "deflate") else "deflate"
-    buf = _io.BytesIO()
-    fastavro.writer(buf, fastavro.parse_schema(avro.schema), records, metadata=dict(avro.metadata), codec=codec)
-    return buf.getvalue()
-
 
 def _rewrite_bound(value: Any, rw: _Rewriter) -> Any:
     if not isinstance(value, (bytes, bytearray)):
@@ -357,16 +374,16 @@ def _rewrite_position_deletes(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from icectl.formats.parquet import field_id, write_parquet
+
     with io.open(src, "rb") as fh:
         t = pq.read_table(fh)
     for i, f in enumerate(t.schema):
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
-        if fid == str(DELETE_FILE_PATH_ID).encode() or (fid is None and f.name == "file_path"):
+        fid = field_id(f)
+        if fid == DELETE_FILE_PATH_ID or (fid is None and f.name == "file_path"):
             paths = [rw.stored(p) for p in t.column(i).to_pylist()]
             t = t.set_column(i, f, pa.array(paths, type=f.type))
-    with io.open(tgt, "wb") as fh:
-        pq.write_table(t, fh)
-    return io.size(tgt)
+    return write_parquet(io, tgt, t)
 
 
 def _rewrite_puffin(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> tuple[int, dict[int, tuple[int, int]]]:
@@ -390,47 +407,89 @@ def _rewrite_puffin(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> tuple[int,
 
 def _rewrite_manifest(io: FileIO, t: _ManifestTask, rw: _Rewriter, sizes: dict[str, int],
                       blobs: dict[str, dict[int, tuple[int, int]]], location: tuple[str, str],
-                      deltas: dict[str, dict[int | None, int]]) -> tuple[int, bool]:
+                      deltas: dict[str, dict[int | None, int]], md: TableMetadata) -> tuple[int, bool]:
     """Write the manifest's rewritten copy; its length and whether anything in it changed. A
     rewritten position delete file's change of size goes into ``deltas[manifest]``: under None for
-    a live entry, under its snapshot id for an added one (the snapshot summaries' sizes)."""
+    a live entry, under its snapshot id for an added one (the snapshot summaries' sizes).
+
+    The copy is written by the one manifest writer (:func:`icectl.formats.manifest.write_manifest`)
+    in the manifest's own format version, with the schema and partition spec of its header, as
+    Iceberg Java's RewriteTablePathUtil writes it with ManifestFiles.write: entries keep their
+    status, snapshot id and sequence numbers (written out as inherited)."""
     data = io.read(t.source)
-    avro = open_avro(data, source=t.source)
-    records = list(avro.records(dicts=True))
+    header = read_manifest_header(data, source=t.source)
+    m = t.manifest
+    if m.manifest_length == 0 and header.partition_spec_id is not None:  # a v1 inline manifest
+        m.partition_spec_id = header.partition_spec_id
+    spec = md.spec_by_id(m.partition_spec_id)
+    schema = _header_schema(header, md)
+    types = [ty for _, _, ty in partition_fields(spec, lambda fid: schema.find_type(fid) or md.find_type(fid))]
+    entries = read_manifest(data, m, partition_types=types, source=t.source)
     before = rw.count
-    for r in records:
-        df = r["data_file"]
-        src = _resolve(location[0], df["file_path"], rw.v4)
-        df["file_path"] = rw.stored(df["file_path"])
-        if df.get("referenced_data_file"):
-            df["referenced_data_file"] = rw.stored(df["referenced_data_file"])
-        if (df.get("content") or 0) == 1:
-            for key in ("lower_bounds", "upper_bounds"):
-                for kv in df.get(key) or []:
-                    if kv["key"] == DELETE_FILE_PATH_ID:
-                        new = _rewrite_bound(kv["value"], rw)
-                        rw.count += new != kv["value"]
-                        kv["value"] = new
+    for e in entries:
+        df = e.data_file
+        src = _resolve(location[0], df.file_path, rw.v4)
+        df.file_path = rw.stored(df.file_path)
+        if df.referenced_data_file:
+            df.referenced_data_file = rw.stored(df.referenced_data_file)
+        if df.content == FileContent.POSITION_DELETES:
+            for bounds in (df.lower_bounds, df.upper_bounds):
+                if bounds and DELETE_FILE_PATH_ID in bounds:
+                    new = _rewrite_bound(bounds[DELETE_FILE_PATH_ID], rw)
+                    rw.count += new != bounds[DELETE_FILE_PATH_ID]
+                    bounds[DELETE_FILE_PATH_ID] = new
             if src in sizes:
-                grown = sizes[src] - df["file_size_in_bytes"]
+                grown = sizes[src] - df.file_size_in_bytes
                 rw.count += grown != 0
-                df["file_size_in_bytes"] = sizes[src]
-                if grown and not str(df.get("file_format", "")).lower() == "puffin":  # a DV counts its blob
+                df.file_size_in_bytes = sizes[src]
+                if grown and not df.is_deletion_vector:  # a DV counts its blob
                     d = deltas.setdefault(t.source, {})
-                    if r["status"] != 2:
+                    if e.status != EntryStatus.DELETED:
                         d[None] = d.get(None, 0) + grown
-                    if r["status"] == 1:
-                        sid = r.get("snapshot_id") or t.added_snapshot_id
-                        d[sid] = d.get(sid, 0) + grown
-            moved = blobs.get(src, {}).get(df.get("content_offset"))
+                    if e.status == EntryStatus.ADDED:
+                        d[e.snapshot_id] = d.get(e.snapshot_id, 0) + grown
+            moved = blobs.get(src, {}).get(df.content_offset)
             if moved is not None:
-                df["content_offset"], df["content_size_in_bytes"] = moved
+                df.content_offset, df.content_size_in_bytes = moved
     if rw.count == before:
         io.write(t.target, data, overwrite=True)
         return len(data), False
-    out = _avro_bytes(avro, records)
+    out = write_manifest(entries, format_version=header.format_version, spec=spec, schema=schema,
+                         content=header.content,
+                         content_stats_schema=content_stats_schema(schema) if header.format_version >= 4 else None)
     io.write(t.target, out, overwrite=True)
     return len(out), True
+
+
+def _header_schema(header: ManifestHeader, md: TableMetadata) -> Schema:
+    """The table schema a manifest's header holds (the schema it was written with), else the
+    table's current one."""
+    if header.schema_json:
+        try:
+            return schema_from_json(json.loads(header.schema_json))
+        except (ValueError, InvalidMetadataError):
+            pass
+    return md.schema
+
+
+def _rewrite_manifest_list(data: bytes, src: str, manifests: list[ManifestFile]) -> bytes:
+    """A manifest list written again by the one writer
+    (:func:`icectl.formats.manifest.write_manifest_list`) with its header's snapshot id, parent,
+    sequence number and first row id."""
+    meta = open_avro(data, source=src).metadata
+
+    def number(key: str) -> int | None:
+        v = meta.get(key)
+        return int(v) if v not in (None, "", "null") else None
+
+    try:
+        return write_manifest_list(manifests, format_version=number("format-version") or 1,
+                                   snapshot_id=number("snapshot-id") or 0,
+                                   parent_snapshot_id=number("parent-snapshot-id"),
+                                   sequence_number=number("sequence-number") or 0,
+                                   first_row_id=number("first-row-id"))
+    except ValueError as e:
+        raise InvalidMetadataError(f"{src}: invalid manifest list key-value metadata: {e}") from None
 
 
 def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
@@ -453,32 +512,32 @@ def apply_relocation(table: Table, plan: RelocationPlan, *, copy: bool = False,
     deltas: dict[str, dict[int | None, int]] = {}
     as_is = []
     for t in plan._manifest_tasks:
-        lengths[t.source], changed = _rewrite_manifest(io, t, rw, sizes, blobs, plan._location, deltas)
+        lengths[t.source], changed = _rewrite_manifest(io, t, rw, sizes, blobs, plan._location, deltas,
+                                                       plan._metadata)
         if not changed:
             as_is.append(t.source)
     grown: dict[int, tuple[int, int]] = {}  # snapshot id -> (total size change, added size change)
     for src, tgt in plan.manifest_lists:
         data = io.read(src)
-        avro = open_avro(data, source=src)
-        records = list(avro.records(dicts=True))
+        manifests = read_manifest_list(data, source=src)
         changed = False
-        for r in records:
-            m_src = _resolve(src_location, r["manifest_path"], rw.v4)
-            new = rw.stored(r["manifest_path"])
+        for m in manifests:
+            m_src = _resolve(src_location, m.manifest_path, rw.v4)
+            new = rw.stored(m.manifest_path)
             length = lengths.get(m_src)
             if length is None:  # relocated by an earlier run (--start-version): its copy's length
                 m_tgt = _resolve(tgt_location, new, rw.v4)
-                length = io.size(m_tgt) if io.exists(m_tgt) else r["manifest_length"]
-            changed |= new != r["manifest_path"] or length != r["manifest_length"]
+                length = io.size(m_tgt) if io.exists(m_tgt) else m.manifest_length
+            changed |= new != m.manifest_path or length != m.manifest_length
             sid = plan._list_snapshots[src]
-            if m_src not in lengths and r.get("content") == 1 and m_src not in deltas:
-                deltas[m_src] = _earlier_deltas(io, m_src, r.get("added_snapshot_id"), rw, plan._location)
+            if m_src not in lengths and m.content == ManifestContent.DELETES and m_src not in deltas:
+                deltas[m_src] = _earlier_deltas(io, m_src, m, rw, plan._location)
             d = deltas.get(m_src, {})
             total, added = grown.get(sid, (0, 0))
             grown[sid] = (total + d.get(None, 0), added + d.get(sid, 0))
-            r["manifest_path"], r["manifest_length"] = new, length
+            m.manifest_path, m.manifest_length = new, length
         if changed:
-            io.write(tgt, _avro_bytes(avro, records), overwrite=True)
+            io.write(tgt, _rewrite_manifest_list(data, src, manifests), overwrite=True)
         else:
             io.write(tgt, data, overwrite=True)
             as_is.append(src)
@@ -530,21 +589,19 @@ def _check_targets(io: FileIO, plan: RelocationPlan, tgt_location: str, *, copy:
                            hint="remove the links under the target location, or choose another --to")
 
 
-def _earlier_deltas(io: FileIO, manifest: str, added_snapshot_id: int | None, rw: _Rewriter,
+def _earlier_deltas(io: FileIO, manifest: str, m: ManifestFile, rw: _Rewriter,
                     location: tuple[str, str]) -> dict[int | None, int]:
     """For a delete manifest relocated by an earlier run: how the sizes of its live position
     delete files changed (their rewritten copies are at the target)."""
     out: dict[int | None, int] = {}
-    for r in _records(io, manifest):
-        df = r["data_file"]
-        if r["status"] == 2 or df.get("content") != 1 or str(df.get("file_format", "")).lower() == "puffin":
+    for path, _, content, fmt, size, status, sid in _entries(io, manifest, m):
+        if status == 2 or content != 1 or fmt == "puffin":
             continue
-        tgt = _resolve(location[1], rw.stored(df["file_path"]), rw.v4)
+        tgt = _resolve(location[1], rw.stored(path), rw.v4)
         if io.exists(tgt):
-            grown = io.size(tgt) - int(df["file_size_in_bytes"])
+            grown = io.size(tgt) - int(size)
             out[None] = out.get(None, 0) + grown
-            if r["status"] == 1:
-                sid = r.get("snapshot_id") or added_snapshot_id
+            if status == 1:
                 out[sid] = out.get(sid, 0) + grown
     return out
 

@@ -280,11 +280,11 @@ class _RollingWriter:
         self._written_arrow = 0  # Arrow bytes in the open file, to learn the compression ratio
 
     def _start(self) -> None:
-        import pyarrow.parquet as pq
+        from icectl.formats.parquet import open_writer  # pyarrow: loaded by the executors' path only
 
         path = f"{self.out_dir.rstrip('/')}/{uuid.uuid4().hex}-icectl-compact.parquet"
         sink = self.io.open(path, "wb")
-        writer = pq.ParquetWriter(sink, self.target, compression=self.compression)
+        writer = open_writer(sink, self.target, compression=self.compression)
         self._open = (path, sink, writer, ColumnMetrics(self.schema))
         self._rows = 0
         self._written_arrow = 0
@@ -388,10 +388,9 @@ def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metri
 def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str = "zstd") -> dict[str, Any]:
     """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
     group, and describe it as :func:`describe_parquet_file` does."""
-    import pyarrow.parquet as pq
+    from icectl.formats.parquet import write_parquet  # pyarrow: loaded by the writing path only
 
-    with io.open(path, "wb") as sink:
-        pq.write_table(data, sink, compression=compression, row_group_size=max(data.num_rows, 1))
+    write_parquet(io, path, data, compression=compression, row_group_rows=0)
     return describe_parquet_file(io, path, data=data, schema=schema)
 
 

@@ -1,6 +1,6 @@
 """Listing the live files of a snapshot column by column: each manifest decoded by polars'
-Avro reader into columns, inheritance applied as column expressions (the same rules as
-:func:`icectl.formats.manifest.read_manifest`), and only the columns a listing shows turned into
+Avro reader into the manifest-entry frame (:mod:`icectl.formats.entries`), inheritance applied
+by its one implementation of the rules, and only the columns a listing shows turned into
 Python values. This is what keeps ``icectl files`` fast on tables of hundreds of thousands of
 files; when polars is missing or cannot read a manifest, the caller falls back to the entry-by-
 entry reader.
@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 from icectl.errors import IcectlError
-from icectl.formats.avro import failures, field_index, internal_struct, open_avro, read_frame, record_type
+from icectl.formats.avro import failures, field_index, open_avro, read_frame, record_type
+from icectl.formats.entries import PARTITION_COLUMN, entry_frame, inherited
 from icectl.formats.manifest import ManifestContent, ManifestFile, check_entry_schema
 from icectl.spec.metadata import Snapshot
 from icectl.table.loaded import Table
@@ -26,12 +27,14 @@ COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "recor
            "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids")
 
 
-def manifest_frame(table: Table, m: ManifestFile) -> Any:
-    """A manifest decoded by polars into a DataFrame (columns ``status``, ``data_file``, ...).
-    Raises ColumnarUnavailable when polars is missing or not wanted, or the file is truncated,
-    corrupt or not a manifest polars can read: the entry-by-entry reader then reads it, with its
-    checks and messages. A manifest whose writer schema no Iceberg reader reads is an
-    InvalidMetadataError (:func:`icectl.formats.manifest.check_entry_schema`)."""
+def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
+    """A manifest as polars decodes it (columns ``status``, ``data_file``, ...; nothing
+    converted, nothing inherited) and its header's format version: for a reader that needs a few
+    raw columns only (reachability). Raises ColumnarUnavailable when polars is missing or not
+    wanted, or the file is truncated, corrupt or not a manifest polars can read: the
+    entry-by-entry reader then reads it, with its checks and messages. A manifest whose writer
+    schema no Iceberg reader reads is an InvalidMetadataError
+    (:func:`icectl.formats.manifest.check_entry_schema`)."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
@@ -40,12 +43,31 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
         check_entry_schema(avro.schema, source=m.manifest_path, text=avro.schema_text)
         if _required_may_be_null(avro.schema):
             raise ColumnarUnavailable("a required data_file field may be null")  # the entry reader names it
-        df = read_frame(avro)
-    except IcectlError:
+        raw = read_frame(avro)
+        format_version = int(avro.metadata.get("format-version", 1))
+    except (IcectlError, ValueError):
         raise ColumnarUnavailable("not a manifest polars can read") from None
-    if df is None or "data_file" not in df.columns or "status" not in df.columns:
+    if raw is None or "data_file" not in raw.columns or "status" not in raw.columns:
         raise ColumnarUnavailable("not a manifest polars can read")
-    return df
+    return raw, format_version
+
+
+def manifest_frame(table: Table, m: ManifestFile) -> Any:
+    """A manifest decoded by polars (:func:`decoded_manifest`) into the normalized entry frame
+    (:func:`icectl.formats.entries.entry_frame`) with inheritance applied
+    (:func:`icectl.formats.entries.inherited`), as a LazyFrame: a reader converts only the
+    columns it selects, and a value polars cannot convert fails when it collects.
+    ColumnarUnavailable as :func:`decoded_manifest`."""
+    raw, format_version = decoded_manifest(table, m)
+    try:
+        if not raw.get_column("status").is_in([0, 1, 2]).all():
+            raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
+        frame = entry_frame(raw, with_bounds=False, lazy=True)
+    except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
+        raise ColumnarUnavailable("unexpected columns") from None
+    return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
+                                          added_snapshot_id=m.added_snapshot_id, first_row_id=m.first_row_id,
+                                          format_version=format_version))
 
 
 REQUIRED = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes")
@@ -64,80 +86,33 @@ def _required_may_be_null(schema: Any) -> bool:
 
 
 def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
-    df = manifest_frame(table, m)
+    frame = manifest_frame(table, m)
     try:
-        rows = _live_rows(df, m)
+        rows = _live_rows(frame)
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     spec_id = m.partition_spec_id
     v4 = table.metadata.format_version >= 4
     result = []
-    for (content_, path, fmt, part, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in rows:
+    for (content_, path, fmt, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq, *part) in rows:
         if v4:
             path = table.resolve(path)
             ref = table.resolve(ref) if ref else ref
-        result.append((content_, path, str(fmt).lower(), spec_id,
-                       tuple(part.values()) if isinstance(part, dict) else (), rc, size, seq, fseq, sid, st, frid,
+        result.append((content_, path, str(fmt).lower(), spec_id, tuple(part), rc, size, seq, fseq, sid, st, frid,
                        ref, off, clen, eq))
     return result
 
 
-def _live_rows(df: Any, m: ManifestFile) -> list[tuple]:
-    """The live entries of a manifest's frame, inheritance applied, as tuples."""
+def _live_rows(frame: Any) -> list[tuple]:
+    """The live entries of a manifest's frame (inheritance applied) as tuples: the columns of
+    :data:`COLUMNS` but ``spec_id`` and ``partition``, then the partition values."""
     import polars as pl
 
-    dtype = df.schema["data_file"]
-    names = {f.name: f.dtype for f in dtype.fields}
-
-    def field(name: str, default: Any = None) -> Any:
-        if name in names:
-            return pl.col("data_file").struct.field(name)
-        return pl.lit(default)
-
-    def top(name: str) -> Any:
-        return pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.Int64)
-
-    if not df.get_column("status").is_in([0, 1, 2]).all():
-        raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
-    v1 = "sequence_number" not in df.columns
-    status = pl.col("status")
-    added = status == 1
-    seq_default = m.sequence_number
-    legacy = v1 or m.sequence_number == 0
-
-    def inherit(col: Any) -> Any:
-        expr = pl.when(col.is_null() & added).then(pl.lit(seq_default)).otherwise(col)
-        if legacy:
-            expr = pl.when(expr.is_null()).then(pl.lit(0)).otherwise(expr)
-        return expr
-
-    content = field("content", 0).cast(pl.Int32)
-    record_count = field("record_count").cast(pl.Int64)
-    first_row_id = field("first_row_id").cast(pl.Int64) if "first_row_id" in names else pl.lit(None, dtype=pl.Int64)
-    if m.first_row_id is not None:
-        inherits = (content == 0) & first_row_id.is_null() & added
-        counts = pl.when(inherits).then(record_count).otherwise(0)
-        assigned = pl.lit(m.first_row_id) + counts.cum_sum() - counts
-        first_row_id = pl.when(inherits).then(assigned).otherwise(first_row_id)
-    partition = internal_struct(pl, field("partition"), names["partition"]) if "partition" in names else pl.lit(None)
-    out = df.select(
-        content.alias("content"),
-        field("file_path").alias("file_path"),
-        field("file_format").alias("file_format"),
-        partition.alias("partition"),
-        record_count.alias("record_count"),
-        field("file_size_in_bytes").cast(pl.Int64).alias("file_size_in_bytes"),
-        inherit(top("sequence_number")).alias("seq"),
-        inherit(top("file_sequence_number")).alias("fseq"),
-        pl.when(top("snapshot_id").is_null()).then(pl.lit(m.added_snapshot_id)).otherwise(top("snapshot_id")).alias("sid"),
-        status.alias("status"),
-        first_row_id.alias("first_row_id"),
-        field("referenced_data_file").alias("referenced_data_file"),
-        field("content_offset").alias("content_offset"),
-        field("content_size_in_bytes").alias("content_size_in_bytes"),
-        field("equality_ids").alias("equality_ids"),
-    ).filter(pl.col("status") != 2)
-    return out.rows()
+    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
+    return frame.filter(pl.col("status") != 2).select(
+        pl.col("content").fill_null(0).cast(pl.Int32), "file_path", "file_format", "record_count",
+        "file_size_in_bytes", "sequence_number", "file_sequence_number", "snapshot_id", "status", "first_row_id",
+        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).collect().rows()
 
 
 def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[tuple]:

@@ -16,7 +16,7 @@ from icectl.formats.manifest import (
     content_kind,
 )
 from icectl.spec.metadata import Snapshot, TableMetadata
-from icectl.table.listing import ColumnarUnavailable, bounded_map, manifest_frame
+from icectl.table.listing import ColumnarUnavailable, bounded_map, decoded_manifest
 from icectl.table.loaded import Table
 
 # Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in):
@@ -155,7 +155,7 @@ def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
     if view.metadata.format_version >= 4:
         return None
     try:
-        df = manifest_frame(view, m)
+        df, _ = decoded_manifest(view, m)
     except ColumnarUnavailable:
         return None
     try:

@@ -76,9 +76,11 @@ def partition_summaries(table: Table, spec_id: int, files: list[DataFile]) -> li
 
 def write_manifest_file(table: Table, entries: list[ManifestEntry], *, txn: Transaction | None, spec_id: int,
                         content: ManifestContent, snapshot_id: int, sequence_number: int) -> ManifestFile:
-    """Write a manifest of ``entries`` for a new snapshot of ``table`` and return its manifest-list
-    entry. The file is registered with ``txn`` as one its attempt wrote; ``txn=None``: the caller
-    owns it (a manifest written once for every attempt, removed by the caller if all fail)."""
+    """Write a manifest of ``entries`` for a new snapshot of ``table`` into its metadata folder
+    (bytes by :func:`icectl.formats.manifest.write_manifest`, the one manifest writer) and return its
+    manifest-list entry: counts, min sequence number, partition summaries. The file is registered
+    with ``txn`` as one its attempt wrote; ``txn=None``: the caller owns it (a manifest written once
+    for every attempt, removed by the caller if all fail)."""
     md = table.metadata
     v = md.format_version
     schema = md.schema

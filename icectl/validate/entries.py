@@ -1,7 +1,7 @@
 """The entries of manifests, for ``validate``: every entry-level rule, checked a column at a time.
 
 Each manifest's entries arrive as a polars DataFrame of normalized columns
-(:mod:`icectl.validate.entry_frame`, from polars' Avro reader or the lean decoder; the checks are
+(:mod:`icectl.formats.entries`, from polars' Avro reader or the lean decoder; the checks are
 the same either way). :func:`check_entries` stacks the entries of all the manifests of a run into
 one frame and evaluates each rule as one column expression over all of them; only entries that
 break a rule become Python values (to word their findings). A manifest's findings are added in
@@ -26,7 +26,7 @@ from icectl.io import resolve_path
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.validate.bounds import check_bounds_frame
 from icectl.validate.codes import Severity
-from icectl.validate.entry_frame import PARTITION_COLUMN
+from icectl.formats.entries import PARTITION_COLUMN, inherited
 from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats
 
 FORMATS = ("parquet", "avro", "orc", "puffin")
@@ -124,13 +124,18 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
         lit(content_, dtype=wide).alias("mcontent"), lit(max(-1, min(p.mfv, 99)), dtype=pl.Int64).alias("mfv"))
         for i, (p, (seq_, snap_, content_)) in enumerate(zip(pending, consts))])
 
-    # Sequence numbers after inheritance; null where a v2+ entry lacks explicit ones (reported).
+    # The rules check the values as written; the sequence rules check them after inheritance
+    # (the one implementation, formats.entries.inherited). An EXISTING or DELETED entry of a v2+
+    # manifest without explicit sequence numbers inherits nothing: it is reported (rule 4) and
+    # its sequence numbers count as unknown (null) for the other rules.
     status, mseq, msnap = col("status"), col("mseq"), col("msnap")
     seq, fseq, snap = col("sequence_number"), col("file_sequence_number"), col("snapshot_id")
     added, v2 = status == 1, col("mfv") >= 2
     unknown = (seq.is_null() | fseq.is_null()) & v2
-    seq_eff = pl.when(added).then(seq.fill_null(mseq)).when(unknown).then(None).otherwise(seq.fill_null(0))
-    fseq_eff = pl.when(added).then(fseq.fill_null(mseq)).when(unknown).then(None).otherwise(fseq.fill_null(0))
+    inherit = inherited(manifest_sequence_number=mseq, added_snapshot_id=msnap, first_row_id=None,
+                        format_version=col("mfv"))
+    seq_eff = pl.when(~added & unknown).then(None).otherwise(inherit["sequence_number"])
+    fseq_eff = pl.when(~added & unknown).then(None).otherwise(inherit["file_sequence_number"])
     path, refd = col("file_path"), col("referenced_data_file")
     v = stacked.lazy().with_columns(
         status.is_in([0, 1, 2]).fill_null(False).alias("_valid"),

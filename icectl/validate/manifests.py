@@ -15,18 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import IcectlError, InvalidMetadataError
-from icectl.formats.avro import failures, field_index, open_avro, read_frame, record_type
+from icectl.formats.avro import failures, field_index, open_avro, record_type
+from icectl.formats.entries import read_entry_frame
 from icectl.formats.manifest import ManifestFile, check_entry_schema
 from icectl.spec.types import IcebergType, PrimitiveType, schema_from_json, walk_fields
-from icectl.validate import entries, entry_frame
+from icectl.validate import entries
 from icectl.validate.entries import LiveFile, ScanContext
 from icectl.validate.findings import Finding
 from icectl.validate.codes import Severity
 
-SKIP_FIELDS = frozenset({"column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "distinct_counts",
-                         "split_offsets", "key_metadata", "content_stats", "block_size_in_bytes", "file_ordinal",
-                         "sort_columns"})
-BOUND_FIELDS = frozenset({"lower_bounds", "upper_bounds"})
 MAX_PER_CODE = 20  # findings of one code per manifest; the rest are counted in one more finding
 
 
@@ -199,7 +196,7 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
             raise InvalidMetadataError(f"wrong Avro schema: data_file has no {', '.join(missing)}")
         part_schema = record_type(df_schema["fields"][idx["partition"]]["type"])
         pf = part_schema.get("fields", []) if part_schema is not None else []
-        frame = _entry_frame(avro, top=top, idx=idx, nparts=len(pf), with_bounds=ctx.check_bounds)
+        frame = read_entry_frame(avro, idx=idx, nparts=len(pf), with_bounds=ctx.check_bounds)
     except InvalidMetadataError as e:
         msg = e.message[len(path) + 2:] if e.message.startswith(path + ": ") else e.message
         out.add("MANIFEST_UNREADABLE", msg)
@@ -223,27 +220,6 @@ def scan_manifest_pending(data: bytes | None, ref: ManifestFile, ctx: ScanContex
     scan.out = out
     scan.pending = entries.Pending(out, frame, ref, mfv, spec, types)
     return scan
-
-
-def _entry_frame(avro: Any, *, top: dict[str, Any], idx: dict[str, int], nparts: int, with_bounds: bool) -> Any:
-    """The manifest's entries as the normalized frame of :mod:`icectl.validate.entries`:
-    read by polars when it can and its row count is what the blocks say, else by the lean
-    decoder. InvalidMetadataError when neither can read it."""
-    raw = read_frame(avro)  # block framing checked; raises for truncated or unsynced files
-    if raw is not None and "data_file" in raw.columns:
-        try:
-            return entry_frame.entry_frame(raw, with_bounds=with_bounds)
-        except ValueError:
-            pass
-    skip = SKIP_FIELDS if with_bounds else SKIP_FIELDS | BOUND_FIELDS
-    records = list(avro.records(skip, as_dict=BOUND_FIELDS))
-    positions = {name: field_index(top, name) for name in ("status", "snapshot_id", "sequence_number",
-                                                           "file_sequence_number", "data_file")}
-    try:
-        return entry_frame.frame_from_records(records, top={k: v for k, v in positions.items() if v is not None},
-                                              idx=idx, nparts=nparts, with_bounds=with_bounds)
-    except (ValueError, TypeError) as e:
-        raise InvalidMetadataError(f"wrong Avro schema: {e}") from None
 
 
 def _header_checks(meta: dict[str, str], ref: ManifestFile, ctx: ScanContext, out: _Out) -> int:

@@ -4,7 +4,7 @@ NaN value must be announced by ``contains_null``/``contains_nan``, and the lower
 must bound the values.
 
 A manifest's partition values arrive as columns ``p0``, ``p1``, ... of its normalized entries
-(:mod:`icectl.validate.entry_frame`), one aggregate per manifest answers for every field.
+(:mod:`icectl.formats.entries`), one aggregate per manifest answers for every field.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ The checks form a one-way graph, each module importing only those above it in th
 - :mod:`icectl.validate.bounds` (lower and upper bounds, a column at a time),
   :mod:`icectl.validate.partitions` (manifest-list partition summaries) and
   :mod:`icectl.validate.metadata` (table metadata, raw JSON and parsed);
-- :mod:`icectl.validate.entry_frame` (a manifest's entries as normalized columns) and
+- :mod:`icectl.formats.entries` (a manifest's entries as normalized columns) and
   :mod:`icectl.validate.entries` (every entry rule, over many manifests at once);
 - :mod:`icectl.validate.manifests`: each manifest decoded once (:mod:`icectl.formats.avro`), its
   header and partition struct checked;

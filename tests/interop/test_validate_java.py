@@ -43,7 +43,7 @@ def test_java_manifests_are_decoded_by_polars_as_by_the_lean_decoder(request, or
                                                                        monkeypatch):
     """Java's manifests take the polars path (the lean decoder is never needed), and the lean
     decoder, forced, checks the same entries clean."""
-    import icectl.validate.entry_frame as entry_frame
+    import icectl.formats.entries as entry_frame
 
     jt = request.getfixturevalue(fixture)
     lean = entry_frame.frame_from_records

@@ -170,3 +170,34 @@ def test_cli_from_a_bare_metadata_file_and_bad_input(tmp_path):
     assert code == ExitCode.CONFLICT and "already exists" in err
     code, out, err = cli(tmp_path, "describe", doc["metadata_location"])
     assert code == 0 and tgt in out
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_relocated_manifests_are_written_by_the_one_manifest_writer(tmp_path, version):
+    """The rewritten manifests come from formats.manifest.write_manifest (the manifest's own
+    version, schema and spec; the entries read with inheritance applied, as Java's
+    RewriteTablePathUtil writes them), not from a copy of the source records: every entry states
+    its snapshot id and sequence numbers, and the writer schema is the one write_manifest uses."""
+    import fastavro
+
+    from icectl.formats.avro import open_avro
+    from icectl.formats.manifest import read_manifest_header, write_manifest
+
+    base = tables.build(str(tmp_path / "src"), version)
+    t = base.table
+    src, tgt = str(tmp_path / "src" / "warehouse"), str(tmp_path / "moved" / "wh")
+    plan = plan_relocation(t, source_prefix=src, target_prefix=tgt)
+    apply_relocation(t, plan)
+    moved = open_path(plan.target_metadata_location)
+    for _, target in plan.manifests:
+        data = moved.io.read(target)
+        with open(target, "rb") as fh:
+            records = list(fastavro.reader(fh))
+        assert records and all(r["snapshot_id"] is not None and r["sequence_number"] is not None
+                               and r["file_sequence_number"] is not None for r in records)
+        header = read_manifest_header(data, source=target)
+        m = next(m for s in moved.metadata.snapshots for m in moved.manifests(s) if m.manifest_path == target)
+        again = write_manifest(moved.read_entries(m), format_version=header.format_version,
+                               spec=moved.metadata.spec_by_id(m.partition_spec_id), schema=moved.metadata.schema,
+                               content=header.content)
+        assert open_avro(data, source=target).schema == open_avro(again, source="again").schema

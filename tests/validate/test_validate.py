@@ -432,7 +432,7 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
 def test_icectl_manifests_are_decoded_by_polars(fv, tmp_path, monkeypatch):
     """The fast path is the one taken: clean manifests of every version never need the lean
     decoder."""
-    import icectl.validate.entry_frame as entry_frame
+    import icectl.formats.entries as entry_frame
 
     def refuse(*a, **k):
         raise AssertionError("the lean decoder was used")
