@@ -335,11 +335,11 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _decode(cls: type, data: dict[str, Any], what: str) -> Any:
     names = {f.name: f for f in dataclasses.fields(cls)}
+    if "kind" in names and data.get("kind", names["kind"].default) != names["kind"].default:
+        raise ProtocolError(f"{what}: a {data['kind']!r} message, not {names['kind'].default!r}")
     unknown = sorted(set(data) - set(names))
     if unknown:
         raise ProtocolError(f"{what}: unknown field {unknown[0]!r} in {cls.__name__}")
-    if "kind" in names and data.get("kind", names["kind"].default) != names["kind"].default:
-        raise ProtocolError(f"{what}: a {data['kind']!r} message, not {names['kind'].default!r}")
     hints = _hints(cls)
     kwargs = {}
     for name, f in names.items():
