@@ -19,7 +19,7 @@ from icectl.errors import ExitCode  # noqa: E402
 from icectl.spark import protocol  # noqa: E402
 from icectl.spark.protocol import RewriteResult  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # one real job, then every commit step replayed
 
 EVENTS = "demo.events"
 ARGV = ["compact", EVENTS, "-y"]
