@@ -31,14 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     from icectl.io import FileIO
 
     io = FileIO(dict(kv.split("=", 1) for kv in args.io))
+    text = io.read(args.plan)
     try:
-        text = io.read(args.plan)
         plan = protocol.load_plan(text)
     except protocol.ProtocolError as e:  # another icectl's plan: say so in the result, start no Spark
         io.write(args.result, protocol.dumps(protocol.failed_result(text, e.message)).encode(), overwrite=True)
         return 3
 
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # only the job's driver imports pyspark
 
     spark = SparkSession.builder.appName(plan.app_name).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

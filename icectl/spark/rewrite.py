@@ -267,12 +267,12 @@ def read_input(io: Any, inp: InputFile, *, schema: Any, target: Any, row_lineage
 
 class _RollingWriter:
     """Parquet files of about ``target`` bytes each, written straight to storage, with row
-    groups of up to ``row_group_bytes`` (Iceberg's write.parquet.row-group-size-bytes, 128 MB):
+    groups of up to ``row_group_bytes`` (write.parquet.row-group-size-bytes, resolved by the client):
     rows are buffered and written a row group at a time, not one row group per input file. At
     most one row group is in memory: each file's metrics are gathered as its row groups go."""
 
     def __init__(self, io: Any, out_dir: str, *, schema: Any, target: Any, target_size: int, compression: str,
-                 row_group_bytes: int = 128 * 1024 * 1024):
+                 row_group_bytes: int):
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
         self.row_group_bytes = row_group_bytes
