@@ -6,6 +6,7 @@ spark, the job that runs in executors, imports only spec, formats and io). Impor
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -81,6 +82,7 @@ def imports_of(path: pathlib.Path, modules: set[str]) -> set[str]:
     return out
 
 
+@functools.cache  # read once a session: each test only reads it
 def graph() -> dict[str, set[str]]:
     paths = [p for p in ROOT.rglob("*.py")]
     modules = {module_name(p) for p in paths}
