@@ -234,8 +234,6 @@ class NdvResult:
     version: int = PROTOCOL_VERSION
 
 
-Message = Union[RewritePlan, RewriteTask, RewriteTaskResult, RewriteResult, NdvPlan, NdvTask, NdvTaskResult,
-                NdvResult]
 PLANS: dict[str, type] = {REWRITE: RewritePlan, NDV: NdvPlan}
 
 
@@ -298,7 +296,7 @@ def check_version(version: Any, *, what: str) -> None:
     if version is None:
         raise ProtocolError(f"{what} has no protocol version; this icectl speaks job protocol version "
                             f"{PROTOCOL_VERSION}", hint=_SAME_ICECTL)
-    if version != PROTOCOL_VERSION or isinstance(version, bool):
+    if type(version) is not int or version != PROTOCOL_VERSION:
         raise ProtocolError(f"{what} is of job protocol version {version!r}; this icectl speaks version "
                             f"{PROTOCOL_VERSION}: the client and the Spark job run different icectl releases",
                             hint=_SAME_ICECTL)

@@ -116,7 +116,7 @@ def test_each_message_carries_the_version(cls):
 
 
 @pytest.mark.parametrize("cls", MESSAGES, ids=lambda c: c.__name__)
-@pytest.mark.parametrize("version", [2, 0, "1", True, 1.5])
+@pytest.mark.parametrize("version", [2, 0, "1", True, 1.0, 1.5])
 def test_another_version_is_refused_in_one_line(cls, version):
     data = dict(_minimal(cls), version=version)
     with pytest.raises(ProtocolError) as e:
