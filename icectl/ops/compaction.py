@@ -33,6 +33,8 @@ from icectl.table.snapshots import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
 from icectl.errors import ConflictingChangeError, UsageError
 from icectl.io import join
+from icectl.spark.protocol import (EqualityDelete, InputFile, PartitionField, PositionDelete, RewriteGroup,
+                                   RewritePlan, RewriteTask, SortField, WrittenFile)
 
 SPLIT_OVERHEAD = 5 * 1024
 
@@ -87,7 +89,7 @@ class CompactionPlan:
     max_file_size: int
     groups: list[FileGroup] = field(default_factory=list)
     total_files: int = 0
-    sort: list[dict[str, Any]] | None = None
+    sort: list[SortField] | None = None
     # A commit it will send (its snapshot is null until the job wrote the files).
     planned_commit: dict = field(default_factory=dict, repr=False)
 
@@ -135,7 +137,7 @@ def _too_high_delete_ratio(t: FileScanTask, opts: CompactOptions) -> bool:
     return min(scoped, t.file.record_count) / t.file.record_count >= opts.delete_ratio_threshold
 
 
-def _pack(items: list[Any], lengths: list[int], limit: int) -> list[list[Any]]:
+def pack_consecutive(items: list[Any], lengths: list[int], limit: int) -> list[list[Any]]:
     """Items in order, in consecutive bins: a bin is closed when the next item would take it past
     ``limit`` (an item larger than the limit gets a bin of its own)."""
     bins: list[list[Any]] = []
@@ -182,7 +184,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
             t for t in part_tasks
             if t.length < lo or t.length > hi or _too_many_deletes(t, opts) or _too_high_delete_ratio(t, opts)]
         # BinPacking.ListPacker with lookback 1
-        for b in _pack(candidates, [t.length for t in candidates], opts.max_file_group_size):
+        for b in pack_consecutive(candidates, [t.length for t in candidates], opts.max_file_group_size):
             total = sum(t.length for t in b)
             keep = opts.rewrite_all or (len(b) > 1 and len(b) >= opts.min_input_files) or \
                 (len(b) > 1 and total > target) or total > hi or \
@@ -215,7 +217,7 @@ def _display_partition(table: Table, key: tuple) -> str:
     return "/".join(parts)
 
 
-def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
+def sort_columns(table: Table, opts: CompactOptions) -> list[SortField]:
     md = table.metadata
     order = sort_order(opts.sort_by, md.schema) if opts.sort_by else md.sort_order
     if order.is_unsorted:
@@ -230,7 +232,7 @@ def sort_columns(table: Table, opts: CompactOptions) -> list[dict[str, Any]]:
         name = md.schema.column_name(f.source_id)
         if name is None or "." in name:
             raise UsageError(f"sort field {f.source_id} is not a top-level column of the current schema")
-        out.append({"column": name, "transform": f.transform, "direction": f.direction, "null_order": f.null_order})
+        out.append(SortField(column=name, transform=f.transform, direction=f.direction, null_order=f.null_order))
     return out
 
 
@@ -320,35 +322,35 @@ def _may_match(tr: Any, source_type: Any, *, op: str, value: Any, pv: Any) -> bo
 
 # -- the plan file for the Spark job ----------------------------------------------------------------
 
-def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str]) -> dict[str, Any]:
+def job_plan(table: Table, plan: CompactionPlan, *, io_properties: dict[str, str]) -> RewritePlan:
+    """The plan file of the Spark job (:mod:`icectl.spark.protocol`), every setting resolved here."""
     md = table.metadata
     row_lineage = md.format_version >= 3
     groups = []
     for g in plan.groups:
         out_dir = join(md.location or "", "data", _partition_path(table, g))
-        inputs = [_task_json(table, t) for t in g.tasks]
+        inputs = [input_file(t) for t in g.tasks]
         # A group is split into tasks of about the split size, as Java splits input by
         # inputSplitSize; a sort rewrites a group in one task so its files are sorted.
-        tasks = _pack(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
+        tasks = pack_consecutive(inputs, [t.length for t in g.tasks], g.split_size) if plan.sort is None \
             else [inputs] if inputs else []
         repartition = repartition_spec(table) if g.partition_key == ("older-specs",) else None
-        groups.append({"group_id": g.group_id, "partition": g.partition_display,
-                       "expected_outputs": g.expected_outputs, "tasks": [
-            {"task_id": f"{g.group_id}-{i}", "group_id": g.group_id, "output_dir": out_dir, "inputs": ts,
-             "repartition": repartition}
-            for i, ts in enumerate(tasks)]})
-    return {
-        "version": 1, "table": table.name, "location": md.location, "format_version": md.format_version,
-        "schema": md.schema.to_json(), "target_file_size": plan.target_file_size, "row_lineage": row_lineage,
-        "sort": plan.sort, "io_properties": io_properties, "groups": groups,
+        groups.append(RewriteGroup(
+            group_id=g.group_id, partition=g.partition_display, expected_outputs=g.expected_outputs,
+            tasks=[RewriteTask(task_id=f"{g.group_id}-{i}", group_id=g.group_id, output_dir=out_dir,
+                               inputs=ts, repartition=repartition) for i, ts in enumerate(tasks)]))
+    return RewritePlan(
+        table=table.name, location=md.location or "", format_version=md.format_version,
+        schema=md.schema.to_json(), target_file_size=plan.target_file_size, row_lineage=row_lineage,
+        sort=plan.sort, io_properties=dict(io_properties), groups=groups,
         # Resolved here, once: the job writes with these and reads no table property.
-        "compression": PARQUET_COMPRESSION.read(md.properties),
-        "row_group_bytes": PARQUET_ROW_GROUP_SIZE_BYTES.read(md.properties),
-        "app_name": f"icectl-compact-{table.name}",
-    }
+        compression=PARQUET_COMPRESSION.read(md.properties),
+        row_group_bytes=PARQUET_ROW_GROUP_SIZE_BYTES.read(md.properties),
+        app_name=f"icectl-compact-{table.name}",
+    )
 
 
-def repartition_spec(table: Table) -> list[dict[str, Any]]:
+def repartition_spec(table: Table) -> list[PartitionField]:
     """How the job computes the current spec's partition of each row of an older-spec file."""
     md = table.metadata
     out = []
@@ -356,7 +358,8 @@ def repartition_spec(table: Table) -> list[dict[str, Any]]:
         src = md.schema.find_field(f.source_id)
         if src is None or md.schema.column_name(f.source_id) != src.name:
             raise UsageError(f"partition source {f.source_id} is not a top-level column; cannot repartition")
-        out.append({"name": f.name, "transform": f.transform, "column": src.name, "source_type": str(src.field_type)})
+        out.append(PartitionField(name=f.name, transform=f.transform, column=src.name,
+                                  source_type=str(src.field_type)))
     return out
 
 
@@ -368,21 +371,22 @@ def _partition_path(table: Table, g: FileGroup) -> str:
     return "/".join(quote(p, safe="=") for p in g.partition_display.split("/"))
 
 
-def _task_json(table: Table, t: FileScanTask) -> dict[str, Any]:
+def input_file(t: FileScanTask) -> InputFile:
+    """A scan task as the job reads it: the data file and the deletes that apply to it."""
     pos, eq = [], []
     for d in t.deletes:
         f = d.file
         if f.content == FileContent.EQUALITY_DELETES:
-            eq.append({"path": f.file_path, "equality_ids": list(f.equality_ids or [])})
+            eq.append(EqualityDelete(path=f.file_path, equality_ids=list(f.equality_ids or [])))
         elif f.is_deletion_vector:
-            pos.append({"path": f.file_path, "format": "puffin", "offset": f.content_offset,
-                        "length": f.content_size_in_bytes})
+            pos.append(PositionDelete(path=f.file_path, format="puffin", offset=f.content_offset,
+                                      length=f.content_size_in_bytes))
         else:
             aliases = [a for a in {t.file.file_path, _alias(t.file.file_path)} if a != t.file.file_path]
-            pos.append({"path": f.file_path, "format": "parquet", "path_aliases": aliases})
-    return {"path": t.file.file_path, "format": t.file.file_format, "record_count": t.file.record_count,
-            "size": t.file.file_size_in_bytes, "first_row_id": t.file.first_row_id,
-            "data_sequence_number": t.data_sequence_number, "position_deletes": pos, "equality_deletes": eq}
+            pos.append(PositionDelete(path=f.file_path, format="parquet", path_aliases=aliases))
+    return InputFile(path=t.file.file_path, format=t.file.file_format, record_count=t.file.record_count,
+                     size=t.file.file_size_in_bytes, first_row_id=t.file.first_row_id,
+                     data_sequence_number=t.data_sequence_number, position_deletes=pos, equality_deletes=eq)
 
 
 def _alias(path: str) -> str:
@@ -396,7 +400,7 @@ def _alias(path: str) -> str:
 
 # -- the commit --------------------------------------------------------------------------------------
 
-def output_data_files(table: Table, group: FileGroup, files: list[dict[str, Any]]) -> list[DataFile]:
+def output_data_files(table: Table, group: FileGroup, files: list[WrittenFile]) -> list[DataFile]:
     """DataFiles for what the job wrote for a group; files of older specs come back partitioned
     by the current spec, with their partition values from the job."""
     from icectl.spec.conversions import from_json
@@ -410,30 +414,27 @@ def output_data_files(table: Table, group: FileGroup, files: list[dict[str, Any]
         spec_id, partition = md.default_spec_id, ()
     out = []
     for f in files:
-        if f.get("partition") is not None:
+        if f.partition is not None:
             spec_id = md.default_spec_id
             types = [t for _, _, t in partition_fields(md.spec, md.find_type)]
-            partition = tuple(None if v is None else from_json(t, v) for t, v in zip(types, f["partition"]))
+            partition = tuple(None if v is None else from_json(t, v) for t, v in zip(types, f.partition))
         out.append(data_file_from_output(
             f, spec_id=spec_id, partition=partition,
-            sort_order_id=table.metadata.default_sort_order_id if f.get("sorted") else None))
+            sort_order_id=table.metadata.default_sort_order_id if f.sorted else None))
     return out
 
 
-def data_file_from_output(f: dict[str, Any], *, spec_id: int, partition: tuple,
+def data_file_from_output(f: WrittenFile, *, spec_id: int, partition: tuple,
                           sort_order_id: int | None = None) -> DataFile:
-    """The DataFile of a Parquet file described by ``icectl.spark.rewrite.describe_parquet_file``
-    (bounds as hex strings: the description travels as JSON from the executors)."""
+    """The DataFile of a Parquet file the job wrote (``icectl.spark.rewrite.describe_parquet_file``)."""
     return DataFile(
-        file_path=f["path"], file_format="parquet", partition=partition, record_count=int(f["record_count"]),
-        file_size_in_bytes=int(f["size"]), content=FileContent.DATA, spec_id=spec_id,
-        column_sizes={int(k): int(v) for k, v in f["column_sizes"].items()},
-        value_counts={int(k): int(v) for k, v in f["value_counts"].items()},
-        null_value_counts={int(k): int(v) for k, v in f["null_value_counts"].items()},
-        nan_value_counts={int(k): int(v) for k, v in f["nan_value_counts"].items()} or None,
-        lower_bounds={int(k): bytes.fromhex(v) for k, v in f["lower_bounds"].items()},
-        upper_bounds={int(k): bytes.fromhex(v) for k, v in f["upper_bounds"].items()},
-        split_offsets=list(f.get("split_offsets") or []) or None,
+        file_path=f.path, file_format="parquet", partition=partition, record_count=f.record_count,
+        file_size_in_bytes=f.size, content=FileContent.DATA, spec_id=spec_id,
+        column_sizes=dict(f.column_sizes), value_counts=dict(f.value_counts),
+        null_value_counts=dict(f.null_value_counts), nan_value_counts=dict(f.nan_value_counts) or None,
+        lower_bounds={k: bytes.fromhex(v) for k, v in f.lower_bounds.items()},
+        upper_bounds={k: bytes.fromhex(v) for k, v in f.upper_bounds.items()},
+        split_offsets=list(f.split_offsets) or None,
         sort_order_id=sort_order_id,
     )
 
@@ -484,5 +485,6 @@ def build_replace(txn: Transaction, plan: CompactionPlan, *, groups: list[FileGr
     return build_snapshot(txn, change, branch=plan.branch)
 
 
-__all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "job_plan", "plan_compaction",
+__all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "input_file", "job_plan",
+           "pack_consecutive", "plan_compaction",
            "EntryStatus"]

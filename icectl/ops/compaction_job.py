@@ -3,14 +3,13 @@ the files it wrote, commit (re-validating on conflict), and remove the job's fil
 anything fails, so a failed run leaves nothing behind and commits nothing."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from icectl.ops.compaction import CompactionPlan, CompactOptions, FileGroup, build_replace, job_plan, output_data_files
 from icectl.formats.manifest import DataFile
@@ -20,6 +19,10 @@ from icectl.table.loaded import Table
 from icectl.io import join
 from icectl.io.safety import table_guard
 from icectl.errors import CommitStateUnknownError, ExternalCommandError, IcectlError, NotFoundError, UsageError
+from icectl.spark import protocol
+from icectl.spark.protocol import NdvPlan, NdvResult, RewritePlan, RewriteResult, WrittenFile
+
+R = TypeVar("R", RewriteResult, NdvResult)
 
 
 @dataclass
@@ -113,8 +116,9 @@ def _write_job_files(table: Table, plan: CompactionPlan, *, job: PreparedJob) ->
     write_job_files(table, job, lambda io_properties: job_plan(table, plan, io_properties=io_properties))
 
 
-def write_job_files(table: Table, job: PreparedJob, plan_json: Callable[[dict[str, str]], dict[str, Any]]) -> None:
-    """Write the plan file ``plan_json(io_properties)`` where the job reads it (owner-only locally;
+def write_job_files(table: Table, job: PreparedJob,
+                    job_plan: Callable[[dict[str, str]], RewritePlan | NdvPlan]) -> None:
+    """Write the plan file ``job_plan(io_properties)`` where the job reads it (owner-only locally;
     without credentials on shared storage), and icectl as a zip when the job runs on a cluster."""
     from icectl.spark import submit
 
@@ -122,7 +126,7 @@ def write_job_files(table: Table, job: PreparedJob, plan_json: Callable[[dict[st
     io_properties = dict(table.io.properties)
     if job.remote:  # no credentials on shared storage
         io_properties = shareable_properties(io_properties)
-    data = json.dumps(plan_json(io_properties)).encode()
+    data = protocol.dumps(job_plan(io_properties)).encode()
     if job.remote:
         table.io.write(job.plan_file, data, overwrite=True)
     else:
@@ -158,17 +162,19 @@ def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
             submit.run_command(job.argv, job.template, log_file=result.log_file)
         except ExternalCommandError:
             report = _read_result(table, job)
-            written = [f["path"] for f in report.get("files", [])]
-            if report.get("error"):  # the job's own reason says more than spark-submit's exit code
-                raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})") from None
+            written = [f.path for f in report.files] if report else []
+            if report and report.error:  # the job's own reason says more than spark-submit's exit code
+                raise ExternalCommandError(f"the Spark job failed: {report.error} (log: {result.log_file})") from None
             raise
         report = _read_result(table, job)
-        written = [f["path"] for f in report.get("files", [])]
-        if report.get("error"):
-            raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {result.log_file})")
-        by_group: dict[int, list[dict[str, Any]]] = {}
-        for f in report["files"]:
-            by_group.setdefault(int(f["group_id"]), []).append(f)
+        if report is None:
+            raise ExternalCommandError(f"the Spark job wrote no result (log: {result.log_file})")
+        written = [f.path for f in report.files]
+        if report.error:
+            raise ExternalCommandError(f"the Spark job failed: {report.error} (log: {result.log_file})")
+        by_group: dict[int, list[WrittenFile]] = {}
+        for f in report.files:
+            by_group.setdefault(f.group_id, []).append(f)
         outputs = {g.group_id: output_data_files(table, g, by_group.get(g.group_id, [])) for g in plan.groups}
         _check_counts(plan.groups, outputs)
         batches = _batches(plan.groups, settings) if settings.partial_progress else [plan.groups]
@@ -227,15 +233,18 @@ def _cleanup_work(table: Table, job: PreparedJob, settings: JobSettings, result:
         result.log_file = None
 
 
-def _read_result(table: Table, job: PreparedJob) -> dict[str, Any]:
-    """The job's report (files written, error), read where the job's driver wrote it."""
+def _read_result(table: Table, job: PreparedJob, kind: type[R] = RewriteResult) -> R | None:
+    """The job's report (files written, error), read where the job's driver wrote it; None when
+    it wrote none. A report of another protocol version or a malformed one is an error."""
     try:
         if job.remote:
-            return json.loads(table.io.read(job.result_file))
-        with open(job.result_file) as f:
-            return json.load(f)
-    except (OSError, ValueError, NotFoundError):
-        return {"files": [], "error": None}
+            text = table.io.read(job.result_file)
+        else:
+            with open(job.result_file, "rb") as f:
+                text = f.read()
+    except (OSError, NotFoundError):
+        return None
+    return protocol.loads(kind, text)
 
 
 def _check_counts(groups: list[FileGroup], outputs: dict[int, list[DataFile]]) -> None:

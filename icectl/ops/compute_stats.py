@@ -26,7 +26,9 @@ from typing import Any, Callable
 
 from icectl.errors import ExternalCommandError, IcectlError, UnsupportedError, UsageError
 from icectl.formats.puffin import PuffinBlob, write_puffin
+from icectl.ops.compaction import input_file, pack_consecutive
 from icectl.ops.partition_stats import commit_statistics_file, snapshot_to_measure
+from icectl.spark.protocol import NdvColumn, NdvPlan, NdvResult, NdvTask
 from icectl.io import join
 from icectl.spec.metadata import StatisticsFile
 from icectl.spec.properties import SPLIT_SIZE
@@ -220,23 +222,21 @@ def _column_path(schema: Schema, field_id: int) -> list[str]:
 
 
 def job_plan(table: Table, plan: ComputeStatsPlan, *, io_properties: dict[str, str],
-             split_size: int = 128 * 1024 * 1024) -> dict[str, Any]:
-    """The plan file of the Spark job: the columns, and the data files as tasks of about
-    ``read.split.target-size`` bytes (128 MB by default), each with its deletes."""
-    from icectl.ops.compaction import _pack, _task_json
-
-    inputs = [_task_json(table, t) for t in plan.tasks]
+             split_size: int = 128 * 1024 * 1024) -> NdvPlan:
+    """The plan file of the Spark job (:mod:`icectl.spark.protocol`): the columns, and the data
+    files as tasks of about ``read.split.target-size`` bytes (128 MB by default), each with its deletes."""
+    inputs = [input_file(t) for t in plan.tasks]
     size = SPLIT_SIZE.read_if_set(table.metadata.properties) or split_size
-    packed = _pack(inputs, [t.length for t in plan.tasks], size) if inputs else []
+    packed = pack_consecutive(inputs, [t.length for t in plan.tasks], size) if inputs else []
     assert plan.read_schema is not None
-    return {
-        "version": 1, "kind": "ndv", "table": table.name, "location": table.metadata.location,
-        "schema": plan.read_schema.to_json(), "io_properties": io_properties,
-        "columns": [{"field_id": c.field_id, "path": _column_path(plan.read_schema, c.field_id), "type": c.type}
-                    for c in plan.columns],
-        "tasks": [{"task_id": str(i), "inputs": ts} for i, ts in enumerate(packed)],
-        "app_name": f"icectl-compute-stats-{table.name}",
-    }
+    return NdvPlan(
+        table=table.name, location=table.metadata.location or "", schema=plan.read_schema.to_json(),
+        io_properties=dict(io_properties),
+        columns=[NdvColumn(field_id=c.field_id, path=_column_path(plan.read_schema, c.field_id), type=c.type)
+                 for c in plan.columns],
+        tasks=[NdvTask(task_id=str(i), inputs=ts) for i, ts in enumerate(packed)],
+        app_name=f"icectl-compute-stats-{table.name}",
+    )
 
 
 # -- running -------------------------------------------------------------------------------------------------
@@ -290,21 +290,21 @@ def run_compute_stats(table: Table, plan: ComputeStatsPlan, settings: Any, *,
         try:
             submit.run_command(job.argv, job.template, log_file=holder.log_file)
         except ExternalCommandError:
-            report = read_result(table, job)
-            if report.get("error"):
-                raise ExternalCommandError(f"the Spark job failed: {report['error']} (log: {holder.log_file})") from None
+            report = read_result(table, job, NdvResult)
+            if report is not None and report.error:
+                raise ExternalCommandError(f"the Spark job failed: {report.error} (log: {holder.log_file})") from None
             raise
-        report = read_result(table, job)
-        if report.get("error") or "sketches" not in report:
-            raise ExternalCommandError(f"the Spark job failed: {report.get('error') or 'it wrote no result'} "
+        report = read_result(table, job, NdvResult)
+        if report is None or report.error:
+            raise ExternalCommandError(f"the Spark job failed: {report.error if report else 'it wrote no result'} "
                                        f"(log: {holder.log_file})")
-        sketches = {int(k): base64.b64decode(v) for k, v in report["sketches"].items()}
+        sketches = {k: base64.b64decode(v) for k, v in report.sketches.items()}
     except BaseException as e:
         if not (isinstance(e, IcectlError) and os.path.join(job.work, "") in e.message):
             cleanup_work(table, job, settings, holder)
         raise
     cleanup_work(table, job, settings, holder)
-    result = write_and_commit(table, plan, sketches, rows=int(report.get("rows", 0)))
+    result = write_and_commit(table, plan, sketches, rows=report.rows)
     result.log_file = holder.log_file
     return result
 

@@ -13,8 +13,11 @@ properties given by ``--io`` (endpoints and the like; credentials come from the 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from icectl.spark import protocol
+from icectl.spark.protocol import (NdvPlan, NdvResult, NdvTask, NdvTaskResult, RewritePlan, RewriteResult,
+                                   RewriteTask, RewriteTaskResult)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,84 +28,104 @@ def main(argv: list[str] | None = None) -> int:
                         help="a storage property for reading the plan and writing the result")
     args = parser.parse_args(argv)
 
-    from pyspark.sql import SparkSession
-
     from icectl.io import FileIO
-    from icectl.spark.rewrite import iter_tasks
 
     io = FileIO(dict(kv.split("=", 1) for kv in args.io))
-    plan = json.loads(io.read(args.plan))
-    spark = SparkSession.builder.appName(plan.get("app_name", "icectl")).getOrCreate()
-    sc = spark.sparkContext
-    sc.setLogLevel("WARN")
-    if plan.get("kind") == "ndv":
-        return _ndv_job(spark, io, plan, result=args.result)
-    plan_light = {k: v for k, v in plan.items() if k != "groups"}
+    text = io.read(args.plan)
+    try:
+        plan = protocol.load_plan(text)
+    except protocol.ProtocolError as e:  # another icectl's plan: say so in the result, start no Spark
+        io.write(args.result, protocol.dumps(protocol.failed_result(text, e.message)).encode(), overwrite=True)
+        return 3
 
-    def run(task):
+    from pyspark.sql import SparkSession  # only the job's driver imports pyspark
+
+    spark = SparkSession.builder.appName(plan.app_name).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    if isinstance(plan, NdvPlan):
+        report = _ndv_job(spark, plan)
+    else:
+        report = _rewrite_job(spark, plan)
+    io.write(args.result, protocol.dumps(report).encode(), overwrite=True)
+    return 0 if report.error is None else 3
+
+
+def _rewrite_job(spark, plan: RewritePlan) -> RewriteResult:
+    """compact, rewrite-deletes: each task rewrites its files (a sort plan: Spark sorts each group)."""
+    settings = protocol.to_json(plan.settings())
+
+    def run(task_json: dict) -> list[dict]:
         from icectl.spark.rewrite import rewrite_task
 
         # A failed task removes its own files and reports why; the files of the tasks that
         # succeeded are still reported, so that icectl can remove them when the job failed.
+        task_id = task_json.get("task_id")
         try:
-            return rewrite_task(task, plan_light)
+            task = protocol.from_json(RewriteTask, task_json)
+            result = RewriteTaskResult(task.task_id, files=rewrite_task(task, protocol.from_json(RewritePlan, settings)))
         except Exception as e:
-            return [{"task_error": f"task {task['task_id']}: {type(e).__name__}: {e}"}]
+            result = RewriteTaskResult(str(task_id), error=f"task {task_id}: {type(e).__name__}: {e}")
+        return [protocol.to_json(result)]
 
-    files: list[dict] = []
+    files = []
     errors: list[str] = []
     try:
-        if plan.get("sort"):
+        if plan.sort:
             from icectl.spark.sort import sort_groups
 
-            files, errors = sort_groups(spark, plan, plan_light)
+            files, errors = sort_groups(spark, plan)
         else:
-            tasks = list(iter_tasks(plan))
+            tasks = [protocol.to_json(t) for t in plan.all_tasks()]
             if tasks:
-                out = sc.parallelize(tasks, len(tasks)).flatMap(run).collect()
-                files = [f for f in out if "task_error" not in f]
-                errors = [f["task_error"] for f in out if "task_error" in f]
+                out = [protocol.from_json(RewriteTaskResult, r)
+                       for r in spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(run).collect()]
+                files = [f for r in out for f in r.files]
+                errors = [r.error for r in out if r.error]
     except Exception as e:  # report, then the caller removes what was written
-        errors.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        errors.append(_first_line(e))
     finally:
         spark.stop()
-    error = None
-    if errors:
-        error = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
-    io.write(args.result, json.dumps({"files": files, "error": error}).encode(), overwrite=True)
-    return 0 if error is None else 3
+    return RewriteResult(files=list(files), error=_first_error(errors))
 
 
-def _ndv_job(spark, io, plan: dict, *, result: str) -> int:
+def _ndv_job(spark, plan: NdvPlan) -> NdvResult:
     """compute-stats: each task sketches its files' column values; the driver unites the sketches."""
     from icectl.spark.ndv import merge_task_results
 
-    light = {k: v for k, v in plan.items() if k != "tasks"}
-    field_ids = [str(c["field_id"]) for c in plan["columns"]]
+    settings = protocol.to_json(plan.settings())
 
-    def run(task):
+    def run(task_json: dict) -> list[dict]:
         from icectl.spark.ndv import sketch_task
 
+        task_id = task_json.get("task_id")
         try:
-            return [sketch_task(task, light)]
+            result = sketch_task(protocol.from_json(NdvTask, task_json), protocol.from_json(NdvPlan, settings))
         except Exception as e:
-            return [{"task_error": f"task {task['task_id']}: {type(e).__name__}: {e}"}]
+            result = NdvTaskResult(str(task_id), error=f"task {task_id}: {type(e).__name__}: {e}")
+        return [protocol.to_json(result)]
 
-    report: dict = {"rows": 0, "sketches": {}, "error": None}
     try:
-        tasks = plan["tasks"]
-        out = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(run).collect() if tasks else []
-        errors = [o["task_error"] for o in out if "task_error" in o]
+        tasks = [protocol.to_json(t) for t in plan.tasks]
+        out = [protocol.from_json(NdvTaskResult, r)
+               for r in spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(run).collect()] if tasks else []
+        errors = [r.error for r in out if r.error]
         if errors:
-            report["error"] = errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
-        else:
-            report.update(merge_task_results(out, field_ids))
+            return NdvResult(error=_first_error(errors))
+        return merge_task_results(out, [c.field_id for c in plan.columns])
     except Exception as e:
-        report["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return NdvResult(error=_first_line(e))
     finally:
         spark.stop()
-    io.write(result, json.dumps(report).encode(), overwrite=True)
-    return 0 if report["error"] is None else 3
+
+
+def _first_error(errors: list[str]) -> str | None:
+    if not errors:
+        return None
+    return errors[0] + (f" (and {len(errors) - 1} more failed tasks)" if len(errors) > 1 else "")
+
+
+def _first_line(e: Exception) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
 if __name__ == "__main__":

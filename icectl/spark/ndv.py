@@ -24,6 +24,8 @@ from __future__ import annotations
 import struct
 from typing import Any, Iterable
 
+from icectl.spark.protocol import NdvPlan, NdvResult, NdvTask, NdvTaskResult
+
 LG_K = 12  # DataSketches' default nominal entries 4096 (UpdateSketch.builder(), SetOperationBuilder())
 SEED = 9001  # DataSketches' DEFAULT_UPDATE_SEED
 
@@ -185,7 +187,7 @@ def column_values(table: Any, path: tuple[str, ...]) -> Any:
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
-def sketch_task(task: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+def sketch_task(task: NdvTask, plan: NdvPlan) -> NdvTaskResult:
     """Sketch the plan's columns over one task's input files (deletes applied, read a batch at a
     time); return the rows read and each column's serialized sketch (base64), keyed by field id."""
     import base64
@@ -194,20 +196,21 @@ def sketch_task(task: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
     from icectl.spark.rewrite import iter_input, output_schema
     from icectl.spec.types import schema_from_json
 
-    io = FileIO(dict(plan.get("io_properties") or {}))
-    schema = schema_from_json(plan["schema"])
+    io = FileIO(dict(plan.io_properties))
+    schema = schema_from_json(plan.schema)
     target = output_schema(schema, False)
-    columns = [(str(c["field_id"]), tuple(c["path"]), ColumnSketch(c["type"])) for c in plan["columns"]]
+    columns = [(c.field_id, c.path, ColumnSketch(c.type)) for c in plan.columns]
     rows = 0
-    for inp in task["inputs"]:
+    for inp in task.inputs:
         for part in iter_input(io, inp, schema=schema, target=target, row_lineage=False, prune=True):
             rows += part.num_rows
             for _, path, sketch in columns:
                 sketch.update(column_values(part, path))
-    return {"rows": rows, "sketches": {fid: base64.b64encode(s.to_bytes()).decode() for fid, path, s in columns}}
+    return NdvTaskResult(task.task_id, rows=rows,
+                         sketches={fid: base64.b64encode(s.to_bytes()).decode() for fid, path, s in columns})
 
 
-def merge_task_results(results: Iterable[dict[str, Any]], field_ids: Iterable[str]) -> dict[str, Any]:
+def merge_task_results(results: Iterable[NdvTaskResult], field_ids: Iterable[int]) -> NdvResult:
     """The tasks' sketches united per column (base64 in and out) and the rows they read."""
     import base64
 
@@ -215,5 +218,5 @@ def merge_task_results(results: Iterable[dict[str, Any]], field_ids: Iterable[st
     merged = {}
     for fid in field_ids:
         merged[fid] = base64.b64encode(union_sketches(
-            base64.b64decode(r["sketches"][fid]) for r in results)).decode()
-    return {"rows": sum(int(r["rows"]) for r in results), "sketches": merged}
+            base64.b64decode(r.sketches[fid]) for r in results)).decode()
+    return NdvResult(rows=sum(r.rows for r in results), sketches=merged)

@@ -16,10 +16,13 @@ sorts in memory (:func:`sort_in_memory`), which the Spark job leaves to Spark
 """
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any, Iterator
 
 from icectl.spark.metrics import ColumnMetrics, column_metrics
+from icectl.spark.protocol import (EqualityDelete, InputFile, PartitionField, PositionDelete, RewritePlan,
+                                   RewriteTask, SortField, WrittenFile)
 
 ROW_ID = 2147483540  # Iceberg Java 1.10 MetadataColumns.ROW_ID (Integer.MAX_VALUE - 107)
 LAST_UPDATED_SEQ = 2147483539  # MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER (Integer.MAX_VALUE - 108)
@@ -114,21 +117,21 @@ def _default_value(f: Any, default: Any) -> Any:
     return from_json(f.field_type, default)
 
 
-def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -> Any:
+def _deleted_positions(io: Any, data_path: str, deletes: list[PositionDelete]) -> Any:
     import numpy as np
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     parts = []
     for d in deletes:
-        if d["format"] == "puffin":
+        if d.format == "puffin":
             from icectl.formats.puffin import deserialize_deletion_vector
 
-            blob = io.read_range(d["path"], d["offset"], d["length"])
-            bitmap = deserialize_deletion_vector(blob, source=d["path"])
+            blob = io.read_range(d.path, d.offset, d.length)
+            bitmap = deserialize_deletion_vector(blob, source=d.path)
             parts.append(np.fromiter(iter(bitmap), dtype=np.int64, count=len(bitmap)))
         else:
-            with io.open(d["path"], "rb") as fh:
+            with io.open(d.path, "rb") as fh:
                 t = pq.read_table(fh)
             path_col = pos_col = None
             for i, f in enumerate(t.schema):
@@ -138,7 +141,7 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
                 if fid == DELETE_POS or (fid is None and f.name == "pos"):
                     pos_col = t.column(i)
             mask = pc.equal(path_col, data_path)
-            for candidate in d.get("path_aliases", []):
+            for candidate in d.path_aliases:
                 mask = pc.or_(mask, pc.equal(path_col, candidate))
             parts.append(pos_col.filter(mask).to_numpy())
     if not parts:
@@ -146,17 +149,17 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[dict[str, Any]]) -
     return np.unique(np.concatenate(parts))
 
 
-def _equality_deletes(io: Any, eq_deletes: list[dict[str, Any]]) -> list[tuple[list[int], Any]]:
+def _equality_deletes(io: Any, eq_deletes: list[EqualityDelete]) -> list[tuple[list[int], Any]]:
     """Each equality delete file's field ids and deleted values (an Arrow array for one column,
     a set of tuples for several), read once per input file."""
     import pyarrow.parquet as pq
 
     out = []
     for d in eq_deletes:
-        with io.open(d["path"], "rb") as fh:
+        with io.open(d.path, "rb") as fh:
             dt = pq.read_table(fh)
         cols_by_id = {_field_id(f): i for i, f in enumerate(dt.schema)}
-        ids = list(d["equality_ids"])
+        ids = list(d.equality_ids)
         if len(ids) == 1:
             out.append((ids, dt.column(cols_by_id[ids[0]]).combine_chunks()))
         else:
@@ -184,7 +187,7 @@ def _equality_mask(table: Any, *, schema: Any, deletes: list[tuple[list[int], An
     return keep
 
 
-def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool,
+def iter_input(io: Any, inp: InputFile, *, schema: Any, target: Any, row_lineage: bool,
                batch_rows: int = 65536, prune: bool = False) -> Iterator[Any]:
     """One input data file as Arrow tables of at most ``batch_rows`` rows in the output schema,
     deletes applied, read a batch at a time (a file larger than the memory is never whole in it).
@@ -194,12 +197,12 @@ def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_li
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    positions = _deleted_positions(io, inp["path"], inp.get("position_deletes", []))
-    eq_deletes = _equality_deletes(io, inp["equality_deletes"]) if inp.get("equality_deletes") else []
+    positions = _deleted_positions(io, inp.path, inp.position_deletes)
+    eq_deletes = _equality_deletes(io, inp.equality_deletes) if inp.equality_deletes else []
     fields = [target.field(i) for i in range(len(schema.fields))]
-    first = inp.get("first_row_id")
+    first = inp.first_row_id
     offset = 0
-    with io.open(inp["path"], "rb") as fh:
+    with io.open(inp.path, "rb") as fh:
         pf = pq.ParquetFile(fh)
         columns = _pruned_columns(pf.schema_arrow, schema) if prune and not row_lineage else None
         for batch in pf.iter_batches(batch_size=batch_rows, use_threads=False, columns=columns):
@@ -207,7 +210,7 @@ def iter_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_li
             n = raw.num_rows
             columns = _project(raw, schema, fields)
             if row_lineage:
-                columns += _lineage(raw, n, offset, first, inp["data_sequence_number"])
+                columns += _lineage(raw, n, offset, first, inp.data_sequence_number)
             t = pa.Table.from_arrays(columns, schema=target)
             if positions is not None and len(positions):
                 lo, hi = np.searchsorted(positions, [offset, offset + n])
@@ -252,7 +255,7 @@ def _lineage(raw: Any, n: int, offset: int, first: int | None, sequence_number: 
     return [base, seq]
 
 
-def read_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_lineage: bool) -> Any:
+def read_input(io: Any, inp: InputFile, *, schema: Any, target: Any, row_lineage: bool) -> Any:
     """One input data file as one Arrow table in the output schema, deletes applied."""
     import pyarrow as pa
 
@@ -264,7 +267,7 @@ def read_input(io: Any, inp: dict[str, Any], *, schema: Any, target: Any, row_li
 
 class _RollingWriter:
     """Parquet files of about ``target`` bytes each, written straight to storage, with row
-    groups of up to ``row_group_bytes`` (Iceberg's write.parquet.row-group-size-bytes, 128 MB):
+    groups of up to ``row_group_bytes`` (write.parquet.row-group-size-bytes, resolved by the client):
     rows are buffered and written a row group at a time, not one row group per input file. At
     most one row group is in memory: each file's metrics are gathered as its row groups go."""
 
@@ -273,7 +276,7 @@ class _RollingWriter:
         self.io, self.out_dir, self.schema, self.target = io, out_dir, schema, target
         self.target_size, self.compression = target_size, compression
         self.row_group_bytes = row_group_bytes
-        self.files: list[dict[str, Any]] = []
+        self.files: list[WrittenFile] = []
         self._open = None
         self._pending: list[Any] = []
         self._pending_bytes = 0
@@ -340,7 +343,7 @@ class _RollingWriter:
 
     def abort(self) -> None:
         """Remove every file this writer wrote or began."""
-        paths = [f["path"] for f in self.files]
+        paths = [f.path for f in self.files]
         if self._open is not None:
             path, sink, writer, _ = self._open
             paths.append(path)
@@ -357,7 +360,7 @@ class _RollingWriter:
                 pass
 
 
-def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict[str, Any]:
+def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> WrittenFile:
     """What a manifest needs of a Parquet file just written from ``data`` (an Arrow table in
     :func:`output_schema`): size, record count, column sizes and split offsets from the footer,
     value and null counts and Appendix D bounds (hex) from the rows."""
@@ -365,7 +368,7 @@ def describe_parquet_file(io: Any, path: str, *, data: Any, schema: Any) -> dict
                      metrics=column_metrics(data, schema))
 
 
-def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metrics: dict[str, Any]) -> dict[str, Any]:
+def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metrics: dict[str, Any]) -> WrittenFile:
     import pyarrow.parquet as pq
 
     with io.open(path, "rb") as fh:
@@ -381,11 +384,11 @@ def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metri
             fid = ids_by_name.get(g.column(c).path_in_schema.split(".")[0])
             if fid is not None and fid < ROW_ID - 100:
                 sizes[fid] = sizes.get(fid, 0) + g.column(c).total_compressed_size
-    return {"path": path, "size": io.size(path), "record_count": record_count, "column_sizes": sizes,
-            "split_offsets": sorted(offsets), **metrics}
+    return WrittenFile(path=path, size=io.size(path), record_count=record_count, column_sizes=sizes,
+                       split_offsets=sorted(offsets), **metrics)
 
 
-def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str = "zstd") -> dict[str, Any]:
+def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str) -> WrittenFile:
     """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
     group, and describe it as :func:`describe_parquet_file` does."""
     from icectl.formats.parquet import write_parquet  # pyarrow: loaded by the writing path only
@@ -394,13 +397,13 @@ def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compressio
     return describe_parquet_file(io, path, data=data, schema=schema)
 
 
-def partitioner(spec: list[dict[str, Any]]):
+def partitioner(spec: list[PartitionField]):
     """Rows -> the current spec's partition tuple (for files of older specs)."""
     from icectl.spec.conversions import to_internal
     from icectl.spec.transforms import parse_transform
     from icectl.spec.types import primitive
 
-    fields = [(parse_transform(f["transform"]), primitive(f["source_type"]), f["column"], f["name"]) for f in spec]
+    fields = [(parse_transform(f.transform), primitive(f.source_type), f.column, f.name) for f in spec]
 
     def split(table: Any) -> dict[tuple, Any]:
         import pyarrow as pa
@@ -430,29 +433,29 @@ class TaskWriter:
     """The files of one task: rows go to rolling writers under the task's output folder, one per
     partition of the current spec when the task repartitions files of older specs."""
 
-    def __init__(self, io: Any, task: dict[str, Any], *, plan: dict[str, Any], schema: Any, target: Any):
+    def __init__(self, io: Any, task: RewriteTask, *, plan: RewritePlan, schema: Any, target: Any):
         self.io, self.task, self.plan, self.schema, self.target = io, task, plan, schema, target
         self.writers: dict[Any, _RollingWriter] = {}
         self.split = self.path_of = self.as_json = None
-        if task.get("repartition"):
-            self.split, self.path_of, self.as_json = partitioner(task["repartition"])
+        if task.repartition:
+            self.split, self.path_of, self.as_json = partitioner(task.repartition)
 
     def write(self, data: Any) -> None:
         parts = self.split(data) if self.split else {None: data}
         for key, part in parts.items():
             w = self.writers.get(key)
             if w is None:
-                out_dir = self.task["output_dir"]
+                out_dir = self.task.output_dir
                 if key is not None:
                     out_dir = out_dir.rstrip("/") + "/" + self.path_of(key)
                 w = self.writers[key] = _RollingWriter(
                     self.io, out_dir, schema=self.schema, target=self.target,
                     # The client resolved these from the table properties: no defaults of the job's own.
-                    target_size=int(self.plan["target_file_size"]), compression=self.plan["compression"],
-                    row_group_bytes=int(self.plan["row_group_bytes"]))
+                    target_size=self.plan.target_file_size, compression=self.plan.compression,
+                    row_group_bytes=self.plan.row_group_bytes)
             w.write(part)
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[WrittenFile]:
         """Finish every file and describe them (on failure, remove them all and raise)."""
         try:
             for w in self.writers.values():
@@ -463,11 +466,9 @@ class TaskWriter:
         out = []
         for key, w in self.writers.items():
             for f in w.files:
-                f["task_id"] = self.task["task_id"]
-                f["group_id"] = self.task["group_id"]
-                f["sorted"] = bool(self.plan.get("sort"))
-                f["partition"] = self.as_json(key) if self.as_json else None
-                out.append(f)
+                out.append(dataclasses.replace(f, task_id=self.task.task_id, group_id=self.task.group_id,
+                                               sorted=bool(self.plan.sort),
+                                               partition=self.as_json(key) if self.as_json else None))
         return out
 
     def abort(self) -> None:
@@ -475,7 +476,7 @@ class TaskWriter:
             w.abort()
 
 
-def sort_in_memory(data: Any, sort: list[dict[str, Any]]) -> Any:
+def sort_in_memory(data: Any, sort: list[SortField]) -> Any:
     """Rows in the sort order (each field with its own direction and null order; NaN above every
     other value as the spec orders floating point: "-NaN < -Infinity < ... < Infinity < NaN")."""
     import pyarrow as pa
@@ -486,18 +487,18 @@ def sort_in_memory(data: Any, sort: list[dict[str, Any]]) -> Any:
     keyed = data
     keys = []
     for i, s in enumerate(sort):
-        col = data.column(s["column"])
-        asc = s["direction"] == "asc"
+        col = data.column(s.column)
+        asc = s.direction == "asc"
         keyed = keyed.append_column(f"__null_{i}", pc.is_null(col))
-        keys.append((f"__null_{i}", "descending" if s["null_order"] == "nulls-first" else "ascending"))
+        keys.append((f"__null_{i}", "descending" if s.null_order == "nulls-first" else "ascending"))
         if pa.types.is_floating(col.type):
             keyed = keyed.append_column(f"__nan_{i}", pc.fill_null(pc.is_nan(col), False))
             keys.append((f"__nan_{i}", "ascending" if asc else "descending"))
-        keys.append((s["column"], "ascending" if asc else "descending"))
+        keys.append((s.column, "ascending" if asc else "descending"))
     return data.take(pc.sort_indices(keyed, sort_keys=keys))
 
 
-def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, Any]]:
+def rewrite_task(task: RewriteTask, plan: RewritePlan) -> list[WrittenFile]:
     """Rewrite one task (a group, or a slice of one) and return the files it wrote.
 
     Input files are read a batch at a time. With a sort order the task's rows are sorted in
@@ -505,29 +506,24 @@ def rewrite_task(task: dict[str, Any], plan: dict[str, Any]) -> list[dict[str, A
     from icectl.spec.types import schema_from_json
     from icectl.io import FileIO
 
-    io = FileIO(dict(plan.get("io_properties") or {}))
-    schema = schema_from_json(plan["schema"])
-    row_lineage = bool(plan.get("row_lineage"))
+    io = FileIO(dict(plan.io_properties))
+    schema = schema_from_json(plan.schema)
+    row_lineage = plan.row_lineage
     target = output_schema(schema, row_lineage)
     writer = TaskWriter(io, task, plan=plan, schema=schema, target=target)
     try:
-        if plan.get("sort"):
+        if plan.sort:
             tables = [read_input(io, inp, schema=schema, target=target, row_lineage=row_lineage)
-                      for inp in task["inputs"]]
+                      for inp in task.inputs]
             import pyarrow as pa
 
             data = pa.concat_tables(tables) if tables else target.empty_table()
-            writer.write(sort_in_memory(data, plan["sort"]))
+            writer.write(sort_in_memory(data, plan.sort))
         else:
-            for inp in task["inputs"]:
+            for inp in task.inputs:
                 for part in iter_input(io, inp, schema=schema, target=target, row_lineage=row_lineage):
                     writer.write(part)
     except BaseException:
         writer.abort()
         raise
     return writer.close()
-
-
-def iter_tasks(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for g in plan["groups"]:
-        yield from g["tasks"]

@@ -12,8 +12,11 @@ timestamps as long, uuid and fixed as binary; they are cast back before they are
 """
 from __future__ import annotations
 
-import json
+import dataclasses
 from typing import Any, Iterator
+
+from icectl.spark import protocol
+from icectl.spark.protocol import InputFile, RewriteGroup, RewritePlan, RewriteTaskResult, SortField, WrittenFile
 
 MAX_CONCURRENT_GROUPS = 5  # Iceberg Java's max-concurrent-file-group-rewrites default
 
@@ -127,52 +130,49 @@ def _placeholder(t: Any) -> Any:
     return pa.array([0]).cast(t)[0]
 
 
-def ordering(df: Any, sort: list[dict[str, Any]]) -> list[Any]:
+def ordering(df: Any, sort: list[SortField]) -> list[Any]:
     """The Spark sort expressions of a plan's sort fields (direction and null order each)."""
     out = []
     for s in sort:
-        col = df[s["column"]]
-        first = s["null_order"] == "nulls-first"
-        if s["direction"] == "asc":
+        col = df[s.column]
+        first = s.null_order == "nulls-first"
+        if s.direction == "asc":
             out.append(col.asc_nulls_first() if first else col.asc_nulls_last())
         else:
             out.append(col.desc_nulls_first() if first else col.desc_nulls_last())
     return out
 
 
-def expected_outputs(group: dict[str, Any], target_file_size: int) -> int:
-    if group.get("expected_outputs"):
-        return int(group["expected_outputs"])
-    size = sum(i.get("size") or 0 for t in group["tasks"] for i in t["inputs"])
-    return max(1, round(size / target_file_size))
-
-
-def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+def sort_group(spark: Any, group: RewriteGroup, plan: RewritePlan) -> tuple[list[WrittenFile], str | None]:
     """Rewrite one group sorted; returns the files written and the error, if any (the files of a
-    partition that failed are removed by its task; those of the others are reported)."""
+    partition that failed are removed by its task; those of the others are reported).
+
+    What crosses to the executors is JSON of the protocol (the settings, the task, each input
+    file, each partition's result), decoded there with its version checked."""
     from icectl.spark.rewrite import output_schema
     from icectl.spec.types import schema_from_json
 
-    tasks = group["tasks"]
-    inputs = [json.dumps(i) for t in tasks for i in t["inputs"]]
+    inputs = [protocol.dumps(i) for t in group.tasks for i in t.inputs]
     if not inputs:
         return [], None
-    schema = schema_from_json(plan["schema"])
-    row_lineage = bool(plan.get("row_lineage"))
+    schema = schema_from_json(plan.schema)
+    row_lineage = plan.row_lineage
     target = output_schema(schema, row_lineage)
     sschema = spark_schema(schema, row_lineage)
     carrier = carrier_schema(sschema)
-    task = dict(tasks[0], inputs=[])
+    settings = protocol.to_json(plan.settings())
+    task = protocol.to_json(dataclasses.replace(group.tasks[0], inputs=[]))
     sc = spark.sparkContext
 
     def read(batches: Iterator[Any]) -> Iterator[Any]:
         from icectl.io import FileIO
         from icectl.spark.rewrite import iter_input
 
-        io = FileIO(dict(plan.get("io_properties") or {}))
+        io = FileIO(dict(protocol.from_json(RewritePlan, settings).io_properties))
         for b in batches:
             for text in b.column(0).to_pylist():
-                for part in iter_input(io, json.loads(text), schema=schema, target=target, row_lineage=row_lineage):
+                inp = protocol.loads(InputFile, text, what="job input file")
+                for part in iter_input(io, inp, schema=schema, target=target, row_lineage=row_lineage):
                     yield from to_carrier(part, carrier)
 
     def write(batches: Iterator[Any]) -> Iterator[Any]:
@@ -181,40 +181,44 @@ def sort_group(spark: Any, group: dict[str, Any], plan: dict[str, Any]) -> tuple
         from icectl.io import FileIO
         from icectl.spark.rewrite import TaskWriter
 
-        writer = TaskWriter(FileIO(dict(plan.get("io_properties") or {})), task, plan=plan, schema=schema,
-                            target=target)
+        light = protocol.from_json(RewritePlan, settings)
+        this = protocol.from_json(protocol.RewriteTask, task)
+        writer = TaskWriter(FileIO(dict(light.io_properties)), this, plan=light, schema=schema, target=target)
         try:
             for b in batches:
                 writer.write(from_carrier(b, target))
-            out = [json.dumps(f) for f in writer.close()]
+            result = RewriteTaskResult(this.task_id, files=writer.close())
         except Exception as e:
             writer.abort()
-            out = [json.dumps({"task_error": f"group {group['group_id']}: {type(e).__name__}: {e}"})]
-        yield pa.RecordBatch.from_pydict({"file": out}, schema=pa.schema([("file", pa.string())]))
+            result = RewriteTaskResult(this.task_id, error=f"group {group.group_id}: {type(e).__name__}: {e}")
+        yield pa.RecordBatch.from_pydict({"result": [protocol.dumps(result)]},
+                                         schema=pa.schema([("result", pa.string())]))
 
-    n_out = expected_outputs(group, int(plan["target_file_size"]))
+    n_out = max(1, group.expected_outputs)
     src = spark.createDataFrame(sc.parallelize([(s,) for s in inputs], len(inputs)), "input string")
     rows = src.mapInArrow(read, sschema)
-    keys = ordering(rows, plan["sort"])
+    keys = ordering(rows, plan.sort or [])
     sorted_rows = rows.repartitionByRange(n_out, *keys).sortWithinPartitions(*keys)
     try:
-        collected = [json.loads(r["file"]) for r in sorted_rows.mapInArrow(write, "file string").collect()]
+        collected = [protocol.loads(RewriteTaskResult, r["result"])
+                     for r in sorted_rows.mapInArrow(write, "result string").collect()]
     except Exception as e:  # a read failed: the write stage never ran, nothing was written
-        return [], f"group {group['group_id']}: {_task_error(e)}"
-    files = [f for f in collected if "task_error" not in f]
-    errors = [f["task_error"] for f in collected if "task_error" in f]
+        return [], f"group {group.group_id}: {_task_error(e)}"
+    files = [f for r in collected for f in r.files]
+    errors = [r.error for r in collected if r.error]
     return files, (errors[0] if errors else None)
 
 
-def sort_groups(spark: Any, plan: dict[str, Any], plan_light: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+def sort_groups(spark: Any, plan: RewritePlan) -> tuple[list[WrittenFile], list[str]]:
     """Every group of a sort plan, up to :data:`MAX_CONCURRENT_GROUPS` Spark jobs at a time."""
     from concurrent.futures import ThreadPoolExecutor
 
-    groups = plan["groups"]
+    groups = plan.groups
+    light = plan.settings()
     if not groups:
         return [], []
     with ThreadPoolExecutor(max_workers=min(MAX_CONCURRENT_GROUPS, len(groups))) as pool:
-        results = list(pool.map(lambda g: sort_group(spark, g, plan_light), groups))
+        results = list(pool.map(lambda g: sort_group(spark, g, light), groups))
     files = [f for fs, _ in results for f in fs]
     errors = [e for _, e in results if e]
     return files, errors

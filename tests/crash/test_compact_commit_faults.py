@@ -6,7 +6,6 @@ the metadata file, moving the pointer, and cleaning up after a failure.
 """
 from __future__ import annotations
 
-import json
 import pathlib
 import sys
 
@@ -17,8 +16,10 @@ from crash_faults import COUNT, CRASH, ERROR, UNKNOWN, Crash, Injector, injectin
 from crash_state import DemoWorkspace, observe  # noqa: E402
 
 from icectl.errors import ExitCode  # noqa: E402
+from icectl.spark import protocol  # noqa: E402
+from icectl.spark.protocol import RewriteResult  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # one real job, then every commit step replayed
 
 EVENTS = "demo.events"
 ARGV = ["compact", EVENTS, "-y"]
@@ -52,13 +53,13 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
     def recording(table, job):
         report = real_read(table, job)
         recorded["report"] = report
-        recorded["files"] = {f["path"]: pathlib.Path(f["path"]).read_bytes() for f in report["files"]}
+        recorded["files"] = {f.path: pathlib.Path(f.path).read_bytes() for f in report.files}
         return report
 
     monkeypatch.setattr(compaction_job, "_read_result", recording)
     code, out, err = ws.run(*ARGV)
     assert code == 0, err
-    assert recorded["report"]["files"] and not recorded["report"].get("error")
+    assert recorded["report"].files and not recorded["report"].error
     after = observe(ws, [EVENTS])
 
     # Replays: the job "runs" by putting its files back; the report is the one it wrote.
@@ -67,7 +68,7 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
             pathlib.Path(path).write_bytes(data)
 
     monkeypatch.setattr(submit, "run_command", replay_job)
-    monkeypatch.setattr(compaction_job, "_read_result", lambda table, job: json.loads(json.dumps(recorded["report"])))
+    monkeypatch.setattr(compaction_job, "_read_result", lambda table, job: protocol.loads(RewriteResult, protocol.dumps(recorded["report"])))
 
     def faulted(inj: Injector, argv: list[str] = ARGV) -> tuple[int | None, str]:
         ws.reset()

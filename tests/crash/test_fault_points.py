@@ -23,6 +23,8 @@ from crash_state import DemoWorkspace, observe  # noqa: E402
 
 from icectl.errors import ExitCode  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every step of every command, replayed: minutes (CI runs it)
+
 EVENTS = "demo.events"
 S8 = "9115177490179072159"  # tag before-overwrite, an ancestor of main
 S11 = "6807948677818654560"  # the staged WAP snapshot

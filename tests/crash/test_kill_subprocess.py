@@ -17,6 +17,8 @@ from crash_faults import COUNT, ENV, Crash, Injector, injecting  # noqa: E402
 from crash_state import DemoWorkspace, observe  # noqa: E402
 from test_fault_points import COMMANDS, _kind, fault_points  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a subprocess for every step of five commands (CI runs it)
+
 KILLED = 137
 BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import crash_faults; crash_faults.install_from_env(); "
         "from icectl.cli.main import run; run()")

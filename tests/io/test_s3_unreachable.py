@@ -77,6 +77,7 @@ def test_endpoint_that_cannot_be_used(endpoint, words):
     assert words in e.value.message and int(e.value.exit_code) in (2, 10)
 
 
+@pytest.mark.slow  # a subprocess per command, ~5 s each
 @pytest.mark.parametrize("args", [
     ["describe", "s3://bucket/wh/db/t/metadata/v1.metadata.json"],
     ["list"],

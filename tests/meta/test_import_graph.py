@@ -9,6 +9,7 @@ module-cycle test counts every import, ``TYPE_CHECKING`` blocks and function-loc
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -94,6 +95,7 @@ def imports_of(path: pathlib.Path, modules: set[str], *, type_checking: bool = F
     return out
 
 
+@functools.cache  # read once a session: each test only reads it
 def graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     paths = [p for p in ROOT.rglob("*.py")]
     modules = {module_name(p) for p in paths}

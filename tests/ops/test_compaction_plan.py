@@ -387,6 +387,7 @@ def test_group_split_size_and_outputs(catalog):
 
 def test_job_plan_splits_group_into_tasks_by_split_size(catalog):
     from icectl.ops.compaction import job_plan
+    from icectl.spark.protocol import to_json
 
     t = make(catalog)
     t = with_files(t, *(data(t, 400) for _ in range(6)))
@@ -394,13 +395,13 @@ def test_job_plan_splits_group_into_tasks_by_split_size(catalog):
     g = p.groups[0]
     # 2400: two files would average 1200 >= 1.1 x target -> 3; split min(800 + 5 KiB, 1400)
     assert (g.expected_outputs, g.split_size) == (3, 1400)
-    jp = job_plan(t, p, io_properties={})
+    jp = to_json(job_plan(t, p, io_properties={}))  # the plan file's JSON
     assert [len(x["inputs"]) for x in jp["groups"][0]["tasks"]] == [3, 3]
     assert {x["group_id"] for x in jp["groups"][0]["tasks"]} == {1}
     t2 = make(catalog)
     t2 = with_files(t2, *(data(t2, 4000) for _ in range(3)))  # > max: each its own candidate
     p2 = plan_compaction(t2, OPTS)
-    jp2 = job_plan(t2, p2, io_properties={})
+    jp2 = to_json(job_plan(t2, p2, io_properties={}))
     assert p2.groups[0].split_size == 1400  # write max
     assert [len(x["inputs"]) for x in jp2["groups"][0]["tasks"]] == [1, 1, 1]
     assert [x["task_id"] for x in jp2["groups"][0]["tasks"]] == ["1-0", "1-1", "1-2"]

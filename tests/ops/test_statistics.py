@@ -136,9 +136,9 @@ def _sketch_locally(t, plan):
     from icectl.ops.compute_stats import job_plan
 
     jp = job_plan(t, plan, io_properties={})
-    results = [ndv.sketch_task(task, jp) for task in jp["tasks"]]
-    merged = ndv.merge_task_results(results, [str(c["field_id"]) for c in jp["columns"]])
-    return {int(k): base64.b64decode(v) for k, v in merged["sketches"].items()}, merged["rows"]
+    results = [ndv.sketch_task(task, jp.settings()) for task in jp.tasks]
+    merged = ndv.merge_task_results(results, [c.field_id for c in jp.columns])
+    return {int(k): base64.b64decode(v) for k, v in merged.sketches.items()}, merged.rows
 
 
 @pytest.mark.parametrize("version", [2, 3, 4])

@@ -27,17 +27,18 @@ args = sys.argv[1:]
 plan_path, result_path = args[args.index("--plan") + 1], args[args.index("--result") + 1]
 with open(os.path.join(os.path.dirname(plan_path), "argv.json"), "w") as f:
     json.dump(args, f)
-from icectl.spark.rewrite import iter_tasks, rewrite_task
-plan = json.load(open(plan_path))
-light = {{k: v for k, v in plan.items() if k != "groups"}}
+from icectl.spark import protocol
+from icectl.spark.rewrite import rewrite_task
+plan = protocol.load_plan(open(plan_path).read())
+light = plan.settings()
 files, error = [], None
-for t in iter_tasks(plan):
+for t in plan.all_tasks():
     try:
         files += rewrite_task(t, light)
     except Exception as e:
         error = f"{{type(e).__name__}}: {{e}}"
 with open(result_path, "w") as f:
-    json.dump({{"files": files, "error": error}}, f)
+    f.write(protocol.dumps(protocol.RewriteResult(files=files, error=error)))
 sys.stdout.flush()
 os._exit(0 if error is None else 3)  # skip interpreter teardown (pyarrow threads may abort it)
 """

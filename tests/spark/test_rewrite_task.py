@@ -19,6 +19,8 @@ from icectl.spec.conversions import to_bytes
 from icectl.ops.create import load_schema_argument
 from icectl.formats.puffin import deletion_vector_file
 from icectl.spec.types import primitive
+from icectl.spark import protocol
+from icectl.spark.protocol import PROTOCOL_VERSION, RewritePlan, RewriteTask
 from icectl.spark.rewrite import LAST_UPDATED_SEQ, ROW_ID, rewrite_task
 
 pytestmark = pytest.mark.spark  # the Spark job's data plane (no JVM needed, but it is the job's code)
@@ -30,8 +32,11 @@ from parquet_inputs import FID, SIMPLE, fld, position_delete_file, simple_file, 
 
 
 def plan_for(schema, *, row_lineage=False, target=512 * 1024 ** 2, sort=None):
-    return {"schema": schema.to_json(), "row_lineage": row_lineage, "target_file_size": target,
-            "io_properties": {}, "compression": "zstd", "row_group_bytes": 128 * 1024 * 1024, "sort": sort}
+    return protocol.from_json(RewritePlan, {
+        "version": PROTOCOL_VERSION, "kind": "rewrite", "table": "db.t", "location": "/unused", "format_version": 2,
+        "app_name": "test", "row_group_bytes": 128 * 1024 * 1024, "schema": schema.to_json(),
+        "row_lineage": row_lineage, "target_file_size": target, "io_properties": {}, "compression": "zstd",
+        "sort": sort})
 
 
 def inp(path, n, *, first_row_id=None, seq=1, pos=(), eq=()):
@@ -41,13 +46,14 @@ def inp(path, n, *, first_row_id=None, seq=1, pos=(), eq=()):
 
 
 def task(out_dir, inputs, repartition=None):
-    return {"task_id": "7-0", "group_id": 7, "output_dir": str(out_dir), "inputs": inputs, "repartition": repartition}
+    return protocol.from_json(RewriteTask, {"version": PROTOCOL_VERSION, "task_id": "7-0", "group_id": 7,
+                                            "output_dir": str(out_dir), "inputs": inputs, "repartition": repartition})
 
 
 def rows_of(files, columns=None) -> list[tuple]:
     out = []
     for f in files:
-        t = pq.read_table(f["path"])
+        t = pq.read_table(f.path)
         names = columns or t.column_names
         out += list(zip(*(t.column(c).to_pylist() for c in names)))
     return sorted(out, key=lambda r: tuple((x is None, x) for x in r))
@@ -61,21 +67,21 @@ def test_copies_rows_by_field_id_with_renamed_and_added_columns(tmp_path):
     out = rewrite_task(task(tmp_path / "out", [inp(src, 3)]), plan_for(schema))
     assert len(out) == 1
     f = out[0]
-    t = pq.read_table(f["path"])
+    t = pq.read_table(f.path)
     assert t.column_names == ["id", "label", "added"]
     assert [x.metadata[FID] for x in t.schema] == [b"1", b"2", b"3"]
     assert t.to_pylist() == [{"id": 1, "label": "x", "added": None}, {"id": 2, "label": None, "added": None},
                              {"id": 3, "label": "z", "added": None}]
-    assert (f["task_id"], f["group_id"], f["record_count"], f["partition"], f["sorted"]) == ("7-0", 7, 3, None, False)
-    assert f["size"] == os.path.getsize(f["path"]) and f["path"].startswith(str(tmp_path / "out") + "/")
-    assert f["path"].endswith("-icectl-compact.parquet")
+    assert (f.task_id, f.group_id, f.record_count, f.partition, f.sorted) == ("7-0", 7, 3, None, False)
+    assert f.size == os.path.getsize(f.path) and f.path.startswith(str(tmp_path / "out") + "/")
+    assert f.path.endswith("-icectl-compact.parquet")
 
 
 def test_file_without_field_ids_matched_by_name(tmp_path):
     src = write_parquet(tmp_path / "plain.parquet", pa.table({"name": ["a", "b"], "id": pa.array([5, 6], pa.int32())}))
     out = rewrite_task(task(tmp_path / "out", [inp(src, 2)]), plan_for(SIMPLE))
     assert rows_of(out) == [(5, "a"), (6, "b")]
-    assert pq.read_schema(out[0]["path"]).field("id").type == pa.int64()  # promoted to the table type
+    assert pq.read_schema(out[0].path).field("id").type == pa.int64()  # promoted to the table type
 
 
 def test_initial_default_fills_missing_column(tmp_path):
@@ -102,7 +108,7 @@ def test_position_deletes_from_parquet_delete_files(tmp_path):
               {"path": pd2, "format": "parquet", "path_aliases": ["file:" + b]}]
     out = rewrite_task(task(tmp_path / "out", [inp(a, 10, pos=dels), inp(b, 10, pos=dels_b)]), plan_for(SIMPLE))
     assert [r[0] for r in rows_of(out)] == [1, 3, 4, 5, 6, 7, 8] + [100, 101, 102, 105, 106, 107, 108, 109]
-    assert sum(f["record_count"] for f in out) == 15
+    assert sum(f.record_count for f in out) == 15
 
 
 def test_deletion_vectors(tmp_path):
@@ -152,8 +158,8 @@ def test_every_row_deleted_writes_no_file(tmp_path):
     pd = position_delete_file(tmp_path / "data" / "pd.parquet", [(a, 0), (a, 1)])
     out = rewrite_task(task(tmp_path / "out", [inp(a, 2, pos=[{"path": pd, "format": "parquet"}])]), plan_for(SIMPLE))
     # an empty file would be a data file with no rows: harmless, but nothing is better
-    assert sum(f["record_count"] for f in out) == 0
-    assert all(f["record_count"] > 0 for f in out), "a file with no rows was written"
+    assert sum(f.record_count for f in out) == 0
+    assert all(f.record_count > 0 for f in out), "a file with no rows was written"
 
 
 # -- v3 row lineage ----------------------------------------------------------------------------------
@@ -166,14 +172,14 @@ def test_row_lineage_inherited_values_are_materialised(tmp_path):
     dv = {"path": str(puffin), "format": "puffin", "offset": blobs[0].offset, "length": blobs[0].length}
     out = rewrite_task(task(tmp_path / "out", [inp(a, 6, first_row_id=1000, seq=3, pos=[dv])]),
                        plan_for(SIMPLE, row_lineage=True))
-    t = pq.read_table(out[0]["path"])
+    t = pq.read_table(out[0].path)
     assert t.column_names == ["id", "name", "_row_id", "_last_updated_sequence_number"]
     assert [int(f.metadata[FID]) for f in t.schema][2:] == [ROW_ID, LAST_UPDATED_SEQ] == [2147483540, 2147483539]
     # positions keep their row ids after deletes: row 2 of the file is _row_id 1002
     assert rows_of(out, ["id", "_row_id", "_last_updated_sequence_number"]) == [
         (0, 1000, 3), (2, 1002, 3), (3, 1003, 3), (5, 1005, 3)]
     # lineage columns are not table columns: no metrics for them
-    assert set(out[0]["value_counts"]) == {1, 2} and set(out[0]["column_sizes"]) == {1, 2}
+    assert set(out[0].value_counts) == {1, 2} and set(out[0].column_sizes) == {1, 2}
 
 
 def test_row_lineage_materialised_values_are_kept(tmp_path):
@@ -233,12 +239,12 @@ def test_metrics_are_appendix_d_bounds(tmp_path):
     out = rewrite_task(task(tmp_path / "out", [inp(src, 3)]), plan_for(TYPES))
     assert len(out) == 1
     f = out[0]
-    assert f["record_count"] == 3
+    assert f.record_count == 3
     top = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
-    assert set(f["value_counts"]) >= top and all(f["value_counts"][k] == 3 for k in top)
-    assert {k: f["null_value_counts"][k] for k in top} == {1: 0, 2: 1, 3: 0, 4: 1, 5: 1, 6: 1, 7: 2, 8: 1, 9: 1,
+    assert set(f.value_counts) >= top and all(f.value_counts[k] == 3 for k in top)
+    assert {k: f.null_value_counts[k] for k in top} == {1: 0, 2: 1, 3: 0, 4: 1, 5: 1, 6: 1, 7: 2, 8: 1, 9: 1,
                                                           10: 0, 11: 3}
-    assert f["nan_value_counts"] == {3: 1, 4: 2}
+    assert f.nan_value_counts == {3: 1, 4: 2}
 
     def b(type_text, v):
         return to_bytes(primitive(type_text), v).hex()
@@ -257,27 +263,27 @@ def test_metrics_are_appendix_d_bounds(tmp_path):
         8: b("decimal(10, 2)", decimal.Decimal("1.25")), 9: b("boolean", True),
         # 20 x 0xff cannot be truncated upwards: no upper bound... but 0x05*17 + 0x07 truncates to 0x05*15 + 0x06
     }
-    assert {k: v for k, v in f["lower_bounds"].items() if k in top} == expected_lower
-    got_upper = {k: v for k, v in f["upper_bounds"].items() if k in top}
+    assert {k: v for k, v in f.lower_bounds.items() if k in top} == expected_lower
+    got_upper = {k: v for k, v in f.upper_bounds.items() if k in top}
     # binary: max is b"\xff" * 20 -> truncated to 16 bytes cannot be rounded up: no bound
     assert 10 not in got_upper
     assert got_upper == expected_upper
     # no bounds for a column of only NaN (ratio) or only nulls (qty)
-    assert 4 not in f["lower_bounds"] and 11 not in f["lower_bounds"]
-    assert set(f["column_sizes"]) >= top - {12} and all(v > 0 for v in f["column_sizes"].values())
-    assert f["split_offsets"] == [4]
+    assert 4 not in f.lower_bounds and 11 not in f.lower_bounds
+    assert set(f.column_sizes) >= top - {12} and all(v > 0 for v in f.column_sizes.values())
+    assert f.split_offsets == [4]
 
 
 def test_string_upper_bound_truncation(tmp_path):
     schema = load_schema_argument("id:long!, name:string")
     src = simple_file(tmp_path / "a.parquet", [1, 2], ["b" * 15 + "cd", "a"])
     f = rewrite_task(task(tmp_path / "out", [inp(src, 2)]), plan_for(schema))[0]
-    assert bytes.fromhex(f["upper_bounds"][2]) == ("b" * 15 + "d").encode()
-    assert bytes.fromhex(f["lower_bounds"][2]) == b"a"
+    assert bytes.fromhex(f.upper_bounds[2]) == ("b" * 15 + "d").encode()
+    assert bytes.fromhex(f.lower_bounds[2]) == b"a"
     src = simple_file(tmp_path / "b.parquet", [1], ["é" * 17])  # 16 chars, not 16 bytes
     f = rewrite_task(task(tmp_path / "out2", [inp(src, 1)]), plan_for(schema))[0]
-    assert bytes.fromhex(f["lower_bounds"][2]).decode() == "é" * 16
-    assert bytes.fromhex(f["upper_bounds"][2]).decode() == "é" * 15 + chr(ord("é") + 1)
+    assert bytes.fromhex(f.lower_bounds[2]).decode() == "é" * 16
+    assert bytes.fromhex(f.upper_bounds[2]).decode() == "é" * 15 + chr(ord("é") + 1)
 
 
 def test_metrics_match_what_pyarrow_reads(tmp_path):
@@ -285,10 +291,10 @@ def test_metrics_match_what_pyarrow_reads(tmp_path):
     srcs = [simple_file(tmp_path / f"in{i}.parquet", list(range(i * 100, i * 100 + 100))) for i in range(3)]
     out = rewrite_task(task(tmp_path / "out", [inp(s, 100) for s in srcs]), plan_for(SIMPLE))
     for f in out:
-        md = pq.ParquetFile(f["path"]).metadata
-        assert md.num_rows == f["record_count"]
-        assert len(f["split_offsets"]) == md.num_row_groups
-        assert f["split_offsets"] == sorted(f["split_offsets"]) and f["split_offsets"][0] == 4
+        md = pq.ParquetFile(f.path).metadata
+        assert md.num_rows == f.record_count
+        assert len(f.split_offsets) == md.num_row_groups
+        assert f.split_offsets == sorted(f.split_offsets) and f.split_offsets[0] == 4
 
 
 # -- writing: rolling files, repartitioning, sorting, failures ---------------------------------------
@@ -296,10 +302,10 @@ def test_metrics_match_what_pyarrow_reads(tmp_path):
 def test_rolls_to_new_files_at_the_target_size(tmp_path):
     srcs = [simple_file(tmp_path / f"in{i}.parquet", list(range(i * 10, i * 10 + 10))) for i in range(3)]
     out = rewrite_task(task(tmp_path / "out", [inp(s, 10) for s in srcs]), plan_for(SIMPLE, target=1))
-    assert len(out) == 3 and [f["record_count"] for f in out] == [10, 10, 10]
-    assert len({f["path"] for f in out}) == 3
+    assert len(out) == 3 and [f.record_count for f in out] == [10, 10, 10]
+    assert len({f.path for f in out}) == 3
     out = rewrite_task(task(tmp_path / "out2", [inp(s, 10) for s in srcs]), plan_for(SIMPLE))
-    assert len(out) == 1 and out[0]["record_count"] == 30
+    assert len(out) == 1 and out[0].record_count == 30
     assert [r[0] for r in rows_of(out)] == list(range(30))
 
 
@@ -314,8 +320,8 @@ def test_repartitions_files_of_older_specs(tmp_path):
     repartition = [{"name": "region", "transform": "identity", "column": "region", "source_type": "string"},
                    {"name": "ts_day", "transform": "day", "column": "ts", "source_type": "timestamptz"}]
     out = rewrite_task(task(tmp_path / "out", [inp(src, 4)], repartition=repartition), plan_for(schema))
-    got = sorted(((tuple(f["partition"]), tuple(r[0] for r in rows_of([f])),
-                   os.path.relpath(os.path.dirname(f["path"]), tmp_path / "out")) for f in out),
+    got = sorted(((tuple(f.partition), tuple(r[0] for r in rows_of([f])),
+                   os.path.relpath(os.path.dirname(f.path), tmp_path / "out")) for f in out),
                  key=lambda x: tuple((v is None, v or "") for v in x[0]))
     assert got == sorted([
         (("eu", "2024-03-01"), (1,), "region=eu/ts_day=2024-03-01"),
@@ -331,8 +337,8 @@ def test_sort_strategy_sorts_the_task(tmp_path):
     sort = [{"column": "name", "transform": "identity", "direction": "desc", "null_order": "nulls-first"},
             {"column": "id", "transform": "identity", "direction": "asc", "null_order": "nulls-first"}]
     out = rewrite_task(task(tmp_path / "out", [inp(a, 3), inp(b, 2)]), plan_for(SIMPLE, sort=sort))
-    assert len(out) == 1 and out[0]["sorted"] is True
-    assert pq.read_table(out[0]["path"]).column("id").to_pylist() == [1, 3, 9, 7, 5]
+    assert len(out) == 1 and out[0].sorted is True
+    assert pq.read_table(out[0].path).column("id").to_pylist() == [1, 3, 9, 7, 5]
 
 
 def test_sort_null_order_per_field(tmp_path):
@@ -345,7 +351,7 @@ def test_sort_null_order_per_field(tmp_path):
     sort = [{"column": "name", "transform": "identity", "direction": "asc", "null_order": "nulls-last"},
             {"column": "qty", "transform": "identity", "direction": "desc", "null_order": "nulls-first"}]
     out = rewrite_task(task(tmp_path / "out", [inp(src, 6)]), plan_for(schema, sort=sort))
-    t = pq.read_table(out[0]["path"])
+    t = pq.read_table(out[0].path)
     assert list(zip(t.column("name").to_pylist(), t.column("qty").to_pylist())) == [
         ("a", None), ("a", 5), ("b", None), ("b", 7), (None, None), (None, 8)]
 

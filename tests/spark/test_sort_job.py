@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.spark import submit
+from icectl.spark.protocol import InputFile, SortField, from_json
 from icectl.spark.rewrite import output_schema, read_input, sort_in_memory
 from icectl.spec.types import schema_from_json
 
@@ -55,6 +56,7 @@ SORT = [{"column": "name", "transform": "identity", "direction": "desc", "null_o
         {"column": "score", "transform": "identity", "direction": "asc", "null_order": "nulls-last"},
         {"column": "tsn", "transform": "identity", "direction": "desc", "null_order": "nulls-last"}]
 KEYS = [s["column"] for s in SORT]
+SORT_FIELDS = [from_json(SortField, s) for s in SORT]
 
 
 def rich_rows(rnd: random.Random, ids: range) -> pa.Table:
@@ -159,9 +161,9 @@ def test_spark_sort_equals_the_in_memory_sort(tmp_path):
     def group(gid, n_out):
         return {"group_id": gid, "partition": "(unpartitioned)", "expected_outputs": n_out, "tasks": [
             {"task_id": f"{gid}-0", "group_id": gid, "output_dir": str(tmp_path / f"out{gid}"), "inputs": inputs,
-             "repartition": None}]}
+             "repartition": None, "version": 1}]}
 
-    plan = {"version": 1, "table": "db.t", "location": str(tmp_path), "format_version": 3, "schema": SCHEMA_JSON,
+    plan = {"version": 1, "kind": "rewrite", "table": "db.t", "location": str(tmp_path), "format_version": 3, "schema": SCHEMA_JSON,
             "target_file_size": 1 << 30, "row_lineage": True, "sort": SORT, "io_properties": {},
             "groups": [group(1, 1), group(2, 3)], "compression": "zstd", "row_group_bytes": 1 << 20,
             "app_name": "icectl-sort-test"}
@@ -179,11 +181,11 @@ def test_spark_sort_equals_the_in_memory_sort(tmp_path):
     from icectl.io import FileIO
 
     target = output_schema(SCHEMA, True)
-    data = pa.concat_tables([read_input(FileIO(), inp, schema=SCHEMA, target=target, row_lineage=True)
-                             for inp in inputs])
+    data = pa.concat_tables([read_input(FileIO(), from_json(InputFile, inp), schema=SCHEMA, target=target,
+                                        row_lineage=True) for inp in inputs])
     zebras = pq.read_table(inputs[1]["path"]).column("name").to_pylist().count("zebra")
     assert zebras and data.num_rows == 600 - 4 - zebras  # the deletes applied
-    expected = sort_in_memory(data, SORT)
+    expected = sort_in_memory(data, SORT_FIELDS)
     by_id = sorted(normalized(expected.to_pylist()), key=lambda r: r["id"])
 
     files = {1: [], 2: []}
@@ -200,10 +202,10 @@ def test_spark_sort_equals_the_in_memory_sort(tmp_path):
     assert len(files[2]) == 3
     parts = [pq.read_table(f["path"]) for f in files[2]]
     for p in parts:
-        assert keys_of(p) == keys_of(sort_in_memory(p, SORT))  # each file sorted
+        assert keys_of(p) == keys_of(sort_in_memory(p, SORT_FIELDS))  # each file sorted
     # the three files hold consecutive ranges: in the order of their first rows, they are the sort
     firsts = pa.concat_tables([p.slice(0, 1) for p in parts]).append_column("part", pa.array([0, 1, 2]))
-    order = sort_in_memory(firsts, SORT).column("part").to_pylist()
+    order = sort_in_memory(firsts, SORT_FIELDS).column("part").to_pylist()
     together = pa.concat_tables([parts[i] for i in order])
     assert keys_of(together) == keys_of(expected)
     assert sorted(normalized(together.to_pylist()), key=lambda r: r["id"]) == by_id
@@ -224,9 +226,9 @@ def test_sort_job_reports_a_missing_input_and_keeps_the_other_groups_files(tmp_p
     def group(gid, inputs):
         return {"group_id": gid, "partition": "(unpartitioned)", "expected_outputs": 1, "tasks": [
             {"task_id": f"{gid}-0", "group_id": gid, "output_dir": str(tmp_path / f"out{gid}"), "inputs": inputs,
-             "repartition": None}]}
+             "repartition": None, "version": 1}]}
 
-    plan = {"version": 1, "table": "db.t", "location": str(tmp_path), "format_version": 2, "schema": SCHEMA_JSON,
+    plan = {"version": 1, "kind": "rewrite", "table": "db.t", "location": str(tmp_path), "format_version": 2, "schema": SCHEMA_JSON,
             "target_file_size": 1 << 30, "row_lineage": False, "sort": SORT, "io_properties": {},
             "groups": [group(1, [inp(good)]), group(2, [inp(good), inp(missing)])], "compression": "zstd",
             "row_group_bytes": 128 * 1024 * 1024,

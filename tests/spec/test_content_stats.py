@@ -54,6 +54,7 @@ def _through_avro(schema: Schema, stats: dict | None, spec: PartitionSpec | None
     return e.data_file.content_stats
 
 
+@pytest.mark.slow  # ~30 s: every primitive type; test_maps_round_trip_random_schemas stays in the fast suite
 @pytest.mark.parametrize("t", ALL_PRIMITIVES, ids=TYPE_IDS)
 @SETTINGS
 @given(data=st.data())

@@ -86,6 +86,7 @@ def test_written_fields_follow_the_version(version, data):
         assert "location" not in keys
 
 
+@pytest.mark.slow  # ~18 s of generated metadata; test_round_trip stays in the fast suite
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 @SETTINGS
 @given(data=st.data())

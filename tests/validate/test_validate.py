@@ -272,6 +272,7 @@ def _findings(report) -> list[tuple]:
     return [(f.code, f.severity, f.message, f.where) for f in report.findings]
 
 
+@pytest.mark.slow  # every corpus case validated twice (~20 s)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_polars_and_lean_decoders_find_the_same(name, tmp_path, monkeypatch):
     """Manifests are decoded by polars when it can, else by the lean decoder; the checks run on
