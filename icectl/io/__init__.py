@@ -109,7 +109,7 @@ class FileIO:
             return make_filesystem(self.properties)
         try:
             return fsspec.filesystem(scheme)
-        except (ImportError, ValueError) as e:
+        except (ImportError, ValueError, OSError) as e:  # OSError: hdfs:// without libhdfs and a JVM
             raise UnsupportedError(f"no file system for the URI scheme {scheme!r}: {e}",
                                    hint="fsspec reads it only with its package installed (gcsfs for gs://, "
                                         "adlfs for abfs://); a path in a table's metadata may also be corrupt") from None
@@ -253,8 +253,8 @@ class FileIO:
         s = scheme_of(path)
         if s == "file":
             return local_path(path)
-        if s in S3_SCHEMES:
-            return None
+        if s in S3_SCHEMES or not _served_from_local_disk(s):
+            return None  # without making its file system: hdfs:// would start loading a JVM
         try:
             fs = self.filesystem(path)
         except IcectlError:
@@ -563,6 +563,18 @@ def _walk_local(prefix: str) -> Iterator[FileInfo]:
             yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000), symlink=target)
 
     yield from walk(root)
+
+
+def _served_from_local_disk(scheme: str) -> bool:
+    """Whether fsspec serves ``scheme`` from its local file system (``local://``), known from its
+    registered class alone."""
+    import fsspec
+    from fsspec.implementations.local import LocalFileSystem
+
+    try:
+        return issubclass(fsspec.get_filesystem_class(scheme), LocalFileSystem)
+    except (ImportError, ValueError):
+        return False
 
 
 def _mtime_ms(info: dict[str, Any]) -> int | None:

@@ -85,12 +85,16 @@ class PathGuard:
         root = self._os_path(location) if location else None
         self.local = root is not None  # on local disk: links and mounts are checked
         self._parents: dict[str, str | None] = {}  # a parent folder as written -> why refused (None: fine)
+        self._root_refusal: str | None = None  # a location no path can be checked against
         if root is not None:
-            self._root = os.path.realpath(os.path.abspath(root))
             try:
+                self._root = os.path.realpath(os.path.abspath(root))
                 self._root_dev: int | None = os.stat(self._root).st_dev
             except OSError:
                 self._root_dev = None
+            except ValueError as e:  # a NUL or a lone surrogate: no operating-system path
+                self._root, self._root_dev = root, None
+                self._root_refusal = f"the table location {location!r} is not a valid local path ({e})"
             self._mounts = [m for m in _mount_points() if m.startswith(self._root.rstrip("/") + "/")]
         else:
             self._remote_root = normalize_location(location) + "/" if location else None
@@ -99,6 +103,8 @@ class PathGuard:
         """Why ``path`` may not be deleted, or None when it may."""
         if not self.local:
             return self._remote_refusal(path)
+        if self._root_refusal is not None:
+            return self._root_refusal
         p = self._os_path(path)
         if p is None:
             return f"not on the local disk of the table location {self.location}"
@@ -118,6 +124,8 @@ class PathGuard:
             return None  # nothing to delete; the delete reports it gone
         except OSError as e:
             return f"cannot inspect it: {e.strerror or e}"
+        except ValueError as e:  # a NUL or a lone surrogate in the name
+            return f"not a valid local path ({e})"
         if stat.S_ISLNK(st.st_mode):
             if self.allow_symlinks:
                 return None
@@ -137,6 +145,8 @@ class PathGuard:
             real = os.path.realpath(parent)
         except OSError as e:  # a link loop (ELOOP), or a folder that cannot be read
             return f"its parent folders cannot be resolved: {e.strerror or e}"
+        except ValueError as e:  # a NUL or a lone surrogate in the name
+            return f"not a valid local path ({e})"
         root = self._root
         if not (real == root or real.startswith(root.rstrip("/") + "/")):
             return f"its real location {real} is outside the table location {root}"
