@@ -15,14 +15,10 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
-try:  # typer >= 0.20 vendors click as typer._click
-    from typer._click import Command as ClickCommand
-    from typer._click.shell_completion import CompletionItem
-    from typer._click.utils import make_default_short_help
-except ImportError:  # older typer runs on click itself
-    from click import Command as ClickCommand  # type: ignore[no-redef]
-    from click.shell_completion import CompletionItem  # type: ignore[no-redef]
-    from click.utils import make_default_short_help  # type: ignore[no-redef]
+# typer vendors click as typer._click (the version pyproject.toml requires)
+from typer._click import Command as ClickCommand
+from typer._click.shell_completion import CompletionItem
+from typer._click.utils import make_default_short_help
 
 
 @dataclass(frozen=True)
