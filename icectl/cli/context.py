@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from icectl.ops.catalogs import Catalog
+    from icectl.ops.catalogs import Catalog, CatalogConfig
 
 
 @dataclass
@@ -27,6 +27,8 @@ class Env:
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
     # The catalog this run opened (icectl.cli.session.open_catalog opens it once).
     opened_catalog: Catalog | None = field(default=None, repr=False, compare=False)
+    # Its configuration: which catalog the options resolved to, and where it came from.
+    catalog_config: CatalogConfig | None = field(default=None, repr=False, compare=False)
 
     @property
     def json(self) -> bool:

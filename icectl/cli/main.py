@@ -84,6 +84,8 @@ COMMANDS = {c.name: c for c in (
                 "per table; exit 15 when a table failed."),
     LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),
     LazyCommand("tag", "icectl.cli.refs", "tag_app", "Create and drop tags."),
+    LazyCommand("catalogs", "icectl.cli.catalogs", "catalogs", "Show the configured catalogs and the one a command "
+                "would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default)."),
     LazyCommand("namespace", "icectl.cli.namespaces", "namespace_app", "List, create and drop namespaces; show and "
                 "change their properties."),
 )}
@@ -121,13 +123,14 @@ def main(
     ctx: typer.Context,
     output: Annotated[str, typer.Option("--output", "-o", help="Output format: table (human) or json.",
                                         metavar="table|json")] = "table",
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors, S3 retries, and every "
-                                          "file that could not be deleted.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the catalog opened and where it was "
+                                          "configured, tracebacks on errors, S3 retries, and every file that could "
+                                          "not be deleted.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
     uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
                                                "postgresql://... (SQL), or http(s)://... alone opens a REST "
-                                               "catalog.")] = None,
+                                               "catalog; any other scheme is refused.")] = None,
     warehouse: Annotated[Optional[str], typer.Option(
         "--warehouse", help="Warehouse location; alone, it opens a file-system (hadoop) catalog there.")] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the icectl version and exit.",

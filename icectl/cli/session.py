@@ -6,16 +6,37 @@ import shlex
 
 from icectl.cli.context import Env
 from icectl.ops import catalogs
-from icectl.ops.catalogs import Catalog, CatalogOptions, Identifier, Table
+from icectl.ops.catalogs import Catalog, CatalogConfig, CatalogOptions, Identifier, Table
 
 
 def catalog_options(env: Env) -> CatalogOptions:
     return CatalogOptions(env.catalog, uri=env.uri, warehouse=env.warehouse)
 
 
+def catalog_config(env: Env) -> CatalogConfig:
+    """The configuration of the catalog this run's options name (resolved once per run)."""
+    if env.catalog_config is None:
+        env.catalog_config = catalog_options(env).config()
+    return env.catalog_config
+
+
+def describe_catalog(cfg: CatalogConfig) -> str:
+    """``prod (sql, sqlite:///..., warehouse s3://...) from ~/.icectl.yaml:3``: the catalog, its
+    type and where it is, and where its configuration came from (a password in the URI masked)."""
+    where = [cfg.kind]
+    if cfg.properties.get("uri"):
+        where.append(catalogs.redact_uri(cfg.properties["uri"]))
+    if cfg.properties.get("warehouse"):
+        where.append(f"warehouse {cfg.properties['warehouse']}")
+    return f"{cfg.name} ({', '.join(where)}) from {cfg.origin}"
+
+
 def open_catalog(env: Env) -> Catalog:
     if env.opened_catalog is None:
-        env.opened_catalog = catalogs.open_catalog(catalog_options(env))
+        cfg = catalog_config(env)
+        if env.verbose:  # one line: which catalog this command works on, and why that one
+            env.stderr.write(f"icectl: catalog {describe_catalog(cfg)}\n")
+        env.opened_catalog = catalogs.open_catalog(catalog_options(env), cfg)
     return env.opened_catalog
 
 

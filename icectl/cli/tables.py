@@ -9,7 +9,7 @@ from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
-from icectl.cli.session import open_catalog
+from icectl.cli.session import catalog_config, describe_catalog, open_catalog
 from icectl.cli.views.tables import Created, Listing
 from icectl.ops.catalogs import parse_identifier
 from icectl.ops.create import apply_create, check_create_arguments, plan_create
@@ -62,4 +62,4 @@ def list_(
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in list_tables(catalog, ns)]
     namespaces = [".".join(n) for n in list_namespaces(catalog, None)] if ns is None else [namespace]
-    render(env, Listing(catalog.name, namespaces, tables))
+    render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env))))

@@ -8,14 +8,16 @@ from typing import Callable
 
 from icectl.catalog import CatalogConfig, build_catalog, parse_identifier, resolve_catalog_config
 from icectl.catalog.base import Catalog, Identifier
+from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
 from icectl.errors import UsageError
 from icectl.io import FileIO
 from icectl.table.loaded import Table, load_table
 
-__all__ = ["Catalog", "CatalogOptions", "Identifier", "Table", "catalog_properties", "looks_like_path",
-           "locate_table", "open_catalog", "open_table", "parse_identifier", "redact_uri", "spark_template"]
+__all__ = ["Catalog", "CatalogConfig", "CatalogOptions", "Configuration", "Identifier", "Table", "build_catalog",
+           "catalog_properties", "configured_catalogs", "looks_like_path", "locate_table", "open_catalog",
+           "open_table", "parse_identifier", "redact_uri", "spark_template"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,9 @@ class CatalogOptions:
         return resolve_catalog_config(self.name, uri=self.uri, warehouse=self.warehouse)
 
 
-def open_catalog(opts: CatalogOptions) -> Catalog:
-    return build_catalog(opts.config())
+def open_catalog(opts: CatalogOptions, config: CatalogConfig | None = None) -> Catalog:
+    """The catalog ``opts`` name (``config``: its configuration, when already resolved)."""
+    return build_catalog(config if config is not None else opts.config())
 
 
 def catalog_properties(opts: CatalogOptions) -> dict[str, str]:

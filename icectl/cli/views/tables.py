@@ -62,12 +62,15 @@ class Listing:
     catalog: str
     namespaces: list[str]
     tables: list[str]
+    # Which catalog was read and where its configuration came from (text only: an empty listing
+    # says it, so that an unexpected catalog is seen).
+    described: str | None = field(default=None, repr=False)
 
 
 @text_renderer(Listing)
 def _listing_text(env: Env, listing: Listing) -> None:
     if not listing.namespaces and not listing.tables:
-        say(env, f"no namespaces or tables in catalog {listing.catalog}")
+        say(env, f"no namespaces or tables in catalog {listing.described or listing.catalog}")
         return
     # Each namespace, then its tables: `icectl list | awk '$1 == "table" {print $2}'` lists tables.
     rows: list[list[str]] = []
