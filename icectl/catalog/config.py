@@ -8,7 +8,8 @@ Sources, first match wins for the file (files are never merged):
 4. ``~/.pyiceberg.yaml``, then ``./.pyiceberg.yaml``.
 
 Steps 2 and 4 are PyIceberg's own search (``pyiceberg/utils/config.py``: ``PYICEBERG_HOME``, the
-home folder, the working folder; a file that holds nothing is skipped). An explicit environment
+home folder, the working folder). A ``.pyiceberg.yaml`` that holds nothing is skipped, as PyIceberg
+skips a file that configures nothing (PyIceberg 0.12 fails on an empty file instead). An explicit environment
 variable (1, 2) beats a file found in a default place; of two files in the same place, icectl's
 beats PyIceberg's.
 
