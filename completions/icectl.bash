@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -54,6 +54,12 @@ __icectl_spec() {
             opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --warehouse -c -o'
             numopts='--min-snapshots-to-keep'
+            ;;
+        'catalogs')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
             ;;
         'cherry-pick')
             subcmds=''
@@ -294,6 +300,8 @@ __icectl_choices() {
         'branch retain|-o') echo 'json table' ;;
         'branch|--output') echo 'json table' ;;
         'branch|-o') echo 'json table' ;;
+        'catalogs|--output') echo 'json table' ;;
+        'catalogs|-o') echo 'json table' ;;
         'cherry-pick|--output') echo 'json table' ;;
         'cherry-pick|-o') echo 'json table' ;;
         'compact|--output') echo 'json table' ;;

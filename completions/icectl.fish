@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'catalogs' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -34,6 +34,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'branch retain'
             printf '%s\n' -- '--catalog' '--max-ref-age' '--max-snapshot-age' '--min-snapshots-to-keep' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'catalogs'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'cherry-pick'
             printf '%s\n' -- '--branch' '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'compact'
@@ -147,13 +149,14 @@ complete -c icectl -e
 # Global options (accepted before or after the command)
 complete -c icectl -l catalog -s c -r -d 'Catalog name from the configuration file'
 complete -c icectl -l output -s o -x -a 'json table' -d 'Output format: table (human) or json'
-complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog'
-complete -c icectl -l verbose -s v -d 'Show tracebacks on errors, S3 retries, and every file that could not be deleted'
+complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog; any other scheme is refused'
+complete -c icectl -l verbose -s v -d 'Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted'
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
 
 # icectl
 complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, partition spec, sort order and properties in one commit (Java\'s rules and ids)'
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
+complete -c icectl -n '__icectl_at' -f -a 'catalogs' -d 'Show the configured catalogs (from the configuration file and PYICEBERG_CATALOG__* variables) and the one a command with the same options opens, with where each came from; secrets masked'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
 complete -c icectl -n '__icectl_at' -f -a 'compute-partition-stats' -d 'Compute the partition statistics file from the snapshot\'s manifests (no Spark, as Iceberg Java\'s compute_partition_stats) and register it'
@@ -254,6 +257,9 @@ complete -c icectl -n '__icectl_at branch retain' -l max-ref-age -r -d 'Drop the
 complete -c icectl -n '__icectl_at branch retain' -l max-snapshot-age -r -d 'Branch: expire its snapshots older than this: a duration with its unit (ms, s, m, h, d, w), e.g. 3d'
 complete -c icectl -n '__icectl_at branch retain' -l min-snapshots-to-keep -x -d 'Branch: always keep this many of its newest snapshots'
 complete -c icectl -n '__icectl_at branch retain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl catalogs
+complete -c icectl -n '__icectl_at catalogs' -l help -s h -d 'Show this message and exit'
 
 # icectl cherry-pick
 complete -c icectl -n '__icectl_at cherry-pick' -l branch -r -d 'Branch to apply it to'

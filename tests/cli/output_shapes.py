@@ -34,6 +34,9 @@ CREATED = {"name": str, "location": str, "metadata_location": Opt(str), "format_
            "table_uuid": Opt(str), "schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON,
            "properties": Map(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 LISTING = {"catalog": str, "namespaces": [str], "tables": [str]}
+CATALOGS = {"config_file": Opt(str), "resolved": Opt(str),
+            "catalogs": [{"name": str, "type": str, "uri": Opt(str), "warehouse": Opt(str), "source": str,
+                          "resolved": bool, "properties": Map(str)}]}
 CURRENT_SNAPSHOT = {"snapshot_id": int, "parent_snapshot_id": Opt(int), "sequence_number": int, "timestamp_ms": int,
                     "committed_at": str, "operation": str, "schema_id": Opt(int), "manifest_list": str,
                     "summary": Map(str), "first_row_id": Opt(int), "added_rows": Opt(int)}
@@ -239,7 +242,7 @@ PARTITION_STATS = {"table": str, "snapshot_id": int,
 
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
-    "create": CREATED, "list": LISTING, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
+    "create": CREATED, "list": LISTING, "catalogs": CATALOGS, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
     "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
     "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,

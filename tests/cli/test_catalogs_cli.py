@@ -5,6 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import pathlib
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -198,3 +202,19 @@ def test_supported_uri_schemes_pick_the_catalog_type(home, uri, kind):
     code, out, err = cli("--uri", uri, "-o", "json", "catalogs")
     assert code == 0, err
     assert json.loads(out)["catalogs"][-1]["type"] == kind
+
+
+def test_readme_configuration_examples_run(tmp_path, home):
+    """The shell block of README's "Configuration" that shows `icectl catalogs` runs as shown."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "icectl catalogs" in b)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "icectl").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m icectl "$@"\n')
+    (bindir / "icectl").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    for line in block.splitlines():
+        done = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (line, done.stderr)
+        assert "catalog" in done.stdout + done.stderr

@@ -151,6 +151,10 @@ CASES: dict[str, Case] = {
                    check=lambda lab, d: d["partition_spec"]["fields"][0]["transform"] == "bucket[4]"),
     "list": Case(("list",), lambda lab: [], "list", lambda lab: ["namespace", "db", "table", "db.t"],
                  check=lambda lab, d: d["tables"] == ["db.t"] and d["namespaces"] == ["db"]),
+    "catalogs": Case(("catalogs",), lambda lab: [], "catalogs",
+                     lambda lab: ["configuration file: none", "default", lab.warehouse, "--warehouse"],
+                     check=lambda lab, d: d["resolved"] == "default" and d["catalogs"][0]["type"] == "hadoop"
+                     and d["catalogs"][0]["warehouse"] == lab.warehouse),
     "describe": Case(("describe",), lambda lab: ["db.t"], "describe",
                      lambda lab: ["db.t", lab.location, "ts_day", "dev", "t1", str(lab.s5)],
                      check=lambda lab, d: d["schemas"][0]["fields"][0]["name"] == "id" and len(d["refs"]) == 4),

@@ -7,11 +7,17 @@ import re
 from tools.gendocs.tree import GENERATED, METAVAR_CHOICES, PROG, ArgumentSpec, CommandSpec, OptionSpec, Tree, \
     exit_codes, first_sentence
 
-# Documented in the man page beyond the options' own env vars (see icectl/catalog/__init__.py and
+# Documented in the man page beyond the options' own env vars (see icectl/catalog/config.py and
 # icectl/cli/context.py). Env vars declared on options (envvar=...) are added automatically.
 ENVIRONMENT: dict[str, str] = {
-    "ICECTL_CONFIG": "Path of the configuration file to read instead of ~/.icectl.yaml and "
-                     "~/.pyiceberg.yaml. It is an error if the file does not exist.",
+    "ICECTL_CONFIG": "Path of the configuration file to read instead of $PYICEBERG_HOME/.pyiceberg.yaml, "
+                     "~/.icectl.yaml and ~/.pyiceberg.yaml. It is an error if the file does not exist.",
+    "PYICEBERG_HOME": "Folder of a .pyiceberg.yaml to read (as PyIceberg does) when ICECTL_CONFIG is not set; "
+                      "it comes before ~/.icectl.yaml.",
+    "PYICEBERG_CATALOG__NAME__KEY": "Sets property KEY of catalog NAME over the configuration file, as "
+                                    "PyIceberg does: names are case-insensitive, __ separates levels, _ "
+                                    "becomes - (PYICEBERG_CATALOG__PROD__S3__SECRET_ACCESS_KEY sets "
+                                    "s3.secret-access-key of prod). PYICEBERG_DEFAULT_CATALOG sets default-catalog.",
     "ICECTL_CATALOG": "Name of the catalog to use from the configuration file, as --catalog "
                       "(the option wins). Without either, the file's default-catalog is used.",
     "NO_COLOR": "If set, human-readable output is not coloured.",
@@ -21,9 +27,10 @@ FILES: dict[str, str] = {
     "~/.icectl.yaml": "Catalog configuration, in the shape of PyIceberg's .pyiceberg.yaml: a "
                       "catalog: mapping of catalog names to properties (type, uri, warehouse, "
                       "s3.endpoint, ...) and an optional default-catalog.",
-    "~/.pyiceberg.yaml": "Read instead when ~/.icectl.yaml does not exist, so an existing PyIceberg "
-                         "configuration works unchanged. With no configuration file and neither --uri nor "
-                         "--warehouse, icectl uses a local SQLite catalog in ./warehouse.",
+    "~/.pyiceberg.yaml": "Read instead when ~/.icectl.yaml does not exist (then ./.pyiceberg.yaml), so an "
+                         "existing PyIceberg configuration works unchanged. With no configuration and neither "
+                         "--uri nor --warehouse, icectl uses a local SQLite catalog in ./warehouse; "
+                         "icectl catalogs shows what was found.",
 }
 _EXTRA_EXIT_CODES = {130: "interrupted (SIGINT)"}
 
