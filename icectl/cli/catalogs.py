@@ -24,9 +24,10 @@ def _row(cfg: CatalogConfig, *, resolved: bool) -> ConfiguredCatalog:
 
 
 def catalogs(ctx: typer.Context) -> None:
-    """Show the configured catalogs (from the configuration file and PYICEBERG_CATALOG__* variables)
-    and the one a command with the same options opens, with where each came from; secrets masked.
-    Exit 2 when the options name a catalog that is not configured."""
+    """Show the configured catalogs and the one a command would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default).
+
+    Catalogs come from the configuration file and PYICEBERG_CATALOG__* variables; secrets are
+    masked. Exit 2 when the options name a catalog that is not configured."""
     env: Env = ctx.obj
     conf, configured = configured_catalogs()
     problem: UsageError | None = None
