@@ -156,7 +156,7 @@ complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a fil
 # icectl
 complete -c icectl -n '__icectl_at' -f -a 'alter' -d 'Change a table\'s schema, partition spec, sort order and properties in one commit (Java\'s rules and ids)'
 complete -c icectl -n '__icectl_at' -f -a 'branch' -d 'Create, drop, rename and fast-forward branches'
-complete -c icectl -n '__icectl_at' -f -a 'catalogs' -d 'Show the configured catalogs and the one a command would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default)'
+complete -c icectl -n '__icectl_at' -f -a 'catalogs' -d 'Show the configured catalogs, the one a command would open, and where each came from'
 complete -c icectl -n '__icectl_at' -f -a 'cherry-pick' -d 'Apply a snapshot\'s changes to a branch (Iceberg Java\'s cherrypick_snapshot rules)'
 complete -c icectl -n '__icectl_at' -f -a 'compact' -d 'Rewrite small files (and files with many deletes) into files of the target size, on Spark'
 complete -c icectl -n '__icectl_at' -f -a 'compute-partition-stats' -d 'Compute the partition statistics file from the snapshot\'s manifests (no Spark, as Iceberg Java\'s compute_partition_stats) and register it'

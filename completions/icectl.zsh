@@ -67,7 +67,7 @@ _icectl_commands() {
     commands=(
         'alter:Change a table'\''s schema, partition spec, sort order and properties in one commit (Java'\''s rules and ids)'
         'branch:Create, drop, rename and fast-forward branches'
-        'catalogs:Show the configured catalogs and the one a command would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default)'
+        'catalogs:Show the configured catalogs, the one a command would open, and where each came from'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
         'compute-partition-stats:Compute the partition statistics file from the snapshot'\''s manifests (no Spark, as Iceberg Java'\''s compute_partition_stats) and register it'

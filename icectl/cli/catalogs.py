@@ -24,10 +24,11 @@ def _row(cfg: CatalogConfig, *, resolved: bool) -> ConfiguredCatalog:
 
 
 def catalogs(ctx: typer.Context) -> None:
-    """Show the configured catalogs and the one a command would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default).
+    """Show the configured catalogs, the one a command would open, and where each came from.
 
-    Catalogs come from the configuration file and PYICEBERG_CATALOG__* variables; secrets are
-    masked. Exit 2 when the options name a catalog that is not configured."""
+    Catalogs come from the configuration file and PYICEBERG_CATALOG__* variables; a source is a
+    file and line, the variables, a flag or the local default. Secrets are masked. Exit 2 when the
+    options name a catalog that is not configured."""
     env: Env = ctx.obj
     conf, configured = configured_catalogs()
     problem: UsageError | None = None

@@ -84,8 +84,8 @@ COMMANDS = {c.name: c for c in (
                 "per table; exit 15 when a table failed."),
     LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),
     LazyCommand("tag", "icectl.cli.refs", "tag_app", "Create and drop tags."),
-    LazyCommand("catalogs", "icectl.cli.catalogs", "catalogs", "Show the configured catalogs and the one a command "
-                "would open, with where each came from (file and line, PYICEBERG_ variable, flag or local default)."),
+    LazyCommand("catalogs", "icectl.cli.catalogs", "catalogs", "Show the configured catalogs, the one a command "
+                "would open, and where each came from."),
     LazyCommand("namespace", "icectl.cli.namespaces", "namespace_app", "List, create and drop namespaces; show and "
                 "change their properties."),
 )}

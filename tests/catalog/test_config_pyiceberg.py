@@ -161,7 +161,8 @@ def test_precedence_of_icectl_and_pyiceberg_files(env, monkeypatch):
     write(env / "pyhome" / ".pyiceberg.yaml", "catalog:\n  c:\n    uri: sqlite:////pyhome.db\n")
     monkeypatch.setenv("PYICEBERG_HOME", str(env / "pyhome"))
     assert resolve_catalog_config("c").properties["uri"] == "sqlite:////pyhome.db"
-    monkeypatch.setenv("ICECTL_CONFIG", write(env / "explicit.yaml", "catalog:\n  c:\n    uri: sqlite:////explicit.db\n"))
+    explicit = write(env / "explicit.yaml", "catalog:\n  c:\n    uri: sqlite:////explicit.db\n")
+    monkeypatch.setenv("ICECTL_CONFIG", explicit)
     assert resolve_catalog_config("c").properties["uri"] == "sqlite:////explicit.db"
     # PyIceberg's variables apply over icectl's file as well; flags over everything.
     monkeypatch.setenv("PYICEBERG_CATALOG__C__WAREHOUSE", "/from/env")
