@@ -49,7 +49,7 @@ from icectl.table.loaded import Table
 from icectl.table.transaction import Transaction
 from icectl.table.updates import TableUpdate
 from icectl.errors import AlreadyExistsError, UsageError
-from icectl.ops.create import existing_metadata_location
+from icectl.ops.evolve.create import existing_metadata_location
 from icectl.io import join
 
 TABLE_NAME = "events"
@@ -181,8 +181,8 @@ class _Builder:
         return self.now - int(days * DAY_MS)
 
     def build(self, command_prefix: str) -> DemoResult:
-        from icectl.ops import refs
-        from icectl.ops.create import apply_create, plan_create
+        from icectl.ops.recover import refs
+        from icectl.ops.evolve.create import apply_create, plan_create
 
         plan = plan_create(self.catalog, self.ident, schema_text=SCHEMA, partition_by=PARTITION_BY,
                            format_version=self.v, location=self.location, created_ms=self.at(15))
@@ -242,7 +242,7 @@ class _Builder:
         written), in its partition's folder, described by the compaction job's code."""
         import pyarrow as pa
 
-        from icectl.ops.compaction import data_file_from_output, repartition_spec
+        from icectl.ops.maintain.compact import data_file_from_output, repartition_spec
         from icectl.spark.rewrite import output_schema, partitioner, write_parquet_file
 
         md = self.table.metadata
@@ -278,7 +278,7 @@ class _Builder:
                branch: str = MAIN_BRANCH,
                stage_only: bool = False, extra: dict[str, str] | None = None,
                deleted_positions: dict[str, list[int]] | None = None) -> int:
-        from icectl.table.snapshots import SnapshotChange, build_snapshot
+        from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 
         t = self.table
         parent = self.head(branch)
@@ -308,7 +308,7 @@ class _Builder:
     def row_deletes(self, positions: list[tuple[DataFile, list[int]]], *, days: float) -> int:
         """Delete rows of main: a position delete file per partition (v2), or a deletion vector
         per data file (v3), merged with the file's vector from an earlier delete."""
-        from icectl.ops.delete_rewrite import write_deletion_vectors, write_position_delete_file
+        from icectl.ops.maintain.rewrite_deletes import write_deletion_vectors, write_position_delete_file
 
         by_path = {f.file_path: sorted(pos) for f, pos in positions}
         files = {f.file_path: f for f, _ in positions}
@@ -387,7 +387,7 @@ class _Builder:
         return sorted(out)
 
     def result(self, staged: int, *, orphans: list[str], aged: bool, prefix: str) -> DemoResult:
-        from icectl.ops.inspect import ref_rows
+        from icectl.ops.inspect.describe import ref_rows
 
         t = self.table
         md = t.metadata

@@ -8,8 +8,8 @@ import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.formats.manifest import DataFile
-from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from icectl.ops.evolve.create import create_table
+from icectl.table.snapshot_producer import SnapshotChange, append_files, build_snapshot
 from icectl.errors import CommitConflictError, CommitStateUnknownError, ConflictingChangeError
 from icectl.spec.metadata import SnapshotRef
 from icectl.table.transaction import RetryPolicy, Transaction

@@ -1,4 +1,4 @@
-"""``upgrade-format`` and ``register``: planning (a pre-flight report that can be printed) and
+"""``upgrade-format``: planning (a pre-flight report that can be printed) and
 applying. Upgrades change metadata only, one version at a time (1 to 2 to 3 to 4), never down.
 
 - 1 to 2 (spec Appendix E, "Version 2"): the fields v2 requires (``table-uuid``,
@@ -13,21 +13,16 @@ applying. Upgrades change metadata only, one version at a time (1 to 2 to 3 to 4
 """
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from icectl.catalog.base import Catalog, Identifier, ident_str
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
 from icectl.table.builder import apply_updates
 from icectl.table.transaction import Committed, Transaction, sent_json
-from icectl.table.loaded import Table, load_table, read_metadata_file
+from icectl.table.loaded import Table
 from icectl.table.requirements import requirements_for
 from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
-from icectl.errors import AlreadyExistsError, RefusedError, UnsupportedError, UsageError
-from icectl.ops.create import existing_metadata_location
-from icectl.io import has_scheme
+from icectl.errors import RefusedError, UnsupportedError, UsageError
 
 
 @dataclass
@@ -199,7 +194,7 @@ def _blockers(table: Table, start: int, to: int) -> list[Blocker]:
 
 
 def _found(table: Table, start: int, to: int) -> list[str]:
-    from icectl.ops.inspect import table_totals
+    from icectl.ops.inspect.describe import table_totals
 
     md = table.metadata
     out = []
@@ -242,43 +237,4 @@ def apply_upgrade(table: Table, to_version: int) -> Committed:
     return Transaction(table).commit(build)
 
 
-# -- register ---------------------------------------------------------------------------------------
-
-@dataclass
-class RegisterPlan:
-    table: str
-    catalog: str
-    metadata_location: str
-    format_version: int
-    location: str | None
-    table_uuid: str | None
-    snapshots: int
-    current_snapshot_id: int | None
-
-
-def plan_register(catalog: Catalog, ident: Identifier, metadata_location: str) -> RegisterPlan:
-    """Check that ``metadata_location`` is a readable table metadata file this catalog can hold."""
-    if not has_scheme(metadata_location):
-        metadata_location = os.path.abspath(os.path.expanduser(metadata_location))
-    if catalog.read_only or catalog.kind == "file-system":
-        raise UnsupportedError(f"a {catalog.kind} catalog cannot register tables",
-                               hint="register in a SQL catalog: icectl -c SQLCATALOG register ...")
-    md = read_metadata_file(catalog.io, metadata_location)
-    if md.format_version >= 4 and not catalog.supports_v4:
-        raise UnsupportedError(f"format version 4 tables cannot live in a {catalog.kind} catalog")
-    existing = existing_metadata_location(catalog, ident)
-    if existing is not None:
-        raise AlreadyExistsError(f"table {ident_str(ident)} already exists in catalog {catalog.name} "
-                                 f"({existing})")
-    return RegisterPlan(table=ident_str(ident), catalog=catalog.name, metadata_location=metadata_location,
-                        format_version=md.format_version, location=md.location, table_uuid=md.table_uuid,
-                        snapshots=len(md.snapshots), current_snapshot_id=md.current_snapshot_id)
-
-
-def register_table(catalog: Catalog, ident: Identifier, plan: RegisterPlan) -> Table:
-    catalog.register_table(ident, plan.metadata_location)
-    return load_table(catalog, ident)
-
-
-__all__ = ["Blocker", "ReaderSupport", "RegisterPlan", "UpgradePlan", "UpgradeStep", "apply_upgrade",
-           "plan_register", "plan_upgrade", "readers_for", "register_table", "Any"]
+__all__ = ["Blocker", "ReaderSupport", "UpgradePlan", "UpgradeStep", "apply_upgrade", "plan_upgrade", "readers_for"]

@@ -246,7 +246,7 @@ def test_metadata_delete_after_commit_deletes_nothing_through_a_link(tmp_path):
 @pytest.mark.parametrize("linked", ["metadata", "data"])
 def test_rewrite_table_path_refuses_to_write_through_a_link_out_of_the_target(tmp_path, linked):
     from icectl.errors import RefusedError
-    from icectl.ops.relocate import apply_relocation, plan_relocation
+    from icectl.ops.recover.rewrite_table_path import apply_relocation, plan_relocation
     from icectl.table.loaded import load_table
 
     d = Demo(tmp_path, str(tmp_path / "warehouse"))

@@ -18,21 +18,26 @@ use any more are removed in the same commit.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from icectl.expr.sort import sort_order
 from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
-from icectl.spec.properties import PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
+from icectl.spec.properties import COMMIT_NUM_RETRIES, PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
 from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
 from icectl.table.loaded import Table
 from icectl.table.transaction import Transaction, snapshot_commit_json
-from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
-from icectl.errors import ConflictingChangeError, UsageError
+from icectl.errors import (CommitStateUnknownError, ConflictingChangeError, ExternalCommandError, IcectlError,
+                           UsageError)
 from icectl.io import join
+from icectl.ops.spark_job import (JobSettings, PreparedJob, cleanup_work, prepare, read_result, remove_files,
+                                  write_job_files)
+from icectl.spark import environment, submit
 from icectl.spark.protocol import (EqualityDelete, InputFile, PartitionField, PositionDelete, RewriteGroup,
                                    RewritePlan, RewriteTask, SortField, WrittenFile)
 
@@ -488,3 +493,114 @@ def build_replace(txn: Transaction, plan: CompactionPlan, *, groups: list[FileGr
 __all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "input_file", "job_plan",
            "pack_consecutive", "plan_compaction",
            "EntryStatus"]
+
+
+# Running a compaction: write the plan file, run the Spark job through spark-submit, read back the
+# files it wrote, commit (re-validating on conflict), and remove the job's files when anything fails,
+# so a failed run leaves nothing behind and commits nothing.
+
+@dataclass
+class CompactionResult:
+    plan: CompactionPlan
+    command: list[str]
+    committed: list[str] = field(default_factory=list)  # metadata locations
+    rewritten_data_files: int = 0
+    added_data_files: int = 0
+    removed_delete_files: int = 0
+    rewritten_bytes: int = 0
+    added_bytes: int = 0
+    failed_groups: list[tuple[int, str]] = field(default_factory=list)
+    log_file: str | None = None
+    sent: list[dict[str, list]] = field(default_factory=list)  # each commit's requirements and updates
+
+
+def write_compaction_job_files(table: Table, plan: CompactionPlan, *, job: PreparedJob) -> None:
+    write_job_files(table, job, lambda io_properties: job_plan(table, plan, io_properties=io_properties))
+
+
+def run_compaction(table: Table, plan: CompactionPlan, settings: JobSettings, *,
+                   progress: Callable[[str], None] | None = None) -> CompactionResult:
+    COMMIT_NUM_RETRIES.read(table.metadata.properties)  # a bad value fails before the job, not after it
+    job = prepare(table, settings)
+    result = CompactionResult(plan, job.argv, log_file=os.path.join(job.work, "spark-submit.log"))
+    if not plan.groups:
+        result.log_file = None
+        return result
+    written: list[str] = []
+    try:
+        try:
+            write_compaction_job_files(table, plan, job=job)
+            if job.environment is not None and not job.environment.exists:
+                if progress:
+                    progress(f"packing the executors' Python environment once "
+                             f"({', '.join(job.environment.requirements)}) into {job.environment.archive}")
+                environment.build(job.environment, log_file=os.path.join(job.work, "environment.log"))
+            if progress:
+                progress(f"running spark-submit ({len(plan.groups)} groups, {plan.input_files} files)")
+            submit.run_command(job.argv, job.template, log_file=result.log_file)
+        except ExternalCommandError:
+            report = read_result(table, job)
+            written = [f.path for f in report.files] if report else []
+            if report and report.error:  # the job's own reason says more than spark-submit's exit code
+                raise ExternalCommandError(f"the Spark job failed: {report.error} (log: {result.log_file})") from None
+            raise
+        report = read_result(table, job)
+        if report is None:
+            raise ExternalCommandError(f"the Spark job wrote no result (log: {result.log_file})")
+        written = [f.path for f in report.files]
+        if report.error:
+            raise ExternalCommandError(f"the Spark job failed: {report.error} (log: {result.log_file})")
+        by_group: dict[int, list[WrittenFile]] = {}
+        for f in report.files:
+            by_group.setdefault(f.group_id, []).append(f)
+        outputs = {g.group_id: output_data_files(table, g, by_group.get(g.group_id, [])) for g in plan.groups}
+        check_counts(plan.groups, outputs)
+        batches = commit_batches(plan.groups, settings) if settings.partial_progress else [plan.groups]
+        current = table
+        for batch in batches:
+            try:
+                done = Transaction(current).commit(
+                    lambda txn, b=batch: build_replace(txn, plan, groups=b, outputs=outputs))
+                current = done.table
+                result.sent.append(done.sent_json())
+            except IcectlError as e:
+                if not settings.partial_progress or isinstance(e, CommitStateUnknownError):
+                    raise  # unknown: the batch may have been committed, so its files stay
+                result.failed_groups += [(g.group_id, e.message) for g in batch]
+                remove_files(table, [f.file_path for g in batch for f in outputs[g.group_id]])
+                continue
+            result.committed.append(current.metadata_location)
+            new_snap = current.metadata.snapshot_by_id(current.metadata.all_refs[plan.branch].snapshot_id)
+            s = new_snap.summary if new_snap else {}
+            result.rewritten_data_files += int(s.get("deleted-data-files", 0))
+            result.added_data_files += int(s.get("added-data-files", 0))
+            result.removed_delete_files += int(s.get("removed-delete-files", 0))
+            result.rewritten_bytes += sum(t.length for g in batch for t in g.tasks)
+            result.added_bytes += sum(f.file_size_in_bytes for g in batch for f in outputs[g.group_id])
+        cleanup_work(table, job, settings, result)
+        return result
+    except BaseException as e:
+        # A commit whose outcome is unknown may have landed: the files it added stay.
+        if not result.committed and not isinstance(e, CommitStateUnknownError):
+            remove_files(table, written)
+        # Keep the work folder only when the error names a log in it (spark-submit, or the build
+        # of the packed environment, ran).
+        if not (isinstance(e, IcectlError) and os.path.join(job.work, "") in e.message):
+            cleanup_work(table, job, settings, result)
+        raise
+
+
+def check_counts(groups: list[FileGroup], outputs: dict[int, list[DataFile]]) -> None:
+    """The job must account for every row: inputs minus deleted rows equals outputs; at least
+    the outputs can never hold more rows than the inputs."""
+    for g in groups:
+        written = sum(f.record_count for f in outputs[g.group_id])
+        if written > g.input_records:
+            raise ExternalCommandError(f"group {g.group_id}: the job wrote {written} rows from {g.input_records}; "
+                                       f"refusing to commit")
+
+
+def commit_batches(groups: list[FileGroup], settings: JobSettings) -> list[list[FileGroup]]:
+    n = max(1, min(settings.max_commits, len(groups)))
+    size = -(-len(groups) // n)
+    return [groups[i:i + size] for i in range(0, len(groups), size)]

@@ -22,10 +22,10 @@ from icectl.expr.partition import parse_partition_field
 from icectl.expr.schema import parse_type
 from icectl.expr.sort import SortTerm, bind_sort_order, parse_sort_order
 from icectl.expr.term import Term, parse_term
-from icectl.ops.alter.mapping import (METRICS_COLUMN, NAME_MAPPING, column_property_changes,
+from icectl.ops.evolve.alter.mapping import (METRICS_COLUMN, NAME_MAPPING, column_property_changes,
                                       update_name_mapping)
-from icectl.ops.alter.schema_update import SchemaUpdate, default_json
-from icectl.ops.alter.spec_update import PartitionSpecUpdate
+from icectl.ops.evolve.alter.schema_update import SchemaUpdate, default_json
+from icectl.ops.evolve.alter.spec_update import PartitionSpecUpdate
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import check_setting
 from icectl.table.builder import MetadataBuilder

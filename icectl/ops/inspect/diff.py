@@ -373,7 +373,7 @@ class _Partitions:
 
 
 def _partition_json(md: TableMetadata, spec_id: int, values: tuple) -> dict[str, Any]:
-    from icectl.ops.inspect import _json_partition
+    from icectl.ops.inspect.files import json_partition
     from icectl.spec.conversions import to_internal
     from icectl.spec.transforms import parse_transform
 
@@ -392,7 +392,7 @@ def _partition_json(md: TableMetadata, spec_id: int, values: tuple) -> dict[str,
             v = to_internal(rt, v) if rt is not None else v
         except Exception:
             pass
-        out[f.name] = _json_partition(rt, v)
+        out[f.name] = json_partition(rt, v)
     return out
 
 

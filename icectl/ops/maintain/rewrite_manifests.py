@@ -32,7 +32,7 @@ from icectl.spec.metadata import MAIN_BRANCH, Snapshot
 from icectl.spec.properties import MANIFEST_TARGET_SIZE_BYTES
 from icectl.table.transaction import Committed, Transaction, snapshot_commit_json
 from icectl.table.loaded import Table
-from icectl.table.snapshots import new_snapshot_id, snapshot_from_manifests, write_manifest_file
+from icectl.table.snapshot_producer import new_snapshot_id, snapshot_from_manifests, write_manifest_file
 from icectl.table.updates import TableUpdate
 
 ROLL_FACTOR = 1.2  # "allow the actual size of manifests to be 20% higher as the estimation is not precise"

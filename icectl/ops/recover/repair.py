@@ -48,7 +48,7 @@ from icectl.formats.manifest import (
 )
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
 from icectl.table.loaded import Table
-from icectl.table.snapshots import (
+from icectl.table.snapshot_producer import (
     SnapshotChange,
     new_snapshot_id,
     snapshot_from_manifests,

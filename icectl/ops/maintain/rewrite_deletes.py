@@ -23,7 +23,7 @@ from icectl.spec.metadata import MAIN_BRANCH
 from icectl.table.scan import branch_head, plan_files
 from icectl.table.loaded import Table
 from icectl.table.transaction import Transaction, snapshot_commit_json
-from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
 from icectl.errors import UsageError
 from icectl.io import join
@@ -256,7 +256,8 @@ def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: 
                        progress: Any = None) -> DeleteRewriteRun:
     """Rewrite the data files equality deletes touch (when planned: a Spark job), then commit the
     delete rewrite, planned again against the table as it then is (and on every retry)."""
-    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
 
     run = DeleteRewriteRun()
     if equality_plan is not None and equality_plan.groups:

@@ -8,7 +8,7 @@ delete rules), ``rewrite-deletes``, ``rewrite-manifests``, ``expire`` and ``remo
 own plans). So a table that no step can improve (one file smaller than the target, one manifest,
 snapshots younger than the retention) is healthy, and ``maintain`` never runs a step that does
 nothing. On top of "would change something", each check has a threshold (the policy, see
-:mod:`icectl.ops.maintenance_policy`) so that one extra manifest or one delete does not page anyone.
+:mod:`icectl.ops.maintain.policy`) so that one extra manifest or one delete does not page anyone.
 
 Severities: ``info`` (an observation no icectl step fixes, or a step this table's policy leaves
 out), ``warning`` (maintenance recommended) and ``critical`` (maintenance overdue: readers are
@@ -23,7 +23,7 @@ from typing import Any
 
 from icectl.expr.duration import parse_duration_ms
 from icectl.errors import IcectlError, NotFoundError
-from icectl.ops.maintenance_policy import Policy, PolicyFile
+from icectl.ops.maintain.policy import Policy, PolicyFile
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
                                     METADATA_PREVIOUS_VERSIONS_MAX)
 from icectl.table.loaded import Table
@@ -92,7 +92,7 @@ class TableHealth:
     @property
     def steps(self) -> list[str]:
         """The steps the findings call for, in the safe order."""
-        from icectl.ops.maintenance_policy import STEPS
+        from icectl.ops.maintain.policy import STEPS
 
         wanted = {f.step for f in self.findings if f.step and f.severity != "info"}
         return [s for s in STEPS if s in wanted]
@@ -135,8 +135,8 @@ def _finding(policy: Policy, check: str, step: str, severity: str, message: str,
 
 
 def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
-    from icectl.ops.compaction import CompactOptions, _sizes, plan_compaction
-    from icectl.ops.delete_rewrite import plan_delete_rewrite
+    from icectl.ops.maintain.compact import CompactOptions, _sizes, plan_compaction
+    from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
     from icectl.table.scan import branch_head, plan_files
 
     md = table.metadata
@@ -206,7 +206,7 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
 
 def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
     from icectl.formats.manifest import ManifestContent
-    from icectl.ops.rewrite_manifests import _head, plan_rewrite_manifests
+    from icectl.ops.maintain.rewrite_manifests import _head, plan_rewrite_manifests
 
     head = _head(table)
     m.manifest_target_size = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
@@ -232,7 +232,7 @@ def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding
 
 
 def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
-    from icectl.ops.expire import ExpireOptions, plan_expiry
+    from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
 
     md = table.metadata
     m.snapshots = len(md.snapshots)
@@ -282,7 +282,7 @@ def _check_statistics(table: Table, policy: Policy, m: Metrics, out: list[Findin
 
 
 def _check_orphans(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
-    from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
+    from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
 
     age = parse_duration_ms(policy.orphans_older_than, what="orphans-older-than")
     plan = plan_orphans(table, older_than_ms=now_ms - age, now_ms=now_ms)
@@ -345,7 +345,7 @@ def resolve_targets(catalog: Any, names: list[str], *, all_tables: bool) -> list
     below it), or every table of the catalog; in order, each once. A name that is neither is an
     error (exit code 3) before any table is measured."""
     from icectl.errors import NoSuchNamespaceError, UsageError
-    from icectl.ops.namespaces import parse_namespace
+    from icectl.ops.evolve.namespaces import parse_namespace
 
     if all_tables and names:
         raise UsageError("give tables or namespaces, or --all, not both")

@@ -1,4 +1,4 @@
-"""Orphan files (icectl.ops.orphans and ``icectl remove-orphans``) on a small real table in a
+"""Orphan files (icectl.ops.maintain.remove_orphans and ``icectl remove-orphans``) on a small real table in a
 file-system catalog on local disk: planted orphans with old modification times are found; hidden
 files, version-hint.text, metadata files in the metadata log and recent files are not; path forms
 that only differ in how ``file:`` is spelled are the same file; a real scheme/authority mismatch
@@ -17,14 +17,14 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.ops import orphans
+from icectl.ops.maintain import remove_orphans as orphans
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.ops.create import create_table
-from icectl.ops.orphans import PrefixMismatchError, plan_orphans, split_path
+from icectl.ops.evolve.create import create_table
+from icectl.ops.maintain.remove_orphans import PrefixMismatchError, plan_orphans, split_path
 from icectl.spec.partitioning import UNPARTITIONED
 from icectl.expr.schema import parse_schema
-from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode, UsageError
 from icectl.io import FileInfo
@@ -267,7 +267,7 @@ def test_scheme_or_authority_mismatch(monkeypatch, mode):
 
 
 def test_still_orphans_drops_what_a_commit_since_planning_made_reachable(scene):
-    from icectl.ops.orphans import still_orphans
+    from icectl.ops.maintain.remove_orphans import still_orphans
 
     plan = plan_orphans(scene.table)
     assert still_orphans(scene.table, plan) == plan.orphans  # the table did not move: the plan stands

@@ -22,7 +22,7 @@ from typing import Callable
 from icectl.errors import (AlreadyExistsError, ConflictingChangeError, IcectlError, NoSuchNamespaceError,
                            NoSuchTableError, UnsupportedError, UsageError)
 from icectl.io import normalize_location
-from icectl.ops.expire import FileToDelete, _fill_sizes, delete_files, split_by_guard
+from icectl.ops.maintain.expire import FileToDelete, _fill_sizes, delete_files, split_by_guard
 from icectl.spec.properties import GC_ENABLED
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table

@@ -58,7 +58,7 @@ from icectl.errors import (
 )
 from icectl.expr.timestamp import parse_timestamp_ms
 from icectl.formats.manifest import ManifestFile
-from icectl.ops.diff import (
+from icectl.ops.inspect.diff import (
     DiffSide,
     TableDiff,
     check_same_table,

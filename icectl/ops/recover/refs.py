@@ -18,7 +18,7 @@ from icectl.table.builder import apply_updates
 from icectl.table.transaction import Committed, Plan, Transaction, sent_json, snapshot_commit_json
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for
-from icectl.table.snapshots import SnapshotChange, build_snapshot
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 from icectl.table.updates import RemoveSnapshotRef, SetSnapshotRef, TableUpdate
 
 

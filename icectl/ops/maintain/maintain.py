@@ -1,11 +1,11 @@
 """Policy-driven maintenance of many tables: for each table, the steps its health calls for, in a
 safe order, within a time budget, under a lock per table.
 
-For each table: its policy (:mod:`icectl.ops.maintenance_policy`); its health
-(:func:`icectl.ops.health.check_table`, with the location listed when ``remove-orphans`` is in the
+For each table: its policy (:mod:`icectl.ops.maintain.policy`); its health
+(:func:`icectl.ops.maintain.health.check_table`, with the location listed when ``remove-orphans`` is in the
 policy); nothing more when no step is called for: a healthy table is not locked and nothing is
 written, so a second run does nothing. Otherwise, under the table's lock
-(:mod:`icectl.ops.table_lock`), each step of :data:`~icectl.ops.maintenance_policy.STEPS` in order is
+(:mod:`icectl.ops.maintain.table_lock`), each step of :data:`~icectl.ops.maintain.policy.STEPS` in order is
 measured again on the table as the previous steps left it, and run when its check still calls for
 it, with the options of that check's finding (the same planners, so a step never runs for
 nothing). A failed step fails the table; its later steps still run (each plans and commits on its
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from icectl.errors import CommitStateUnknownError, IcectlError
-from icectl.ops.health import STEP_CHECK, Finding, TableHealth, check_table
-from icectl.ops.maintenance_policy import STEPS, Policy, PolicyFile
+from icectl.ops.maintain.health import STEP_CHECK, Finding, TableHealth, check_table
+from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
 from icectl.table.loaded import Table
 
 Progress = Callable[[str], None]
@@ -72,7 +72,7 @@ class MaintainRun:
 class MaintainOptions:
     dry_run: bool = False
     budget_ms: int | None = None
-    job_settings: Any = None  # icectl.ops.compaction_job.JobSettings for compact
+    job_settings: Any = None  # icectl.ops.spark_job.JobSettings for compact
     lease_ms: int | None = None
 
 
@@ -90,7 +90,7 @@ class _Clock:
         return self.budget_ms is not None and self.elapsed_ms >= self.budget_ms
 
     def lease_ms(self) -> int:
-        from icectl.ops.table_lock import DEFAULT_LEASE_MS
+        from icectl.ops.maintain.table_lock import DEFAULT_LEASE_MS
 
         if self.budget_ms is None:
             return DEFAULT_LEASE_MS
@@ -107,13 +107,14 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
               progress: Progress | None) -> tuple[dict[str, int], list[dict]]:
     """Run one step with its finding's options; (counts, commits sent)."""
     if step == "rewrite-deletes":
-        from icectl.ops.delete_rewrite import plan_delete_rewrite, run_delete_rewrite
+        from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
 
         run = run_delete_rewrite(table, plan_delete_rewrite(table))
         return dict(run.counts), list(run.commits)
     if step == "compact":
-        from icectl.ops.compaction import CompactOptions, plan_compaction
-        from icectl.ops.compaction_job import JobSettings, run_compaction
+        from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+        from icectl.ops.maintain.compact import run_compaction
+        from icectl.ops.spark_job import JobSettings
 
         plan = plan_compaction(table, CompactOptions(**finding.options))
         r = run_compaction(table, plan, opts.job_settings or JobSettings(), progress=progress)
@@ -121,14 +122,14 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
                  "removed_delete_files": r.removed_delete_files, "rewritten_bytes": r.rewritten_bytes,
                  "added_bytes": r.added_bytes}, list(r.sent))
     if step == "rewrite-manifests":
-        from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+        from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
 
         plan = plan_rewrite_manifests(table)
         res = apply_rewrite_manifests(table, plan)
         return ({"rewritten_manifests": len(plan.rewritten), "added_manifests": len(res.added_manifests)},
                 [res.committed.sent_json()] if res.committed else [])
     if step == "expire":
-        from icectl.ops.expire import ExpireOptions, apply_expiry
+        from icectl.ops.maintain.expire import ExpireOptions, apply_expiry
 
         res = apply_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=finding.options.get("delete_files", True)))
         if res.failed:
@@ -140,8 +141,8 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         return ({"expired_snapshots": len(res.plan.expired_snapshot_ids), "removed_refs": len(res.plan.removed_refs),
                  "deleted_files": len(res.deleted)}, [res.committed.sent_json()] if res.committed else [])
     if step == "remove-orphans":
-        from icectl.ops.expire import FileToDelete, delete_files
-        from icectl.ops.orphans import plan_orphans
+        from icectl.ops.maintain.expire import FileToDelete, delete_files
+        from icectl.ops.maintain.remove_orphans import plan_orphans
 
         cutoff = now_ms - finding.options["older_than_ms"]
         plan = plan_orphans(table, older_than_ms=cutoff, now_ms=now_ms)
@@ -208,7 +209,7 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
 def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
              progress: Progress | None = None) -> MaintainRun:
     """Maintain every table; a table that fails is reported and the others are still maintained."""
-    from icectl.ops.table_lock import TableLock
+    from icectl.ops.maintain.table_lock import TableLock
     from icectl.table.loaded import load_table
 
     clock = _Clock(opts.budget_ms)

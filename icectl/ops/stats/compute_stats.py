@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 from icectl.errors import ExternalCommandError, IcectlError, UnsupportedError, UsageError
 from icectl.formats.puffin import PuffinBlob, write_puffin
-from icectl.ops.compaction import input_file, pack_consecutive
-from icectl.ops.partition_stats import commit_statistics_file, snapshot_to_measure
+from icectl.ops.maintain.compact import input_file, pack_consecutive
+from icectl.ops.stats.partition_stats import commit_statistics_file, snapshot_to_measure
 from icectl.spark.protocol import NdvColumn, NdvPlan, NdvResult, NdvTask
 from icectl.io import join
 from icectl.spec.metadata import StatisticsFile
@@ -278,10 +278,10 @@ def run_compute_stats(table: Table, plan: ComputeStatsPlan, settings: Any, *,
                       progress: Callable[[str], None] | None = None) -> ComputeStatsResult:
     """Run the Spark job, write the Puffin file, commit ``set-statistics``; on any failure before the
     commit succeeded, remove the file (unless the commit's outcome is unknown)."""
-    from icectl.ops.compaction_job import cleanup_work, prepare, read_result, write_job_files
+    from icectl.ops.spark_job import cleanup_work, prepare, read_result, write_job_files
     from icectl.spark import submit
 
-    job = prepare(table, None, settings, command="compute-stats")
+    job = prepare(table, settings, command="compute-stats")
     holder = _LogHolder(os.path.join(job.work, "spark-submit.log"))
     try:
         write_job_files(table, job, lambda props: job_plan(table, plan, io_properties=props))

@@ -1,4 +1,4 @@
-"""Compaction planning (icectl.ops.compaction.plan_compaction) against Iceberg Java 1.10.2's
+"""Compaction planning (icectl.ops.maintain.compact.plan_compaction) against Iceberg Java 1.10.2's
 BinPackRewriteFilePlanner / SizeBasedFileRewritePlanner rules:
 
 - a file is a candidate when its length is < min-file-size (0.75 x target) or > max-file-size
@@ -21,14 +21,14 @@ import datetime as dt
 import pytest
 
 from icectl.catalog.hadoop import HadoopCatalog
-from icectl.ops.compaction import (
+from icectl.ops.maintain.compact import (
     CompactOptions,
     expected_output_files,
     plan_compaction,
 )
 from icectl.formats.manifest import DataFile, FileContent
-from icectl.ops.create import create_table
-from icectl.table.snapshots import append_files
+from icectl.ops.evolve.create import create_table
+from icectl.table.snapshot_producer import append_files
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import primitive
 from icectl.errors import NotFoundError, UsageError
@@ -386,7 +386,7 @@ def test_group_split_size_and_outputs(catalog):
 
 
 def test_job_plan_splits_group_into_tasks_by_split_size(catalog):
-    from icectl.ops.compaction import job_plan
+    from icectl.ops.maintain.compact import job_plan
     from icectl.spark.protocol import to_json
 
     t = make(catalog)
