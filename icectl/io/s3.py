@@ -27,7 +27,7 @@ _TRANSIENT_KEY_ERRORS = {"InternalError", "SlowDown", "ServiceUnavailable", "Req
 _KEY_ROUNDS = 3
 
 
-def _int_prop(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi: int | None = None) -> int:
+def int_property(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi: int | None = None) -> int:
     from icectl.errors import UsageError
 
     raw = props.get(name)
@@ -61,12 +61,12 @@ def make_filesystem(props: dict[str, str]) -> Any:
     if props.get("s3.region") or props.get("client.region"):
         client_kwargs["region_name"] = props.get("s3.region") or props.get("client.region")
     config: dict[str, Any] = {
-        "retries": {"max_attempts": _int_prop(props, "s3.retry.max-attempts", DEFAULT_MAX_ATTEMPTS, hi=20),
+        "retries": {"max_attempts": int_property(props, "s3.retry.max-attempts", DEFAULT_MAX_ATTEMPTS, hi=20),
                     "mode": "standard"},
         # Concurrent reads and several DeleteObjects in flight share one client.
         "max_pool_connections": MAX_POOL_CONNECTIONS,
         # An endpoint that does not answer fails within seconds, not botocore's 60 s.
-        "connect_timeout": _int_prop(props, "s3.connect-timeout", CONNECT_TIMEOUT_S, hi=600),
+        "connect_timeout": int_property(props, "s3.connect-timeout", CONNECT_TIMEOUT_S, hi=600),
     }
     if props.get("s3.path-style-access", "").lower() == "true":
         config["s3"] = {"addressing_style": "path"}

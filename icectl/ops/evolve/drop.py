@@ -22,7 +22,7 @@ from typing import Callable
 from icectl.errors import (AlreadyExistsError, ConflictingChangeError, IcectlError, NoSuchNamespaceError,
                            NoSuchTableError, UnsupportedError, UsageError)
 from icectl.io import normalize_location
-from icectl.ops.maintain.expire import FileToDelete, _fill_sizes, delete_files, split_by_guard
+from icectl.ops.maintain.expire import FileToDelete, fill_sizes, delete_files, split_by_guard
 from icectl.spec.properties import GC_ENABLED
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.loaded import Table
@@ -116,7 +116,7 @@ def plan_drop(table: Table, *, purge: bool) -> DropPlan:
             plan.files.append(f)
     if not rest:  # a server's purge is the server's; icectl deletes nothing itself
         plan.files, plan.skipped_for_safety = split_by_guard(table.io, location, plan.files)
-    _fill_sizes(table, [f for f in plan.files if f.size is None])  # manifest lists, metadata files
+    fill_sizes(table, [f for f in plan.files if f.size is None])  # manifest lists, metadata files
     return plan
 
 

@@ -107,7 +107,9 @@ class CompactionPlan:
         return sum(g.input_bytes for g in self.groups)
 
 
-def _sizes(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
+def file_size_bounds(md: TableMetadata, opts: CompactOptions) -> tuple[int, int, int]:
+    """(target, min-file-size, max-file-size) of a compaction: the options, else the table's
+    ``write.target-file-size-bytes`` with Java's 0.75 and 1.8 factors."""
     target = opts.target_file_size or TARGET_FILE_SIZE_BYTES.read(md.properties)
     lo = opts.min_file_size if opts.min_file_size is not None else int(target * 0.75)
     hi = opts.max_file_size if opts.max_file_size is not None else int(target * 1.8)
@@ -164,7 +166,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
     if opts.strategy not in ("binpack", "sort"):
         raise UsageError("--strategy must be binpack or sort")
     snap = branch_head(table, opts.branch, operation="compaction")
-    target, lo, hi = _sizes(md, opts)
+    target, lo, hi = file_size_bounds(md, opts)
     write_max = int(target + (hi - target) * 0.5)
     plan = CompactionPlan(table.name, opts.branch, snap.snapshot_id if snap else None,
                           snap.sequence_number if snap else 0, target, lo, hi,

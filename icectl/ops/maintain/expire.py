@@ -276,7 +276,7 @@ def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -
             outside.append(path)  # never delete outside the table location, whatever the metadata says
             continue
         out.append(FileToDelete(path, kind, size))
-    _fill_sizes(table, [f for f in out if f.size is None])
+    fill_sizes(table, [f for f in out if f.size is None])
     order = {k: i for i, k in enumerate(KINDS)}
     out.sort(key=lambda f: (order.get(f.kind, 99), f.path))
     if key is not None:
@@ -332,7 +332,7 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     return out
 
 
-def _fill_sizes(table: Table, files: list[FileToDelete]) -> None:
+def fill_sizes(table: Table, files: list[FileToDelete]) -> None:
     """Manifest lists carry no recorded size: ask the storage, so bytes reclaimed add up."""
     from concurrent.futures import ThreadPoolExecutor
 

@@ -135,14 +135,14 @@ def _finding(policy: Policy, check: str, step: str, severity: str, message: str,
 
 
 def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
-    from icectl.ops.maintain.compact import CompactOptions, _sizes, plan_compaction
+    from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
     from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
     from icectl.table.scan import branch_head, plan_files
 
     md = table.metadata
     snap = branch_head(table, "main", operation="health")
     tasks, deletes = plan_files(table, snap)
-    target, lo, _ = _sizes(md, CompactOptions())
+    target, lo, _ = file_size_bounds(md, CompactOptions())
     m.target_file_size = target
     m.data_files = len(tasks)
     m.data_bytes = sum(t.length for t in tasks)
@@ -206,9 +206,9 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
 
 def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
     from icectl.formats.manifest import ManifestContent
-    from icectl.ops.maintain.rewrite_manifests import _head, plan_rewrite_manifests
+    from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
 
-    head = _head(table)
+    head = main_head(table)
     m.manifest_target_size = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
     if head is None:
         return

@@ -82,7 +82,8 @@ class RewriteManifestsResult:
     entries: int
 
 
-def _head(table: Table) -> Snapshot | None:
+def main_head(table: Table) -> Snapshot | None:
+    """The snapshot ``main`` points at (the current snapshot of a v1 file without refs), or None."""
     ref = table.metadata.refs.get(MAIN_BRANCH)
     sid = ref.snapshot_id if ref is not None else table.metadata.current_snapshot_id
     return table.metadata.snapshot_by_id(sid) if sid is not None else None
@@ -95,7 +96,7 @@ def plan_rewrite_manifests(table: Table, *, spec_id: int | None = None) -> Rewri
                          f"{', '.join(str(s.spec_id) for s in md.partition_specs)}")
     spec = spec_id if spec_id is not None else md.default_spec_id
     target = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
-    head = _head(table)
+    head = main_head(table)
     if head is None and not md.snapshots:
         raise NoSnapshotsError()
     manifests = table.manifests(head) if head is not None else []
@@ -218,7 +219,7 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
     def build(txn: Transaction) -> list[TableUpdate]:
         current = txn.table
         md = current.metadata
-        head = _head(current)
+        head = main_head(current)
         if head is None or plan.spec_id not in md.specs_by_id:
             raise ConflictingChangeError(f"{plan.table} changed since the plan was shown: main has no snapshot "
                                          "or the spec is gone; nothing was committed")

@@ -149,14 +149,14 @@ def compute_rows(table: Table, snapshot: Snapshot, unified: list[UnifiedField]) 
     """One row per (spec id, partition) of the snapshot's manifests, sorted by partition; and the
     number of manifests read."""
     from icectl.spec.conversions import to_json
-    from icectl.table.loaded import _map_ordered
+    from icectl.table.listing import bounded_map
 
     md = table.metadata
     position = {f.field_id: i for i, f in enumerate(unified)}
     manifests = table.manifests(snapshot)
     rows: dict[tuple[int, tuple], PartitionStatsRow] = {}
     snapshots = {s.snapshot_id: s for s in md.snapshots}
-    for m, entries in zip(manifests, _map_ordered(lambda m: table.read_entries(m, with_stats=False), manifests)):
+    for m, entries in zip(manifests, bounded_map(lambda m: table.read_entries(m, with_stats=False), manifests, workers=8)):
         spec = md.spec_by_id(m.partition_spec_id)
         for e in entries:
             f = e.data_file
