@@ -230,8 +230,8 @@ def build_table(scene: Scene, *, files: int, per_append: int, partitions: int, e
     shared), then for ``expire`` a delete of all of them and a last append; orphans uploaded into
     the partition folders."""
     from icectl.formats.manifest import DataFile
-    from icectl.ops.evolve.create import create_table
-    from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
+    from icectl.table.snapshot_producer import SnapshotChange
+    from tests.helpers import append_files, commit_snapshot, create_table
 
     t0 = time.perf_counter()
     catalog = scene.catalog()

@@ -306,25 +306,3 @@ def snapshot_from_manifests(txn: Transaction, parent: Snapshot, manifests: list[
     ref = SnapshotRef(snapshot_id, old.ref_type if old else "branch", *(
         (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
     return [AddSnapshot(snap), SetSnapshotRef(ref_name, ref)]
-
-
-def append_files(table: Table, files: list[DataFile], *, branch: str = MAIN_BRANCH,
-                 timestamp_ms: int | None = None) -> Table:
-    """Commit a fast append of ``files`` (data files, or delete files for a row delta)."""
-    # As Iceberg Java's AppendFiles / RowDelta name them: only delete files added is "delete"
-    # (spec "Snapshots": "... and/or delete files were added to delete rows").
-    if all(f.content == FileContent.DATA for f in files):
-        op = "append"
-    elif all(f.content != FileContent.DATA for f in files):
-        op = "delete"
-    else:
-        op = "overwrite"
-    return commit_snapshot(table, SnapshotChange(op, added=list(files)), branch=branch, timestamp_ms=timestamp_ms)
-
-
-def commit_snapshot(table: Table, change: SnapshotChange, *, branch: str = MAIN_BRANCH,
-                    timestamp_ms: int | None = None) -> Table:
-    """Write a snapshot of ``change`` on ``branch`` and commit it once (no re-plan: a conflict
-    fails it, and removes what it wrote); return the table after it."""
-    txn = Transaction(table)
-    return txn.stage(build_snapshot(txn, change, branch=branch, timestamp_ms=timestamp_ms)).commit().table

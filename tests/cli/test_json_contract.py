@@ -52,7 +52,7 @@ DAY_MS = 86_400_000
 class Lab:
     def __init__(self, root: pathlib.Path):
         from icectl.ops.recover import refs
-        from icectl.table.snapshot_producer import append_files
+        from helpers import append_files
 
         self.root = root
         base = tables.build(str(root), 2, catalog="hadoop")

@@ -29,8 +29,9 @@ from icectl.cli.main import run
 from icectl.ops.recover import refs
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import SnapshotRef
-from icectl.ops.evolve.create import create_table
-from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode
 from icectl.io import FileIO

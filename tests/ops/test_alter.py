@@ -11,7 +11,7 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.errors import UnsupportedError, UsageError
 from icectl.ops.evolve.alter import AlterRequest, commit_alter, plan_alter
-from icectl.ops.evolve.create import create_table
+from helpers import create_table
 from icectl.spec.evolution import _java_string_hash, index_by_name, java_hash_set_order
 
 

@@ -27,8 +27,8 @@ from icectl.ops.maintain.compact import (
     plan_compaction,
 )
 from icectl.formats.manifest import DataFile, FileContent
-from icectl.ops.evolve.create import create_table
-from icectl.table.snapshot_producer import append_files
+from helpers import create_table
+from helpers import append_files
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import primitive
 from icectl.errors import NotFoundError, UsageError

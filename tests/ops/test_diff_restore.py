@@ -21,7 +21,8 @@ from icectl.ops.inspect.diff import diff, resolve_side
 from icectl.ops.inspect.files import list_files
 from icectl.ops.recover.restore import apply_restore, plan_restore
 from icectl.table.loaded import load_table
-from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))

@@ -113,7 +113,7 @@ def test_drop_without_purge_keeps_every_file(tmp_path):
 
 def test_purge_never_deletes_outside_the_location(tmp_path):
     """A data file the metadata names outside the table location is listed and kept."""
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
 
     base = tables.build(str(tmp_path), 2, deletes=False)
     t = base.table
@@ -149,7 +149,7 @@ def test_gc_disabled_purge_keeps_content_files(tmp_path):
 def test_drop_refuses_when_the_table_grew_after_the_plan(tmp_path):
     """A purge never deletes what the plan shown did not list: an append in between stops it."""
     from icectl.ops.evolve.drop import apply_drop, plan_drop
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
     from icectl.errors import ConflictingChangeError
 
     base = tables.build(str(tmp_path), 2)

@@ -24,9 +24,10 @@ from icectl.ops.maintain.expire import (
 )
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import Snapshot, StatisticsFile
-from icectl.ops.evolve.create import create_table
+from helpers import create_table
 from icectl.spec.partitioning import PartitionSpec
-from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.spec.types import Schema
 from icectl.table.builder import MetadataBuilder

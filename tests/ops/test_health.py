@@ -29,14 +29,14 @@ def catalog(tmp_path):
 
 
 def _table(catalog, name="t", **kw):
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
 
     return create_table(catalog, ("db", name), schema_text="id:long!, name:string, ts:timestamptz",
                         partition_by="day(ts)", **kw)
 
 
 def _append(t, n_files: int, *, day: int = 0, timestamp_ms=None):
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
 
     for i in range(n_files):
         t = append_files(t, [tables.write_data_file(t, [i], [f"n{i}"], DAY + day + (0 if day >= 0 else i))],

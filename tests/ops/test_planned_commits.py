@@ -7,7 +7,7 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.ops.recover import refs
 from icectl.ops.evolve.alter import AlterRequest, commit_alter, plan_alter
-from icectl.ops.evolve.create import create_table
+from helpers import create_table
 from icectl.ops.evolve.upgrade import apply_upgrade, plan_upgrade
 from icectl.spec.metadata import MAIN_BRANCH
 

@@ -19,8 +19,9 @@ from icectl.catalog import CatalogConfig, build_catalog
 from icectl.ops.recover import refs
 from icectl.table.builder import apply_updates
 from icectl.formats.manifest import DataFile
-from icectl.ops.evolve.create import create_table
-from icectl.table.snapshot_producer import SnapshotChange, append_files, build_snapshot, commit_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.errors import AlreadyExistsError, NotFoundError, UsageError
 from icectl.table.transaction import Transaction, commit

@@ -20,11 +20,12 @@ from icectl.cli.main import run
 from icectl.ops.maintain import remove_orphans as orphans
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.ops.evolve.create import create_table
+from helpers import create_table
 from icectl.ops.maintain.remove_orphans import PrefixMismatchError, plan_orphans, split_path
 from icectl.spec.partitioning import UNPARTITIONED
 from icectl.expr.schema import parse_schema
-from icectl.table.snapshot_producer import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode, UsageError
 from icectl.io import FileInfo

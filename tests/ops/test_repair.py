@@ -17,7 +17,7 @@ from icectl.cli.main import run
 from icectl.errors import ExitCode
 from icectl.ops.recover.repair import apply_repair, plan_repair
 from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
-from icectl.table.snapshot_producer import append_files
+from helpers import append_files
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 from icectl.table.transaction import commit

@@ -11,7 +11,7 @@ import pytest
 from icectl.errors import ConflictingChangeError
 from icectl.ops.recover import refs
 from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, plan_expiry
-from icectl.table.snapshot_producer import append_files
+from helpers import append_files
 from icectl.table.updates import SetSnapshotRef
 from icectl.spec.metadata import SnapshotRef
 from icectl.table.transaction import commit

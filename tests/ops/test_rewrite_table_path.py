@@ -22,7 +22,7 @@ from icectl.errors import ExitCode, UsageError
 from icectl.io import FileIO
 from icectl.ops.recover.rewrite_table_path import apply_relocation, new_path, plan_relocation, relativize
 from icectl.table.loaded import load_table
-from icectl.table.snapshot_producer import append_files
+from helpers import append_files
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 

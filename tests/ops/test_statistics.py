@@ -203,7 +203,7 @@ def _cli(root, *args):
 
 
 def _nested_table(root):
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
 
     cat = tables.make_catalog(str(root), "hadoop")
     return create_table(cat, ("db", "n"), schema_text="id:long!, s:struct<a:int, b:string>, l:list<int>, "
@@ -221,7 +221,7 @@ BAD = [
 @pytest.mark.parametrize("args,code,message", BAD, ids=["unknown column", "wrong case", "unknown snapshot",
                                                         "no snapshot"])
 def test_bad_input_is_refused_and_nothing_is_written(tmp_path, args, code, message):
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
 
     base = tables.build(str(tmp_path), 2, catalog="hadoop")
     create_table(base.catalog, ("db", "empty"), schema_text="id:long", format_version=2)
@@ -319,7 +319,7 @@ def test_partition_statistics_file(tmp_path, version):
 
 
 def test_unpartitioned_table_is_refused(tmp_path):
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
 
     cat = tables.make_catalog(str(tmp_path), "hadoop")
     create_table(cat, ("db", "u"), schema_text="id:long", format_version=2)
@@ -418,7 +418,7 @@ def test_fields_of_a_struct_are_sketched(tmp_path):
 
     from icectl.formats.manifest import DataFile
     from icectl.ops.stats.compute_stats import plan_compute_stats
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
 
     t = _nested_table(tmp_path)
     s_type = t.metadata.schema.field_by_name("s").field_type

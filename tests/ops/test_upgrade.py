@@ -13,7 +13,7 @@ import pytest
 
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.table.snapshot_producer import append_files
+from helpers import append_files
 from icectl.ops.evolve.upgrade import apply_upgrade, plan_upgrade
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table

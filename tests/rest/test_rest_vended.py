@@ -72,7 +72,7 @@ def write_parquet(io, path: str, ids: list[int]):
 
 def test_a_table_readable_only_with_vended_credentials(rest_env, proxy, iam_s3, tmp_path, monkeypatch):
     from icectl.table.loaded import load_table
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
 
     for k, v in {"AWS_ACCESS_KEY_ID": "no-such-key", "AWS_SECRET_ACCESS_KEY": "no-such-secret",
                  "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.devnull,

@@ -81,8 +81,8 @@ def test_compaction_end_to_end_with_deletes(tmp_path, fake_template):
     from icectl.ops.maintain.compact import run_compaction
     from icectl.ops.spark_job import JobSettings
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.ops.evolve.create import create_table
-    from icectl.table.snapshot_producer import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -124,9 +124,9 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     from icectl.ops.maintain.compact import CompactOptions, plan_compaction
     from icectl.ops.maintain.compact import run_compaction
     from icectl.ops.spark_job import JobSettings
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
     from icectl.spec.partitioning import PartitionSpec
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -156,8 +156,8 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     from icectl.ops.maintain.compact import CompactOptions, plan_compaction
     from icectl.ops.maintain.compact import run_compaction
     from icectl.ops.spark_job import JobSettings
-    from icectl.ops.evolve.create import create_table
-    from icectl.table.snapshot_producer import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.errors import ExternalCommandError
     from icectl.io import FileIO
 
@@ -182,8 +182,8 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
 def _two_partition_table(tmp_path):
     """db.t partitioned by name, three files in partition x: a and b small, k much larger."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.evolve.create import create_table
-    from icectl.table.snapshot_producer import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -214,7 +214,7 @@ def test_concurrent_commits_during_the_job(tmp_path, fake_template):
     from icectl.ops.maintain.compact import CompactOptions, plan_compaction
     from icectl.ops.maintain.compact import run_compaction
     from icectl.ops.spark_job import JobSettings
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
     from icectl.errors import CommitConflictError
 
@@ -257,8 +257,8 @@ def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
     from icectl.ops.maintain.compact import CompactOptions, plan_compaction
     from icectl.ops.maintain.compact import run_compaction
     from icectl.ops.spark_job import JobSettings
-    from icectl.ops.evolve.create import create_table
-    from icectl.table.snapshot_producer import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.table.loaded import load_table
     from icectl.io import FileIO
 

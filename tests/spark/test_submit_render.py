@@ -277,7 +277,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
 
 def _table(tmp_path):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.evolve.create import create_table
+    from helpers import create_table
     from icectl.io import FileIO
 
     return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")
@@ -316,7 +316,7 @@ def test_prepare_local_and_cluster(tmp_path):
 
 def _small_files_table(tmp_path):
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.table.snapshot_producer import append_files
+    from helpers import append_files
 
     t = _table(tmp_path)
     for i in range(6):

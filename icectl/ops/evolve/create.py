@@ -167,13 +167,3 @@ def apply_create(catalog: Catalog, plan: CreatePlan, *, now_ms: int | None = Non
     is free: a create that raced with another fails with AlreadyExistsError)."""
     txn = Transaction.create(catalog, plan.identifier, now_ms=now_ms).stage(plan.updates).require(plan.requirements)
     return txn.commit().table
-
-
-def create_table(catalog: Catalog, ident: Identifier, *, schema_text: str, partition_by: str | None = None,
-                 sort_by: str | None = None, properties: list[str] | dict[str, str] | None = None,
-                 format_version: int = 2, location: str | None = None, created_ms: int | None = None) -> Table:
-    """Create a table from the compact schema form (or a schema JSON file) and expressions;
-    ``created_ms`` is its first ``last-updated-ms`` (default: now)."""
-    plan = plan_create(catalog, ident, schema_text=schema_text, partition_by=partition_by, sort_by=sort_by,
-                       properties=properties, format_version=format_version, location=location, created_ms=created_ms)
-    return apply_create(catalog, plan, now_ms=created_ms)
