@@ -14,7 +14,7 @@ made current with :meth:`Catalog.replace_metadata`, which every writable catalog
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
@@ -22,6 +22,7 @@ from icectl.io import FileIO, normalize_location
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
+from icectl.table.catalog_contract import TableState
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
 from icectl.table.metadata_io import (
     metadata_bytes,
@@ -34,20 +35,8 @@ if TYPE_CHECKING:
     from icectl.table.requirements import TableRequirement
     from icectl.table.updates import TableUpdate
 
-__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "TableState", "ident_str",
+__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
            "metadata_file_version", "parse_identifier"]
-
-@dataclass(frozen=True)
-class TableState:
-    """A table as its catalog gives it: the current metadata file and its content."""
-
-    metadata_location: str
-    metadata: TableMetadata
-    # Storage properties the catalog hands out for this table (REST: vended credentials).
-    config: dict[str, str] = field(default_factory=dict)
-    # Old metadata files the commit deleted (write.metadata.delete-after-commit.enabled).
-    deleted_metadata_files: tuple[str, ...] = ()
-
 
 class Catalog(ABC):
     """A named catalog with a warehouse and a file IO."""
