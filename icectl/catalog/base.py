@@ -15,25 +15,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
-from icectl.io import FileIO, normalize_location
+from icectl.io import FileIO, normalize_location, resolve_path
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
+from icectl.table.builder import MetadataBuilder
 from icectl.table.catalog_contract import TableState
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
-from icectl.table.metadata_io import (
-    metadata_bytes,
-    metadata_file_version,
-    new_metadata_location,
-    read_metadata_file,
-)
-
-if TYPE_CHECKING:
-    from icectl.table.requirements import TableRequirement
-    from icectl.table.updates import TableUpdate
+from icectl.table.metadata_io import metadata_bytes, metadata_file_version, new_metadata_location, read_metadata_file
+from icectl.table.requirements import AssertCreate, TableRequirement, validate_requirements
+from icectl.table.updates import TableUpdate, UpgradeFormatVersion
 
 __all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
            "metadata_file_version", "parse_identifier"]
@@ -196,8 +190,6 @@ class MetastoreCatalog(Catalog):
         self._check_writable()
         # The commit machinery is imported here, not at the top: read-only commands (describe,
         # snapshots, files) do not pay for loading it (~60 ms of dataclass creation).
-        from icectl.table.builder import MetadataBuilder
-        from icectl.table.requirements import AssertCreate, validate_requirements
 
         if any(isinstance(r, AssertCreate) for r in requirements):
             return self._create(ident, requirements, updates, now_ms=now_ms)
@@ -237,10 +229,6 @@ class MetastoreCatalog(Catalog):
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                 now_ms: int | None) -> TableState:
-        from icectl.table.builder import MetadataBuilder
-        from icectl.table.requirements import validate_requirements
-        from icectl.table.updates import UpgradeFormatVersion
-
         validate_requirements(requirements, None)
         fv = next((u.format_version for u in updates if isinstance(u, UpgradeFormatVersion)), None)
         md = MetadataBuilder(None, format_version=fv, now_ms=now_ms).apply(updates).build()
@@ -259,8 +247,6 @@ def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMe
     """Delete the metadata files that fell off the metadata log (when the table sets
     ``write.metadata.delete-after-commit.enabled``), after the commit succeeded (as Iceberg Java's TableOperations), and
     never one outside the table location."""
-    from icectl.io import resolve_path
-
     kept = {e.metadata_file for e in new.metadata_log}
     root = normalize_location(table_location) + "/"
     paths = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, Callable, Iterable
+from icectl.errors import UsageError, IcectlError, StorageError
 
 log = logging.getLogger("icectl.io")
 
@@ -28,8 +29,6 @@ _KEY_ROUNDS = 3
 
 
 def int_property(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi: int | None = None) -> int:
-    from icectl.errors import UsageError
-
     raw = props.get(name)
     if raw in (None, ""):
         return default
@@ -50,7 +49,6 @@ def make_filesystem(props: dict[str, str]) -> Any:
     try:
         import s3fs  # noqa: F401  (fsspec finds it by name)
     except ImportError:  # pragma: no cover - s3fs is a dependency
-        from icectl.errors import IcectlError
 
         raise IcectlError("S3 paths need s3fs: pip install s3fs") from None
     import fsspec
@@ -102,8 +100,6 @@ def check_endpoint(endpoint: str, timeout: float) -> None:
     import socket
     import urllib.request
     from urllib.parse import urlsplit
-
-    from icectl.errors import StorageError, UsageError
 
     try:
         u = urlsplit(endpoint)

@@ -8,12 +8,12 @@ import json
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from icectl.expr.pairs import parse_properties
 from icectl.expr.partition import partition_spec
 from icectl.expr.schema import parse_schema
 from icectl.expr.sort import sort_order
+from icectl.catalog.base import Catalog
 from icectl.spec.metadata import MAX_FORMAT_VERSION, TableMetadata
 from icectl.spec.partitioning import PartitionSpec, SortOrder
 from icectl.spec.properties import check_setting
@@ -41,9 +41,6 @@ from icectl.table.updates import (
     UpgradeFormatVersion,
     updates_json,
 )
-
-if TYPE_CHECKING:
-    from icectl.catalog.base import Catalog
 
 
 def load_schema_argument(text: str) -> Schema:

@@ -23,6 +23,9 @@ from icectl.table.loaded import Table
 from icectl.table.requirements import requirements_for
 from icectl.table.updates import AssignUUID, TableUpdate, UpgradeFormatVersion
 from icectl.errors import RefusedError, UnsupportedError, UsageError
+from icectl.ops.inspect.describe import table_totals
+from icectl.validate.findings import Collector
+from icectl.validate.metadata import check_metadata
 
 
 @dataclass
@@ -154,9 +157,6 @@ def plan_upgrade(table: Table, to_version: int) -> UpgradePlan:
 
 
 def _blockers(table: Table, start: int, to: int) -> list[Blocker]:
-    from icectl.validate.findings import Collector
-    from icectl.validate.metadata import check_metadata
-
     out: list[Blocker] = []
     if to <= start:
         return out
@@ -194,8 +194,6 @@ def _blockers(table: Table, start: int, to: int) -> list[Blocker]:
 
 
 def _found(table: Table, start: int, to: int) -> list[str]:
-    from icectl.ops.inspect.describe import table_totals
-
     md = table.metadata
     out = []
     try:

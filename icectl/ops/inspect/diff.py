@@ -26,6 +26,10 @@ from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from icectl.spec.types import type_label
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_file_version, metadata_folder, read_metadata_file
+from icectl.io import join
+from icectl.ops.inspect.files import json_partition
+from icectl.spec.conversions import to_internal
+from icectl.spec.transforms import parse_transform
 
 PREFIXES = ("snapshot", "ref", "time", "metadata")
 # A bare integer below this is not taken for epoch milliseconds (1973-03-03): it is a snapshot id or nothing.
@@ -323,8 +327,6 @@ def find_metadata_file(table: Table, value: str) -> str:
             if p.rsplit("/", 1)[-1] == text:
                 return p
         if table.metadata.location:
-            from icectl.io import join
-
             return join(metadata_folder(table.metadata, table.metadata.location), text)
     return text
 
@@ -373,10 +375,6 @@ class _Partitions:
 
 
 def _partition_json(md: TableMetadata, spec_id: int, values: tuple) -> dict[str, Any]:
-    from icectl.ops.inspect.files import json_partition
-    from icectl.spec.conversions import to_internal
-    from icectl.spec.transforms import parse_transform
-
     spec = md.specs_by_id.get(spec_id)
     if spec is None:
         return {f"_{i}": v if isinstance(v, (int, float, str, bool)) or v is None else str(v)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from icectl.expr.sort import sort_order
-from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry
+from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestEntry, partition_fields
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.spec.properties import COMMIT_NUM_RETRIES, PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
 from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
@@ -40,6 +40,8 @@ from icectl.ops.spark_job import (JobSettings, PreparedJob, cleanup_work, prepar
 from icectl.spark import environment, submit
 from icectl.spark.protocol import (EqualityDelete, InputFile, PartitionField, PositionDelete, RewriteGroup,
                                    RewritePlan, RewriteTask, SortField, WrittenFile)
+from icectl.spec.conversions import from_json
+from icectl.spec.transforms import parse_transform
 
 SPLIT_OVERHEAD = 5 * 1024
 
@@ -212,7 +214,6 @@ def _display_partition(table: Table, key: tuple) -> str:
     spec = table.metadata.spec_by_id(spec_id)
     if not spec.fields:
         return "(unpartitioned)"
-    from icectl.spec.transforms import parse_transform
 
     parts = []
     for f, v in zip(spec.fields, values):
@@ -252,9 +253,6 @@ def compile_where(table: Table, text: str):
     """A predicate over data files from ``col op literal [and ...]`` on partition source columns,
     projected inclusively through each partition transform (a file is selected when its
     partition may hold matching rows)."""
-    from icectl.spec.conversions import from_json
-    from icectl.spec.transforms import parse_transform
-
     md = table.metadata
     clauses = [c for c in re.split(r"\s+and\s+", text.strip(), flags=re.IGNORECASE) if c]
     checks = []
@@ -410,9 +408,6 @@ def _alias(path: str) -> str:
 def output_data_files(table: Table, group: FileGroup, files: list[WrittenFile]) -> list[DataFile]:
     """DataFiles for what the job wrote for a group; files of older specs come back partitioned
     by the current spec, with their partition values from the job."""
-    from icectl.spec.conversions import from_json
-    from icectl.formats.manifest import partition_fields
-
     md = table.metadata
     first = group.tasks[0].file
     spec_id, partition = (first.spec_id, first.partition)

@@ -36,9 +36,11 @@ from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.requirements import requirements_for
 from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
-from icectl.errors import ConflictingChangeError, RefusedError, UsageError
+from icectl.errors import ConflictingChangeError, NotFoundError, RefusedError, UsageError
 from icectl.io import normalize_location
 from icectl.io.safety import table_guard
+from icectl.spec.temporal import millis_to_iso
+from icectl.table.listing import bounded_map
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,6 @@ def compute_retention(md: TableMetadata, opts: ExpireOptions) -> tuple[set[int],
 
 
 def _fmt(ms: int) -> str:
-    from icectl.spec.temporal import millis_to_iso
-
     return millis_to_iso(ms, timespec="seconds", zone="+00:00")
 
 
@@ -186,8 +186,6 @@ def expiry_updates(table: Table, opts: ExpireOptions) -> tuple[list[TableUpdate]
     md = table.metadata
     unknown = [sid for sid in opts.snapshot_ids if md.snapshot_by_id(sid) is None]
     if unknown:
-        from icectl.errors import NotFoundError
-
         raise NotFoundError(f"snapshot {unknown[0]} does not exist in {table.name}")
     retained, refs, reasons = compute_retention(md, opts)
     removed_schemas: list[int] = []
@@ -292,8 +290,6 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     keeping only its entries whose key is not valid; manifests a kept snapshot lists are not
     read at all. A key shared by an expired path and a valid one (about 1 in 10**13 a path) keeps
     the expired file: never the other way round."""
-    from icectl.table.listing import bounded_map
-
     def view(md: TableMetadata) -> Table:
         return Table(table.identifier, md, table.metadata_location, table.catalog, table.io)
 

@@ -22,11 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.expr.duration import parse_duration_ms
-from icectl.errors import IcectlError, NotFoundError
-from icectl.ops.maintain.policy import Policy, PolicyFile
+from icectl.errors import IcectlError, NoSuchNamespaceError, NotFoundError, UsageError
+from icectl.ops.maintain.policy import Policy, PolicyFile, STEPS
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
                                     METADATA_PREVIOUS_VERSIONS_MAX)
-from icectl.table.loaded import Table
+from icectl.table.loaded import Table, load_table
+from icectl.formats.manifest import ManifestContent
+from icectl.ops.evolve.namespaces import parse_namespace
+from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
+from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
+from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
+from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
+from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
+from icectl.table.scan import branch_head, plan_files
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -92,8 +100,6 @@ class TableHealth:
     @property
     def steps(self) -> list[str]:
         """The steps the findings call for, in the safe order."""
-        from icectl.ops.maintain.policy import STEPS
-
         wanted = {f.step for f in self.findings if f.step and f.severity != "info"}
         return [s for s in STEPS if s in wanted]
 
@@ -135,10 +141,6 @@ def _finding(policy: Policy, check: str, step: str, severity: str, message: str,
 
 
 def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
-    from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
-    from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
-    from icectl.table.scan import branch_head, plan_files
-
     md = table.metadata
     snap = branch_head(table, "main", operation="health")
     tasks, deletes = plan_files(table, snap)
@@ -205,9 +207,6 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
 
 
 def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
-    from icectl.formats.manifest import ManifestContent
-    from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
-
     head = main_head(table)
     m.manifest_target_size = MANIFEST_TARGET_SIZE_BYTES.read(table.metadata.properties)
     if head is None:
@@ -232,8 +231,6 @@ def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding
 
 
 def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
-    from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
-
     md = table.metadata
     m.snapshots = len(md.snapshots)
     m.oldest_snapshot_age_ms = now_ms - min(s.timestamp_ms for s in md.snapshots) if md.snapshots else None
@@ -282,8 +279,6 @@ def _check_statistics(table: Table, policy: Policy, m: Metrics, out: list[Findin
 
 
 def _check_orphans(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
-    from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
-
     age = parse_duration_ms(policy.orphans_older_than, what="orphans-older-than")
     plan = plan_orphans(table, older_than_ms=now_ms - age, now_ms=now_ms)
     m.orphan_files = len(plan.orphans)
@@ -344,9 +339,6 @@ def resolve_targets(catalog: Any, names: list[str], *, all_tables: bool) -> list
     """The tables ``names`` mean: each a table or a namespace (its tables, and those of the namespaces
     below it), or every table of the catalog; in order, each once. A name that is neither is an
     error (exit code 3) before any table is measured."""
-    from icectl.errors import NoSuchNamespaceError, UsageError
-    from icectl.ops.evolve.namespaces import parse_namespace
-
     if all_tables and names:
         raise UsageError("give tables or namespaces, or --all, not both")
     if not all_tables and not names:
@@ -396,8 +388,6 @@ def check_tables(catalog: Any, identifiers: list[tuple[str, ...]], policies: Pol
                  now_ms: int | None = None, orphans: bool = False, progress: Any = None) -> HealthRun:
     """Measure every table; a table that cannot be read is reported (status ``error``), the others
     are still measured."""
-    from icectl.table.loaded import load_table
-
     out = []
     for ident in identifiers:
         name = ".".join(ident)

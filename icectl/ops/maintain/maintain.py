@@ -22,7 +22,14 @@ from typing import Any, Callable
 from icectl.errors import CommitStateUnknownError, IcectlError
 from icectl.ops.maintain.health import STEP_CHECK, Finding, TableHealth, check_table
 from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
-from icectl.table.loaded import Table
+from icectl.table.loaded import Table, load_table
+from icectl.ops.maintain.compact import CompactOptions, plan_compaction, run_compaction
+from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, FileToDelete, delete_files
+from icectl.ops.maintain.remove_orphans import plan_orphans
+from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
+from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+from icectl.ops.maintain.table_lock import DEFAULT_LEASE_MS, TableLock
+from icectl.ops.spark_job import JobSettings
 
 Progress = Callable[[str], None]
 
@@ -90,8 +97,6 @@ class _Clock:
         return self.budget_ms is not None and self.elapsed_ms >= self.budget_ms
 
     def lease_ms(self) -> int:
-        from icectl.ops.maintain.table_lock import DEFAULT_LEASE_MS
-
         if self.budget_ms is None:
             return DEFAULT_LEASE_MS
         return max(self.budget_ms - self.elapsed_ms, 0) + 3_600_000
@@ -107,30 +112,20 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
               progress: Progress | None) -> tuple[dict[str, int], list[dict]]:
     """Run one step with its finding's options; (counts, commits sent)."""
     if step == "rewrite-deletes":
-        from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
-
         run = run_delete_rewrite(table, plan_delete_rewrite(table))
         return dict(run.counts), list(run.commits)
     if step == "compact":
-        from icectl.ops.maintain.compact import CompactOptions, plan_compaction
-        from icectl.ops.maintain.compact import run_compaction
-        from icectl.ops.spark_job import JobSettings
-
         plan = plan_compaction(table, CompactOptions(**finding.options))
         r = run_compaction(table, plan, opts.job_settings or JobSettings(), progress=progress)
         return ({"rewritten_data_files": r.rewritten_data_files, "added_data_files": r.added_data_files,
                  "removed_delete_files": r.removed_delete_files, "rewritten_bytes": r.rewritten_bytes,
                  "added_bytes": r.added_bytes}, list(r.sent))
     if step == "rewrite-manifests":
-        from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
-
         plan = plan_rewrite_manifests(table)
         res = apply_rewrite_manifests(table, plan)
         return ({"rewritten_manifests": len(plan.rewritten), "added_manifests": len(res.added_manifests)},
                 [res.committed.sent_json()] if res.committed else [])
     if step == "expire":
-        from icectl.ops.maintain.expire import ExpireOptions, apply_expiry
-
         res = apply_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=finding.options.get("delete_files", True)))
         if res.failed:
             raise _PartialError(f"expired {len(res.plan.expired_snapshot_ids)} snapshots but {len(res.failed)} files "
@@ -141,9 +136,6 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         return ({"expired_snapshots": len(res.plan.expired_snapshot_ids), "removed_refs": len(res.plan.removed_refs),
                  "deleted_files": len(res.deleted)}, [res.committed.sent_json()] if res.committed else [])
     if step == "remove-orphans":
-        from icectl.ops.maintain.expire import FileToDelete, delete_files
-        from icectl.ops.maintain.remove_orphans import plan_orphans
-
         cutoff = now_ms - finding.options["older_than_ms"]
         plan = plan_orphans(table, older_than_ms=cutoff, now_ms=now_ms)
         # Again right before deleting, as remove-orphans does: a commit since may reach a file.
@@ -209,9 +201,6 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
 def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
              progress: Progress | None = None) -> MaintainRun:
     """Maintain every table; a table that fails is reported and the others are still maintained."""
-    from icectl.ops.maintain.table_lock import TableLock
-    from icectl.table.loaded import load_table
-
     clock = _Clock(opts.budget_ms)
     out = MaintainRun(opts.dry_run, opts.budget_ms / 1000 if opts.budget_ms is not None else None)
     for ident in identifiers:

@@ -22,7 +22,7 @@ import fnmatch
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from icectl.errors import UsageError
+from icectl.errors import NotFoundError, UsageError
 from icectl.spec.properties import MAINTAIN_POLICY
 from icectl.expr.duration import parse_duration_ms
 
@@ -137,8 +137,6 @@ def load_policy_file(path: str | None) -> PolicyFile:
     if path is None:
         return PolicyFile()
     import yaml
-
-    from icectl.errors import NotFoundError
 
     try:
         with open(path, encoding="utf-8") as f:

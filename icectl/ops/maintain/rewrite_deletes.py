@@ -27,6 +27,12 @@ from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 from icectl.table.updates import TableUpdate
 from icectl.errors import UsageError
 from icectl.io import join
+from icectl.formats.parquet import field_id, iceberg_field, write_parquet
+from icectl.formats.puffin import read_deletion_vector, deletion_vector_file, FileIOSource
+from icectl.ops.maintain.compact import run_compaction
+from icectl.ops.spark_job import JobSettings
+from icectl.spec.conversions import to_bytes
+from icectl.spec.types import PrimitiveType
 
 DELETE_FILE_PATH_ID = 2147483546
 DELETE_POS_ID = 2147483545
@@ -105,8 +111,6 @@ def _referenced(d: ManifestEntry, live: dict[str, Any]) -> list[str]:
 def _read_positions(table: Table, d: ManifestEntry) -> dict[str, list[int]]:
     import pyarrow.parquet as pq
 
-    from icectl.formats.parquet import field_id
-
     f = d.data_file
     with table.io.open(f.file_path, "rb") as fh:
         t = pq.read_table(fh)
@@ -139,10 +143,6 @@ def write_position_delete_file(table: Table, rows: dict[str, list[int]], *, spec
     """A Parquet position delete file (``file_path``, ``pos``; spec "Position Delete Files") in
     the data folder, rows sorted by path and position, with its metrics."""
     import pyarrow as pa
-
-    from icectl.formats.parquet import iceberg_field, write_parquet
-    from icectl.spec.conversions import to_bytes
-    from icectl.spec.types import PrimitiveType
 
     paths, positions = [], []
     for p in sorted(rows):
@@ -193,8 +193,6 @@ def build_delete_rewrite(txn: Transaction, plan: DeleteRewritePlan) -> tuple[lis
             added.append(f)
             counts["merged_outputs"] += 1
     if fresh.to_dv:
-        from icectl.formats.puffin import read_deletion_vector
-
         positions: dict[str, set[int]] = {}
         for d in fresh.to_dv:
             for p, pos in _live_targets(by_path, d, positions=_read_positions(table, d)).items():
@@ -219,8 +217,6 @@ def write_deletion_vectors(table: Table, positions: dict[str, Any], data_files: 
     """Deletion vectors (v3) for the deleted ``positions`` of each data file, in one Puffin file
     per partition in the data folder; a DV's DataFile carries its data file's spec and partition
     (spec "Deletion Vectors"). ``data_files`` maps each path in ``positions`` to its DataFile."""
-    from icectl.formats.puffin import deletion_vector_file
-
     md = table.metadata
     by_part: dict[tuple, dict[str, Any]] = {}
     for p, pos in positions.items():
@@ -256,9 +252,6 @@ def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: 
                        progress: Any = None) -> DeleteRewriteRun:
     """Rewrite the data files equality deletes touch (when planned: a Spark job), then commit the
     delete rewrite, planned again against the table as it then is (and on every retry)."""
-    from icectl.ops.maintain.compact import run_compaction
-    from icectl.ops.spark_job import JobSettings
-
     run = DeleteRewriteRun()
     if equality_plan is not None and equality_plan.groups:
         r = run_compaction(table, equality_plan, job_settings or JobSettings(), progress=progress)
@@ -281,8 +274,6 @@ def run_delete_rewrite(table: Table, plan: DeleteRewritePlan, *, equality_plan: 
 
 
 def _range_reader(table: Table, path: str) -> Any:
-    from icectl.formats.puffin import FileIOSource
-
     return FileIOSource(table.io, path)
 
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from icectl.errors import ConflictingChangeError, IcectlError, InvalidMetadataError, NoSnapshotsError, UsageError
+from icectl.errors import (CommitStateUnknownError, ConflictingChangeError, IcectlError, InvalidMetadataError,
+                           NoSnapshotsError, UsageError)
 from icectl.io.safety import table_guard
 from icectl.formats.manifest import EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot
@@ -248,8 +249,6 @@ def apply_rewrite_manifests(table: Table, plan: RewriteManifestsPlan, *, timesta
     try:
         done = Transaction(table, retries=retries).commit(build)
     except IcectlError as e:
-        from icectl.errors import CommitStateUnknownError
-
         if not isinstance(e, CommitStateUnknownError):
             try:
                 table.io.delete_many([m.manifest_path for m in new],  # failures stay as orphans

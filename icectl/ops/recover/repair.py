@@ -57,6 +57,9 @@ from icectl.table.snapshot_producer import (
 )
 from icectl.table.transaction import Committed, Transaction, snapshot_commit_json
 from icectl.table.updates import RemovePartitionStatistics, RemoveStatistics, TableUpdate, updates_json
+from icectl.formats import puffin
+from icectl.formats.avro import open_avro
+from icectl.table.builder import MetadataBuilder
 
 THREADS = 8
 DELETE_FILE_PATH_ID = 2147483546
@@ -153,8 +156,6 @@ def _size(f: DataFile) -> int:
 
 def file_problem(table: Table, f: DataFile) -> str | None:
     """None when the content file can be read, else ``missing`` or ``unreadable: why``."""
-    from icectl.formats import puffin
-
     io = table.io
     try:
         size = io.size(f.file_path)
@@ -179,8 +180,6 @@ def file_problem(table: Table, f: DataFile) -> str | None:
             with io.open(f.file_path, "rb") as fh:
                 orc.ORCFile(fh).nrows
         elif f.file_format == "avro":
-            from icectl.formats.avro import open_avro
-
             open_avro(io.read(f.file_path), source=f.file_path).record_count()
     except Exception as e:  # pyarrow raises many kinds for a corrupt footer
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -553,8 +552,6 @@ def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None) 
     commit is re-checked against the table as it is then: a ref that moved since the plan stops
     the repair."""
     from dataclasses import replace
-
-    from icectl.table.builder import MetadataBuilder
 
     todo = [r for r in plan.refs if r.changes]
     sids = {id(r): new_snapshot_id() for r in todo}

@@ -56,6 +56,8 @@ from icectl.spec.properties import PATH_PROPERTIES
 from icectl.spec.types import Schema, schema_from_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import is_gzip_location
+from icectl.formats import puffin
+from icectl.formats.parquet import field_id, write_parquet
 
 SEP = "/"
 DELETE_FILE_PATH_ID = 2147483546
@@ -374,8 +376,6 @@ def _rewrite_position_deletes(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from icectl.formats.parquet import field_id, write_parquet
-
     with io.open(src, "rb") as fh:
         t = pq.read_table(fh)
     for i, f in enumerate(t.schema):
@@ -389,8 +389,6 @@ def _rewrite_position_deletes(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> 
 def _rewrite_puffin(io: FileIO, src: str, tgt: str, rw: _Rewriter) -> tuple[int, dict[int, tuple[int, int]]]:
     """A Puffin file with each blob's ``referenced-data-file`` rewritten; its new size and where
     each blob (by old offset) now lies."""
-    from icectl.formats import puffin
-
     data = io.read(src)
     footer = puffin.read_puffin_footer(data, source=src)
     blobs = []

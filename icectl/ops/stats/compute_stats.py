@@ -25,19 +25,24 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from icectl.errors import ExternalCommandError, IcectlError, UnsupportedError, UsageError
-from icectl.formats.puffin import PuffinBlob, write_puffin
+from icectl.formats.puffin import PuffinBlob, read_puffin_footer, write_puffin
 from icectl.ops.maintain.compact import input_file, pack_consecutive
 from icectl.ops.stats.partition_stats import commit_statistics_file, snapshot_to_measure
 from icectl.spark.protocol import NdvColumn, NdvPlan, NdvResult, NdvTask
 from icectl.io import join
 from icectl.spec.metadata import StatisticsFile
 from icectl.spec.properties import SPLIT_SIZE
-from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType
+from icectl.spec.types import ListType, MapType, NestedField, Schema, StructType, walk_fields
 from icectl.table.transaction import Committed, sent_json
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_folder
 from icectl.table.requirements import requirements_for
 from icectl.table.updates import SetStatistics, TableUpdate
+from icectl.formats.manifest import FileContent
+from icectl.ops.spark_job import cleanup_work, prepare, read_result, write_job_files
+from icectl.spark import submit
+from icectl.spark.ndv import supported, SEED
+from icectl.table.scan import plan_files
 
 THETA_BLOB = "apache-datasketches-theta-v1"  # Puffin spec: "apache-datasketches-theta-v1 blob type"
 NDV_PROPERTY = "ndv"
@@ -118,8 +123,6 @@ def _containers(schema: Schema) -> dict[int, str]:
 def select_columns(schema: Schema, names: list[str] | None) -> list[StatsColumn]:
     """The columns to sketch: ``names`` (deduplicated, in order; case-sensitive as Java's
     ``Schema.findField``) or every top-level primitive column of a type a sketch can take."""
-    from icectl.spark.ndv import supported
-
     if not names:
         cols = [StatsColumn(f.name, f.field_id, str(f.field_type)) for f in schema.fields
                 if f.field_type.is_primitive and supported(str(f.field_type))]
@@ -151,8 +154,6 @@ def select_columns(schema: Schema, names: list[str] | None) -> list[StatsColumn]
 
 
 def _names(schema: Schema) -> list[tuple[str, NestedField]]:
-    from icectl.spec.types import walk_fields
-
     return list(walk_fields(schema.fields))
 
 
@@ -163,9 +164,6 @@ def _kind(f: NestedField) -> str:
 
 def plan_compute_stats(table: Table, *, columns: list[str] | None = None,
                        snapshot_id: int | None = None) -> ComputeStatsPlan:
-    from icectl.formats.manifest import FileContent
-    from icectl.table.scan import plan_files
-
     md = table.metadata
     if snapshot_id is None and md.current_snapshot is None:
         select_columns(md.schema, columns)  # a bad column is the first thing to say
@@ -247,9 +245,6 @@ def statistics_file(plan: ComputeStatsPlan, sketches: dict[int, bytes], *,
     import datasketches
     import zstandard
 
-    from icectl.formats.puffin import read_puffin_footer
-    from icectl.spark.ndv import SEED
-
     blobs = []
     ndvs = []
     compressor = zstandard.ZstdCompressor()
@@ -278,9 +273,6 @@ def run_compute_stats(table: Table, plan: ComputeStatsPlan, settings: Any, *,
                       progress: Callable[[str], None] | None = None) -> ComputeStatsResult:
     """Run the Spark job, write the Puffin file, commit ``set-statistics``; on any failure before the
     commit succeeded, remove the file (unless the commit's outcome is unknown)."""
-    from icectl.ops.spark_job import cleanup_work, prepare, read_result, write_job_files
-    from icectl.spark import submit
-
     job = prepare(table, settings, command="compute-stats")
     holder = _LogHolder(os.path.join(job.work, "spark-submit.log"))
     try:

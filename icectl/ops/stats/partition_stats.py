@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import CommitStateUnknownError, ConflictingChangeError, IcectlError, NoSnapshotsError, NotFoundError, UnsupportedError
-from icectl.formats.manifest import FileContent
+from icectl.formats.manifest import FileContent, partition_fields
 from icectl.io import join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import Snapshot, StatisticsFile
@@ -38,6 +38,11 @@ from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_folder
 from icectl.table.requirements import requirements_for
 from icectl.table.updates import SetPartitionStatistics, TableUpdate
+from icectl.formats import parquet
+from icectl.formats.parquet import iceberg_field
+from icectl.spark.rewrite import arrow_type
+from icectl.spec.conversions import to_json
+from icectl.table.listing import bounded_map
 
 # The partition statistics file's columns (table spec: "Partition Statistics"), after `partition` (1).
 COUNTERS = (
@@ -105,8 +110,6 @@ def unified_partition_type(table: Table) -> list[UnifiedField]:
     """Java's ``Partitioning.partitionType(table)``: the partition fields of all specs whose source
     is in the current schema, by field id; names from the newest spec that has the field; a void
     (dropped, v1) field takes the type of a non-void one with the same id."""
-    from icectl.formats.manifest import partition_fields
-
     md = table.metadata
     schema = md.schema
     fields: dict[int, UnifiedField] = {}
@@ -148,9 +151,6 @@ def _sort_key(values: tuple) -> tuple:
 def compute_rows(table: Table, snapshot: Snapshot, unified: list[UnifiedField]) -> tuple[list[PartitionStatsRow], int]:
     """One row per (spec id, partition) of the snapshot's manifests, sorted by partition; and the
     number of manifests read."""
-    from icectl.spec.conversions import to_json
-    from icectl.table.listing import bounded_map
-
     md = table.metadata
     position = {f.field_id: i for i, f in enumerate(unified)}
     manifests = table.manifests(snapshot)
@@ -213,9 +213,6 @@ def arrow_schema(unified: list[UnifiedField], format_version: int) -> Any:
     """The partition statistics file's schema (PartitionStatsHandler.schema(type, formatVersion))."""
     import pyarrow as pa
 
-    from icectl.formats.parquet import iceberg_field
-    from icectl.spark.rewrite import arrow_type
-
     required = _V3_REQUIRED if format_version >= 3 else _V2_REQUIRED
     partition = pa.struct([iceberg_field(u.name, _arrow_partition_type(u.type, arrow_type), u.field_id)
                            for u in unified])
@@ -241,8 +238,6 @@ def _arrow_partition_type(t: PrimitiveType, arrow_type: Any) -> Any:
 def parquet_bytes(plan: PartitionStatsPlan) -> bytes:
     import pyarrow as pa
 
-    from icectl.formats.parquet import parquet_bytes
-
     schema = arrow_schema(plan.partition_type, plan.format_version)
     part_type = schema.field("partition").type
     children = []
@@ -256,7 +251,7 @@ def parquet_bytes(plan: PartitionStatsPlan) -> bytes:
         if i == 13 and plan.format_version < 3:
             continue
         columns.append(pa.array([getattr(r, name) for r in plan.rows], type=schema.field(name).type))
-    return parquet_bytes(pa.Table.from_arrays(columns, schema=schema), compression="zstd")
+    return parquet.parquet_bytes(pa.Table.from_arrays(columns, schema=schema), compression="zstd")
 
 
 def _arrow_values(values: list[Any], arrow_t: Any, t: PrimitiveType) -> Any:

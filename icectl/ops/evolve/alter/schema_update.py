@@ -23,6 +23,8 @@ from icectl.spec.evolution import (
     promotion_error,
 )
 from icectl.spec.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, Schema, StructType
+from icectl.spec.conversions import from_json, to_json, MICROS_PER_DAY, NANOS_PER_DAY
+from icectl.spec.evolution import partition_promotion_error, index_by_id, walk_names
 
 ROOT = -1  # the parent id of top-level columns (Java's TABLE_ROOT_ID)
 
@@ -49,8 +51,6 @@ def shift_ids(t: IcebergType, offset: int) -> IcebergType:
 
 def default_json(literal: Literal, t: IcebergType, column: str) -> Any:
     """A default value as written for a column of type ``t``, as its JSON single value (Appendix D)."""
-    from icectl.spec.conversions import from_json, to_json
-
     if not isinstance(t, PrimitiveType):
         raise UsageError(f"invalid default for {column}: a {t} column's default can only be null")
     base, text = t.base, literal.text
@@ -76,8 +76,6 @@ def default_json(literal: Literal, t: IcebergType, column: str) -> Any:
 
 def _convert_default(value: Any, old: IcebergType, new: IcebergType) -> Any:
     """A default of type ``old`` as a value of the promoted type ``new``."""
-    from icectl.spec.conversions import MICROS_PER_DAY, NANOS_PER_DAY, from_json, to_json
-
     if value is None:
         return None
     v = from_json(old, value)
@@ -247,8 +245,6 @@ class SchemaUpdate:
         full = self._full.get(f.field_id, name)
         why = promotion_error(full, f.field_type, new_type, self.format_version)
         if why is None:
-            from icectl.spec.evolution import partition_promotion_error
-
             why = partition_promotion_error(full, f.field_type, new_type,  # type: ignore[arg-type]
                                             self.partition_sources.get(f.field_id, []))
         if why is not None:
@@ -342,14 +338,11 @@ class SchemaUpdate:
 
 
 def _highest_id(t: IcebergType) -> int:
-    from icectl.spec.evolution import index_by_id
-
     return max(index_by_id(StructType((NestedField(0, "x", t),))), default=0)
 
 
 def _check_unique_names(struct: StructType) -> None:
     seen: dict[str, int] = {}
-    from icectl.spec.evolution import walk_names
 
     for full, _, f in walk_names(struct, (), ()):
         if full in seen:
