@@ -93,7 +93,7 @@ def test_a_table_readable_only_with_vended_credentials(rest_env, proxy, iam_s3, 
     t = load_table(cat, (rest_env.namespace, "t"))
     assert t.io.properties["s3.access-key-id"] == iam_s3["s3.access-key-id"]
     for i in range(3):
-        t = append_files(t, [write_parquet(t.io, f"{location}/data/f    .parquet", list(range(i * 10, i * 10 + 10)))])
+        t = append_files(t, [write_parquet(t.io, f"{location}/data/f{i}.parquet", list(range(i * 10, i * 10 + 10)))])
 
     code, out, err = rest_env.cli("-o", "json", "files", rest_env.table("t"))
     assert code == 0, err

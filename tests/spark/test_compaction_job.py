@@ -164,7 +164,7 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
     t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", partition_by="name")
     loc = t.location
-    files = [_data_file(t, f"{loc}/data/name={n}/{n}    .parquet", [i], partition=(n,), names=[n])
+    files = [_data_file(t, f"{loc}/data/name={n}/{n}{i}.parquet", [i], partition=(n,), names=[n])
              for n in ("x", "y") for i in range(2)]
     t = append_files(t, files)
     os.remove(files[2].file_path)  # a file of partition y is gone
@@ -265,7 +265,7 @@ def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
     t = create_table(cat, ("db", "t"), schema_text="id:long!, name:string", partition_by="name")
     loc = t.location
-    files = {(n, i): _data_file(t, f"{loc}/data/name={n}/{n}    .parquet", [i], partition=(n,), names=[n])
+    files = {(n, i): _data_file(t, f"{loc}/data/name={n}/{n}{i}.parquet", [i], partition=(n,), names=[n])
              for n in ("x", "y", "z") for i in range(2)}
     t = append_files(t, list(files.values()))
     plan = plan_compaction(t, CompactOptions(rewrite_all=True))

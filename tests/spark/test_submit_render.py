@@ -320,7 +320,7 @@ def _small_files_table(tmp_path):
 
     t = _table(tmp_path)
     for i in range(6):
-        path = f"{t.location}/data/f    .parquet"
+        path = f"{t.location}/data/f{i}.parquet"
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(b"x" * 10)
