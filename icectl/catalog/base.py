@@ -15,19 +15,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location, resolve_path
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
-from icectl.table.builder import MetadataBuilder
 from icectl.table.catalog_contract import TableState
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
 from icectl.table.metadata_io import metadata_bytes, metadata_file_version, new_metadata_location, read_metadata_file
-from icectl.table.requirements import AssertCreate, TableRequirement, validate_requirements
-from icectl.table.updates import TableUpdate, UpgradeFormatVersion
+
+if TYPE_CHECKING:
+    from icectl.table.requirements import TableRequirement
+    from icectl.table.updates import TableUpdate
 
 __all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
            "metadata_file_version", "parse_identifier"]
@@ -189,7 +190,9 @@ class MetastoreCatalog(Catalog):
                now_ms: int | None = None, base_location: str | None = None) -> TableState:
         self._check_writable()
         # The commit machinery is imported here, not at the top: read-only commands (describe,
-        # snapshots, files) do not pay for loading it (~60 ms of dataclass creation).
+        # snapshots, files) do not pay for loading it (bench/bench_startup.py: describe 6 % slower).
+        from icectl.table.builder import MetadataBuilder
+        from icectl.table.requirements import AssertCreate, validate_requirements
 
         if any(isinstance(r, AssertCreate) for r in requirements):
             return self._create(ident, requirements, updates, now_ms=now_ms)
@@ -229,6 +232,10 @@ class MetastoreCatalog(Catalog):
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                 now_ms: int | None) -> TableState:
+        from icectl.table.builder import MetadataBuilder  # as in commit: loaded when a commit is applied
+        from icectl.table.requirements import validate_requirements
+        from icectl.table.updates import UpgradeFormatVersion
+
         validate_requirements(requirements, None)
         fv = next((u.format_version for u in updates if isinstance(u, UpgradeFormatVersion)), None)
         md = MetadataBuilder(None, format_version=fv, now_ms=now_ms).apply(updates).build()

@@ -6,13 +6,15 @@ builder, so the dependency points one way), as iceberg-go's ``table.CatalogIO``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from icectl.io import FileIO
 from icectl.spec.metadata import TableMetadata
 from icectl.table.identifier import Identifier
-from icectl.table.requirements import TableRequirement
-from icectl.table.updates import TableUpdate
+
+if TYPE_CHECKING:  # annotations only: a read-only command loads no update or requirement type
+    from icectl.table.requirements import TableRequirement
+    from icectl.table.updates import TableUpdate
 
 __all__ = ["CatalogContract", "TableState"]
 
