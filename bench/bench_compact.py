@@ -136,8 +136,7 @@ def prepare(a: argparse.Namespace) -> dict:
 
     from icectl.catalog.hadoop import HadoopCatalog
     from icectl.formats.manifest import DataFile
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from tests.helpers import append_files, create_table
     from icectl.io import FileIO
 
     data = os.path.abspath(a.data)

@@ -17,7 +17,7 @@ the server and restored through moto's backend (not timed). Scenarios (``--scena
   reachable data files (``--reachable-fraction``, 40%) and orphans in the same partition folders;
   ``icectl remove-orphans --older-than <future> --force`` lists all of them and deletes the
   orphans.
-- ``delete``: the delete step alone, ``icectl.ops.expire.delete_files`` on ``--expire-files``
+- ``delete``: the delete step alone, ``icectl.ops.maintain.expire.delete_files`` on ``--expire-files``
   objects (``--delete-kept`` more objects beside them are not in the list), timed inside the
   process.
 
@@ -230,8 +230,8 @@ def build_table(scene: Scene, *, files: int, per_append: int, partitions: int, e
     shared), then for ``expire`` a delete of all of them and a last append; orphans uploaded into
     the partition folders."""
     from icectl.formats.manifest import DataFile
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+    from icectl.table.snapshot_producer import SnapshotChange
+    from tests.helpers import append_files, commit_snapshot, create_table
 
     t0 = time.perf_counter()
     catalog = scene.catalog()
@@ -290,7 +290,7 @@ def env_for(tree: str, config: str) -> dict[str, str]:
 DELETE_SCRIPT = """
 import json, sys, time
 from icectl.io import FileIO
-from icectl.ops.expire import FileToDelete, delete_files
+from icectl.ops.maintain.expire import FileToDelete, delete_files
 props, paths = json.load(open(sys.argv[1]))
 io = FileIO(props)
 files = [FileToDelete(p, "data", None) for p in paths]

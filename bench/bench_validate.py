@@ -86,9 +86,8 @@ def build_deep(root: str, files: int, snapshots: int) -> str:
     from icectl.catalog.sql import SqlCatalog
     from icectl.spec.conversions import to_bytes
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.ops.create import create_table
     from icectl.formats.puffin import deletion_vector_file
-    from icectl.table.snapshots import append_files
+    from tests.helpers import append_files, create_table
     from icectl.table.loaded import load_table
     from icectl.errors import NoSuchTableError
     from icectl.io import FileIO

@@ -17,6 +17,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ORACLE_DIR = os.environ.get("ICEBERG_ORACLE_DIR", "/work/shared/oracle")
+if ROOT not in sys.path:  # tests.helpers: the shortcuts that set tables up (create_table, append_files)
+    sys.path.insert(0, ROOT)
 
 # The Iceberg Java side, run as `python java_call.py WAREHOUSE SQL [SQL ...]`: a session of Iceberg
 # Java in local Spark (catalog `hc` over WAREHOUSE), each statement's rows printed as JSON, then

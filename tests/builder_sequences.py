@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from icectl.expr.partition import partition_spec
 from icectl.expr.sort import sort_order
-from icectl.ops.create import create_updates, load_schema_argument
+from icectl.ops.evolve.create import create_updates, load_schema_argument
 from icectl.spec.metadata import Snapshot, SnapshotRef, StatisticsFile
 from icectl.spec.partitioning import PartitionField, PartitionSpec, SortField, SortOrder
 from icectl.spec.transforms import parse_transform

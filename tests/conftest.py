@@ -2,7 +2,6 @@
 
 Fixtures:
   repo_root      (session) pathlib.Path of the repository root.
-  test_data_dir  (session) pathlib.Path of tests/data (small files shipped with the tests).
   tmp_warehouse  (function) pathlib.Path of an empty, existing folder <tmp_path>/warehouse, for a
                  file-system warehouse that a test writes tables into.
   postgres_server (session) a private PostgreSQL cluster on a loopback port (tests/pg_cluster.py:
@@ -38,11 +37,6 @@ INTEROP_DIR = REPO_ROOT / "tests" / "interop"
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return REPO_ROOT
-
-
-@pytest.fixture(scope="session")
-def test_data_dir() -> pathlib.Path:
-    return REPO_ROOT / "tests" / "data"
 
 
 @pytest.fixture

@@ -14,40 +14,24 @@ made current with :meth:`Catalog.replace_metadata`, which every writable catalog
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
-from icectl.io import FileIO, normalize_location
+from icectl.io import FileIO, normalize_location, resolve_path
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
+from icectl.table.catalog_contract import TableState
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
-from icectl.table.metadata_io import (
-    metadata_bytes,
-    metadata_file_version,
-    new_metadata_location,
-    read_metadata_file,
-)
+from icectl.table.metadata_io import metadata_bytes, metadata_file_version, new_metadata_location, read_metadata_file
 
 if TYPE_CHECKING:
     from icectl.table.requirements import TableRequirement
     from icectl.table.updates import TableUpdate
 
-__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "TableState", "ident_str",
+__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
            "metadata_file_version", "parse_identifier"]
-
-@dataclass(frozen=True)
-class TableState:
-    """A table as its catalog gives it: the current metadata file and its content."""
-
-    metadata_location: str
-    metadata: TableMetadata
-    # Storage properties the catalog hands out for this table (REST: vended credentials).
-    config: dict[str, str] = field(default_factory=dict)
-    # Old metadata files the commit deleted (write.metadata.delete-after-commit.enabled).
-    deleted_metadata_files: tuple[str, ...] = ()
-
 
 class Catalog(ABC):
     """A named catalog with a warehouse and a file IO."""
@@ -206,7 +190,7 @@ class MetastoreCatalog(Catalog):
                now_ms: int | None = None, base_location: str | None = None) -> TableState:
         self._check_writable()
         # The commit machinery is imported here, not at the top: read-only commands (describe,
-        # snapshots, files) do not pay for loading it (~60 ms of dataclass creation).
+        # snapshots, files) do not pay for loading it (bench/bench_startup.py: describe 6 % slower).
         from icectl.table.builder import MetadataBuilder
         from icectl.table.requirements import AssertCreate, validate_requirements
 
@@ -248,7 +232,7 @@ class MetastoreCatalog(Catalog):
 
     def _create(self, ident: Identifier, requirements: list[TableRequirement], updates: list[TableUpdate], *,
                 now_ms: int | None) -> TableState:
-        from icectl.table.builder import MetadataBuilder
+        from icectl.table.builder import MetadataBuilder  # as in commit: loaded when a commit is applied
         from icectl.table.requirements import validate_requirements
         from icectl.table.updates import UpgradeFormatVersion
 
@@ -270,8 +254,6 @@ def _delete_removed_metadata_files(io: FileIO, base: TableMetadata, new: TableMe
     """Delete the metadata files that fell off the metadata log (when the table sets
     ``write.metadata.delete-after-commit.enabled``), after the commit succeeded (as Iceberg Java's TableOperations), and
     never one outside the table location."""
-    from icectl.io import resolve_path
-
     kept = {e.metadata_file for e in new.metadata_log}
     root = normalize_location(table_location) + "/"
     paths = []

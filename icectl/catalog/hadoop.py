@@ -13,7 +13,7 @@ from icectl.catalog.base import Identifier, MetastoreCatalog, ident_str
 from icectl.spec.metadata import TableMetadata
 from icectl.errors import (AlreadyExistsError, CommitConflictError, IcectlError, InvalidMetadataError, NamespaceNotEmptyError,
                            NoSuchNamespaceError, NoSuchTableError, NotFoundError, UnsupportedError, UsageError)
-from icectl.io import FileIO, join
+from icectl.io import FileIO, join, local_path
 
 _V = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json$")
 HINT = "version-hint.text"
@@ -197,8 +197,6 @@ class HadoopCatalog(MetastoreCatalog):
 
 
 def _rel(root: str, path: str) -> list[str]:
-    from icectl.io import local_path
-
     r, p = local_path(root).rstrip("/"), local_path(path)
     if not p.startswith(r):
         return []

@@ -20,7 +20,7 @@ import threading
 from typing import Any, Iterable, Iterator
 
 from icectl import secrets
-from icectl.catalog.base import (Catalog, NamespacePropertiesChange, TableState, check_property_changes)
+from icectl.catalog.base import Catalog, NamespacePropertiesChange, check_property_changes
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
 from icectl.errors import (
     AlreadyExistsError,
@@ -34,6 +34,7 @@ from icectl.errors import (
 from icectl.io import FileIO, has_scheme, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
+from icectl.table.catalog_contract import TableState
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.metadata_io import metadata_bytes, new_metadata_location
 from icectl.table.requirements import AssertCreate, TableRequirement

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import quote
 
-from icectl import secrets
+from icectl import __version__, secrets
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotAuthorizedError,
                            NotFoundError, StorageError, UnsupportedError, UsageError)
@@ -409,6 +409,4 @@ def _ms(properties: dict[str, str], key: str, default: int) -> float:
 
 
 def _user_agent() -> str:
-    from icectl import __version__
-
     return f"icectl/{__version__}"

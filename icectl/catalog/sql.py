@@ -16,10 +16,11 @@ import sqlite3
 import threading
 from typing import Any, Iterable
 
-from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, TableState,
+from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange,
                                  check_property_changes, ident_str)
 from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
+from icectl.table.catalog_contract import TableState
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
                            StorageError, UsageError)

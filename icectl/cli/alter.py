@@ -12,7 +12,7 @@ from icectl.cli.options import TableArg, YesOpt, dry_run_option
 from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.alter import AlterResult, PropertyList
-from icectl.ops.alter import AlterRequest, commit_alter, plan_alter, properties_request
+from icectl.ops.evolve.alter import AlterRequest, commit_alter, plan_alter, properties_request
 
 DryRunOpt = dry_run_option("Show the schema, spec, order and properties before and after, and the updates; commit "
                            "nothing.")

@@ -12,8 +12,9 @@ from icectl.cli.output import render
 from icectl.cli.session import open_table, spark_template
 from icectl.cli.views.compact import compaction_plan, compaction_result
 from icectl.expr.size import parse_size
-from icectl.ops.compaction import CompactOptions, plan_compaction
-from icectl.ops.compaction_job import JobSettings, prepare, run_compaction
+from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+from icectl.ops.maintain.compact import run_compaction
+from icectl.ops.spark_job import JobSettings, prepare
 from icectl.spec.properties import TARGET_FILE_SIZE_BYTES
 
 
@@ -57,7 +58,7 @@ def compact(
     settings = JobSettings(template_path=spark_template(env, template), master=master,
                            partial_progress=partial_progress, max_commits=max_commits)
     if dry_run:
-        render(env, compaction_plan(plan, prepare(t, plan, settings).argv, dry_run=True))
+        render(env, compaction_plan(plan, prepare(t, settings).argv, dry_run=True))
         return
     if not plan.groups:
         render(env, compaction_plan(plan, None, dry_run=False))

@@ -8,7 +8,7 @@ from typing import Any
 from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.errors import RefusedError
-from icectl.ops.expire import delete_files
+from icectl.ops.maintain.expire import delete_files
 
 
 def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str = "change the table") -> None:

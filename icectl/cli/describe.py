@@ -9,7 +9,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views import describe as _view  # noqa: F401 (registers the text renderer)
-from icectl.ops.inspect import describe as describe_table
+from icectl.ops.inspect.describe import describe as describe_table
 
 
 def describe(

@@ -9,7 +9,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views import diff as _view  # noqa: F401  (registers the text renderer)
-from icectl.ops.diff import diff as table_diff
+from icectl.ops.inspect.diff import diff as table_diff
 
 SIDE_HELP = ("a snapshot id, a branch or tag, a time (ISO 8601, epoch milliseconds, or an age with its unit: 2h), "
              "or a metadata file (a path, its file name, or vN for version N); prefix with snapshot:, ref:, time: or metadata: when ambiguous")

@@ -12,7 +12,7 @@ from icectl.cli.confirm import confirm_plan, progress_deleter
 from icectl.cli.session import open_table
 from icectl.cli.views.housekeeping import RenameReport, drop_report
 from icectl.ops.catalogs import parse_identifier
-from icectl.ops.drop import apply_drop, apply_rename, plan_drop, plan_rename
+from icectl.ops.evolve.drop import apply_drop, apply_rename, plan_drop, plan_rename
 
 
 def drop(

@@ -14,7 +14,7 @@ from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.expire import expire_report
 from icectl.expr.timestamp import parse_cutoff
-from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
+from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, plan_expiry
 from icectl.spec.properties import MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP
 
 

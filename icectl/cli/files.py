@@ -10,7 +10,7 @@ from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.files import FileList
 from icectl.errors import UsageError
-from icectl.ops.inspect import list_files
+from icectl.ops.inspect.files import list_files
 
 CONTENT_KINDS = ("data", "position-deletes", "equality-deletes", "deletion-vector")
 

@@ -41,7 +41,7 @@ COMMANDS = {c.name: c for c in (
                 "its format version; exit 8 on errors."),
     LazyCommand("upgrade-format", "icectl.cli.upgrade", "upgrade_format", "Upgrade a table's format version "
                 "(metadata only), after a pre-flight report."),
-    LazyCommand("register", "icectl.cli.upgrade", "register_cmd", "Register an existing table metadata file in a "
+    LazyCommand("register", "icectl.cli.register", "register_cmd", "Register an existing table metadata file in a "
                 "(SQL) catalog, e.g."),
     LazyCommand("alter", "icectl.cli.alter", "alter", "Change a table's schema, partition spec, sort order and "
                 "properties in one commit (Java's rules and ids)."),
@@ -79,7 +79,7 @@ COMMANDS = {c.name: c for c in (
     LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
                 "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
                 "it is overdue."),
-    LazyCommand("maintain", "icectl.cli.health", "maintain", "For each table, run the steps its health calls for "
+    LazyCommand("maintain", "icectl.cli.maintain", "maintain", "For each table, run the steps its health calls for "
                 "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
                 "per table; exit 15 when a table failed."),
     LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),

@@ -12,7 +12,7 @@ from icectl.cli.output import render
 from icectl.cli.session import open_catalog
 from icectl.cli.views.housekeeping import NamespaceChange, NamespaceListing, NamespaceProperties
 from icectl.expr.pairs import parse_properties
-from icectl.ops.namespaces import (apply_create_namespace, apply_drop_namespace, apply_namespace_properties,
+from icectl.ops.evolve.namespaces import (apply_create_namespace, apply_drop_namespace, apply_namespace_properties,
                                    list_namespaces, parse_namespace, plan_create_namespace,
                                    plan_drop_namespace, plan_namespace_properties)
 

@@ -12,6 +12,15 @@ TemplateOpt = Annotated[Optional[str], typer.Option("--template", help="spark-su
 MasterOpt = Annotated[Optional[str], typer.Option("--master", help="Spark master, e.g. yarn or k8s://...; overrides "
                                                   "the template.")]
 
+# health and maintain: which tables, and the policy they are measured against.
+TargetsArg = Annotated[Optional[list[str]], typer.Argument(
+    help="Tables (NAMESPACE.TABLE) or namespaces (all their tables, and those of the namespaces below); health "
+    "also takes a table location or metadata file.",
+    show_default=False)]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every table of the catalog.")]
+PolicyOpt = Annotated[Optional[str], typer.Option(
+    "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see the README).")]
+
 
 def dry_run_option(help: str) -> Any:
     """``--dry-run``, with what it shows for the command (``help``)."""

@@ -13,9 +13,9 @@ from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.orphans import orphan_report
 from icectl.errors import RefusedError
-from icectl.ops.expire import FileToDelete
+from icectl.ops.maintain.expire import FileToDelete
 from icectl.expr.timestamp import parse_cutoff
-from icectl.ops.orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
+from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans, still_orphans
 
 
 def remove_orphans(

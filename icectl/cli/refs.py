@@ -15,9 +15,9 @@ from icectl.cli.views.refs import RefChange, RefList
 from icectl.errors import UsageError
 from icectl.expr.duration import describe_duration, parse_duration_ms
 from icectl.expr.timestamp import parse_cutoff
-from icectl.ops import refs
-from icectl.ops.inspect import ref_list
-from icectl.ops.refs import Builder, RefCommit, commit_ref_change, plan_ref_change
+from icectl.ops.recover import refs
+from icectl.ops.inspect.describe import ref_list
+from icectl.ops.recover.refs import Builder, RefCommit, commit_ref_change, plan_ref_change
 
 branch_app = typer.Typer(help="Create, drop, rename and fast-forward branches.", no_args_is_help=True)
 tag_app = typer.Typer(help="Create and drop tags.", no_args_is_help=True)

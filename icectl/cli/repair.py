@@ -12,7 +12,7 @@ from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
 from icectl.cli.views.recovery import repair_report
 from icectl.errors import InvalidMetadataError
-from icectl.ops.repair import apply_repair, plan_repair
+from icectl.ops.recover.repair import apply_repair, plan_repair
 
 
 def repair(

@@ -11,7 +11,7 @@ from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
 from icectl.cli.views.restore import restore_report
-from icectl.ops.restore import apply_restore, check_restorable, plan_restore
+from icectl.ops.recover.restore import apply_restore, check_restorable, plan_restore
 
 
 def restore(

@@ -12,9 +12,9 @@ from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.rewrite_deletes import DeleteRewriteOutcome, EqualityRewriteOutcome, delete_rewrite_report
-from icectl.ops.compaction import CompactOptions, plan_compaction
-from icectl.ops.compaction_job import JobSettings
-from icectl.ops.delete_rewrite import plan_delete_rewrite, run_delete_rewrite
+from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+from icectl.ops.spark_job import JobSettings
+from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
 
 
 def rewrite_deletes(

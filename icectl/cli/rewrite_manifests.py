@@ -11,7 +11,7 @@ from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
 from icectl.cli.views.housekeeping import rewrite_manifests_report
-from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
 
 
 def rewrite_manifests(

@@ -11,7 +11,7 @@ from icectl.cli.confirm import confirm_plan
 from icectl.cli.output import fmt_bytes, render
 from icectl.cli.session import open_table
 from icectl.cli.views.recovery import relocation_report
-from icectl.ops.relocate import apply_relocation, plan_relocation
+from icectl.ops.recover.rewrite_table_path import apply_relocation, plan_relocation
 
 
 def rewrite_table_path(

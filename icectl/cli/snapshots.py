@@ -9,7 +9,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.snapshots import SnapshotList, snapshot_forest
-from icectl.ops.inspect import list_snapshots, snapshot_tree
+from icectl.ops.inspect.snapshots import list_snapshots, snapshot_tree
 
 
 def snapshots(

@@ -11,9 +11,9 @@ from icectl.cli.options import MasterOpt, TemplateOpt, YesOpt
 from icectl.cli.output import render
 from icectl.cli.session import open_table, spark_template
 from icectl.cli.views.statistics import compute_stats_report, partition_stats_report
-from icectl.ops.compaction_job import JobSettings, prepare
-from icectl.ops.compute_stats import plan_compute_stats, run_compute_stats
-from icectl.ops.partition_stats import apply_partition_stats, plan_partition_stats
+from icectl.ops.spark_job import JobSettings, prepare
+from icectl.ops.stats.compute_stats import plan_compute_stats, run_compute_stats
+from icectl.ops.stats.partition_stats import apply_partition_stats, plan_partition_stats
 
 
 def compute_stats(
@@ -39,7 +39,7 @@ def compute_stats(
     settings = JobSettings(template_path=spark_template(env, template), master=master)
     if dry_run:
         render(env, compute_stats_report(plan, None, dry_run=True,
-                                         command=prepare(t, None, settings, command="compute-stats").argv))
+                                         command=prepare(t, settings, command="compute-stats").argv))
         return
     confirm_plan(env, compute_stats_report(plan, None, dry_run=False),
                  f"Compute NDV statistics of {len(plan.columns)} columns of {plan.table}?", yes=yes)

@@ -12,8 +12,8 @@ from icectl.cli.output import render
 from icectl.cli.session import catalog_config, describe_catalog, open_catalog
 from icectl.cli.views.tables import Created, Listing
 from icectl.ops.catalogs import parse_identifier
-from icectl.ops.create import apply_create, check_create_arguments, plan_create
-from icectl.ops.namespaces import list_namespaces, list_tables
+from icectl.ops.evolve.create import apply_create, check_create_arguments, plan_create
+from icectl.ops.evolve.namespaces import list_namespaces, list_tables
 
 
 def create(

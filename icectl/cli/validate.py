@@ -10,7 +10,7 @@ from icectl.cli.output import render
 from icectl.cli.session import locate_table
 from icectl.cli.views.validate import validation_view
 from icectl.errors import ValidationFailedError
-from icectl.ops.validation import check_table
+from icectl.ops.inspect.validation import check_table
 
 
 def validate(

@@ -11,7 +11,7 @@ value by value, polars' columns by their types).
 
 Built on it: ``files`` (:mod:`icectl.table.listing`), ``validate``
 (:mod:`icectl.validate.entries`, which checks the raw values before inheriting), ``rewrite-table-
-path`` (:mod:`icectl.ops.relocate`), and the object view (:func:`icectl.formats.manifest.read_manifest`),
+path`` (:mod:`icectl.ops.recover.rewrite_table_path`), and the object view (:func:`icectl.formats.manifest.read_manifest`),
 which takes its inherited values from :func:`inherit_values`.
 """
 from __future__ import annotations

@@ -138,9 +138,6 @@ class ManifestFile:
     key_metadata: bytes | None = None
     first_row_id: int | None = None
 
-    def has_added_or_existing(self) -> bool:
-        return (self.added_files_count or 0) + (self.existing_files_count or 0) > 0 or self.added_files_count is None
-
 
 # ---------------------------------------------------------------------------------------------
 # Reading (through the one Avro entry point, :mod:`icectl.formats.avro`: polars, else the lean decoder)

@@ -40,7 +40,6 @@ ROW_POSITION_FIELD_ID = 2147483645  # _pos, reserved field id (table spec: "Rese
 REFERENCED_DATA_FILE = "referenced-data-file"
 CARDINALITY = "cardinality"
 CREATED_BY = "created-by"
-MAX_POSITION = (1 << 63) - 1  # "the most significant bit must be 0"
 # Iceberg Java's RoaringPositionBitmap rejects the key 2^31-1, so icectl writes keys up to
 # 2^31-2 only (write strictly); reading accepts every key the spec allows.
 MAX_WRITE_POSITION = (((1 << 31) - 2) << 32) | 0xFFFFFFFF

@@ -358,14 +358,14 @@ class FileIO:
                     progress(len(refused))
                 if not group:
                     continue
-                from icectl.io.s3 import DEFAULT_DELETE_BATCH, DEFAULT_DELETE_IN_FLIGHT, _int_prop, bulk_delete
+                from icectl.io.s3 import DEFAULT_DELETE_BATCH, DEFAULT_DELETE_IN_FLIGHT, int_property, bulk_delete
 
                 fs = self.filesystem(group[0])
                 names: dict[str, str] = {}
                 for p in group:
                     names.setdefault(self._fs_path(p), p)
-                batch = _int_prop(self.properties, "s3.delete.batch-size", DEFAULT_DELETE_BATCH, hi=1000)
-                in_flight = _int_prop(self.properties, "s3.delete.in-flight", DEFAULT_DELETE_IN_FLIGHT, hi=64)
+                batch = int_property(self.properties, "s3.delete.batch-size", DEFAULT_DELETE_BATCH, hi=1000)
+                in_flight = int_property(self.properties, "s3.delete.in-flight", DEFAULT_DELETE_IN_FLIGHT, hi=64)
                 for key, why in bulk_delete(fs, list(names), batch_size=batch, in_flight=in_flight,
                                             progress=progress).items():
                     failed[names.get(key, key)] = why

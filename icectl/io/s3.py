@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, Callable, Iterable
+from icectl.errors import UsageError, IcectlError, StorageError
 
 log = logging.getLogger("icectl.io")
 
@@ -27,9 +28,7 @@ _TRANSIENT_KEY_ERRORS = {"InternalError", "SlowDown", "ServiceUnavailable", "Req
 _KEY_ROUNDS = 3
 
 
-def _int_prop(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi: int | None = None) -> int:
-    from icectl.errors import UsageError
-
+def int_property(props: dict[str, str], name: str, default: int, *, lo: int = 1, hi: int | None = None) -> int:
     raw = props.get(name)
     if raw in (None, ""):
         return default
@@ -50,7 +49,6 @@ def make_filesystem(props: dict[str, str]) -> Any:
     try:
         import s3fs  # noqa: F401  (fsspec finds it by name)
     except ImportError:  # pragma: no cover - s3fs is a dependency
-        from icectl.errors import IcectlError
 
         raise IcectlError("S3 paths need s3fs: pip install s3fs") from None
     import fsspec
@@ -61,12 +59,12 @@ def make_filesystem(props: dict[str, str]) -> Any:
     if props.get("s3.region") or props.get("client.region"):
         client_kwargs["region_name"] = props.get("s3.region") or props.get("client.region")
     config: dict[str, Any] = {
-        "retries": {"max_attempts": _int_prop(props, "s3.retry.max-attempts", DEFAULT_MAX_ATTEMPTS, hi=20),
+        "retries": {"max_attempts": int_property(props, "s3.retry.max-attempts", DEFAULT_MAX_ATTEMPTS, hi=20),
                     "mode": "standard"},
         # Concurrent reads and several DeleteObjects in flight share one client.
         "max_pool_connections": MAX_POOL_CONNECTIONS,
         # An endpoint that does not answer fails within seconds, not botocore's 60 s.
-        "connect_timeout": _int_prop(props, "s3.connect-timeout", CONNECT_TIMEOUT_S, hi=600),
+        "connect_timeout": int_property(props, "s3.connect-timeout", CONNECT_TIMEOUT_S, hi=600),
     }
     if props.get("s3.path-style-access", "").lower() == "true":
         config["s3"] = {"addressing_style": "path"}
@@ -102,8 +100,6 @@ def check_endpoint(endpoint: str, timeout: float) -> None:
     import socket
     import urllib.request
     from urllib.parse import urlsplit
-
-    from icectl.errors import StorageError, UsageError
 
     try:
         u = urlsplit(endpoint)

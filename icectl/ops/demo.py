@@ -49,8 +49,16 @@ from icectl.table.loaded import Table
 from icectl.table.transaction import Transaction
 from icectl.table.updates import TableUpdate
 from icectl.errors import AlreadyExistsError, UsageError
-from icectl.ops.create import existing_metadata_location
+from icectl.ops.evolve.create import apply_create, existing_metadata_location, plan_create
 from icectl.io import join
+from icectl.formats.parquet import write_parquet
+from icectl.ops.inspect.describe import ref_rows
+from icectl.ops.maintain.compact import data_file_from_output, repartition_spec
+from icectl.ops.maintain.rewrite_deletes import write_deletion_vectors, write_position_delete_file
+from icectl.ops.recover import refs
+from icectl.spark.rewrite import output_schema, partitioner, write_parquet_file
+from icectl.spec.types import NestedField, PrimitiveType, Schema
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
 
 TABLE_NAME = "events"
 DEFAULT_NAMESPACE = "demo"
@@ -181,9 +189,6 @@ class _Builder:
         return self.now - int(days * DAY_MS)
 
     def build(self, command_prefix: str) -> DemoResult:
-        from icectl.ops import refs
-        from icectl.ops.create import apply_create, plan_create
-
         plan = plan_create(self.catalog, self.ident, schema_text=SCHEMA, partition_by=PARTITION_BY,
                            format_version=self.v, location=self.location, created_ms=self.at(15))
         self.table = apply_create(self.catalog, plan, now_ms=self.at(15))
@@ -242,9 +247,6 @@ class _Builder:
         written), in its partition's folder, described by the compaction job's code."""
         import pyarrow as pa
 
-        from icectl.ops.compaction import data_file_from_output, repartition_spec
-        from icectl.spark.rewrite import output_schema, partitioner, write_parquet_file
-
         md = self.table.metadata
         schema = md.schema
         target = output_schema(schema, False)
@@ -278,8 +280,6 @@ class _Builder:
                branch: str = MAIN_BRANCH,
                stage_only: bool = False, extra: dict[str, str] | None = None,
                deleted_positions: dict[str, list[int]] | None = None) -> int:
-        from icectl.table.snapshots import SnapshotChange, build_snapshot
-
         t = self.table
         parent = self.head(branch)
         live = {e.data_file.file_path: e for e in t.live_entries(t.metadata.snapshot_by_id(parent))} \
@@ -308,8 +308,6 @@ class _Builder:
     def row_deletes(self, positions: list[tuple[DataFile, list[int]]], *, days: float) -> int:
         """Delete rows of main: a position delete file per partition (v2), or a deletion vector
         per data file (v3), merged with the file's vector from an earlier delete."""
-        from icectl.ops.delete_rewrite import write_deletion_vectors, write_position_delete_file
-
         by_path = {f.file_path: sorted(pos) for f, pos in positions}
         files = {f.file_path: f for f, _ in positions}
         removed: list[ManifestEntry] = []
@@ -346,8 +344,6 @@ class _Builder:
 
     def add_column(self, *, days: float) -> None:
         """Schema evolution: an optional ``country`` string column in a new schema."""
-        from icectl.spec.types import NestedField, PrimitiveType, Schema
-
         md = self.table.metadata
         old = md.schema
         new = Schema(old.fields + (NestedField(md.last_column_id + 1, ADDED_COLUMN, PrimitiveType("string")),),
@@ -360,9 +356,6 @@ class _Builder:
         import os
 
         import pyarrow as pa
-
-        from icectl.formats.parquet import write_parquet
-        from icectl.spark.rewrite import output_schema
 
         t = self.table
         path = join(self.location, "data", f"ts_day={day}", f"00000-0-{uuid.uuid4()}-00001-failed-job.parquet")
@@ -387,8 +380,6 @@ class _Builder:
         return sorted(out)
 
     def result(self, staged: int, *, orphans: list[str], aged: bool, prefix: str) -> DemoResult:
-        from icectl.ops.inspect import ref_rows
-
         t = self.table
         md = t.metadata
         name = ident_str(self.ident)

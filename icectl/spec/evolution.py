@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from icectl.spec.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, Schema, StructType
+from icectl.spec.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 # The v1/v2 promotions, then what v3 adds (spec "Schema Evolution"; v1-to-v4 walk-through, v3).
 PROMOTIONS = "int to long, float to double, decimal(P, S) to decimal(P', S) with P' > P"
@@ -180,9 +180,3 @@ def identifier_field_error(field_id: int, struct: StructType) -> str | None:
         if not parent.required:
             return f"{name} cannot be an identifier field: it is nested in the optional struct {parent.name}"
     return None
-
-
-def schema_field(schema: Schema, name: str) -> NestedField | None:
-    """The field of ``schema`` with this (full or short) name."""
-    fid = index_by_name(schema.as_struct).get(name)
-    return schema.find_field(fid) if fid is not None else None

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from icectl.errors import UsageError
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, SortOrder
-from icectl.spec.types import ListType, MapType, PrimitiveType, Schema, StructType, type_min_version
+from icectl.spec.types import ListType, MapType, PrimitiveType, Schema, StructType, type_min_version, walk_fields
+from icectl.spec.evolution import index_by_name
+from icectl.spec.transforms import parse_transform
 
 
 class InvalidUpdateError(UsageError):
@@ -24,8 +26,6 @@ def check_schema_version(schema: Schema, format_version: int) -> None:
         raise InvalidUpdateError(f"the schema uses types of format version {need} (variant, geometry, geography, "
                                  f"unknown, timestamp_ns) in a format version {format_version} table")
     if format_version < 3:
-        from icectl.spec.types import walk_fields
-
         for path, f in walk_fields(schema.fields):
             if f.has_initial_default and f.initial_default is not None:
                 raise InvalidUpdateError(f"invalid initial default for {path}: non-null defaults need format "
@@ -69,8 +69,6 @@ def _in_collections(schema: Schema) -> set[int]:
 
 def _check_source(schema: Schema, source_id: int, *, transform: str, what: str) -> None:
     """Java's PartitionSpec/SortOrder.checkCompatibility for one source column."""
-    from icectl.spec.transforms import parse_transform
-
     if transform.lower() == "void":
         return  # a dropped v1 partition field: always compatible
     t = schema.find_type(source_id)
@@ -98,8 +96,6 @@ def check_partition_names(spec: PartitionSpec, schema: Schema) -> None:
     """Java's PartitionSpec.Builder.checkAndAddPartitionName, run whenever a spec is bound to a
     schema (added, or every spec when the current schema changes): a partition field may share
     its name only with its own source column, and a spec uses a name once."""
-    from icectl.spec.evolution import index_by_name
-
     names = index_by_name(schema.as_struct)
     seen: set[str] = set()
     for f in spec.fields:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from icectl.errors import InvalidMetadataError
 from icectl.formats.manifest import (
@@ -20,11 +20,9 @@ from icectl.formats.manifest import (
 )
 from icectl.io import FileIO, relativize_path, resolve_path
 from icectl.spec.metadata import Snapshot, TableMetadata
+from icectl.table.catalog_contract import CatalogContract
 from icectl.table.identifier import Identifier, ident_str
 from icectl.table.metadata_io import read_metadata_file
-
-if TYPE_CHECKING:  # the catalog applies commits with this package's builder: no import back
-    from icectl.catalog.base import Catalog
 
 __all__ = ["Table", "load_table", "read_metadata_file"]
 
@@ -34,7 +32,7 @@ class Table:
     identifier: Identifier
     metadata: TableMetadata
     metadata_location: str
-    catalog: Catalog
+    catalog: CatalogContract
     io: FileIO = field(repr=False, default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -135,7 +133,7 @@ def _flatten(chunks: Iterator[list]) -> Iterator:
         yield from c
 
 
-def load_table(catalog: Catalog, identifier: Identifier) -> Table:
+def load_table(catalog: CatalogContract, identifier: Identifier) -> Table:
     """The table as its catalog has it now; its FileIO carries the storage properties the catalog
     handed out with it (a REST catalog's vended credentials)."""
     state = catalog.load(identifier)

@@ -18,6 +18,9 @@ from icectl.formats.manifest import (
 from icectl.spec.metadata import Snapshot, TableMetadata
 from icectl.table.listing import ColumnarUnavailable, bounded_map, decoded_manifest
 from icectl.table.loaded import Table
+from icectl.errors import IcectlError
+from icectl.formats.avro import failures, open_avro, read_frame
+from icectl.formats.manifest import check_field_types, manifest_file
 
 # Kinds of files, as icectl reports them (and the Java expire_snapshots column each counts in):
 # content files (icectl.formats.manifest.content_kind) and metadata files.
@@ -100,10 +103,6 @@ def _list_paths(view: Table, s: Snapshot) -> tuple[list[str], Callable[[list[int
     them (by position). Read by polars as columns; anything unusual through ``view.manifests``
     (with its checks and messages)."""
     if s.manifest_list is not None:
-        from icectl.errors import IcectlError
-        from icectl.formats.avro import failures, open_avro, read_frame
-        from icectl.formats.manifest import check_field_types, manifest_file
-
         path = view.resolve(s.manifest_list)
         try:
             avro = open_avro(view.io.read(path), source=path)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from icectl.errors import CommitConflictError, CommitStateUnknownError, ConflictingChangeError, IcectlError
 from icectl.spec.metadata import SnapshotRef, TableMetadata
 from icectl.table.builder import MetadataBuilder
+from icectl.table.catalog_contract import CatalogContract
 from icectl.table.identifier import Identifier
 from icectl.table.loaded import Table
 from icectl.table.requirements import TableRequirement, requirements_for, validate_requirements
@@ -31,9 +32,6 @@ from icectl.spec.properties import (COMMIT_MAX_RETRY_WAIT_MS, COMMIT_MIN_RETRY_W
                                     COMMIT_TOTAL_RETRY_TIME_MS)
 from icectl.io.safety import table_guard
 from icectl.table.updates import RemoveProperties, SetLocation, SetProperties, SetSnapshotRef, TableUpdate, updates_json
-
-if TYPE_CHECKING:
-    from icectl.catalog.base import Catalog
 
 __all__ = ["Committed", "Plan", "RetryPolicy", "Transaction", "commit", "sent_json", "snapshot_commit_json"]
 
@@ -112,7 +110,7 @@ class Transaction:
         self._setup(table, table.catalog, table.identifier, now_ms=now_ms, policy=policy)
 
     @classmethod
-    def create(cls, catalog: Catalog, identifier: Identifier, *, now_ms: int | None = None) -> Transaction:
+    def create(cls, catalog: CatalogContract, identifier: Identifier, *, now_ms: int | None = None) -> Transaction:
         """A transaction that creates table ``identifier``: its requirement is ``assert-create``
         (the catalog checks that the name is free)."""
         txn = cls.__new__(cls)
@@ -120,7 +118,7 @@ class Transaction:
         txn._setup(None, catalog, identifier, now_ms=now_ms, policy=RetryPolicy())
         return txn
 
-    def _setup(self, table: Table | None, catalog: Catalog, identifier: Identifier, *, now_ms: int | None,
+    def _setup(self, table: Table | None, catalog: CatalogContract, identifier: Identifier, *, now_ms: int | None,
                policy: RetryPolicy | None) -> None:
         self.table = table  # the base the current attempt plans against; None: a create
         self.catalog = catalog

@@ -11,17 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from icectl.errors import InvalidMetadataError
-from icectl.spec.metadata import (
-    Snapshot,
-    SnapshotRef,
-    StatisticsFile,
-    ref_from_json,
-    snapshot_from_json,
-    statistics_from_json,
-)
-from icectl.spec.partitioning import PartitionSpec, SortOrder, sort_order_from_json, spec_from_json
-from icectl.spec.types import Schema, schema_from_json
+from icectl.spec.metadata import Snapshot, SnapshotRef, StatisticsFile
+from icectl.spec.partitioning import PartitionSpec, SortOrder
+from icectl.spec.types import Schema
 
 LAST_ADDED = -1  # "set-current-schema" (and the other set-default updates): the id last added
 
@@ -254,67 +246,6 @@ class RemoveEncryptionKey(TableUpdate):
 
     def _fields(self, format_version: int) -> dict[str, Any]:
         return {"key-id": self.key_id}
-
-
-def update_from_json(obj: Any) -> TableUpdate:
-    """Parse one ``TableUpdate`` object (as a REST server receives it)."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("action"), str):
-        raise InvalidMetadataError(f"a table update must be an object with an 'action': {obj!r}"[:200])
-    action = obj["action"]
-    try:
-        if action == "assign-uuid":
-            return AssignUUID(str(obj["uuid"]))
-        if action == "upgrade-format-version":
-            return UpgradeFormatVersion(int(obj["format-version"]))
-        if action == "add-schema":
-            lc = obj.get("last-column-id")
-            return AddSchema(schema_from_json(obj["schema"]), int(lc) if lc is not None else None)
-        if action == "set-current-schema":
-            return SetCurrentSchema(int(obj["schema-id"]))
-        if action == "add-spec":
-            return AddSpec(spec_from_json(obj["spec"]))
-        if action == "set-default-spec":
-            return SetDefaultSpec(int(obj["spec-id"]))
-        if action == "add-sort-order":
-            return AddSortOrder(sort_order_from_json(obj["sort-order"]))
-        if action == "set-default-sort-order":
-            return SetDefaultSortOrder(int(obj["sort-order-id"]))
-        if action == "add-snapshot":
-            return AddSnapshot(snapshot_from_json(obj["snapshot"]))
-        if action == "set-snapshot-ref":
-            return SetSnapshotRef(str(obj["ref-name"]),
-                                  ref_from_json({k: v for k, v in obj.items() if k not in ("action", "ref-name")}))
-        if action == "remove-snapshots":
-            return RemoveSnapshots(tuple(int(i) for i in obj["snapshot-ids"]))
-        if action == "remove-snapshot-ref":
-            return RemoveSnapshotRef(str(obj["ref-name"]))
-        if action == "set-location":
-            return SetLocation(str(obj["location"]))
-        if action == "set-properties":
-            return SetProperties({str(k): str(v) for k, v in obj["updates"].items()})
-        if action == "remove-properties":
-            return RemoveProperties(tuple(str(k) for k in obj["removals"]))
-        if action == "set-statistics":
-            return SetStatistics(statistics_from_json(obj["statistics"]))
-        if action == "remove-statistics":
-            return RemoveStatistics(int(obj["snapshot-id"]))
-        if action == "set-partition-statistics":
-            return SetPartitionStatistics(statistics_from_json(obj["partition-statistics"]))
-        if action == "remove-partition-statistics":
-            return RemovePartitionStatistics(int(obj["snapshot-id"]))
-        if action == "remove-partition-specs":
-            return RemovePartitionSpecs(tuple(int(i) for i in obj["spec-ids"]))
-        if action == "remove-schemas":
-            return RemoveSchemas(tuple(int(i) for i in obj["schema-ids"]))
-        if action == "add-encryption-key":
-            return AddEncryptionKey(dict(obj["encryption-key"]))
-        if action == "remove-encryption-key":
-            return RemoveEncryptionKey(str(obj["key-id"]))
-    except KeyError as e:
-        raise InvalidMetadataError(f"table update {action!r} is missing {e.args[0]!r}") from None
-    except (TypeError, ValueError, AttributeError) as e:
-        raise InvalidMetadataError(f"invalid table update {action!r}: {e}") from None
-    raise InvalidMetadataError(f"unknown table update action {action!r}")
 
 
 def updates_json(updates: list[TableUpdate], format_version: int) -> list[dict[str, Any]]:

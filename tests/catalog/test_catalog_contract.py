@@ -9,7 +9,7 @@ from icectl.catalog.hadoop import HadoopCatalog
 from icectl.catalog.sql import SqlCatalog
 from icectl.errors import (AlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, UnsupportedError)
 from icectl.io import FileIO
-from icectl.ops.create import create_table
+from helpers import create_table
 
 SCHEMA = "id:long!, name:string"
 

@@ -14,8 +14,8 @@ from icectl.catalog.sql import SqlCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
-from icectl.ops.create import create_table
-from icectl.table.snapshots import append_files
+from helpers import create_table
+from helpers import append_files
 from icectl.table.loaded import load_table
 from icectl.errors import AlreadyExistsError, CommitConflictError, NoSuchTableError, UnsupportedError
 from icectl.io import FileIO

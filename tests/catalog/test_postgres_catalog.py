@@ -16,9 +16,9 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import CommitStateUnknownError, ExitCode, StorageError
 from icectl.io import FileIO
-from icectl.ops.create import create_table
+from helpers import create_table
 from icectl.table.loaded import load_table
-from icectl.table.snapshots import append_files
+from helpers import append_files
 
 from test_sql_catalog import SCHEMA, write_parquet
 

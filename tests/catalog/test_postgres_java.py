@@ -24,7 +24,8 @@ from icectl.cli.main import run
 from icectl.io import FileIO
 from icectl.table.loaded import load_table
 from icectl.table.metadata_io import read_metadata_file
-from icectl.table.snapshots import SnapshotChange, build_snapshot, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
+from helpers import commit_snapshot
 from icectl.table.transaction import Transaction
 
 from test_sql_catalog import write_parquet

@@ -16,8 +16,9 @@ from icectl.catalog.sql import SqlCatalog, sqlite_path
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.formats.manifest import DataFile
-from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
+from helpers import append_files
 from icectl.table.transaction import Transaction, commit
 from icectl.table.updates import SetProperties
 from icectl.table.loaded import load_table

@@ -49,7 +49,7 @@ def ws(tmp_path, monkeypatch):
     assert code == 0, err
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     table = load_table(build_catalog(resolve_catalog_config(None, uri=w.uri, warehouse=w.warehouse)),
@@ -447,7 +447,7 @@ def ws_map(ws):
     """db.t with a position delete file (a second snapshot), both of its manifests rewritten with
     column_sizes as an Avro map."""
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     t = ws.table
     ws.table = append_files(t, [DataFile(f"{t.location}/data/d.parquet", "parquet", (19000,), 1, 50,

@@ -269,7 +269,7 @@ def history(request, ws):
     main; s1 <- s3 (d) on branch dev; tag t1 at s1."""
     from icectl.formats.manifest import DataFile, FileContent
     from icectl.spec.metadata import SnapshotRef
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     version = request.param
     ws.ok("create", "--yes", "db.events", "--schema", "id:long!, ts:timestamptz, name:string", "--partition-by", "day(ts)",
@@ -575,7 +575,7 @@ def test_files_partition_values_of_every_type(ws):
     import fastavro
 
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     ws.ok("create", "--yes", "db.p", "--schema", "id:long!, u:uuid, d:decimal(9,2), dt:date, ts:timestamp, s:string, "
           "b:binary, n:struct<a:int>, f:fixed[3], t:time, bo:boolean", "--partition-by",

@@ -216,7 +216,7 @@ def test_a_failed_table_fails_the_run_and_the_others_are_done(fleet):
 def test_a_held_lock_skips_the_table_and_an_expired_one_is_broken(fleet):
     from icectl.catalog.sql import SqlCatalog
     from icectl.io import FileIO
-    from icectl.ops.table_lock import TableLock, lock_path
+    from icectl.ops.maintain.table_lock import TableLock, lock_path
     from icectl.table.loaded import load_table
 
     cat = SqlCatalog("default", fleet.catalog["uri"], fleet.catalog["warehouse"], FileIO())
@@ -242,7 +242,7 @@ def test_the_lock_admits_one_process_at_a_time(fleet, stale):
     """Eight processes race for one table's lock (free, or held by a run that died): exactly one
     gets it."""
     if stale:
-        from icectl.ops.table_lock import LOCK_NAME
+        from icectl.ops.maintain.table_lock import LOCK_NAME
 
         table_dir = os.path.dirname(os.path.dirname(fleet.locations()["fleet.healthy"]))
         pathlib.Path(table_dir, "metadata", LOCK_NAME).write_text(
@@ -250,7 +250,7 @@ def test_the_lock_admits_one_process_at_a_time(fleet, stale):
     script = (
         "import sys,time\n"
         "from icectl.catalog.sql import SqlCatalog\nfrom icectl.io import FileIO\n"
-        "from icectl.ops.table_lock import TableLock\nfrom icectl.table.loaded import load_table\n"
+        "from icectl.ops.maintain.table_lock import TableLock\nfrom icectl.table.loaded import load_table\n"
         f"t = load_table(SqlCatalog('default', {fleet.catalog['uri']!r}, {fleet.catalog['warehouse']!r}, FileIO()),"
         " ('fleet', 'healthy'))\n"
         "start = float(sys.argv[1])\n"

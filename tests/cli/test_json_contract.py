@@ -51,8 +51,8 @@ DAY_MS = 86_400_000
 
 class Lab:
     def __init__(self, root: pathlib.Path):
-        from icectl.ops import refs
-        from icectl.table.snapshots import append_files
+        from icectl.ops.recover import refs
+        from helpers import append_files
 
         self.root = root
         base = tables.build(str(root), 2, catalog="hadoop")

@@ -26,11 +26,12 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.ops import refs
+from icectl.ops.recover import refs
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import SnapshotRef
-from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
 from icectl.errors import ExitCode
 from icectl.io import FileIO

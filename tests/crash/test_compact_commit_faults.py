@@ -40,14 +40,14 @@ def isolated(tmp_path, monkeypatch):
 
 
 def test_compact_commit_phase_faults(isolated, monkeypatch):
-    from icectl.ops import compaction_job
+    from icectl.ops.maintain import compact
     from icectl.spark import submit
 
     ws = DemoWorkspace(isolated / "ws", 2).build()
     before = observe(ws, [EVENTS])
 
     # The real job, once: keep its report and the bytes of every file it wrote.
-    real_read = compaction_job._read_result
+    real_read = compact.read_result
     recorded: dict = {}
 
     def recording(table, job):
@@ -56,7 +56,7 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
         recorded["files"] = {f.path: pathlib.Path(f.path).read_bytes() for f in report.files}
         return report
 
-    monkeypatch.setattr(compaction_job, "_read_result", recording)
+    monkeypatch.setattr(compact, "read_result", recording)
     code, out, err = ws.run(*ARGV)
     assert code == 0, err
     assert recorded["report"].files and not recorded["report"].error
@@ -68,7 +68,7 @@ def test_compact_commit_phase_faults(isolated, monkeypatch):
             pathlib.Path(path).write_bytes(data)
 
     monkeypatch.setattr(submit, "run_command", replay_job)
-    monkeypatch.setattr(compaction_job, "_read_result", lambda table, job: protocol.loads(RewriteResult, protocol.dumps(recorded["report"])))
+    monkeypatch.setattr(compact, "read_result", lambda table, job: protocol.loads(RewriteResult, protocol.dumps(recorded["report"])))
 
     def faulted(inj: Injector, argv: list[str] = ARGV) -> tuple[int | None, str]:
         ws.reset()

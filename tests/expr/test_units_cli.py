@@ -21,7 +21,7 @@ def ws(tmp_path, monkeypatch):
     from icectl.cli.main import run
     from icectl.formats.manifest import DataFile
     from icectl.table.loaded import load_table
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)

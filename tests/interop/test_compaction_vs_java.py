@@ -93,7 +93,7 @@ def java_plan(spark, name: str, options: dict[str, str], where=None) -> list[tup
 
 
 def icectl_plan(wh, identifier: str, **opts) -> list[tuple]:
-    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
 
     p = plan_compaction(load(wh, identifier), CompactOptions(**opts))
     return sorted((tuple(sorted(norm(t.file.file_path) for t in g.tasks)), g.expected_outputs, g.split_size)
@@ -258,8 +258,9 @@ def test_compact_matches_java(kind, spark, java_table_factory, oracle_warehouse)
 # -- concurrency -----------------------------------------------------------------------------------
 
 def test_append_while_compaction_runs_survives(spark, java_table_factory, oracle_warehouse):
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
 
     jt = java_table_factory("v3")
     table = load(oracle_warehouse, jt.identifier)
@@ -282,8 +283,9 @@ def test_append_while_compaction_runs_survives(spark, java_table_factory, oracle
 
 @pytest.mark.parametrize("kind", ["v2_unpartitioned", "v3"])
 def test_delete_while_compaction_runs_conflicts(kind, spark, java_table_factory, oracle_warehouse):
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
     from icectl.errors import CommitConflictError
 
     jt = java_table_factory(kind)

@@ -79,7 +79,7 @@ def test_concurrent_commits_through_shared_sqlite(jc_args, spark, jdbc_warehouse
     icectl re-reads and retries, and both appends are in the table."""
     from icectl.catalog import build_catalog, resolve_catalog_config
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import build_snapshot, SnapshotChange
+    from icectl.table.snapshot_producer import build_snapshot, SnapshotChange
     from icectl.table.transaction import Transaction
     from icectl.table.loaded import load_table
 

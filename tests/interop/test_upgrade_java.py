@@ -101,7 +101,7 @@ def test_java_v3_table_to_v4_through_a_sql_catalog(java_table_factory, oracle_wa
 
     from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     catalog = build_catalog(resolve_catalog_config("ice", uri=sql[3], warehouse=sql[5]))

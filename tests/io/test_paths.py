@@ -132,7 +132,7 @@ def _avro(path: str) -> tuple[list[dict], dict]:
 
 def test_v4_table_stores_relative_paths(cli, tmp_path):
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     code, out, err = cli("create", "--yes", "db.events", "--schema", "id:long!, ts:timestamptz, name:string",
                          "--partition-by", "day(ts)", "--format-version", "4", "-o", "json")
@@ -206,7 +206,7 @@ def test_v4_table_moves_by_changing_its_location(cli, tmp_path):
     import shutil
 
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     assert cli("create", "--yes", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
     table = _load(cli, "db.t")
@@ -234,7 +234,7 @@ def test_v4_without_location_opened_by_path(cli, tmp_path, by):
     """v4: "location ... becomes optional - the catalog can supply it"; opened by path, the
     table's folder is the location."""
     from icectl.formats.manifest import DataFile
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     assert cli("create", "--yes", "db.t", "--schema", "id:long", "--format-version", "4")[0] == 0
     table = _load(cli, "db.t")

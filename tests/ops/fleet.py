@@ -33,7 +33,7 @@ BASE_DAY = tables.day_of("2026-01-01")
 
 
 def _create(catalog, name: str, *, format_version: int = 2, created_ms: int | None = None, properties=None):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     return create_table(catalog, (NS, name), schema_text=SCHEMA, partition_by="day(ts)", format_version=format_version,
                         created_ms=created_ms, properties=properties)
@@ -47,7 +47,7 @@ def build_fleet(root: str, *, small_files: bool = False, catalog_name: str = "de
     """Build the fleet under ``root`` (as the SQL catalog ``catalog_name``); return the catalog options: ``{"uri": ..., "warehouse": ...}``."""
     from icectl.catalog.sql import SqlCatalog
     from icectl.io import FileIO
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     wh = os.path.join(root, "warehouse")
     os.makedirs(wh, exist_ok=True)

@@ -1,4 +1,4 @@
-"""``icectl.ops.alter`` on real tables in a file-system catalog, without Java: the ids it assigns
+"""``icectl.ops.evolve.alter`` on real tables in a file-system catalog, without Java: the ids it assigns
 (the same rules the interop tests check against Iceberg Java), v3's type promotions and defaults
 (which Iceberg Java 1.10 does not have), the properties that follow a schema change, the commit
 (one commit; planned again after a concurrent change) and refusals that write nothing."""
@@ -10,8 +10,8 @@ import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.errors import UnsupportedError, UsageError
-from icectl.ops.alter import AlterRequest, commit_alter, plan_alter
-from icectl.ops.create import create_table
+from icectl.ops.evolve.alter import AlterRequest, commit_alter, plan_alter
+from helpers import create_table
 from icectl.spec.evolution import _java_string_hash, index_by_name, java_hash_set_order
 
 

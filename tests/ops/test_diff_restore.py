@@ -17,11 +17,12 @@ import pytest
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import CommitConflictError, ExitCode, NotFoundError, UsageError
-from icectl.ops.diff import diff, resolve_side
-from icectl.ops.inspect import list_files
-from icectl.ops.restore import apply_restore, plan_restore
+from icectl.ops.inspect.diff import diff, resolve_side
+from icectl.ops.inspect.files import list_files
+from icectl.ops.recover.restore import apply_restore, plan_restore
 from icectl.table.loaded import load_table
-from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -121,7 +122,7 @@ def test_dropped_partition_shows_as_removed_files_of_that_partition(base):
 
 
 def test_every_way_of_naming_a_state(catalog_table, tmp_path):
-    from icectl.ops import refs
+    from icectl.ops.recover import refs
 
     t = catalog_table.table
     first = t.metadata.snapshots[0]
@@ -293,7 +294,7 @@ def test_restore_adds_back_a_ref_head_that_expire_removed_from_the_metadata(tmp_
     """A tag's snapshot removed from the metadata by a later expire, its files kept (gc.enabled=false):
     no add-snapshot update can bring it back (its sequence number is behind the table's), so the
     restore writes the metadata file and moves the pointer itself."""
-    from icectl.ops import refs
+    from icectl.ops.recover import refs
     from icectl.table.updates import RemoveSnapshotRef, RemoveSnapshots
 
     base = tables.build(str(tmp_path), 2, catalog=kind)

@@ -48,7 +48,7 @@ def cli(root, *args: str, catalog: str = "sql") -> tuple[int, str, str]:
 
 
 def reachable_by_hand(t) -> set[str]:
-    """What the table reaches, read independently of icectl.ops.drop: every snapshot's manifest list,
+    """What the table reaches, read independently of icectl.ops.evolve.drop: every snapshot's manifest list,
     manifests and live entries, the statistics files, the metadata log and the current file."""
     md = t.metadata
     out = {t.metadata_location, *(e.metadata_file for e in md.metadata_log)}
@@ -63,7 +63,7 @@ def reachable_by_hand(t) -> set[str]:
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_purge_deletes_exactly_the_reachable_files_and_nothing_beside(tmp_path, version):
-    from icectl.ops import expire as ex
+    from icectl.ops.maintain import expire as ex
 
     base = tables.build(str(tmp_path), version)
     t = base.table
@@ -113,7 +113,7 @@ def test_drop_without_purge_keeps_every_file(tmp_path):
 
 def test_purge_never_deletes_outside_the_location(tmp_path):
     """A data file the metadata names outside the table location is listed and kept."""
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     base = tables.build(str(tmp_path), 2, deletes=False)
     t = base.table
@@ -148,8 +148,8 @@ def test_gc_disabled_purge_keeps_content_files(tmp_path):
 
 def test_drop_refuses_when_the_table_grew_after_the_plan(tmp_path):
     """A purge never deletes what the plan shown did not list: an append in between stops it."""
-    from icectl.ops.drop import apply_drop, plan_drop
-    from icectl.table.snapshots import append_files
+    from icectl.ops.evolve.drop import apply_drop, plan_drop
+    from helpers import append_files
     from icectl.errors import ConflictingChangeError
 
     base = tables.build(str(tmp_path), 2)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from icectl.expr.partition import partition_spec
 from icectl.expr.schema import parse_schema
-from icectl.ops.expire import ExpireOptions, compute_retention, plan_expiry
+from icectl.ops.maintain.expire import ExpireOptions, compute_retention, plan_expiry
 from icectl.spec.metadata import (
     Snapshot,
     SnapshotLogEntry,

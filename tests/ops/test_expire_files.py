@@ -15,7 +15,7 @@ import pytest
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.expr.partition import partition_spec
 from icectl.expr.schema import parse_schema
-from icectl.ops.expire import (
+from icectl.ops.maintain.expire import (
     ExpireOptions,
     apply_expiry,
     bytes_by_kind,
@@ -24,9 +24,10 @@ from icectl.ops.expire import (
 )
 from icectl.formats.manifest import DataFile
 from icectl.spec.metadata import Snapshot, StatisticsFile
-from icectl.ops.create import create_table
+from helpers import create_table
 from icectl.spec.partitioning import PartitionSpec
-from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+from icectl.table.snapshot_producer import SnapshotChange
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.spec.types import Schema
 from icectl.table.builder import MetadataBuilder
@@ -158,7 +159,7 @@ def _bytes_by_kind_on_disk(before: dict[str, int], files) -> dict[str, int]:
 
 def test_tag_keeps_the_files_of_its_snapshot(tmp_path):
     h = History(catalog_on(tmp_path))
-    from icectl.ops.refs import create_ref
+    from icectl.ops.recover.refs import create_ref
 
     t = commit(h.table, create_ref(h.table.metadata, "keep", ref_type="tag", snapshot_id=h.s2))
     before = listing(t.location)

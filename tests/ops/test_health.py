@@ -16,8 +16,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from validate_corpus import tables  # noqa: E402
 
 from icectl.errors import UsageError  # noqa: E402
-from icectl.ops.health import check_table  # noqa: E402
-from icectl.ops.maintenance_policy import Policy, PolicyFile, load_policy_file  # noqa: E402
+from icectl.ops.maintain.health import check_table  # noqa: E402
+from icectl.ops.maintain.policy import Policy, PolicyFile, load_policy_file  # noqa: E402
 from icectl.table.transaction import commit
 
 DAY = tables.day_of("2026-01-01")
@@ -29,14 +29,14 @@ def catalog(tmp_path):
 
 
 def _table(catalog, name="t", **kw):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     return create_table(catalog, ("db", name), schema_text="id:long!, name:string, ts:timestamptz",
                         partition_by="day(ts)", **kw)
 
 
 def _append(t, n_files: int, *, day: int = 0, timestamp_ms=None):
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     for i in range(n_files):
         t = append_files(t, [tables.write_data_file(t, [i], [f"n{i}"], DAY + day + (0 if day >= 0 else i))],
@@ -49,7 +49,7 @@ def _steps(t, policy=Policy(), **kw):
 
 
 def test_small_files_follow_compactions_min_input_files(catalog):
-    from icectl.ops.compaction import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
 
     t = _append(_table(catalog), 4)  # four small files in one partition: compact would not rewrite them
     assert not plan_compaction(t, CompactOptions()).groups
@@ -65,7 +65,7 @@ def test_small_files_follow_compactions_min_input_files(catalog):
 
 
 def test_manifests_follow_rewrite_manifests_and_the_threshold(catalog):
-    from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+    from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
 
     t = _append(_table(catalog), 9, day=-1)  # nine appends, a partition each: nine small manifests
     assert plan_rewrite_manifests(t).changes  # rewrite-manifests would merge them ...
@@ -79,7 +79,7 @@ def test_manifests_follow_rewrite_manifests_and_the_threshold(catalog):
 
 
 def test_snapshots_follow_expire_and_gc_enabled(catalog):
-    from icectl.ops.expire import ExpireOptions, apply_expiry
+    from icectl.ops.maintain.expire import ExpireOptions, apply_expiry
 
     now = int(time.time() * 1000)
     old = now - 10 * 86_400_000

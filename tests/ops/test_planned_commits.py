@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
-from icectl.ops import refs
-from icectl.ops.alter import AlterRequest, commit_alter, plan_alter
-from icectl.ops.create import create_table
-from icectl.ops.upgrade import apply_upgrade, plan_upgrade
+from icectl.ops.recover import refs
+from icectl.ops.evolve.alter import AlterRequest, commit_alter, plan_alter
+from helpers import create_table
+from icectl.ops.evolve.upgrade import apply_upgrade, plan_upgrade
 from icectl.spec.metadata import MAIN_BRANCH
 
 from test_refs import Repo

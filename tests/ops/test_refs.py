@@ -1,4 +1,4 @@
-"""Branches, tags, rollback and cherry-pick (icectl.ops.refs) on small real tables: Iceberg Java's
+"""Branches, tags, rollback and cherry-pick (icectl.ops.recover.refs) on small real tables: Iceberg Java's
 SnapshotManager / CherryPickOperation / UpdateSnapshotReferencesOperation rules, without Java.
 
 History built by :class:`Repo` (timestamps in the future, one hour apart, so they are exact):
@@ -16,11 +16,12 @@ import time
 import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
-from icectl.ops import refs
+from icectl.ops.recover import refs
 from icectl.table.builder import apply_updates
 from icectl.formats.manifest import DataFile
-from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot, commit_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
+from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table
 from icectl.errors import AlreadyExistsError, NotFoundError, UsageError
 from icectl.table.transaction import Transaction, commit

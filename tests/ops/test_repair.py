@@ -15,9 +15,9 @@ import pytest
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import ExitCode
-from icectl.ops.repair import apply_repair, plan_repair
-from icectl.ops.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
-from icectl.table.snapshots import append_files
+from icectl.ops.recover.repair import apply_repair, plan_repair
+from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+from helpers import append_files
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 from icectl.table.transaction import commit
@@ -221,7 +221,7 @@ def test_equality_delete_goes_only_with_the_last_file_it_applies_to(tmp_path):
 
 
 def test_all_refs_repairs_each_branch_and_tag_head(tmp_path):
-    from icectl.ops import refs
+    from icectl.ops.recover import refs
     from icectl.table.updates import updates_json
 
     base = tables.build(str(tmp_path), 3)

@@ -9,9 +9,9 @@ import os
 import pytest
 
 from icectl.errors import ConflictingChangeError
-from icectl.ops import refs
-from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
-from icectl.table.snapshots import append_files
+from icectl.ops.recover import refs
+from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, plan_expiry
+from helpers import append_files
 from icectl.table.updates import SetSnapshotRef
 from icectl.spec.metadata import SnapshotRef
 from icectl.table.transaction import commit

@@ -16,7 +16,7 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.errors import ConflictingChangeError, ExitCode
 from icectl.formats.manifest import DataFile, EntryStatus, ManifestEntry
-from icectl.ops.rewrite_manifests import apply_rewrite_manifests, cluster, plan_rewrite_manifests
+from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, cluster, plan_rewrite_manifests
 from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -116,7 +116,7 @@ def test_small_target_gives_several_manifests(tmp_path):
 
 
 def test_concurrent_append_is_kept(tmp_path):
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     base = tables.build(str(tmp_path), 2)
     t = base.table
@@ -131,7 +131,8 @@ def test_concurrent_append_is_kept(tmp_path):
 
 
 def test_rewritten_manifest_gone_stops_the_commit_and_removes_new_manifests(tmp_path):
-    from icectl.table.snapshots import SnapshotChange, commit_snapshot
+    from icectl.table.snapshot_producer import SnapshotChange
+    from helpers import commit_snapshot
 
     base = tables.build(str(tmp_path), 2)
     t = base.table
@@ -171,7 +172,7 @@ def test_cli_on_a_file_system_table_and_bad_input(tmp_path):
 
 
 def test_no_snapshots(tmp_path):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     cat = tables.make_catalog(str(tmp_path), "hadoop")
     create_table(cat, ("db", "e"), schema_text="id:long", format_version=2)

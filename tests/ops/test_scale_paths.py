@@ -10,7 +10,7 @@ import time
 import pytest
 
 from icectl.io import FileIO
-from icectl.ops.orphans import ReachableIndex, full_key, normalized, split_path
+from icectl.ops.maintain.remove_orphans import ReachableIndex, full_key, normalized, split_path
 from icectl.table.listing import bounded_map
 from icectl.table.reachability import PathKeys
 

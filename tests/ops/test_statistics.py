@@ -133,7 +133,7 @@ def test_unsupported_types_are_refused():
 # -- compute-stats without spark-submit: the job's data plane, then the write and the commit ----------------
 
 def _sketch_locally(t, plan):
-    from icectl.ops.compute_stats import job_plan
+    from icectl.ops.stats.compute_stats import job_plan
 
     jp = job_plan(t, plan, io_properties={})
     results = [ndv.sketch_task(task, jp.settings()) for task in jp.tasks]
@@ -146,7 +146,7 @@ def test_statistics_file_of_a_table_with_deletes(tmp_path, version):
     import zstandard
 
     from icectl.formats.puffin import read_blob, read_puffin_footer
-    from icectl.ops.compute_stats import plan_compute_stats, write_and_commit
+    from icectl.ops.stats.compute_stats import plan_compute_stats, write_and_commit
 
     t = tables.build(str(tmp_path), version).table
     plan = plan_compute_stats(t)
@@ -203,7 +203,7 @@ def _cli(root, *args):
 
 
 def _nested_table(root):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     cat = tables.make_catalog(str(root), "hadoop")
     return create_table(cat, ("db", "n"), schema_text="id:long!, s:struct<a:int, b:string>, l:list<int>, "
@@ -221,7 +221,7 @@ BAD = [
 @pytest.mark.parametrize("args,code,message", BAD, ids=["unknown column", "wrong case", "unknown snapshot",
                                                         "no snapshot"])
 def test_bad_input_is_refused_and_nothing_is_written(tmp_path, args, code, message):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     base = tables.build(str(tmp_path), 2, catalog="hadoop")
     create_table(base.catalog, ("db", "empty"), schema_text="id:long", format_version=2)
@@ -240,7 +240,7 @@ def test_bad_input_is_refused_and_nothing_is_written(tmp_path, args, code, messa
 
 
 def test_nested_and_container_columns_are_refused(tmp_path):
-    from icectl.ops.compute_stats import select_columns
+    from icectl.ops.stats.compute_stats import select_columns
 
     t = _nested_table(tmp_path)
     schema = t.metadata.schema
@@ -276,7 +276,7 @@ def test_compute_stats_dry_run_shows_the_job_and_writes_nothing(tmp_path):
 def test_partition_statistics_file(tmp_path, version):
     import pyarrow.parquet as pq
 
-    from icectl.ops.partition_stats import apply_partition_stats, plan_partition_stats
+    from icectl.ops.stats.partition_stats import apply_partition_stats, plan_partition_stats
 
     base = tables.build(str(tmp_path), version)
     t = base.table
@@ -319,7 +319,7 @@ def test_partition_statistics_file(tmp_path, version):
 
 
 def test_unpartitioned_table_is_refused(tmp_path):
-    from icectl.ops.create import create_table
+    from helpers import create_table
 
     cat = tables.make_catalog(str(tmp_path), "hadoop")
     create_table(cat, ("db", "u"), schema_text="id:long", format_version=2)
@@ -334,8 +334,8 @@ def test_unpartitioned_table_is_refused(tmp_path):
 def test_expire_deletes_statistics_of_expired_snapshots_only(tmp_path):
     """Statistics and partition statistics files of expired snapshots go; those of retained
     snapshots stay, and so does a file an expired and a retained snapshot both register."""
-    from icectl.ops.expire import ExpireOptions, apply_expiry, plan_expiry
-    from icectl.ops.partition_stats import apply_partition_stats, plan_partition_stats
+    from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, plan_expiry
+    from icectl.ops.stats.partition_stats import apply_partition_stats, plan_partition_stats
     from icectl.spec.metadata import StatisticsFile
     from icectl.table.updates import SetPartitionStatistics
 
@@ -349,7 +349,7 @@ def test_expire_deletes_statistics_of_expired_snapshots_only(tmp_path):
     shared = t.metadata.partition_statistics[[p.snapshot_id for p in t.metadata.partition_statistics].index(s2)]
     t = commit(t, [SetPartitionStatistics(StatisticsFile(s3, shared.statistics_path, shared.file_size_in_bytes,
                                                         dict(shared.raw, **{"snapshot-id": s3})))])
-    from icectl.ops.compute_stats import plan_compute_stats, write_and_commit
+    from icectl.ops.stats.compute_stats import plan_compute_stats, write_and_commit
 
     for sid in (s1, s4):
         plan = plan_compute_stats(t, snapshot_id=sid, columns=["id"])
@@ -374,8 +374,8 @@ def test_expire_deletes_statistics_of_expired_snapshots_only(tmp_path):
 def test_statistics_of_a_snapshot_expired_meanwhile_are_not_committed(tmp_path):
     """The snapshot went while the job ran: nothing is committed and the written file is removed."""
     from icectl.errors import ConflictingChangeError
-    from icectl.ops.compute_stats import plan_compute_stats, write_and_commit
-    from icectl.ops.expire import ExpireOptions, apply_expiry
+    from icectl.ops.stats.compute_stats import plan_compute_stats, write_and_commit
+    from icectl.ops.maintain.expire import ExpireOptions, apply_expiry
 
     t = tables.build(str(tmp_path), 2).table
     first = t.metadata.ancestors_of(t.metadata.current_snapshot_id)[-1].snapshot_id
@@ -394,7 +394,7 @@ def test_the_job_reads_only_the_columns_it_sketches(tmp_path, monkeypatch):
     column) and gets the same answer."""
     import pyarrow.parquet as pq
 
-    from icectl.ops.compute_stats import plan_compute_stats
+    from icectl.ops.stats.compute_stats import plan_compute_stats
 
     t = tables.build(str(tmp_path), 2).table
     read: list = []
@@ -417,8 +417,8 @@ def test_fields_of_a_struct_are_sketched(tmp_path):
     import pyarrow.parquet as pq
 
     from icectl.formats.manifest import DataFile
-    from icectl.ops.compute_stats import plan_compute_stats
-    from icectl.table.snapshots import append_files
+    from icectl.ops.stats.compute_stats import plan_compute_stats
+    from helpers import append_files
 
     t = _nested_table(tmp_path)
     s_type = t.metadata.schema.field_by_name("s").field_type

@@ -12,7 +12,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from validate_corpus import tables  # noqa: E402
 
-from icectl.ops.table_lock import TableLock, lock_path  # noqa: E402
+from icectl.ops.maintain.table_lock import TableLock, lock_path  # noqa: E402
 
 
 def _table(tmp_path):
@@ -45,7 +45,7 @@ def test_a_lock_taken_over_is_neither_renewed_nor_released(tmp_path):
 
 
 def test_an_expired_lock_is_broken_and_the_lock_is_not_an_orphan(tmp_path):
-    from icectl.ops.orphans import plan_orphans
+    from icectl.ops.maintain.remove_orphans import plan_orphans
 
     t = _table(tmp_path)
     path = lock_path(t)

@@ -13,8 +13,8 @@ import pytest
 
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.table.snapshots import append_files
-from icectl.ops.upgrade import apply_upgrade, plan_upgrade
+from helpers import append_files
+from icectl.ops.evolve.upgrade import apply_upgrade, plan_upgrade
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 from icectl.errors import UsageError

@@ -10,7 +10,7 @@ import pytest
 from catalog_contract import check_catalog_contract
 from icectl.catalog.rest import RestCatalog
 from icectl.errors import NoSuchNamespaceError, NoSuchTableError, UnsupportedError
-from icectl.ops.create import create_table
+from helpers import create_table
 from rest_proxy import Fault
 
 SCHEMA = "id:long!, name:string"

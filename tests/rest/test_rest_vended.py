@@ -72,7 +72,7 @@ def write_parquet(io, path: str, ids: list[int]):
 
 def test_a_table_readable_only_with_vended_credentials(rest_env, proxy, iam_s3, tmp_path, monkeypatch):
     from icectl.table.loaded import load_table
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     for k, v in {"AWS_ACCESS_KEY_ID": "no-such-key", "AWS_SECRET_ACCESS_KEY": "no-such-secret",
                  "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.devnull,
@@ -116,8 +116,9 @@ def test_a_table_readable_only_with_vended_credentials(rest_env, proxy, iam_s3, 
 
 
 def test_the_compaction_plan_file_is_readable_by_its_owner_only(rest_env, proxy, tmp_path):
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import write_compaction_job_files
+    from icectl.ops.spark_job import JobSettings, prepare
 
     proxy.vended = {"s3.access-key-id": "AKIAVENDED", "s3.secret-access-key": "vended-secret-123"}
     rest_env.write(uri=proxy.url)
@@ -127,8 +128,8 @@ def test_the_compaction_plan_file_is_readable_by_its_owner_only(rest_env, proxy,
 
     t = load_table(rest_env.catalog(), (rest_env.namespace, "events"))
     plan = plan_compaction(t, CompactOptions())
-    job = prepare(t, plan, JobSettings(work_dir=str(tmp_path / "work")))
-    _write_job_files(t, plan, job=job)
+    job = prepare(t, JobSettings(work_dir=str(tmp_path / "work")))
+    write_compaction_job_files(t, plan, job=job)
     work, plan_file = job.work, job.plan_file
     assert stat.S_IMODE(os.stat(plan_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(work).st_mode) == 0o700

@@ -13,7 +13,7 @@ import pytest
 
 from icectl.catalog.path import PathCatalog
 from icectl.io import FileIO
-from icectl.ops.relocate import apply_relocation, plan_relocation
+from icectl.ops.recover.rewrite_table_path import apply_relocation, plan_relocation
 from icectl.table.loaded import load_table
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table

@@ -205,7 +205,7 @@ def _catalog(name: str | None = None):
 
 
 def test_sql_catalog_s3_warehouse_create_append_inspect(s3_sql_config):
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]
@@ -272,7 +272,7 @@ def test_sql_catalog_s3_explicit_catalog_flag_and_list(s3_sql_config):
 
 def test_table_by_s3_location_path(s3_sql_config):
     """The read-only path catalog opens ``s3://bucket/wh/db/t`` with the config's S3 properties."""
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]
@@ -303,7 +303,7 @@ def test_table_by_s3_location_path(s3_sql_config):
 
 
 def test_hadoop_catalog_on_s3_create_append_describe(moto_s3, s3_prefix, tmp_path, monkeypatch):
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     wh = f"{s3_prefix}/hwh"
@@ -353,7 +353,7 @@ def test_validate_on_s3_clean_then_a_missing_and_a_resized_file(s3_sql_config):
     """`validate` and `validate --deep` read the manifests and the files from S3 (threads for
     the object store): clean at first; a data file deleted and another rewritten with other bytes
     are FILE_MISSING and FILE_SIZE_MISMATCH (and a row-count mismatch), nothing else."""
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.table.loaded import load_table
 
     wh = s3_sql_config["warehouse"]

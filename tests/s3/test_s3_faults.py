@@ -32,8 +32,9 @@ def scene(moto_s3, proxy, s3_prefix, tmp_path, monkeypatch):
     ``keep``), D2 (removes 4 of A2's), A3 (3 files). The catalog ``direct`` talks to moto, ``flaky``
     to the proxy (the same catalog name, so the same rows, in two configuration files)."""
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import SnapshotChange, append_files, commit_snapshot
+    from helpers import create_table
+    from icectl.table.snapshot_producer import SnapshotChange
+    from helpers import append_files, commit_snapshot
 
     db = f"sqlite:///{tmp_path / 'catalog.db'}"
     wh = f"{s3_prefix}/wh"

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.s3
 @pytest.fixture
 def s3_table(moto_s3, s3_prefix, tmp_path, monkeypatch):
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from helpers import create_table
+    from helpers import append_files
 
     props = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}", "warehouse": f"{s3_prefix}/wh", **moto_s3}
     monkeypatch.setenv("ICECTL_CONFIG", write_config(tmp_path / "icectl.yaml", {"s3cat": props}))
@@ -67,7 +67,8 @@ def test_remove_orphans_on_s3_finds_exactly_the_planted_ones(s3_table):
 
 
 def test_expire_on_s3_deletes_only_expired_files(s3_table):
-    from icectl.table.snapshots import SnapshotChange, commit_snapshot
+    from icectl.table.snapshot_producer import SnapshotChange
+    from helpers import commit_snapshot
 
     catalog, t = s3_table
     io = catalog.io

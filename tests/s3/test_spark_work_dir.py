@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
 def test_plan_and_result_on_s3(moto_s3, s3_prefix, tmp_path, monkeypatch):
     from icectl.catalog import build_catalog, resolve_catalog_config
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from helpers import create_table
+    from helpers import append_files
 
     secret = "not-a-real-secret-7f3a"
     props = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}", "warehouse": f"{s3_prefix}/wh",

@@ -7,7 +7,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.create import load_schema_argument
+from icectl.ops.evolve.create import load_schema_argument
 
 FID = b"PARQUET:field_id"
 

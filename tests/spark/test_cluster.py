@@ -30,9 +30,9 @@ from icectl.cli.main import run
 from icectl.formats.manifest import DataFile, FileContent
 from icectl.formats.puffin import deletion_vector_file
 from icectl.io import FileIO
-from icectl.ops.create import create_table
+from helpers import create_table
 from icectl.table.loaded import load_table
-from icectl.table.snapshots import append_files
+from helpers import append_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

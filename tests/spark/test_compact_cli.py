@@ -20,9 +20,9 @@ from icectl.catalog.hadoop import HadoopCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.formats.manifest import DataFile, FileContent
-from icectl.ops.create import create_table
+from helpers import create_table
 from icectl.formats.puffin import deletion_vector_file
-from icectl.table.snapshots import append_files
+from helpers import append_files
 from icectl.table.loaded import load_table
 from icectl.io import FileIO
 

@@ -77,11 +77,12 @@ def _read_table(table) -> list[tuple]:
 
 def test_compaction_end_to_end_with_deletes(tmp_path, fake_template):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -120,11 +121,12 @@ def test_older_specs_into_an_unpartitioned_spec(tmp_path, fake_template):
     back as files of the current (unpartitioned) spec: not with the old spec and the partition of
     the first input file (which would be wrong for rows of the other partitions)."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.create import create_table
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
+    from helpers import create_table
     from icectl.spec.partitioning import PartitionSpec
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -151,10 +153,11 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
     """One task fails (its input is gone), another succeeded: what the job wrote is removed,
     nothing is committed, the error says why."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
+    from helpers import create_table
+    from helpers import append_files
     from icectl.errors import ExternalCommandError
     from icectl.io import FileIO
 
@@ -179,8 +182,8 @@ def test_failed_job_commits_nothing_and_removes_its_files(tmp_path, fake_templat
 def _two_partition_table(tmp_path):
     """db.t partitioned by name, three files in partition x: a and b small, k much larger."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from helpers import create_table
+    from helpers import append_files
     from icectl.io import FileIO
 
     cat = HadoopCatalog("hc", str(tmp_path / "wh"), FileIO())
@@ -208,9 +211,10 @@ def test_concurrent_commits_during_the_job(tmp_path, fake_template):
     """Planned from one state; while the "job" runs other writers commit. An append and a
     position delete file scoped to a file that is not rewritten do not conflict (the commit
     retries on the new state); a delete on a rewritten file does, and nothing is left behind."""
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.table.snapshots import append_files
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
+    from helpers import append_files
     from icectl.table.loaded import load_table
     from icectl.errors import CommitConflictError
 
@@ -250,10 +254,11 @@ def test_partial_progress_commits_what_it_can(tmp_path, fake_template):
     """--partial-progress: one commit per batch of groups; a batch that conflicts is reported
     and its files removed, the others stay committed."""
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
+    from helpers import create_table
+    from helpers import append_files
     from icectl.table.loaded import load_table
     from icectl.io import FileIO
 

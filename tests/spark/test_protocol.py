@@ -180,7 +180,7 @@ def test_the_job_refuses_a_plan_of_another_version_without_starting_spark(tmp_pa
 
 
 def test_the_client_refuses_a_result_of_another_version(tmp_path):
-    from icectl.ops.compaction_job import PreparedJob, read_result
+    from icectl.ops.spark_job import PreparedJob, read_result
 
     work = str(tmp_path)
     job = PreparedJob(None, [], work, work, os.path.join(work, "plan.json"), os.path.join(work, "result.json"))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.spec.conversions import to_bytes
-from icectl.ops.create import load_schema_argument
+from icectl.ops.evolve.create import load_schema_argument
 from icectl.formats.puffin import deletion_vector_file
 from icectl.spec.types import primitive
 from icectl.spark import protocol

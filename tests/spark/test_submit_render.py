@@ -177,26 +177,27 @@ def test_prepare_cluster_deploy_mode_needs_shared_work_dir(tmp_path, monkeypatch
     credentials, and no credential reaches the command line or the shared plan."""
     import json
 
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare, shareable_properties
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import write_compaction_job_files
+    from icectl.ops.spark_job import JobSettings, prepare, shareable_properties
 
     monkeypatch.setenv("ICECTL_CACHE_DIR", str(tmp_path / "cache"))
     t = _table(tmp_path)
     plan = plan_compaction(t, CompactOptions())
     cluster = write(tmp_path, "master: yarn\ndeploy_mode: cluster\n", "cluster.yaml")
     with pytest.raises(UsageError, match="deploy_mode cluster runs the driver on the cluster: set work_dir"):
-        prepare(t, plan, JobSettings(template_path=cluster))
+        prepare(t, JobSettings(template_path=cluster))
     packed_local = write(tmp_path, "pack_environment: true\n", "packed-local.yaml")
     with pytest.raises(UsageError, match="pack_environment is for a cluster"):
-        prepare(t, plan, JobSettings(template_path=packed_local))
-    assert prepare(t, plan, JobSettings(template_path=packed_local, master="yarn")).environment is not None
+        prepare(t, JobSettings(template_path=packed_local))
+    assert prepare(t, JobSettings(template_path=packed_local, master="yarn")).environment is not None
     shared = tmp_path / "shared"
     tpl = write(tmp_path, f"master: yarn\ndeploy_mode: cluster\nwork_dir: file://{shared}\npack_environment: true\n",
                 "shared.yaml")
     t.io.properties.update({"s3.endpoint": "http://minio:9000", "s3.secret-access-key": "SECRET1",
                             "s3.access-key-id": "KEYID", "s3.session-token": "TOKEN", "s3.region": "eu"})
     work = tmp_path / "work"
-    job = prepare(t, plan, JobSettings(template_path=tpl, work_dir=str(work)))
+    job = prepare(t, JobSettings(template_path=tpl, work_dir=str(work)))
     assert job.remote and job.job_dir == f"file://{shared}/work"
     assert job.plan_file == f"file://{shared}/work/plan.json" and job.result_file == f"file://{shared}/work/result.json"
     tail = job.argv[job.argv.index("--plan"):]
@@ -207,7 +208,7 @@ def test_prepare_cluster_deploy_mode_needs_shared_work_dir(tmp_path, monkeypatch
     assert f"{job.environment.archive}#environment" in job.argv[job.argv.index("--archives") + 1]
     assert "spark.pyspark.driver.python" not in " ".join(job.argv)
     assert not shared.exists() and not work.exists()  # prepare writes nothing
-    _write_job_files(t, plan, job=job)
+    write_compaction_job_files(t, plan, job=job)
     written = json.loads((shared / "work" / "plan.json").read_text())
     assert written["io_properties"] == shareable_properties(dict(t.io.properties)) == {
         "s3.endpoint": "http://minio:9000", "s3.region": "eu"}
@@ -276,7 +277,7 @@ def test_executors_can_run_rewrite_from_the_zip(tmp_path):
 
 def _table(tmp_path):
     from icectl.catalog.hadoop import HadoopCatalog
-    from icectl.ops.create import create_table
+    from helpers import create_table
     from icectl.io import FileIO
 
     return create_table(HadoopCatalog("hc", str(tmp_path / "wh"), FileIO()), ("db", "t"), schema_text="id:long!")
@@ -287,13 +288,14 @@ def test_prepare_local_and_cluster(tmp_path):
     nothing behind); the job's files are written when it runs: local masters need no zip."""
     import json
 
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, _write_job_files, prepare
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import write_compaction_job_files
+    from icectl.ops.spark_job import JobSettings, prepare
 
     t = _table(tmp_path)
     plan = plan_compaction(t, CompactOptions())
     work = tmp_path / "work"
-    job = prepare(t, plan, JobSettings(work_dir=str(work)))
+    job = prepare(t, JobSettings(work_dir=str(work)))
     script = os.path.join(os.path.dirname(submit.__file__), "job.py")
     assert job.argv[1:] == ["--master", "local[*]", "--deploy-mode", "client", "--name", "icectl-compact-db.t",
                             "--driver-memory", "1g", *DEFAULT_CONF,
@@ -301,20 +303,20 @@ def test_prepare_local_and_cluster(tmp_path):
     assert job.work == job.job_dir == str(work) and job.result_file == str(work / "result.json")
     assert not job.remote and job.environment is None
     assert not work.exists()
-    _write_job_files(t, plan, job=job)
+    write_compaction_job_files(t, plan, job=job)
     assert json.loads((work / "plan.json").read_text())["table"] == "db.t"
     assert sorted(os.listdir(work)) == ["plan.json"]
     work2 = tmp_path / "work2"
-    job = prepare(t, plan, JobSettings(work_dir=str(work2), master="yarn"))
+    job = prepare(t, JobSettings(work_dir=str(work2), master="yarn"))
     assert job.argv[job.argv.index("--py-files") + 1] == str(work2 / "icectl.zip") and not work2.exists()
-    _write_job_files(t, plan, job=job)
+    write_compaction_job_files(t, plan, job=job)
     assert (work2 / "icectl.zip").exists() and (work2 / "plan.json").exists()
     assert job.argv[2] == "yarn"
 
 
 def _small_files_table(tmp_path):
     from icectl.formats.manifest import DataFile, FileContent
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     t = _table(tmp_path)
     for i in range(6):
@@ -333,8 +335,9 @@ def test_failed_runs_leave_work_folder_only_when_the_error_names_its_log(tmp_pat
     import glob
     import tempfile
 
-    from icectl.ops.compaction import CompactOptions, plan_compaction
-    from icectl.ops.compaction_job import JobSettings, run_compaction
+    from icectl.ops.maintain.compact import CompactOptions, plan_compaction
+    from icectl.ops.maintain.compact import run_compaction
+    from icectl.ops.spark_job import JobSettings
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()

@@ -47,10 +47,10 @@ from icectl.table.updates import (
     SetSnapshotRef,
     SetStatistics,
     UpgradeFormatVersion,
-    update_from_json,
     updates_json,
 )
 
+from helpers import update_from_json
 from builder_sequences import (LOCATION, NOW, commit_snapshot, evolved_schema as _evolved_schema, new_table, snap,
                                update_sequences)  # tests/ is on sys.path (tests/conftest.py)
 

@@ -8,8 +8,9 @@ import pytest
 
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.formats.manifest import DataFile
-from icectl.ops.create import create_table
-from icectl.table.snapshots import SnapshotChange, append_files, build_snapshot
+from helpers import create_table
+from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
+from helpers import append_files
 from icectl.errors import CommitConflictError, CommitStateUnknownError, ConflictingChangeError
 from icectl.spec.metadata import SnapshotRef
 from icectl.table.transaction import RetryPolicy, Transaction

@@ -68,7 +68,7 @@ def test_valid_tables_are_clean_deep_all_snapshots(fv, tmp_path):
 
 
 def test_default_scope_is_the_heads_of_refs(tmp_path):
-    from icectl.ops.refs import create_ref
+    from icectl.ops.recover.refs import create_ref
     from icectl.table.transaction import Transaction
 
     base = tables.build(tmp_path, 2)
@@ -108,7 +108,7 @@ def test_floods_are_capped_per_manifest(tmp_path):
     base = tables.build(tmp_path, 2, deletes=False)
     t = base.table
     extra = [tables.write_data_file(t, [i], ["x"], tables.day_of("2026-01-05")) for i in range(30)]
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     append_files(t, extra)
 
@@ -411,7 +411,7 @@ def test_entries_that_cannot_be_checked_are_one_finding_for_their_manifest(tmp_p
     """Should the checks fail on one manifest (a bug, a polars panic), that manifest gets a
     MANIFEST_UNREADABLE finding and the others are still checked: never a traceback."""
     import icectl.validate.entries as entries
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     base = tables.build(tmp_path, 2, deletes=False)
     t = append_files(base.table, [tables.write_data_file(base.table, [99], ["x"], tables.day_of("2026-01-05"))])

@@ -139,6 +139,6 @@ def newest_data_manifest(base: Base) -> Callable[[ManifestFile], bool]:
 
 
 def commit_extra(base: Base, files: list[DataFile]) -> None:
-    from icectl.table.snapshots import append_files
+    from helpers import append_files
 
     append_files(base.table, files)

@@ -142,8 +142,8 @@ def write_dv(table: Table, data: DataFile, positions: list[int]) -> DataFile:
 
 def build(root: str, format_version: int, *, catalog: str = "sql", deletes: bool = True) -> Base:
     """The valid table described in the module docstring."""
-    from icectl.ops.create import create_table
-    from icectl.table.snapshots import append_files
+    from helpers import create_table
+    from helpers import append_files
 
     cat = make_catalog(str(root), catalog)
     t = create_table(cat, IDENT, schema_text=SCHEMA, partition_by="day(ts)", format_version=format_version)

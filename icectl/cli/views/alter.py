@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import SpecJson, print_kv, print_table, say, text_renderer
-from icectl.ops.alter import column_names
+from icectl.ops.evolve.alter import column_names
 from icectl.spec.types import ListType, MapType, StructType
 
 if TYPE_CHECKING:

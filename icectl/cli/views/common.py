@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_duration_ms, opt, print_table, print_tree, say, warn
-from icectl.ops.inspect import RefRow
+from icectl.ops.inspect.describe import RefRow
 from icectl.spec.types import ListType, MapType, StructType, type_label
 
 if TYPE_CHECKING:

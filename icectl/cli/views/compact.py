@@ -9,8 +9,8 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
 
 if TYPE_CHECKING:
-    from icectl.ops.compaction import CompactionPlan
-    from icectl.ops.compaction_job import CompactionResult
+    from icectl.ops.maintain.compact import CompactionPlan
+    from icectl.ops.maintain.compact import CompactionResult
 
 
 @dataclass

@@ -1,11 +1,11 @@
-"""How ``describe`` prints a table's :class:`~icectl.ops.inspect.Description` (its JSON is the
+"""How ``describe`` prints a table's :class:`~icectl.ops.inspect.describe.Description` (its JSON is the
 description itself)."""
 from __future__ import annotations
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, fmt_ts, num, print_kv, print_table, say, text_renderer
 from icectl.cli.views.common import print_refs, print_schema, print_specs_and_orders
-from icectl.ops.inspect import Description, StatisticsBlob
+from icectl.ops.inspect.describe import Description, StatisticsBlob
 
 
 @text_renderer(Description)

@@ -1,4 +1,4 @@
-"""What ``diff`` prints (the result is :class:`icectl.ops.diff.TableDiff`; JSON needs no code)."""
+"""What ``diff`` prints (the result is :class:`icectl.ops.inspect.diff.TableDiff`; JSON needs no code)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ from typing import Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, fmt_ts, num, print_kv, print_table, say, text_renderer
-from icectl.ops.diff import DiffSide, FileChange, TableDiff
+from icectl.ops.inspect.diff import DiffSide, FileChange, TableDiff
 
 
 def side_text(s: DiffSide) -> str:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_table, say, text_renderer
 from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
-from icectl.ops.expire import FileToDelete, KINDS, bytes_by_kind, java_counts
+from icectl.ops.maintain.expire import FileToDelete, KINDS, bytes_by_kind, java_counts
 
 if TYPE_CHECKING:
-    from icectl.ops.expire import ExpiryPlan, ExpiryResult
+    from icectl.ops.maintain.expire import ExpiryPlan, ExpiryResult
 
 
 @dataclass

@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import BATCH, fmt_bytes, head, num, opt, plain_table_stream, print_table, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.ops.inspect import FileRow
+    from icectl.ops.inspect.files import FileRow
 
 
 @dataclass

@@ -10,8 +10,8 @@ from icectl.cli.output import fmt_bytes, fmt_duration_ms, print_table, say, text
 from icectl.errors import ExitCode
 
 if TYPE_CHECKING:
-    from icectl.ops.health import HealthRun, Metrics
-    from icectl.ops.maintain import MaintainRun
+    from icectl.ops.maintain.health import HealthRun, Metrics
+    from icectl.ops.maintain.maintain import MaintainRun
 
 
 def command_text(prefix: str, args: list[str] | None) -> str | None:

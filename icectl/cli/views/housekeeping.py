@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer, warn
 from icectl.cli.views.common import SkippedForSafety, say_skipped_for_safety, warn_failed_deletes
-from icectl.ops.expire import KINDS
+from icectl.ops.maintain.expire import KINDS
 from icectl.spec.properties import GC_ENABLED
 
 if TYPE_CHECKING:
-    from icectl.ops.drop import DropPlan, DropResult
-    from icectl.ops.rewrite_manifests import RewriteManifestsPlan, RewriteManifestsResult
+    from icectl.ops.evolve.drop import DropPlan, DropResult
+    from icectl.ops.maintain.rewrite_manifests import RewriteManifestsPlan, RewriteManifestsResult
 
 
 @dataclass

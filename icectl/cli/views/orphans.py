@@ -11,8 +11,8 @@ from icectl.cli.views.expire import FailedDelete
 from icectl.expr.timestamp import timestamp_text
 
 if TYPE_CHECKING:
-    from icectl.ops.expire import FileToDelete
-    from icectl.ops.orphans import OrphanPlan
+    from icectl.ops.maintain.expire import FileToDelete
+    from icectl.ops.maintain.remove_orphans import OrphanPlan
 
 
 @dataclass

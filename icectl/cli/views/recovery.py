@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, num, print_kv, print_table, say, text_renderer, warn
-from icectl.ops.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
+from icectl.ops.recover.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
 
 if TYPE_CHECKING:
-    from icectl.ops.relocate import RelocationPlan, RelocationResult
-    from icectl.ops.repair import RepairPlan, RepairResult
+    from icectl.ops.recover.rewrite_table_path import RelocationPlan, RelocationResult
+    from icectl.ops.recover.repair import RepairPlan, RepairResult
 
 
 # -- repair --------------------------------------------------------------------------------------------------

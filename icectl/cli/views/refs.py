@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, ClassVar
 from icectl.cli.context import Env
 from icectl.cli.output import say, text_renderer
 from icectl.cli.views.common import print_refs
-from icectl.ops.inspect import RefRow
+from icectl.ops.inspect.describe import RefRow
 
 if TYPE_CHECKING:
-    from icectl.ops.refs import RefImpact
+    from icectl.ops.recover.refs import RefImpact
 
 
 @dataclass

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_ts, print_kv, print_table, say, text_renderer
 from icectl.cli.views.diff import print_diff
-from icectl.ops.diff import TableDiff
-from icectl.ops.restore import MissingFile
+from icectl.ops.inspect.diff import TableDiff
+from icectl.ops.recover.restore import MissingFile
 
 if TYPE_CHECKING:
-    from icectl.ops.restore import RestorePlan, RestoreResult
+    from icectl.ops.recover.restore import RestorePlan, RestoreResult
 
 
 @dataclass

@@ -8,8 +8,8 @@ from icectl.cli.context import Env
 from icectl.cli.output import say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.ops.compaction import CompactionPlan
-    from icectl.ops.delete_rewrite import DeleteRewritePlan
+    from icectl.ops.maintain.compact import CompactionPlan
+    from icectl.ops.maintain.rewrite_deletes import DeleteRewritePlan
 
 
 @dataclass

@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_ts, num, opt, print_table, print_tree, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.ops.inspect import SnapshotRow, SnapshotTree
+    from icectl.ops.inspect.snapshots import SnapshotRow, SnapshotTree
     from icectl.spec.metadata import TableMetadata
 
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer
-from icectl.ops.partition_stats import COUNTERS
+from icectl.ops.stats.partition_stats import COUNTERS
 
 if TYPE_CHECKING:
-    from icectl.ops.compute_stats import ComputeStatsPlan, ComputeStatsResult
-    from icectl.ops.partition_stats import PartitionStatsPlan, PartitionStatsResult
+    from icectl.ops.stats.compute_stats import ComputeStatsPlan, ComputeStatsResult
+    from icectl.ops.stats.partition_stats import PartitionStatsPlan, PartitionStatsResult
 
 
 @dataclass

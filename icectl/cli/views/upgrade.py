@@ -8,7 +8,8 @@ from icectl.cli.context import Env
 from icectl.cli.output import print_table, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.ops.upgrade import RegisterPlan, UpgradePlan
+    from icectl.ops.evolve.register import RegisterPlan
+    from icectl.ops.evolve.upgrade import UpgradePlan
 
 
 @dataclass

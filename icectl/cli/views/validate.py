@@ -8,7 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import print_table, say, text_renderer
 
 if TYPE_CHECKING:
-    from icectl.ops.validation import Checked, ValidationReport
+    from icectl.ops.inspect.validation import Checked, ValidationReport
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Reading a table without changing it: describe, snapshots, files, diff, validate."""

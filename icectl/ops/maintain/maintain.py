@@ -1,0 +1,258 @@
+"""Policy-driven maintenance of many tables: for each table, the steps its health calls for, in a
+safe order, within a time budget, under a lock per table.
+
+For each table: its policy (:mod:`icectl.ops.maintain.policy`); its health
+(:func:`icectl.ops.maintain.health.check_table`, with the location listed when ``remove-orphans`` is in the
+policy); nothing more when no step is called for: a healthy table is not locked and nothing is
+written, so a second run does nothing. Otherwise, under the table's lock
+(:mod:`icectl.ops.maintain.table_lock`), each step of :data:`~icectl.ops.maintain.policy.STEPS` in order is
+measured again on the table as the previous steps left it, and run when its check still calls for
+it, with the options of that check's finding (the same planners, so a step never runs for
+nothing). A failed step fails the table; its later steps still run (each plans and commits on its
+own), except after a commit whose outcome is unknown. No step starts once the budget is spent (a
+running step is never interrupted: a Spark job or a commit cut short helps nobody); the steps and
+tables left are reported as skipped. Last, the table's health is measured again.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from icectl.errors import CommitStateUnknownError, IcectlError
+from icectl.ops.maintain.health import STEP_CHECK, Finding, TableHealth, check_table
+from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
+from icectl.table.loaded import Table, load_table
+from icectl.ops.maintain.compact import CompactOptions, plan_compaction, run_compaction
+from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, FileToDelete, delete_files
+from icectl.ops.maintain.remove_orphans import plan_orphans
+from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
+from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
+from icectl.ops.maintain.table_lock import DEFAULT_LEASE_MS, TableLock
+from icectl.ops.spark_job import JobSettings
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class StepRun:
+    step: str
+    command: list[str]  # icectl's arguments that do the same
+    status: str  # planned | done | failed | skipped
+    reason: str  # the finding that called for it
+    seconds: float = 0.0
+    summary: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    commits: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class TableRun:
+    table: str
+    status: str  # healthy | planned | done | failed | locked | skipped | disabled
+    health_before: str | None  # healthy | warning | critical | error
+    health_after: str | None
+    steps: list[StepRun] = field(default_factory=list)
+    error: str | None = None
+    locked_by: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class MaintainRun:
+    dry_run: bool
+    budget_seconds: float | None
+    tables: list[TableRun] = field(default_factory=list)
+    seconds: float = 0.0
+    budget_exhausted: bool = False
+
+    @property
+    def failed(self) -> list[str]:
+        return [t.table for t in self.tables if t.status == "failed"]
+
+    @property
+    def applied(self) -> bool:
+        return any(s.status == "done" for t in self.tables for s in t.steps)
+
+
+@dataclass
+class MaintainOptions:
+    dry_run: bool = False
+    budget_ms: int | None = None
+    job_settings: Any = None  # icectl.ops.spark_job.JobSettings for compact
+    lease_ms: int | None = None
+
+
+class _Clock:
+    def __init__(self, budget_ms: int | None):
+        self.start = time.monotonic()
+        self.budget_ms = budget_ms
+
+    @property
+    def elapsed_ms(self) -> int:
+        return int((time.monotonic() - self.start) * 1000)
+
+    @property
+    def spent(self) -> bool:
+        return self.budget_ms is not None and self.elapsed_ms >= self.budget_ms
+
+    def lease_ms(self) -> int:
+        if self.budget_ms is None:
+            return DEFAULT_LEASE_MS
+        return max(self.budget_ms - self.elapsed_ms, 0) + 3_600_000
+
+
+def _orphans_on(policy: Policy) -> bool:
+    return policy.step_enabled("remove-orphans")
+
+
+# -- the steps --------------------------------------------------------------------------------------------
+
+def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOptions, now_ms: int,
+              progress: Progress | None) -> tuple[dict[str, int], list[dict]]:
+    """Run one step with its finding's options; (counts, commits sent)."""
+    if step == "rewrite-deletes":
+        run = run_delete_rewrite(table, plan_delete_rewrite(table))
+        return dict(run.counts), list(run.commits)
+    if step == "compact":
+        plan = plan_compaction(table, CompactOptions(**finding.options))
+        r = run_compaction(table, plan, opts.job_settings or JobSettings(), progress=progress)
+        return ({"rewritten_data_files": r.rewritten_data_files, "added_data_files": r.added_data_files,
+                 "removed_delete_files": r.removed_delete_files, "rewritten_bytes": r.rewritten_bytes,
+                 "added_bytes": r.added_bytes}, list(r.sent))
+    if step == "rewrite-manifests":
+        plan = plan_rewrite_manifests(table)
+        res = apply_rewrite_manifests(table, plan)
+        return ({"rewritten_manifests": len(plan.rewritten), "added_manifests": len(res.added_manifests)},
+                [res.committed.sent_json()] if res.committed else [])
+    if step == "expire":
+        res = apply_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=finding.options.get("delete_files", True)))
+        if res.failed:
+            raise _PartialError(f"expired {len(res.plan.expired_snapshot_ids)} snapshots but {len(res.failed)} files "
+                                f"could not be deleted (e.g. {res.failed[0][0]}: {res.failed[0][1]})",
+                                {"expired_snapshots": len(res.plan.expired_snapshot_ids),
+                                 "deleted_files": len(res.deleted), "failed_deletes": len(res.failed)},
+                                [res.committed.sent_json()] if res.committed else [])
+        return ({"expired_snapshots": len(res.plan.expired_snapshot_ids), "removed_refs": len(res.plan.removed_refs),
+                 "deleted_files": len(res.deleted)}, [res.committed.sent_json()] if res.committed else [])
+    if step == "remove-orphans":
+        cutoff = now_ms - finding.options["older_than_ms"]
+        plan = plan_orphans(table, older_than_ms=cutoff, now_ms=now_ms)
+        # Again right before deleting, as remove-orphans does: a commit since may reach a file.
+        fresh = {f.path for f in plan_orphans(table.refresh(), older_than_ms=cutoff, now_ms=now_ms).orphans}
+        files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in fresh]
+        deleted, failed = delete_files(table.io, files, location=table.metadata.location)
+        counts = {"deleted_files": len(deleted), "deleted_bytes": sum(f.size or 0 for f in deleted),
+                  "failed_deletes": len(failed)}
+        if plan.skipped_for_safety:  # links and what the path guard refused: listed by remove-orphans --dry-run
+            counts["skipped_for_safety"] = len(plan.skipped_for_safety)
+        if failed:
+            raise _PartialError(f"{len(failed)} orphan files could not be deleted (e.g. {failed[0][0]}: "
+                                f"{failed[0][1]})", counts, [])
+        return counts, []
+    raise ValueError(step)
+
+
+class _PartialError(IcectlError):
+    """A step that committed, then could not delete everything."""
+
+    def __init__(self, message: str, counts: dict[str, int], commits: list[dict]):
+        super().__init__(message)
+        self.counts, self.commits = counts, commits
+
+
+def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: TableRun, *, opts: MaintainOptions,
+                    clock: _Clock, lock: Any, progress: Progress | None) -> None:
+    say = (lambda m: progress(f"{table.name}: {m}")) if progress else (lambda m: None)
+    for i, step in enumerate(STEPS):
+        if not policy.step_enabled(step):
+            continue
+        if clock.spent:
+            run.steps += [StepRun(s, [], "skipped", "the time budget is spent") for s in STEPS[i:]
+                          if policy.step_enabled(s) and s in health.steps]
+            return
+        if not lock.renew(opts.lease_ms or clock.lease_ms()):
+            raise IcectlError(f"the maintenance lock of {table.name} was taken by another run (it expired); "
+                              "stopping", hint="give maintain a --budget longer than its steps take")
+        table = table.refresh()
+        now = int(time.time() * 1000)
+        h = check_table(table, policy, now_ms=now, orphans=step == "remove-orphans", checks=(STEP_CHECK[step],))
+        finding = h.finding_for(step)
+        if finding is None:
+            continue
+        say(f"{step}: {finding.message}")
+        sr = StepRun(step, finding.command or [], "done", finding.message)
+        run.steps.append(sr)
+        start = time.monotonic()
+        try:
+            sr.summary, sr.commits = _run_step(table, step, finding, opts=opts, now_ms=now, progress=say)
+        except _PartialError as e:
+            sr.status, sr.error, sr.summary, sr.commits = "failed", e.message, e.counts, e.commits
+        except IcectlError as e:
+            sr.status, sr.error = "failed", e.message
+            if isinstance(e, CommitStateUnknownError):
+                sr.seconds = round(time.monotonic() - start, 3)
+                return
+        finally:
+            sr.seconds = round(time.monotonic() - start, 3)
+        say(f"{step}: {sr.status}" + (f": {sr.error}" if sr.error else ""))
+
+
+def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
+             progress: Progress | None = None) -> MaintainRun:
+    """Maintain every table; a table that fails is reported and the others are still maintained."""
+    clock = _Clock(opts.budget_ms)
+    out = MaintainRun(opts.dry_run, opts.budget_ms / 1000 if opts.budget_ms is not None else None)
+    for ident in identifiers:
+        name = ".".join(ident)
+        run = TableRun(name, "healthy", None, None)
+        out.tables.append(run)
+        if clock.spent:
+            run.status, out.budget_exhausted = "skipped", True
+            continue
+        start = time.monotonic()
+        try:
+            table = load_table(catalog, ident)
+            policy = policies.policy_for(name, table.metadata.properties)
+            if not policy.enabled:
+                run.status = "disabled"
+                continue
+            if progress:
+                progress(f"{name}: checking")
+            health = check_table(table, policy, orphans=_orphans_on(policy))
+            run.health_before = health.status
+            if not health.steps:
+                run.health_after = health.status
+                continue
+            if opts.dry_run:
+                run.status = "planned"
+                for step in health.steps:
+                    f = health.finding_for(step)
+                    run.steps.append(StepRun(step, f.command or [], "planned", f.message))
+                continue
+            lock = TableLock(table, lease_ms=opts.lease_ms or clock.lease_ms())
+            if not lock.acquire():
+                run.status = "locked"
+                run.locked_by = lock.holder.owner if lock.holder else None
+                if progress:
+                    progress(f"{name}: locked by {run.locked_by}: skipped")
+                continue
+            try:
+                _maintain_table(table, policy, health, run, opts=opts, clock=clock, lock=lock, progress=progress)
+            finally:
+                lock.release()
+            if any(s.status == "skipped" for s in run.steps):
+                out.budget_exhausted = True
+            after = check_table(table.refresh(), policy, orphans=_orphans_on(policy))
+            run.health_after = after.status
+            run.status = "failed" if any(s.status == "failed" for s in run.steps) else \
+                "skipped" if any(s.status == "skipped" for s in run.steps) else "done"
+        except IcectlError as e:
+            run.status, run.error = "failed", e.message
+        finally:
+            run.seconds = round(time.monotonic() - start, 3)
+    out.seconds = round(clock.elapsed_ms / 1000, 3)
+    return out
+
+
+__all__ = ["MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain"]

@@ -1,0 +1,1 @@
+"""Table statistics: compute-stats (NDV sketches in Puffin) and partition-stats."""
