@@ -264,19 +264,43 @@ INHERITED_INPUTS = ("status", "snapshot_id", "sequence_number", "file_sequence_n
                     "first_row_id")
 
 
-def inherit_values(columns: dict[str, list[Any]], *, manifest_sequence_number: int, added_snapshot_id: int | None,
-                   first_row_id: int | None, format_version: int) -> dict[str, list[Any]]:
-    """:func:`inherited` over entries held as Python values (``columns``: a list per name of
-    :data:`INHERITED_INPUTS`): the inherited columns as lists. TypeError/ValueError when a value
-    is not an integer."""
-    import polars as pl
+def inherit_values(columns: dict[str, list[Any]], *, manifest_sequence_number: int | None,
+                   added_snapshot_id: int | None, first_row_id: int | None,
+                   format_version: int) -> dict[str, list[Any]]:
+    """:func:`inherited` over the entries of one manifest held as Python values (``columns``: a
+    list per name of :data:`INHERITED_INPUTS`): the inherited columns as lists. TypeError or
+    ValueError when a value is not a 64-bit integer.
 
-    try:
-        frame = pl.DataFrame({name: pl.Series(name, columns[name], dtype=pl.Int64, strict=True)
-                              for name in INHERITED_INPUTS})
-    except (pl.exceptions.PolarsError, OverflowError) as e:
-        raise ValueError(_first_line(str(e))) from None
-    exprs = inherited(manifest_sequence_number=manifest_sequence_number, added_snapshot_id=added_snapshot_id,
-                      first_row_id=first_row_id, format_version=format_version)
-    out = frame.select([e.alias(name) for name, e in exprs.items()])
-    return {name: out.get_column(name).to_list() for name in exprs}
+    The same rules as :func:`inherited`, written over Python values because the object view
+    (``describe``, ``snapshots``, a small manifest) must not import polars (a quarter of a second
+    of start-up); ``tests/formats/test_entries.py`` checks on generated entries that both give the
+    same values, so the rules stay one."""
+    n = len(columns["status"])
+    for name in INHERITED_INPUTS:
+        for v in columns[name]:
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise TypeError(f"{name} is not an integer: {v!r}")
+            if v is not None and not -2**63 <= v < 2**63:
+                raise ValueError(f"{name} does not fit in 64 bits: {v}")
+    legacy = format_version < 2 or manifest_sequence_number == 0
+    status = columns["status"]
+
+    def sequence(values: list[Any]) -> list[Any]:
+        return [manifest_sequence_number if v is None and status[i] == 1 else 0 if v is None and legacy else v
+                for i, v in enumerate(values)]
+
+    out: dict[str, list[Any]] = {
+        "snapshot_id": [added_snapshot_id if v is None else v for v in columns["snapshot_id"]],
+        "sequence_number": sequence(columns["sequence_number"]),
+        "file_sequence_number": sequence(columns["file_sequence_number"])}
+    if first_row_id is not None:
+        rows, before = [], 0  # the record counts of the inheriting ADDED data files before this one
+        for i in range(n):
+            frid, count = columns["first_row_id"][i], columns["record_count"][i]
+            if (columns["content"][i] or 0) == 0 and frid is None and status[i] == 1:
+                rows.append(None if count is None else first_row_id + before)
+                before += count or 0
+            else:
+                rows.append(frid)
+        out["first_row_id"] = rows
+    return out

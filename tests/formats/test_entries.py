@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, strategies as st
 
 from icectl.formats.avro import open_avro
-from icectl.formats.entries import inherited, read_entry_frame
+from icectl.formats.entries import INHERITED_INPUTS, inherit_values, inherited, read_entry_frame
 from icectl.formats.manifest import (
     DataFile,
     EntryStatus,
@@ -115,3 +116,33 @@ def test_inherited_takes_columns_for_stacked_manifests():
                       format_version=pl.col("mfv"))
     got = frame.select(**exprs).rows()
     assert got == [(42, 7, 7), (42, None, None), (3, 0, 5), (4, 2, 2)]
+
+
+# The object view's Python form of the inheritance rules gives what the frame's polars form gives.
+_maybe = lambda s: st.one_of(st.none(), s)  # noqa: E731
+_entries = st.lists(st.tuples(st.sampled_from([0, 1, 2]), _maybe(st.integers(1, 10**18)), _maybe(st.integers(0, 50)),
+                              _maybe(st.integers(0, 50)), _maybe(st.sampled_from([0, 1, 2])),
+                              _maybe(st.integers(0, 10**6)), _maybe(st.integers(0, 10**9))), max_size=12)
+
+
+@given(_entries, _maybe(st.integers(0, 60)), _maybe(st.integers(1, 10**18)), _maybe(st.integers(0, 10**9)),
+       st.sampled_from([1, 2, 3]))
+def test_python_and_polars_forms_of_inheritance_agree(rows, seq, snap, first_row_id, fv):
+    import polars as pl
+
+    columns = {name: [r[i] for r in rows] for i, name in enumerate(INHERITED_INPUTS)}
+    frame = pl.DataFrame({name: pl.Series(name, columns[name], dtype=pl.Int64) for name in INHERITED_INPUTS})
+    exprs = inherited(manifest_sequence_number=seq, added_snapshot_id=snap, first_row_id=first_row_id,
+                      format_version=fv)
+    expected = frame.select([e.alias(n) for n, e in exprs.items()])
+    got = inherit_values(columns, manifest_sequence_number=seq, added_snapshot_id=snap, first_row_id=first_row_id,
+                         format_version=fv)
+    assert got == {n: expected.get_column(n).to_list() for n in exprs}
+
+
+@pytest.mark.parametrize("bad, error", [(True, TypeError), ("7", TypeError), (1.5, TypeError), (2**63, ValueError)])
+def test_python_form_refuses_what_is_not_a_long(bad, error):
+    columns = {name: [1] for name in INHERITED_INPUTS}
+    columns["sequence_number"] = [bad]
+    with pytest.raises(error):
+        inherit_values(columns, manifest_sequence_number=1, added_snapshot_id=1, first_row_id=None, format_version=2)
