@@ -18,9 +18,11 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Iterable
 
 from icectl.errors import ExternalCommandError, UsageError
+from icectl.io import scheme_of
 
 # What the executors import: Parquet and Arrow (pyarrow), numpy (positions, row lineage), fsspec
 # (FileIO), mmh3 (the bucket transform, when files of older specs are repartitioned), pyroaring
@@ -59,8 +61,6 @@ def cache_dir() -> str:
 
 def requirements(*, locations: Iterable[str], driver: bool) -> tuple[str, ...]:
     """The pinned requirement set for a job touching ``locations`` (sorted, so it hashes the same)."""
-    from icectl.io import scheme_of
-
     names = set(EXECUTOR_REQUIREMENTS)
     names.update(SCHEME_REQUIREMENTS[s] for s in (scheme_of(p) for p in locations if p) if s in SCHEME_REQUIREMENTS)
     if driver:
@@ -71,8 +71,6 @@ def requirements(*, locations: Iterable[str], driver: bool) -> tuple[str, ...]:
 def _pinned(name: str) -> str:
     """``name==version`` of the distribution installed here: the executors run what the driver
     was tested with. A package not installed here is left unpinned."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"{name}=={version(name)}"
     except PackageNotFoundError:

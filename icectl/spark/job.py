@@ -15,9 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from icectl.io import FileIO
 from icectl.spark import protocol
+from icectl.spark.ndv import merge_task_results, sketch_task
 from icectl.spark.protocol import (NdvPlan, NdvResult, NdvTask, NdvTaskResult, RewritePlan, RewriteResult,
                                    RewriteTask, RewriteTaskResult)
+from icectl.spark.rewrite import rewrite_task
+from icectl.spark.sort import sort_groups
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +31,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--io", action="append", default=[], metavar="KEY=VALUE",
                         help="a storage property for reading the plan and writing the result")
     args = parser.parse_args(argv)
-
-    from icectl.io import FileIO
 
     io = FileIO(dict(kv.split("=", 1) for kv in args.io))
     text = io.read(args.plan)
@@ -55,8 +57,6 @@ def _rewrite_job(spark, plan: RewritePlan) -> RewriteResult:
     settings = protocol.to_json(plan.settings())
 
     def run(task_json: dict) -> list[dict]:
-        from icectl.spark.rewrite import rewrite_task
-
         # A failed task removes its own files and reports why; the files of the tasks that
         # succeeded are still reported, so that icectl can remove them when the job failed.
         task_id = task_json.get("task_id")
@@ -71,8 +71,6 @@ def _rewrite_job(spark, plan: RewritePlan) -> RewriteResult:
     errors: list[str] = []
     try:
         if plan.sort:
-            from icectl.spark.sort import sort_groups
-
             files, errors = sort_groups(spark, plan)
         else:
             tasks = [protocol.to_json(t) for t in plan.all_tasks()]
@@ -90,13 +88,9 @@ def _rewrite_job(spark, plan: RewritePlan) -> RewriteResult:
 
 def _ndv_job(spark, plan: NdvPlan) -> NdvResult:
     """compute-stats: each task sketches its files' column values; the driver unites the sketches."""
-    from icectl.spark.ndv import merge_task_results
-
     settings = protocol.to_json(plan.settings())
 
     def run(task_json: dict) -> list[dict]:
-        from icectl.spark.ndv import sketch_task
-
         task_id = task_json.get("task_id")
         try:
             result = sketch_task(protocol.from_json(NdvTask, task_json), protocol.from_json(NdvPlan, settings))

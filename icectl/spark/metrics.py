@@ -1,10 +1,17 @@
 """File metrics of what a compaction writes: value, null and NaN counts of the top-level
 primitive columns, and their lower and upper bounds serialized as the spec's Appendix D single
 values (strings and binary truncated to 16, as Iceberg Java's default ``truncate(16)`` metrics
-mode), gathered over the row groups of a file as they are written."""
+mode), gathered over the row groups of a file as they are written.
+
+pyarrow is imported in :meth:`ColumnMetrics.add`, the executors' path: the client imports this
+module through :mod:`icectl.spark.rewrite` for its schema helpers."""
 from __future__ import annotations
 
+import uuid
 from typing import Any
+
+from icectl.spec.conversions import to_bytes, to_internal
+from icectl.spec.types import PrimitiveType
 
 TRUNCATE_LENGTH = 16
 
@@ -39,8 +46,6 @@ class ColumnMetrics:
     _AS_INT = ("timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "time", "date")
 
     def __init__(self, schema: Any):
-        from icectl.spec.types import PrimitiveType
-
         self.fields = [f for f in schema.fields if isinstance(f.field_type, PrimitiveType)]
         self.vc: dict[int, int] = {}
         self.nc: dict[int, int] = {}
@@ -79,9 +84,6 @@ class ColumnMetrics:
     def result(self) -> dict[str, dict[int, Any]]:
         """Counts, and bounds serialized as Appendix D single values (hex), strings and binary
         truncated to 16."""
-        from icectl.spec.conversions import to_bytes
-        from icectl.spec.conversions import to_internal
-
         lo, hi = {}, {}
         for f in self.fields:
             fid, t = f.field_id, f.field_type
@@ -89,9 +91,7 @@ class ColumnMetrics:
                 continue
             vmin, vmax = self.lo[fid], self.hi[fid]
             if t.base == "uuid":
-                import uuid as _uuid
-
-                vmin, vmax = _uuid.UUID(bytes=vmin), _uuid.UUID(bytes=vmax)
+                vmin, vmax = uuid.UUID(bytes=vmin), uuid.UUID(bytes=vmax)
             if t.base == "string":
                 lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_str(vmax))
             elif t.base == "binary":

@@ -18,13 +18,25 @@ binding has no byte-buffer update, so the value bytes are hashed here with Murmu
 that seed (``mmh3``; DataSketches keeps ``h1 >>> 1``) and handed to the binding as an exact-mode
 compact sketch (the layout the binding itself serializes, checked byte for byte by the tests),
 which its union merges like any other.
+
+datasketches, numpy and pyarrow are imported inside the functions that use them (the executors'
+path): compute-stats' planning imports this module on the client for :func:`supported` and
+:data:`SEED` only.
 """
 from __future__ import annotations
 
+import base64
 import struct
+import uuid
 from typing import Any, Iterable
 
+import mmh3
+
+from icectl.io import FileIO
 from icectl.spark.protocol import NdvPlan, NdvResult, NdvTask, NdvTaskResult
+from icectl.spark.rewrite import iter_input, output_schema
+from icectl.spec.conversions import decimal_min_bytes, unscaled
+from icectl.spec.types import primitive, schema_from_json
 
 LG_K = 12  # DataSketches' default nominal entries 4096 (UpdateSketch.builder(), SetOperationBuilder())
 SEED = 9001  # DataSketches' DEFAULT_UPDATE_SEED
@@ -69,8 +81,6 @@ def exact_compact_sketch(hashes: Iterable[int], *, seed_hash_value: int) -> byte
 
 def value_hashes(values: Iterable[bytes]) -> list[int]:
     """DataSketches' hash of each byte string (empty ones are not counted, as Java rejects them)."""
-    import mmh3
-
     return [mmh3.hash64(v, seed=SEED, signed=False)[0] >> 1 for v in values if v]
 
 
@@ -91,9 +101,6 @@ def _single_value_bytes(type_name: str, arrow_values: Any) -> list[bytes]:
         raw = arr.tobytes()
         return [raw[i:i + 4] for i in range(0, len(raw), 4)]
     if base == "decimal":
-        from icectl.spec.conversions import decimal_min_bytes, unscaled
-        from icectl.spec.types import primitive
-
         t = primitive(type_name)
         return [decimal_min_bytes(unscaled(t, v)) for v in values.to_pylist()]
     return [bytes(v) for v in values.to_pylist()]  # fixed, binary
@@ -135,8 +142,6 @@ class ColumnSketch:
                 update(v)
         elif self.base in STRING_TYPES:
             if self.base == "uuid":
-                import uuid
-
                 values = [str(uuid.UUID(bytes=bytes(b))) for b in distinct.to_pylist()]
             else:
                 values = distinct.to_pylist()
@@ -190,12 +195,6 @@ def column_values(table: Any, path: tuple[str, ...]) -> Any:
 def sketch_task(task: NdvTask, plan: NdvPlan) -> NdvTaskResult:
     """Sketch the plan's columns over one task's input files (deletes applied, read a batch at a
     time); return the rows read and each column's serialized sketch (base64), keyed by field id."""
-    import base64
-
-    from icectl.io import FileIO
-    from icectl.spark.rewrite import iter_input, output_schema
-    from icectl.spec.types import schema_from_json
-
     io = FileIO(dict(plan.io_properties))
     schema = schema_from_json(plan.schema)
     target = output_schema(schema, False)
@@ -212,8 +211,6 @@ def sketch_task(task: NdvTask, plan: NdvPlan) -> NdvTaskResult:
 
 def merge_task_results(results: Iterable[NdvTaskResult], field_ids: Iterable[int]) -> NdvResult:
     """The tasks' sketches united per column (base64 in and out) and the rows they read."""
-    import base64
-
     results = list(results)
     merged = {}
     for fid in field_ids:

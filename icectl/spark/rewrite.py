@@ -13,16 +13,27 @@ spec's Appendix D single values (strings and binary truncated to 16, as Iceberg 
 input batch and one output row group, whatever the sizes of the files; a task with a sort order
 sorts in memory (:func:`sort_in_memory`), which the Spark job leaves to Spark
 (:mod:`icectl.spark.sort`).
+
+pyarrow and numpy (and :mod:`icectl.formats.parquet`, which imports pyarrow at its top) are
+imported inside the functions that use them, the executors' path: the job's driver imports this
+module and refuses a plan of another protocol version before it loads either, and the client
+imports it for its schema helpers (``arrow_type``, ``output_schema``).
 """
 from __future__ import annotations
 
 import dataclasses
 import uuid
 from typing import Any, Iterator
+from urllib.parse import quote
 
+from icectl.formats.puffin import deserialize_deletion_vector
+from icectl.io import FileIO
 from icectl.spark.metrics import ColumnMetrics, column_metrics
 from icectl.spark.protocol import (EqualityDelete, InputFile, PartitionField, PositionDelete, RewritePlan,
                                    RewriteTask, SortField, WrittenFile)
+from icectl.spec.conversions import from_json, to_internal, to_json
+from icectl.spec.transforms import parse_transform
+from icectl.spec.types import ListType, MapType, PrimitiveType, StructType, primitive, schema_from_json
 
 ROW_ID = 2147483540  # Iceberg Java 1.10 MetadataColumns.ROW_ID (Integer.MAX_VALUE - 107)
 LAST_UPDATED_SEQ = 2147483539  # MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER (Integer.MAX_VALUE - 108)
@@ -33,8 +44,6 @@ FIELD_ID = b"PARQUET:field_id"
 
 def arrow_type(t: Any) -> Any:
     import pyarrow as pa
-
-    from icectl.spec.types import ListType, MapType, PrimitiveType, StructType
 
     if isinstance(t, PrimitiveType):
         b = t.base
@@ -112,8 +121,6 @@ def _project(table: Any, schema: Any, target: Any) -> Any:
 
 
 def _default_value(f: Any, default: Any) -> Any:
-    from icectl.spec.conversions import from_json
-
     return from_json(f.field_type, default)
 
 
@@ -125,8 +132,6 @@ def _deleted_positions(io: Any, data_path: str, deletes: list[PositionDelete]) -
     parts = []
     for d in deletes:
         if d.format == "puffin":
-            from icectl.formats.puffin import deserialize_deletion_vector
-
             blob = io.read_range(d.path, d.offset, d.length)
             bitmap = deserialize_deletion_vector(blob, source=d.path)
             parts.append(np.fromiter(iter(bitmap), dtype=np.int64, count=len(bitmap)))
@@ -283,7 +288,7 @@ class _RollingWriter:
         self._written_arrow = 0  # Arrow bytes in the open file, to learn the compression ratio
 
     def _start(self) -> None:
-        from icectl.formats.parquet import open_writer  # pyarrow: loaded by the executors' path only
+        from icectl.formats.parquet import open_writer  # pyarrow: loaded by the executors' path only (see above)
 
         path = f"{self.out_dir.rstrip('/')}/{uuid.uuid4().hex}-icectl-compact.parquet"
         sink = self.io.open(path, "wb")
@@ -391,7 +396,7 @@ def _describe(io: Any, path: str, *, record_count: int, arrow_schema: Any, metri
 def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compression: str) -> WrittenFile:
     """Write ``data`` (an Arrow table in :func:`output_schema`) as one Parquet file with one row
     group, and describe it as :func:`describe_parquet_file` does."""
-    from icectl.formats.parquet import write_parquet  # pyarrow: loaded by the writing path only
+    from icectl.formats.parquet import write_parquet  # pyarrow: loaded by the writing path only (see above)
 
     write_parquet(io, path, data, compression=compression, row_group_rows=0)
     return describe_parquet_file(io, path, data=data, schema=schema)
@@ -399,10 +404,6 @@ def write_parquet_file(io: Any, path: str, *, data: Any, schema: Any, compressio
 
 def partitioner(spec: list[PartitionField]):
     """Rows -> the current spec's partition tuple (for files of older specs)."""
-    from icectl.spec.conversions import to_internal
-    from icectl.spec.transforms import parse_transform
-    from icectl.spec.types import primitive
-
     fields = [(parse_transform(f.transform), primitive(f.source_type), f.column, f.name) for f in spec]
 
     def split(table: Any) -> dict[tuple, Any]:
@@ -416,14 +417,10 @@ def partitioner(spec: list[PartitionField]):
         return {k: table.take(pa.array(v, pa.int64())) for k, v in groups.items()}
 
     def path(key: tuple) -> str:
-        from urllib.parse import quote
-
         return "/".join(f"{name}={quote(tr.human(v, st) if v is not None else 'null', safe='')}"
                         for (tr, st, _, name), v in zip(fields, key))
 
     def as_json(key: tuple) -> list[Any]:
-        from icectl.spec.conversions import to_json
-
         return [None if v is None else to_json(tr.result_type(st), v) for (tr, st, _, _), v in zip(fields, key)]
 
     return split, path, as_json
@@ -503,9 +500,6 @@ def rewrite_task(task: RewriteTask, plan: RewritePlan) -> list[WrittenFile]:
 
     Input files are read a batch at a time. With a sort order the task's rows are sorted in
     memory; the Spark job sorts large groups with Spark instead (:mod:`icectl.spark.sort`)."""
-    from icectl.spec.types import schema_from_json
-    from icectl.io import FileIO
-
     io = FileIO(dict(plan.io_properties))
     schema = schema_from_json(plan.schema)
     row_lineage = plan.row_lineage

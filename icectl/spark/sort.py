@@ -9,14 +9,23 @@ write each partition's rows, in order, into Parquet files (:class:`icectl.spark.
 Spark has no type for some Iceberg types (time, nanosecond timestamps, uuid, fixed), so rows
 cross Spark in *carrier* types that keep the order and every value: dates as int, times and
 timestamps as long, uuid and fixed as binary; they are cast back before they are written.
+
+pyspark and pyarrow are imported inside the functions that use them (the job's driver and
+executors): the job imports this module at its top and refuses a plan of another protocol version
+without loading pyspark (tests/spark/test_protocol.py).
 """
 from __future__ import annotations
 
 import dataclasses
+import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
+from icectl.io import FileIO
 from icectl.spark import protocol
 from icectl.spark.protocol import InputFile, RewriteGroup, RewritePlan, RewriteTaskResult, SortField, WrittenFile
+from icectl.spark.rewrite import TaskWriter, iter_input, output_schema
+from icectl.spec.types import ListType, MapType, PrimitiveType, StructType, schema_from_json
 
 MAX_CONCURRENT_GROUPS = 5  # Iceberg Java's max-concurrent-file-group-rewrites default
 
@@ -24,8 +33,6 @@ MAX_CONCURRENT_GROUPS = 5  # Iceberg Java's max-concurrent-file-group-rewrites d
 def spark_type(t: Any) -> Any:
     """The Spark type that carries an Iceberg type through a sort."""
     from pyspark.sql import types as T
-
-    from icectl.spec.types import ListType, MapType, PrimitiveType, StructType
 
     if isinstance(t, PrimitiveType):
         b = t.base
@@ -149,9 +156,6 @@ def sort_group(spark: Any, group: RewriteGroup, plan: RewritePlan) -> tuple[list
 
     What crosses to the executors is JSON of the protocol (the settings, the task, each input
     file, each partition's result), decoded there with its version checked."""
-    from icectl.spark.rewrite import output_schema
-    from icectl.spec.types import schema_from_json
-
     inputs = [protocol.dumps(i) for t in group.tasks for i in t.inputs]
     if not inputs:
         return [], None
@@ -165,9 +169,6 @@ def sort_group(spark: Any, group: RewriteGroup, plan: RewritePlan) -> tuple[list
     sc = spark.sparkContext
 
     def read(batches: Iterator[Any]) -> Iterator[Any]:
-        from icectl.io import FileIO
-        from icectl.spark.rewrite import iter_input
-
         io = FileIO(dict(protocol.from_json(RewritePlan, settings).io_properties))
         for b in batches:
             for text in b.column(0).to_pylist():
@@ -177,9 +178,6 @@ def sort_group(spark: Any, group: RewriteGroup, plan: RewritePlan) -> tuple[list
 
     def write(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
-
-        from icectl.io import FileIO
-        from icectl.spark.rewrite import TaskWriter
 
         light = protocol.from_json(RewritePlan, settings)
         this = protocol.from_json(protocol.RewriteTask, task)
@@ -211,8 +209,6 @@ def sort_group(spark: Any, group: RewriteGroup, plan: RewritePlan) -> tuple[list
 
 def sort_groups(spark: Any, plan: RewritePlan) -> tuple[list[WrittenFile], list[str]]:
     """Every group of a sort plan, up to :data:`MAX_CONCURRENT_GROUPS` Spark jobs at a time."""
-    from concurrent.futures import ThreadPoolExecutor
-
     groups = plan.groups
     light = plan.settings()
     if not groups:
@@ -227,8 +223,6 @@ def sort_groups(spark: Any, plan: RewritePlan) -> tuple[list[WrittenFile], list[
 def _task_error(e: BaseException) -> str:
     """The Python exception a failed task raised (its last ``module.SomethingError: ...`` line:
     Spark wraps it in a long message), else the exception's type and first line."""
-    import re
-
     text = str(e).strip()
     raised = [m.group(0).strip() for m in re.finditer(r"^\s*[\w.]*(?:Error|Exception)\b.*$", text, re.M)
               if not m.group(0).lstrip().startswith(("org.apache", "java.", "py4j", "at "))]

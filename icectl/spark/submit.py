@@ -7,9 +7,14 @@ import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, requires
 from typing import Any
 
+import yaml
+
+import icectl
 from icectl.errors import ExternalCommandError, UsageError
+from icectl.spark.environment import ARCHIVE_ALIAS, EXECUTOR_PYTHON
 
 DEFAULT_TEMPLATE = os.path.join(os.path.dirname(__file__), "default-template.yaml")
 _KEYS = {"spark_submit", "master", "deploy_mode", "name", "driver_memory", "executor_memory", "executor_cores",
@@ -39,8 +44,6 @@ class JobTemplate:
 
 
 def load_template(path: str | None = None, *, master: str | None = None) -> JobTemplate:
-    import yaml
-
     path = path or DEFAULT_TEMPLATE
     try:
         with open(path) as f:
@@ -77,8 +80,6 @@ def load_template(path: str | None = None, *, master: str | None = None) -> JobT
 
 
 def environment_python() -> str:
-    from icectl.spark.environment import EXECUTOR_PYTHON
-
     return EXECUTOR_PYTHON
 
 
@@ -93,8 +94,6 @@ def spark_requirement() -> str:
     """The pyspark requirement of icectl's ``spark`` extra, as the installed package declares it
     (so a hint names the pinned version, not whatever pyspark is newest)."""
     try:
-        from importlib.metadata import PackageNotFoundError, requires
-
         for req in requires("icectl") or []:
             if req.startswith("pyspark") and "extra" in req and "spark" in req.split("extra", 1)[1]:
                 return req.split(";", 1)[0].strip().replace(" ", "")
@@ -105,7 +104,7 @@ def spark_requirement() -> str:
 
 def default_spark_submit() -> str | None:
     try:
-        import pyspark
+        import pyspark  # the optional spark extra, and heavy: only to find its spark-submit
     except ImportError:
         return shutil.which("spark-submit")
     candidate = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
@@ -124,8 +123,6 @@ def render_command(t: JobTemplate, *, job_file: str, plan_file: str, result_file
     conf = dict(t.conf)
     archives = list(t.archives)
     if environment:
-        from icectl.spark.environment import ARCHIVE_ALIAS, EXECUTOR_PYTHON
-
         archives.insert(0, f"{environment}#{ARCHIVE_ALIAS}")
         conf.setdefault("spark.pyspark.python", EXECUTOR_PYTHON)
         if t.deploy_mode == "client" and driver_python:
@@ -156,8 +153,6 @@ PACKAGE_ZIP = "icectl.zip"
 
 def package_zip(work_dir: str) -> str:
     """icectl itself as a zip for --py-files, so executors on a cluster can import it."""
-    import icectl
-
     root = os.path.dirname(os.path.abspath(icectl.__file__))
     out = os.path.join(work_dir, PACKAGE_ZIP)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:

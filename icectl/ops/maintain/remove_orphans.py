@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from icectl.table.listing import bounded_map
 from icectl.table.reachability import PathKeys, key_array, live_content, metadata_reach
 from icectl.table.loaded import Table
-from icectl.errors import IcectlError, UsageError
+from icectl.errors import ExitCode, IcectlError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
 from icectl.io.safety import table_guard
 
@@ -40,9 +40,7 @@ _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3", "file": "file"}
 class PrefixMismatchError(IcectlError):
     """Listed files match reachable files only after ignoring scheme or authority."""
 
-    from icectl.errors import ExitCode as _E
-
-    exit_code = _E.REFUSED
+    exit_code = ExitCode.REFUSED
 
 
 @dataclass
