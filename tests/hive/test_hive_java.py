@@ -1,7 +1,8 @@
 """icectl and Iceberg Java's HiveCatalog (and PyIceberg's) on one Hive Metastore.
 
 icectl creates a v2 table; Java inserts and deletes; icectl describes Java's commits; icectl tags,
-rolls back, expires and upgrades to v3; Java and PyIceberg read the right rows after each. A
+rolls back, expires, upgrades to v3 and compacts (the Spark job); Java and PyIceberg read the
+right rows after each. A
 Java commit that lands between icectl's load and its swap is detected and icectl's transaction
 plans again.
 """
@@ -121,3 +122,20 @@ def test_icectl_and_java_share_a_hive_table(hive_env, spark):
     code, out, err = env.cli("validate", name)
     assert code == 0, out + err
     assert pyiceberg_rows(env, name) == expected
+
+    # Compact through the Spark job, with a Java append landing between icectl's load and its swap:
+    # every data file rewritten, the deletes applied, Java's rows kept.
+    swaps.clear()
+    patch.setattr(HiveCatalog, "_swap_pointer", java_commits_first)
+    try:
+        code, out, err = env.cli("compact", name, "--rewrite-all", "--yes", "-o", "json")
+    finally:
+        patch.undo()
+    assert code == 0, err
+    assert len(swaps) == 2 and swaps[0] != swaps[1]
+    expected = sorted(expected + [(5, "e")])
+    assert java_rows(spark, name) == expected and pyiceberg_rows(env, name) == expected
+    live = spark.sql(f"SELECT content, count(*) FROM hive.{name}.files GROUP BY content").collect()
+    assert {r[0]: r[1] for r in live} == {0: 2}  # the compacted file and Java's append
+    code, out, err = env.cli("validate", name)
+    assert code == 0, out + err
