@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import getpass
 import socket
-import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -48,6 +47,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, check_property_changes,
                                  ident_str)
+from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable, backoff, thrift_reason
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, StorageError,
                            UnsupportedError, UsageError)
@@ -60,18 +60,17 @@ from icectl.table.catalog_contract import TableState
 from icectl.table.metadata_io import read_metadata_file
 
 try:  # the hive extra
-    from hive_metastore.ThriftHiveMetastore import Client
     from hive_metastore.ttypes import (AlreadyExistsException, CheckLockRequest, Database, EnvironmentContext,
                                        FieldSchema, InvalidOperationException, LockComponent, LockLevel,
                                        LockRequest, LockState, LockType, MetaException, NoSuchObjectException,
                                        NoSuchLockException, SerDeInfo, ShowLocksRequest, StorageDescriptor, Table,
                                        UnlockRequest)
-    from thrift.protocol import TBinaryProtocol
     from thrift.Thrift import TApplicationException, TException
-    from thrift.transport import TSocket, TTransport
     HAVE_THRIFT = True
 except ImportError:  # pragma: no cover - exercised by the missing-extra test in a subprocess
     HAVE_THRIFT = False
+
+T = TypeVar("T")
 
 INSTALL_HINT = "pip install 'icectl[hive]' (from a checkout: pip install '.[hive]')"
 
@@ -106,8 +105,6 @@ LOCK_KEYS = {
 }
 SOCKET_TIMEOUT_KEY = "hive.metastore.client.socket.timeout"
 STATUS_CHECK_WAIT_S = 1.0  # Java's commit.status-check.min-wait-ms
-
-T = TypeVar("T")
 
 # Hive's names for Iceberg's primitive types (Java's HiveSchemaUtil, Hive 2 compatible: a Hive 2
 # metastore has no "timestamp with local time zone").
@@ -170,90 +167,6 @@ def is_iceberg(tbl: Any) -> bool:
     return (tbl.parameters or {}).get(TABLE_TYPE, "").upper() == ICEBERG
 
 
-def backoff(min_ms: int, max_ms: int, timeout_ms: int, scale: float) -> Iterator[None]:
-    """Yield before each attempt, sleeping between them as Iceberg Java's Tasks.exponentialBackoff:
-    min * scale^(attempt-1), capped at max, until the total timeout has passed."""
-    start = time.monotonic()
-    attempt = 0
-    while True:
-        yield
-        attempt += 1
-        delay = min(min_ms * scale ** (attempt - 1), max_ms) / 1000
-        if (time.monotonic() - start) * 1000 + delay * 1000 > timeout_ms:
-            return
-        time.sleep(delay)
-
-
-class _Transport(Exception):
-    """The connection broke (or could not be made): the call may or may not have reached the server."""
-
-    def __init__(self, where: str, reason: str):
-        super().__init__(f"{where}: {reason}")
-        self.where = where
-        self.reason = reason
-
-
-class MetastoreClient:
-    """One Thrift connection to the first reachable metastore of ``uris``, reopened after a break."""
-
-    def __init__(self, uris: list[str], *, ugi: str | None = None, timeout_s: float = 600.0):
-        self.uris = uris
-        self.ugi = ugi
-        self.timeout_s = timeout_s
-        self._transport: Any = None
-        self._client: Any = None
-        self.connected_to: str | None = None
-        self._lock = threading.RLock()
-
-    def _open(self) -> Any:
-        reasons = []
-        for uri in self.uris:
-            host, _, port = uri.split("://", 1)[1].rstrip("/").rpartition(":")
-            sock = TSocket.TSocket(host or "localhost", int(port or 9083))
-            sock.setTimeout(self.timeout_s * 1000)
-            transport = TTransport.TBufferedTransport(sock)
-            try:
-                transport.open()
-            except (TException, OSError) as e:
-                reasons.append(f"{uri}: {_reason(e)}")
-                continue
-            client = Client(TBinaryProtocol.TBinaryProtocol(transport))
-            if self.ugi:
-                user, _, groups = self.ugi.partition(":")
-                client.set_ugi(user, [g for g in groups.split(",") if g])
-            self._transport, self._client, self.connected_to = transport, client, uri
-            return client
-        raise _Transport(", ".join(self.uris), "; ".join(reasons) or "no metastore URI")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._transport is not None:
-                try:
-                    self._transport.close()
-                except (TException, OSError):
-                    pass
-            self._transport = self._client = None
-
-    def call(self, fn: Callable[[Any], T], *, reconnect: bool = True) -> T:
-        """``fn(client)``; a broken connection is reopened and the call made once more (as Java's
-        RetryingMetaStoreClient) when ``reconnect``; else, or when that fails too, _Transport."""
-        with self._lock:
-            for attempt in (1, 2):
-                client = self._client or self._open()
-                try:
-                    return fn(client)
-                except (TTransport.TTransportException, OSError, EOFError) as e:
-                    self.close()
-                    if attempt == 2 or not reconnect:
-                        raise _Transport(self.connected_to or ", ".join(self.uris), _reason(e)) from None
-            raise AssertionError("unreachable")
-
-
-def _reason(e: BaseException) -> str:
-    text = " ".join(str(getattr(e, "message", None) or e).split())
-    return text or type(e).__name__
-
-
 class HiveCatalog(MetastoreCatalog):
     kind = "hive"
 
@@ -293,13 +206,13 @@ class HiveCatalog(MetastoreCatalog):
     def _call(self, fn: Callable[[Any], T], what: str, *, reconnect: bool = True) -> T:
         try:
             return self.client.call(fn, reconnect=reconnect)
-        except _Transport as e:
+        except MetastoreUnreachable as e:
             raise StorageError(f"cannot reach the Hive Metastore {e.where} of catalog {self.name} ({what}): "
                                f"{e.reason}", hint="check that the metastore runs and the catalog's uri") from None
         except MetaException as e:
-            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {_reason(e)}") from None
+            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {thrift_reason(e)}") from None
         except TApplicationException as e:
-            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {_reason(e)}") from None
+            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {thrift_reason(e)}") from None
 
     @staticmethod
     def _names(ident: Identifier) -> tuple[str, str]:
@@ -390,7 +303,7 @@ class HiveCatalog(MetastoreCatalog):
                     # Never resent: the first attempt may have been applied.
                     self.client.call(lambda c: c.alter_table_with_environment_context(db, name, tbl, context),
                                      reconnect=False)
-                except _Transport as e:
+                except MetastoreUnreachable as e:
                     outcome = self._check_commit_status(ident, location, md, e)
                     if outcome == "unknown":
                         raise CommitStateUnknownError(
@@ -402,7 +315,7 @@ class HiveCatalog(MetastoreCatalog):
                                            f"the Hive Metastore {e.where} ({e.reason})") from None
                 except (MetaException, InvalidOperationException, TApplicationException) as e:
                     raise StorageError(f"the Hive Metastore refused the commit to table {ident_str(ident)}: "
-                                       f"{_reason(e)}") from None
+                                       f"{thrift_reason(e)}") from None
                 outcome = "committed"
         finally:
             if outcome == "failed":
@@ -410,7 +323,7 @@ class HiveCatalog(MetastoreCatalog):
         self._loaded = {location: dict(md.properties)}
         return location
 
-    def _check_commit_status(self, ident: Identifier, location: str, md: TableMetadata, error: _Transport) -> str:
+    def _check_commit_status(self, ident: Identifier, location: str, md: TableMetadata, error: MetastoreUnreachable) -> str:
         """Java's checkCommitStatus: read the table again; ``committed`` when ``location`` is its
         metadata file or in its metadata log, ``failed`` when it is not, ``unknown`` when the table
         cannot be read ``commit.status-check.num-retries`` times."""
@@ -443,7 +356,7 @@ class HiveCatalog(MetastoreCatalog):
         finally:
             try:
                 self.client.call(lambda c: c.unlock(UnlockRequest(lockid=lock_id)))
-            except (_Transport, NoSuchLockException, TException):
+            except (MetastoreUnreachable, NoSuchLockException, TException):
                 pass  # Java logs and goes on: the metastore times the lock out
 
     def _acquire_lock(self, db: str, name: str) -> int:
@@ -482,7 +395,7 @@ class HiveCatalog(MetastoreCatalog):
             if state != LockState.ACQUIRED:
                 try:
                     self.client.call(lambda c: c.unlock(UnlockRequest(lockid=lock_id)))
-                except (_Transport, TException):
+                except (MetastoreUnreachable, TException):
                     pass
         if state == LockState.WAITING:
             raise CommitConflictError(f"timed out after {int((time.monotonic() - start) * 1000)} ms waiting for the "
@@ -598,7 +511,7 @@ class HiveCatalog(MetastoreCatalog):
             self._call(lambda c: c.alter_table(src_db, src_name, tbl), f"rename table {ident_str(source)}")
         except InvalidOperationException as e:
             raise AlreadyExistsError(f"cannot rename table {ident_str(source)} to {ident_str(destination)}: "
-                                     f"{_reason(e)}") from None
+                                     f"{thrift_reason(e)}") from None
 
     def register_table(self, ident: Identifier, metadata_location: str, *, overwrite: bool = False) -> TableState:
         """Java's registerTable: a Hive table pointing at ``metadata_location`` itself (no new file

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from icectl.catalog import hive as hive_module
-from icectl.catalog.hive import FILE_FORMATS, HiveCatalog, MetastoreClient
+from icectl.catalog.hive import FILE_FORMATS, HiveCatalog
+from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable
 from icectl.errors import (CommitConflictError, CommitStateUnknownError, NoSuchTableError, StorageError)
 from icectl.table.loaded import load_table
 from icectl.table.metadata_io import read_metadata_file
@@ -197,13 +198,13 @@ def test_a_broken_connection_after_alter_table_is_checked_as_java_checks_it(hive
 
     def call(self, fn, *, reconnect=True):
         if broken:  # "unreadable": the metastore went away with the alter_table
-            raise hive_module._Transport("thrift://metastore", "connection refused")  # noqa: SLF001
+            raise MetastoreUnreachable("thrift://metastore", "connection refused")
         if not reconnect:  # alter_table of a commit (never resent)
             if case == "applied":
                 real_call(self, fn, reconnect=reconnect)
             if case == "unreadable":
                 broken.append(True)
-            raise hive_module._Transport("thrift://metastore", "connection reset")  # noqa: SLF001
+            raise MetastoreUnreachable("thrift://metastore", "connection reset")
         return real_call(self, fn, reconnect=reconnect)
 
     patch = pytest.MonkeyPatch()  # undone before the checks (the test's own keeps the configuration)
