@@ -25,7 +25,9 @@ location is not given), ``ugi`` (``user:group,...`` sent with ``set_ugi``), and 
 ``iceberg.hive.lock-timeout-ms`` (180000), ``iceberg.hive.lock-check-min-wait-ms`` (50),
 ``iceberg.hive.lock-check-max-wait-ms`` (5000), ``iceberg.hive.lock-creation-timeout-ms``
 (180000), ``iceberg.hive.lock-creation-min-wait-ms`` (50), ``iceberg.hive.lock-creation-max-wait-ms``
-(5000), and ``hive.metastore.client.socket.timeout`` (seconds, 600). Kerberos (SASL) is not
+(5000), ``iceberg.hive.lock-heartbeat-interval-ms`` (60000: while waiting, a lock on the table
+whose last heartbeat is older is released, as Java does on Hive 2 and 3 metastores; icectl holds
+its lock for one ``alter_table`` and sends no heartbeats), and ``hive.metastore.client.socket.timeout`` (seconds, 600). Kerberos (SASL) is not
 supported: the metastore must accept plain (NOSASL-less, unauthenticated) Thrift connections.
 
 The client: the ``thrift`` package with the metastore client that PyIceberg generates from Hive's
@@ -102,6 +104,7 @@ LOCK_KEYS = {
     "iceberg.hive.lock-creation-timeout-ms": 180_000,
     "iceberg.hive.lock-creation-min-wait-ms": 50,
     "iceberg.hive.lock-creation-max-wait-ms": 5_000,
+    "iceberg.hive.lock-heartbeat-interval-ms": 60_000,
 }
 SOCKET_TIMEOUT_KEY = "hive.metastore.client.socket.timeout"
 STATUS_CHECK_WAIT_S = 1.0  # Java's commit.status-check.min-wait-ms
@@ -391,6 +394,7 @@ class HiveCatalog(MetastoreCatalog):
                                        f"check the lock on table {db}.{name}").state
                     if state != LockState.WAITING:
                         break
+                    self._release_expired_locks(db, name)
         finally:
             if state != LockState.ACQUIRED:
                 try:
@@ -405,6 +409,24 @@ class HiveCatalog(MetastoreCatalog):
             raise CommitConflictError(f"could not acquire the Hive lock on table {db}.{name}: the lock request "
                                       f"ended in state {LockState._VALUES_TO_NAMES.get(state, state)}")
         return lock_id
+
+    def _release_expired_locks(self, db: str, name: str) -> None:
+        """Java's MetastoreLock.releaseExpiredHiveLock (Hive 2 and 3 metastores): unlock the table's
+        locks whose last heartbeat is older than ``iceberg.hive.lock-heartbeat-interval-ms``, the
+        locks of writers that died holding them."""
+        interval = self.lock_ms["iceberg.hive.lock-heartbeat-interval-ms"]
+        try:
+            locks = self._call(lambda c: c.show_locks(ShowLocksRequest(dbname=db, tablename=name)),
+                               f"list the locks on table {db}.{name}").locks or []
+        except StorageError:
+            return
+        now = int(time.time() * 1000)
+        for lk in locks:
+            if lk.agentInfo != self._agent and lk.lastheartbeat and now - lk.lastheartbeat > interval:
+                try:
+                    self.client.call(lambda c: c.unlock(UnlockRequest(lockid=lk.lockid)))
+                except (MetastoreUnreachable, TException):
+                    pass  # cleared by someone else, or not ours to clear: wait on
 
     def _find_lock(self, db: str, name: str) -> Any:
         try:

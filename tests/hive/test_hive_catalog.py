@@ -187,6 +187,22 @@ def test_the_lock_is_waited_for_and_times_out(hive_env):
     assert hive_table(env).parameters["metadata_location"] == after.metadata_location
 
 
+def test_a_lock_without_heartbeats_is_released_as_java_releases_it(hive_env):
+    from hive_metastore.ttypes import LockComponent, LockLevel, LockRequest, LockType
+
+    env = hive_env
+    create(env)
+    ident = (env.database, "events")
+    holder = MetastoreClient([env.metastore.uri])
+    req = LockRequest(component=[LockComponent(type=LockType.EXCLUSIVE, level=LockLevel.TABLE, dbname=env.database,
+                                               tablename="events")], user="crashed", hostname="gone")
+    holder.call(lambda c: c.lock(req))  # never unlocked, never heartbeated: a writer that died
+    time.sleep(1.0)
+    env.write(**{"iceberg.hive.lock-timeout-ms": "20000", "iceberg.hive.lock-heartbeat-interval-ms": "500"})
+    after = commit(load_table(env.catalog(), ident), [SetProperties({"x": "1"})])
+    assert hive_table(env).parameters["metadata_location"] == after.metadata_location
+
+
 @pytest.mark.parametrize("case", ["applied", "not-applied", "unreadable"])
 def test_a_broken_connection_after_alter_table_is_checked_as_java_checks_it(hive_env, monkeypatch, case):
     env = hive_env
