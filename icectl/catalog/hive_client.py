@@ -3,6 +3,7 @@ of several ``thrift://`` URIs (Hive's ``hive.metastore.uris`` fail-over), reopen
 and Iceberg Java's exponential back-off for the table lock's retries."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any, Callable, Iterator, TypeVar
@@ -16,6 +17,10 @@ except ImportError:  # pragma: no cover - HiveCatalog refuses to start without t
     pass
 
 T = TypeVar("T")
+
+# thrift logs a refused connection at ERROR before raising it; icectl reports the error itself, as
+# one line (Python's last-resort handler would print thrift's line too). --verbose still shows it.
+logging.getLogger("thrift").addHandler(logging.NullHandler())
 
 
 def backoff(min_ms: int, max_ms: int, timeout_ms: int, scale: float) -> Iterator[None]:
@@ -63,7 +68,7 @@ class MetastoreClient:
             try:
                 transport.open()
             except (TException, OSError) as e:
-                reasons.append(f"{uri}: {thrift_reason(e)}")
+                reasons.append(f"{uri}: {thrift_reason(e)}" if len(self.uris) > 1 else thrift_reason(e))
                 continue
             client = Client(TBinaryProtocol.TBinaryProtocol(transport))
             if self.ugi:

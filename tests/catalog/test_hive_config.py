@@ -3,8 +3,11 @@ README's example builds one with its keys, and a missing extra is named."""
 from __future__ import annotations
 
 import io
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -68,3 +71,15 @@ def test_a_missing_extra_names_it(home, monkeypatch):
     assert "needs thrift and the Hive Metastore client" in err
     assert "pip install 'icectl[hive]'" in err and "pip install '.[hive]'" in err
     assert list(home.iterdir()) == []  # nothing created
+
+
+def test_an_unreachable_metastore_is_one_line_and_exit_10(home):
+    """In a real process (pytest's log capture would hide thrift's own log line)."""
+    pytest.importorskip("hive_metastore")
+    proc = subprocess.run([sys.executable, "-m", "icectl", "--uri", "thrift://127.0.0.1:1", "list"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(home)})
+    assert proc.returncode == 10 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("icectl: error: cannot reach the Hive Metastore thrift://127.0.0.1:1 of catalog "
+                               "default (list databases): ")
+    assert lines[1:] == ["hint: check that the metastore runs and the catalog's uri"]
