@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 
@@ -115,9 +116,10 @@ def test_pyiceberg_reads_and_writes_icectl_tables(hive_env):
     py = pyiceberg_catalog(env)
     t = py.load_table(env.table())
     t.append(pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]}, schema=t.schema().as_arrow()))
-    code, out, err = env.cli("describe", env.table(), "-o", "json")
+    code, out, err = env.cli("describe", env.table())
     assert code == 0, err
-    assert json.loads(out)["totals"]["records"] == 3 if "totals" in json.loads(out) else True
+    assert re.search(r"^records\s+3$", out, re.M), out
+    assert load_table(env.catalog(), (env.database, "events")).metadata.current_snapshot.summary["total-records"] == "3"
     assert env.cli("properties", env.table(), "set", "a=b", "--yes")[0] == 0
     t = py.load_table(env.table())
     assert t.properties["a"] == "b"
@@ -282,7 +284,7 @@ def test_uri_opens_a_hive_catalog_with_failover(hms, tmp_path, monkeypatch):
     # The first metastore does not answer: the second is used.
     code = run(["--uri", f"thrift://127.0.0.1:1,{hms.uri}", "namespace", "list", "-o", "json"], env)
     assert code == 0, env.stderr.getvalue()
-    assert ["default"] in json.loads(env.stdout.getvalue())["namespaces"] or "default" in env.stdout.getvalue()
+    assert "default" in json.loads(env.stdout.getvalue())["namespaces"]
     env = Env(stdout=io.StringIO(), stderr=io.StringIO())
     code = run(["--uri", "thrift://127.0.0.1:1", "list"], env)
     err = env.stderr.getvalue()
