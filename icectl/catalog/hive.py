@@ -27,9 +27,10 @@ location is not given), ``ugi`` (``user:group,...`` sent with ``set_ugi``), and 
 (180000), ``iceberg.hive.lock-creation-min-wait-ms`` (50), ``iceberg.hive.lock-creation-max-wait-ms``
 (5000), ``iceberg.hive.lock-heartbeat-interval-ms`` (60000: while waiting, a lock on the table
 whose last heartbeat is older is released, as Java does on Hive 2 and 3 metastores; icectl holds
-its lock for one ``alter_table`` and sends no heartbeats), and ``hive.metastore.client.socket.timeout`` (seconds, 600). Kerberos (SASL) is not
-supported: the metastore must accept plain, unauthenticated Thrift connections
-(``hive.metastore.sasl.enabled=false``, Hive's default).
+its lock for one ``alter_table`` and sends no heartbeats), and
+``hive.metastore.client.socket.timeout`` (seconds, 600). Kerberos (SASL) is not supported: the
+metastore must accept plain, unauthenticated Thrift connections (``hive.metastore.sasl.enabled=false``,
+Hive's default).
 
 The client: the ``thrift`` package with the metastore client that PyIceberg generates from Hive's
 ``hive_metastore.thrift`` and ships in its wheel (the ``hive_metastore`` package), through the
