@@ -214,10 +214,9 @@ class HiveCatalog(MetastoreCatalog):
         except MetastoreUnreachable as e:
             raise StorageError(f"cannot reach the Hive Metastore {e.where} of catalog {self.name} ({what}): "
                                f"{e.reason}", hint="check that the metastore runs and the catalog's uri") from None
-        except MetaException as e:
-            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {thrift_reason(e)}") from None
-        except TApplicationException as e:
-            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): {thrift_reason(e)}") from None
+        except (MetaException, TApplicationException) as e:
+            raise StorageError(f"the Hive Metastore of catalog {self.name} failed ({what}): "
+                               f"{thrift_reason(e)}") from None
 
     @staticmethod
     def _names(ident: Identifier) -> tuple[str, str]:
@@ -309,7 +308,7 @@ class HiveCatalog(MetastoreCatalog):
                     self.client.call(lambda c: c.alter_table_with_environment_context(db, name, tbl, context),
                                      reconnect=False)
                 except MetastoreUnreachable as e:
-                    outcome = self._check_commit_status(ident, location, md, e)
+                    outcome = self._check_commit_status(ident, location, md)
                     if outcome == "unknown":
                         raise CommitStateUnknownError(
                             f"the commit to table {ident_str(ident)} may or may not have happened: lost the "
@@ -328,7 +327,7 @@ class HiveCatalog(MetastoreCatalog):
         self._loaded = {location: dict(md.properties)}
         return location
 
-    def _check_commit_status(self, ident: Identifier, location: str, md: TableMetadata, error: MetastoreUnreachable) -> str:
+    def _check_commit_status(self, ident: Identifier, location: str, md: TableMetadata) -> str:
         """Java's checkCommitStatus: read the table again; ``committed`` when ``location`` is its
         metadata file or in its metadata log, ``failed`` when it is not, ``unknown`` when the table
         cannot be read ``commit.status-check.num-retries`` times."""

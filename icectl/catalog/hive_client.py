@@ -98,7 +98,8 @@ class MetastoreClient:
                 except (TTransport.TTransportException, OSError, EOFError) as e:
                     self.close()
                     if attempt == 2 or not reconnect:
-                        raise MetastoreUnreachable(self.connected_to or ", ".join(self.uris), thrift_reason(e)) from None
+                        where = self.connected_to or ", ".join(self.uris)
+                        raise MetastoreUnreachable(where, thrift_reason(e)) from None
             raise AssertionError("unreachable")
 
 
