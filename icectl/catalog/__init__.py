@@ -4,7 +4,7 @@ Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
 
     catalog:
       prod:
-        type: sql            # sql (default) | hadoop | rest
+        type: sql            # sql (default) | hadoop | rest | hive
         uri: sqlite:////var/lib/iceberg/catalog.db
         warehouse: s3://bucket/warehouse
         s3.endpoint: http://127.0.0.1:9000
@@ -13,12 +13,16 @@ Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
         uri: https://catalog.example.com/api/catalog
         credential: CLIENT_ID:CLIENT_SECRET
         warehouse: analytics
+      onprem:
+        type: hive           # a Hive Metastore (see icectl.catalog.hive for its keys)
+        uri: thrift://metastore-1:9083,thrift://metastore-2:9083
+        warehouse: s3://bucket/warehouse
 
 Where it is read from (``$ICECTL_CONFIG``, ``$PYICEBERG_HOME``, ``~/.icectl.yaml``,
 ``~/.pyiceberg.yaml``, PyIceberg's ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables) and which
 catalog a command opens: :mod:`icectl.catalog.config`. With no configuration at all, the local
 default is a SQLite catalog in ``./warehouse``. ``--uri http(s)://...`` alone opens a REST catalog,
-``--uri sqlite:...`` or ``postgresql://...`` a SQL one, ``--warehouse DIR`` alone a file-system one.
+``--uri sqlite:...`` or ``postgresql://...`` a SQL one, ``--uri thrift://...`` a Hive one, ``--warehouse DIR`` alone a file-system one.
 
 Secret values of the configuration (``credential``, ``token``, ``s3.secret-access-key`` ...) are
 remembered as they are read, so that no output shows them (:mod:`icectl.secrets`).
@@ -51,6 +55,10 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
 
         return RestCatalog(cfg.name, {k: v for k, v in props.items() if k != "type"})
     warehouse = _abs_warehouse(props.get("warehouse"))
+    if kind == "hive":
+        from icectl.catalog.hive import HiveCatalog
+
+        return HiveCatalog(cfg.name, {**props, **({"warehouse": warehouse} if warehouse else {})}, io)
     if warehouse and not has_scheme(warehouse) and os.path.exists(warehouse) and not os.path.isdir(warehouse):
         raise UsageError(f"warehouse {warehouse} is not a directory")
     if kind in ("hadoop", "filesystem", "file-system"):
@@ -65,10 +73,13 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         from icectl.catalog.sql import SqlCatalog
 
         # mysql://... is refused, never taken for the name of a SQLite file.
-        if uri_catalog_type(uri, given_as=f"catalog {cfg.name}: uri") == "rest":
+        uri_kind = uri_catalog_type(uri, given_as=f"catalog {cfg.name}: uri")
+        if uri_kind == "rest":
             raise UsageError(f"SQL catalog {cfg.name}: uri {uri} is a REST catalog's", hint="set type: rest")
+        if uri_kind == "hive":
+            raise UsageError(f"SQL catalog {cfg.name}: uri {uri} is a Hive Metastore's", hint="set type: hive")
         return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
-    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop or rest")
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop, rest or hive")
 
 
 __all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",

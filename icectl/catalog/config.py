@@ -46,12 +46,13 @@ ENV_PREFIX = "pyiceberg_"  # compared lower-cased, as PyIceberg does
 LOCAL_DEFAULT_SOURCE = "built-in local default"
 
 # --uri (and a configured uri without a type) by scheme. PyIceberg infers the same way
-# (``infer_catalog_type``); thrift:// (Hive) is not a catalog icectl opens yet.
+# (``infer_catalog_type``).
 REST_SCHEMES = ("http", "https")
+HIVE_SCHEMES = ("thrift",)
 SQL_SCHEMES = ("sqlite", "postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg2", "jdbc:sqlite",
                "jdbc:postgresql")
 SUPPORTED_URIS = "http:// or https:// (REST); sqlite:, postgresql://, postgresql+psycopg://, jdbc:sqlite: or " \
-                 "jdbc:postgresql: (SQL)"
+                 "jdbc:postgresql: (SQL); thrift:// (Hive)"
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 
 Path = tuple[str, ...]
@@ -315,7 +316,7 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
 # -- the kind of catalog -----------------------------------------------------------------------------
 
 def uri_catalog_type(uri: str, *, given_as: str) -> str | None:
-    """``rest`` or ``sql`` by the URI's scheme; None for a bare path (a SQLite file). Any other
+    """``rest``, ``sql`` or ``hive`` by the URI's scheme; None for a bare path (a SQLite file). Any other
     scheme is a usage error that lists the supported ones."""
     m = _SCHEME.match(uri)
     if m is None:
@@ -328,6 +329,8 @@ def uri_catalog_type(uri: str, *, given_as: str) -> str | None:
         return "rest"
     if scheme in SQL_SCHEMES:
         return "sql"
+    if scheme in HIVE_SCHEMES:
+        return "hive"
     raise UsageError(f"{given_as} {redact_uri(uri)}: catalog URIs with the scheme {scheme}: are not supported; "
                      f"supported: {SUPPORTED_URIS}",
                      hint="a file-system catalog takes --warehouse DIR; a SQLite file may also be a plain path")

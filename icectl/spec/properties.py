@@ -182,6 +182,10 @@ COMMIT_MAX_RETRY_WAIT_MS = _int(
 COMMIT_TOTAL_RETRY_TIME_MS = _int(
     "commit.retry.total-timeout-ms", 1_800_000, "Total retry timeout period in milliseconds for a commit", BEHAVIOR,
     kind="duration-ms", default_text="1800000 (30 min)")
+COMMIT_STATUS_CHECKS_NUM_RETRIES = _int(
+    "commit.status-check.num-retries", 3,
+    "Number of times to read the table again to learn whether a commit whose connection broke succeeded "
+    "(Hive catalog)", BEHAVIOR)
 MANIFEST_TARGET_SIZE_BYTES = _int(
     "commit.manifest.target-size-bytes", 8 * 1024 * 1024,
     "Target size when merging manifest files (rewrite-manifests)", BEHAVIOR, kind="size-bytes", minimum=1,
@@ -202,6 +206,10 @@ MAX_REF_AGE_MS = _int(
 GC_ENABLED = _bool(
     "gc.enabled", True,
     "Whether files may be deleted by expire and drop --purge; false when other tables may share this one's files",
+    BEHAVIOR)
+ENGINE_HIVE_ENABLED = _bool(
+    "engine.hive.enabled", False,
+    "Whether a Hive catalog writes Hive's Iceberg storage handler, input/output formats and SerDe for the table",
     BEHAVIOR)
 METADATA_DELETE_AFTER_COMMIT_ENABLED = _bool(
     "write.metadata.delete-after-commit.enabled", False,
@@ -245,7 +253,7 @@ SPLIT_SIZE = _int(
 
 TABLE_PROPERTIES: dict[str, TableProperty] = {p.name: p for p in (
     COMMIT_NUM_RETRIES, COMMIT_MIN_RETRY_WAIT_MS, COMMIT_MAX_RETRY_WAIT_MS, COMMIT_TOTAL_RETRY_TIME_MS,
-    MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS, GC_ENABLED,
+    COMMIT_STATUS_CHECKS_NUM_RETRIES, ENGINE_HIVE_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP, MAX_REF_AGE_MS, GC_ENABLED,
     METADATA_DELETE_AFTER_COMMIT_ENABLED, METADATA_PREVIOUS_VERSIONS_MAX, METADATA_COMPRESSION, METADATA_PATH,
     DATA_PATH, OBJECT_STORAGE_PATH, FOLDER_STORAGE_PATH, TARGET_FILE_SIZE_BYTES, PARQUET_COMPRESSION,
     PARQUET_ROW_GROUP_SIZE_BYTES, METRICS_DEFAULT, NAME_MAPPING, SPLIT_SIZE)}
@@ -309,7 +317,7 @@ def properties_markdown() -> str:
 
 
 __all__ = ["BEHAVIOR", "BLOOM_FILTER_COLUMN", "COLUMN_PREFIXES", "COMMIT_MAX_RETRY_WAIT_MS", "COMMIT_MIN_RETRY_WAIT_MS",
-           "COMMIT_NUM_RETRIES", "COMMIT_TOTAL_RETRY_TIME_MS", "DATA_PATH", "FOLDER_STORAGE_PATH", "GC_ENABLED",
+           "COMMIT_NUM_RETRIES", "COMMIT_STATUS_CHECKS_NUM_RETRIES", "ENGINE_HIVE_ENABLED", "COMMIT_TOTAL_RETRY_TIME_MS", "DATA_PATH", "FOLDER_STORAGE_PATH", "GC_ENABLED",
            "ICECTL", "INT_MAX", "LONG_MAX", "MAINTAIN_POLICY", "MANIFEST_TARGET_SIZE_BYTES", "MAX_REF_AGE_MS",
            "MAX_SNAPSHOT_AGE_MS", "METADATA_COMPRESSION", "METADATA_DELETE_AFTER_COMMIT_ENABLED", "METADATA_PATH",
            "METADATA_PREVIOUS_VERSIONS_MAX", "METRICS_COLUMN", "METRICS_DEFAULT", "MIN_SNAPSHOTS_TO_KEEP",

@@ -170,7 +170,7 @@ def test_list_on_an_empty_catalog_says_which_catalog_and_from_where(home, monkey
 
 # -- --uri by scheme -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("uri", ["mysql://foo/bar", "thrift://metastore:9083", "jdbc:mysql://h/db", "s3://b/c",
+@pytest.mark.parametrize("uri", ["mysql://foo/bar", "jdbc:mysql://h/db", "s3://b/c",
                                  "MYSQL://x"])
 @pytest.mark.parametrize("command", [("namespace", "create", "x", "--yes"), ("list",),
                                      ("create", "db.t", "--schema", "id:long", "--yes")])
