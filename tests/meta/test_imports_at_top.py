@@ -35,6 +35,10 @@ LAZY = {
     ("icectl.catalog", "icectl.catalog.rest"): "the configured catalog type picks the class",
     ("icectl.catalog", "icectl.catalog.hadoop"): "the configured catalog type picks the class",
     ("icectl.catalog", "icectl.catalog.sql"): "the configured catalog type picks the class",
+    # ... and the Hive catalog needs the optional `hive` extra (thrift), the Glue one botocore's
+    # Glue client: neither is loaded unless configured.
+    ("icectl.catalog", "icectl.catalog.hive"): "the configured catalog type picks the class (icectl[hive])",
+    ("icectl.catalog", "icectl.catalog.glue"): "the configured catalog type picks the class",
     # FileIO loads its S3 support (s3fs, botocore) only when a path of that scheme is first used.
     ("icectl.io", "icectl.io.s3"): "loaded for the s3 scheme only",
     # Catalog.commit loads the commit machinery when a commit is applied, so that read-only
