@@ -4,7 +4,7 @@ Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
 
     catalog:
       prod:
-        type: sql            # sql (default) | hadoop | rest
+        type: sql            # sql (default) | hadoop | rest | glue
         uri: sqlite:////var/lib/iceberg/catalog.db
         warehouse: s3://bucket/warehouse
         s3.endpoint: http://127.0.0.1:9000
@@ -50,6 +50,10 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         from icectl.catalog.rest import RestCatalog
 
         return RestCatalog(cfg.name, {k: v for k, v in props.items() if k != "type"})
+    if kind == "glue":  # configured by its type and glue.* keys: Glue has no uri
+        from icectl.catalog.glue import GlueCatalog
+
+        return GlueCatalog(cfg.name, props, io, warehouse=_abs_warehouse(props.get("warehouse")))
     warehouse = _abs_warehouse(props.get("warehouse"))
     if warehouse and not has_scheme(warehouse) and os.path.exists(warehouse) and not os.path.isdir(warehouse):
         raise UsageError(f"warehouse {warehouse} is not a directory")
@@ -68,7 +72,7 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         if uri_catalog_type(uri, given_as=f"catalog {cfg.name}: uri") == "rest":
             raise UsageError(f"SQL catalog {cfg.name}: uri {uri} is a REST catalog's", hint="set type: rest")
         return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
-    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop or rest")
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop, rest or glue")
 
 
 __all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",
