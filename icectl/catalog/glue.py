@@ -79,6 +79,10 @@ _NOT_AUTHORIZED = {"AccessDeniedException", "AccessDenied", "UnrecognizedClientE
 _AMBIGUOUS = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError)
 
 
+class UnansweredRequest(Exception):
+    """A Glue request whose outcome is unknown (a read timeout, a broken connection, a 5xx)."""
+
+
 def _first(props: dict[str, str], keys: tuple[str, ...]) -> str | None:
     return next((props[k] for k in keys if props.get(k)), None)
 
@@ -210,16 +214,20 @@ class GlueCatalog(MetastoreCatalog):
               exists: Callable[[], IcectlError] | None = None, ambiguous: bool = False,
               **kwargs: Any) -> dict[str, Any]:
         """One Glue request; its failures as icectl's errors (one line each). ``ambiguous``: a
-        timeout or broken connection after the request was sent is raised as botocore's."""
+        timeout, a broken connection or a server error (5xx), after which the request may have
+        been carried out, is an :class:`UnansweredRequest`."""
         try:
             return getattr(self.client, op)(**kwargs)
-        except _AMBIGUOUS:
+        except _AMBIGUOUS as e:
             if ambiguous:
-                raise
+                raise UnansweredRequest(" ".join(str(e).split())) from None
             raise StorageError(f"{self._where()}: {op} failed: the connection broke or timed out") from None
         except botocore.exceptions.ClientError as e:
             err = e.response.get("Error", {})
             code, message = err.get("Code", ""), " ".join(str(err.get("Message", "")).split())
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            if ambiguous and status >= 500:  # a server error: the change may have been made
+                raise UnansweredRequest(f"{code}: {message}") from None
             if code == "EntityNotFoundException" and missing is not None:
                 raise missing() from None
             if code == "AlreadyExistsException" and exists is not None:
@@ -328,12 +336,15 @@ class GlueCatalog(MetastoreCatalog):
             self._update_table(db, request, version)
         except CommitConflictError:
             self._read.pop(ident, None)
+            if self._points_at(ident, location):
+                # botocore retried a request whose first answer was lost: the first one was ours.
+                return location
             self._delete_unreferenced(location, md)
             raise CommitConflictError(f"table {ident_str(ident)} changed since it was read: Glue refused the "
                                       f"update of table version {version} (ConcurrentModificationException)") from None
-        except _AMBIGUOUS as e:
+        except UnansweredRequest as e:
             self._read.pop(ident, None)
-            self._check_commit(ident, location, e)
+            self._check_commit(ident, location, version, e, md)
         except (NoSuchTableError, NotAuthorizedError, StorageError):
             self._read.pop(ident, None)
             self._delete_unreferenced(location, md)
@@ -341,26 +352,42 @@ class GlueCatalog(MetastoreCatalog):
         self._read.pop(ident, None)
         return location
 
+    def _points_at(self, ident: Identifier, location: str) -> bool:
+        try:
+            return self._get_table(ident)["Parameters"][METADATA_LOCATION] == location
+        except IcectlError:
+            return False
+
     def _update_table(self, db: str, request: dict[str, Any], version: str) -> None:
         """UpdateTable guarded by the table's VersionId (ConcurrentModificationException: a
-        CommitConflictError); a read timeout or a broken connection is raised as botocore's, for
-        the caller to check what happened."""
+        CommitConflictError); a read timeout, a broken connection or a server error is an
+        :class:`UnansweredRequest`, for the caller to check what happened."""
         ident = (db, request["Name"])
         self._call("update_table", DatabaseName=db, TableInput=request, SkipArchive=self.skip_archive,
                    VersionId=version, missing=lambda: self._missing_table(ident), ambiguous=True)
 
-    def _check_commit(self, ident: Identifier, location: str, error: Exception) -> None:
-        """After an UpdateTable whose answer was lost: committed when the table now points at
-        ``location``; failed when it points elsewhere; unknown when Glue cannot be read."""
+    def _check_commit(self, ident: Identifier, location: str, version: str, error: Exception,
+                      md: TableMetadata | None = None) -> None:
+        """After an UpdateTable whose answer was lost, read the table again (as Java's
+        ``checkCommitStatus``): committed when it points at ``location``; failed for certain when
+        its VersionId moved on to another writer's (ours, guarded by ``version``, can no longer
+        apply): a conflict the transaction plans again for (the unreferenced file deleted); otherwise (the table unchanged, or
+        unreadable: the request may still arrive) the outcome is unknown."""
+        cause = " ".join(str(error).split())
         try:
-            current = self.load_metadata_location(ident)
-        except IcectlError:
-            raise CommitStateUnknownError(
-                f"the commit to table {ident_str(ident)} may or may not have happened: {self._where()}: "
-                f"{' '.join(str(error).split())}", hint=f"check the table's metadata location; {location} is kept") from None
-        if current != location:
-            raise StorageError(f"{self._where()}: the commit to table {ident_str(ident)} failed "
-                               f"({' '.join(str(error).split())})") from None
+            table = self._get_table(ident)
+        except IcectlError as e:
+            table, cause = None, f"{cause}; reading the table again: {e.message}"
+        if table is not None and table["Parameters"][METADATA_LOCATION] == location:
+            return
+        if table is not None and table.get("VersionId") != version:
+            if md is not None:
+                self._delete_unreferenced(location, md)
+            raise CommitConflictError(f"table {ident_str(ident)} changed since it was read: the commit did not "
+                                      f"happen ({cause})") from None
+        raise CommitStateUnknownError(
+            f"the commit to table {ident_str(ident)} may or may not have happened: {self._where()}: {cause}",
+            hint=f"check the table's metadata location; {location} is kept") from None
 
     def replace_metadata(self, ident: Identifier, base_location: str, metadata: TableMetadata) -> TableState:
         self._read.pop(ident, None)  # compare against the table as it is now
@@ -430,8 +457,8 @@ class GlueCatalog(MetastoreCatalog):
                 self._read.pop(ident, None)
                 try:
                     self._update_table(db, request, base["VersionId"])
-                except _AMBIGUOUS as e:
-                    self._check_commit(ident, metadata_location, e)
+                except UnansweredRequest as e:
+                    self._check_commit(ident, metadata_location, base["VersionId"], e)
                 return self.load(ident)
         self._call("create_table", DatabaseName=db, TableInput=table_input(name, metadata_location, md),
                    missing=lambda: self._missing_namespace(ident[:-1]), exists=lambda: self._exists_error(ident))

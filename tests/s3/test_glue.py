@@ -329,3 +329,118 @@ def test_catalogs_masks_the_secret(glue):
     assert SECRET not in json.dumps(report)
     code, out, err = cli(["--verbose", "-c", "glue", "describe", f"{glue[1]}.missing"])
     assert SECRET not in out + err
+
+
+@pytest.fixture
+def flaky_update(monkeypatch):
+    """``flaky_update(behaviour)``: the catalog's botocore client runs ``behaviour(real, kwargs)``
+    for each UpdateTable instead of sending it."""
+    original = GlueCatalog._make_client
+
+    def install(behaviour):
+        def make(self):  # noqa: ANN001, ANN202
+            client = original(self)
+            real = client.update_table
+            client.update_table = lambda **kw: behaviour(real, kw)
+            return client
+
+        monkeypatch.setattr(GlueCatalog, "_make_client", make)
+
+    return install
+
+
+def test_lost_answer_of_a_commit_that_happened(glue, flaky_update):
+    """UpdateTable is carried out but its answer is lost: reading the table again shows the
+    commit happened, and the command succeeds once."""
+    import botocore.exceptions
+
+    props, db = glue
+    create(db)
+
+    def lost_answer(real, kw):  # noqa: ANN001, ANN202
+        real(**kw)
+        raise botocore.exceptions.ReadTimeoutError(endpoint_url=props["glue.endpoint"])
+
+    flaky_update(lost_answer)
+    ok(["-c", "glue", "properties", f"{db}.t", "set", "a=1", "--yes"])
+    t = pyiceberg_catalog(props).load_table(f"{db}.t")
+    assert t.properties["a"] == "1" and len(t.metadata.metadata_log) == 1
+
+
+def test_unanswered_commit_is_state_unknown(glue, flaky_update):
+    """The connection breaks and the table is unchanged: the request may still arrive, so the
+    outcome is unknown (exit 12) and the new metadata file is kept."""
+    import botocore.exceptions
+
+    from icectl.io import FileIO
+
+    props, db = glue
+    create(db)
+    before = pyiceberg_catalog(props).load_table(f"{db}.t").metadata_location
+
+    def broken(real, kw):  # noqa: ANN001, ANN202
+        broken.location = kw["TableInput"]["Parameters"]["metadata_location"]
+        raise botocore.exceptions.ConnectionClosedError(endpoint_url=props["glue.endpoint"])
+
+    flaky_update(broken)
+    code, out, err = cli(["-c", "glue", "properties", f"{db}.t", "set", "a=1", "--yes"])
+    assert code == ExitCode.COMMIT_STATE_UNKNOWN, (out, err)
+    assert "may or may not have happened" in err and "Traceback" not in err
+    assert pyiceberg_catalog(props).load_table(f"{db}.t").metadata_location == before
+    assert FileIO(dict(props)).exists(broken.location)
+
+
+def test_unanswered_commit_overtaken_by_another_writer_is_retried(glue, flaky_update):
+    """The connection breaks and another writer has committed since: our VersionId can no longer
+    apply, so the commit certainly failed; the transaction plans again and both changes land."""
+    import botocore.exceptions
+
+    props, db = glue
+    create(db)
+    py = pyiceberg_catalog(props)
+    calls = []
+
+    def overtaken(real, kw):  # noqa: ANN001, ANN202
+        calls.append(kw["VersionId"])
+        if len(calls) == 1:
+            append(py.load_table(f"{db}.t"), [9])
+            raise botocore.exceptions.ReadTimeoutError(endpoint_url=props["glue.endpoint"])
+        return real(**kw)
+
+    flaky_update(overtaken)
+    ok(["-c", "glue", "properties", f"{db}.t", "set", "a=1", "--yes"])
+    t = py.load_table(f"{db}.t")
+    assert len(calls) == 2 and t.properties["a"] == "1" and rows(t) == [9]
+
+
+def test_catalog_api_edges(glue):
+    props, db = glue
+    create(db)
+    from icectl.catalog import CatalogConfig, build_catalog
+    from icectl.errors import AlreadyExistsError, NoSuchNamespaceError, NoSuchTableError, UsageError
+
+    cat = build_catalog(CatalogConfig("glue", dict(props)))
+    assert isinstance(cat, GlueCatalog) and cat.list_tables((db,)) == [(db, "t")]
+    assert (db, "t") in cat.list_tables(None)
+    with pytest.raises(UsageError):
+        cat.create_namespace((db, "nested"))
+    with pytest.raises(NoSuchNamespaceError):
+        cat.list_tables((db + "_missing",))
+    with pytest.raises(NoSuchTableError):
+        cat.rename_table((db, "missing"), (db, "x"))
+    ok(["-c", "glue", "create", f"{db}.t2", "-s", "id:long", "--yes"])
+    with pytest.raises(AlreadyExistsError):
+        cat.rename_table((db, "t"), (db, "t2"))
+    with pytest.raises(NoSuchNamespaceError):
+        cat.rename_table((db, "t"), (db + "_missing", "t"))
+    loc2 = cat.load((db, "t2")).metadata_location
+    with pytest.raises(AlreadyExistsError):
+        cat.register_table((db, "t"), loc2)
+    state = cat.register_table((db, "t"), loc2, overwrite=True)  # the name now points at t2's file
+    assert state.metadata_location == loc2
+    params = glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]["Parameters"]
+    assert params["metadata_location"] == loc2 and params["previous_metadata_location"] != loc2
+    code, _, err = cli(["-c", "glue", "create", f"{db}.t2", "-s", "id:long", "--yes"])
+    assert code == ExitCode.CONFLICT and "already exists" in err
+    code, _, err = cli(["-c", "glue", "create", f"{db}_missing.t", "-s", "id:long", "--yes"])
+    assert code == ExitCode.NOT_FOUND and "does not exist" in err
