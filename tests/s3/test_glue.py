@@ -9,15 +9,25 @@ answers it.
 from __future__ import annotations
 
 import io
+import json
+import pathlib
+import re
+import shlex
 import socket
 import uuid
 
+import botocore.exceptions
+import botocore.session
 import pytest
+import yaml
 
+from icectl.catalog import CatalogConfig, build_catalog
 from icectl.catalog.glue import GlueCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.errors import ExitCode
+from icectl.errors import (AlreadyExistsError, ExitCode, NoSuchNamespaceError, NoSuchTableError,
+                           UsageError)
+from icectl.io import FileIO
 
 pytestmark = pytest.mark.s3
 
@@ -34,7 +44,7 @@ def cli(args: list[str]) -> tuple[int, str, str]:
 def glue_version_check(moto_s3):
     """AWS's rule on moto's server: UpdateTable with a VersionId other than the table's current
     one fails with ConcurrentModificationException."""
-    from moto.core.exceptions import JsonRESTError
+    from moto.core.exceptions import JsonRESTError  # moto: the test extra's, imported where the server runs
     from moto.glue.responses import GlueResponse
 
     original = GlueResponse.update_table
@@ -59,8 +69,6 @@ def glue_version_check(moto_s3):
 def glue(moto_s3, s3_prefix, tmp_path, monkeypatch, glue_version_check):
     """(icectl's catalog properties, a fresh database name): ICECTL_CONFIG names catalog ``glue``
     on moto's Glue, warehouse on moto's S3."""
-    import yaml
-
     props = {"type": "glue", "glue.endpoint": moto_s3["s3.endpoint"], "glue.region": "us-east-1",
              "glue.access-key-id": "testing", "glue.secret-access-key": SECRET, "glue.max-retries": "2",
              "warehouse": f"{s3_prefix}/wh", **moto_s3}
@@ -71,7 +79,7 @@ def glue(moto_s3, s3_prefix, tmp_path, monkeypatch, glue_version_check):
 
 
 def pyiceberg_catalog(props: dict[str, str]):
-    from pyiceberg.catalog.glue import GlueCatalog as PyGlue
+    from pyiceberg.catalog.glue import GlueCatalog as PyGlue  # PyIceberg and boto3: the second client only
 
     # glue.max-retries left out: PyIceberg 0.12 hands the text to botocore, which wants a number.
     # py-io-impl: PyIceberg's fsspec FileIO (s3fs): pyarrow's S3 client fails moto's multipart
@@ -81,8 +89,6 @@ def pyiceberg_catalog(props: dict[str, str]):
 
 
 def glue_client(props: dict[str, str]):
-    import botocore.session
-
     return botocore.session.Session().create_client(
         "glue", endpoint_url=props["glue.endpoint"], region_name="us-east-1",
         aws_access_key_id="testing", aws_secret_access_key="testing")
@@ -93,7 +99,7 @@ def rows(table) -> list[int]:
 
 
 def append(table, ids: list[int]) -> None:
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: only PyIceberg's appends need it
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
     table.append(pa.table({"id": ids, "name": [f"n{i}" for i in ids]}, schema=schema))
@@ -247,9 +253,6 @@ def test_namespaces_rename_register_drop(glue):
     code, _, err = cli(["-c", "glue", "describe", f"{db}.hive_t"])
     assert code == ExitCode.NOT_FOUND and "not an Iceberg table" in err
 
-    import fsspec  # noqa: F401 - s3fs through FileIO
-    from icectl.io import FileIO
-
     fio = FileIO(dict(props))
     table_dir = py.load_table(f"{db}.u").location()
     assert fio.exists(location)
@@ -278,7 +281,7 @@ def test_restore_replaces_metadata(glue):
     assert params["metadata_location"] == t.metadata_location
 
 
-def test_errors_are_one_line(glue, moto_s3, monkeypatch):
+def test_errors_are_one_line(glue, monkeypatch, tmp_path):
     props, db = glue
     code, _, err = cli(["-c", "glue", "describe", f"{db}.nope"])
     assert code == ExitCode.NOT_FOUND and len(err.strip().splitlines()) <= 2
@@ -298,29 +301,18 @@ def test_errors_are_one_line(glue, moto_s3, monkeypatch):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    import yaml
-
     down = dict(props, **{"glue.endpoint": f"http://127.0.0.1:{port}", "glue.max-retries": "1"})
-    cfg = io.StringIO()
-    yaml.safe_dump({"catalog": {"glue": down}}, cfg)
-    import os
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        f = os.path.join(d, "c.yaml")
-        with open(f, "w") as fh:
-            fh.write(cfg.getvalue())
-        monkeypatch.setenv("ICECTL_CONFIG", f)
-        code, out, err = cli(["-c", "glue", "list"])
-        assert code == ExitCode.STORAGE, (out, err)
-        assert "cannot connect to the Glue endpoint" in err and len(err.strip().splitlines()) <= 2
-        code, out, err = cli(["--verbose", "-o", "json", "-c", "glue", "catalogs"])
+    cfg = tmp_path / "down.yaml"
+    cfg.write_text(yaml.safe_dump({"catalog": {"glue": down}}))
+    monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
+    code, out, err = cli(["-c", "glue", "list"])
+    assert code == ExitCode.STORAGE, (out, err)
+    assert "cannot connect to the Glue endpoint" in err and len(err.strip().splitlines()) <= 2
+    code, out, err = cli(["--verbose", "-o", "json", "-c", "glue", "catalogs"])
     assert code == 0 and SECRET not in out + err and '"glue.secret-access-key": "****"' in out
 
 
 def test_catalogs_masks_the_secret(glue):
-    import json
-
     out = ok(["-c", "glue", "catalogs"])
     assert SECRET not in out and " glue " in out
     report = json.loads(ok(["-o", "json", "-c", "glue", "catalogs"]))
@@ -352,8 +344,6 @@ def flaky_update(monkeypatch):
 def test_lost_answer_of_a_commit_that_happened(glue, flaky_update):
     """UpdateTable is carried out but its answer is lost: reading the table again shows the
     commit happened, and the command succeeds once."""
-    import botocore.exceptions
-
     props, db = glue
     create(db)
 
@@ -370,10 +360,6 @@ def test_lost_answer_of_a_commit_that_happened(glue, flaky_update):
 def test_unanswered_commit_is_state_unknown(glue, flaky_update):
     """The connection breaks and the table is unchanged: the request may still arrive, so the
     outcome is unknown (exit 12) and the new metadata file is kept."""
-    import botocore.exceptions
-
-    from icectl.io import FileIO
-
     props, db = glue
     create(db)
     before = pyiceberg_catalog(props).load_table(f"{db}.t").metadata_location
@@ -393,8 +379,6 @@ def test_unanswered_commit_is_state_unknown(glue, flaky_update):
 def test_unanswered_commit_overtaken_by_another_writer_is_retried(glue, flaky_update):
     """The connection breaks and another writer has committed since: our VersionId can no longer
     apply, so the commit certainly failed; the transaction plans again and both changes land."""
-    import botocore.exceptions
-
     props, db = glue
     create(db)
     py = pyiceberg_catalog(props)
@@ -416,9 +400,6 @@ def test_unanswered_commit_overtaken_by_another_writer_is_retried(glue, flaky_up
 def test_catalog_api_edges(glue):
     props, db = glue
     create(db)
-    from icectl.catalog import CatalogConfig, build_catalog
-    from icectl.errors import AlreadyExistsError, NoSuchNamespaceError, NoSuchTableError, UsageError
-
     cat = build_catalog(CatalogConfig("glue", dict(props)))
     assert isinstance(cat, GlueCatalog) and cat.list_tables((db,)) == [(db, "t")]
     assert (db, "t") in cat.list_tables(None)
@@ -444,3 +425,42 @@ def test_catalog_api_edges(glue):
     assert code == ExitCode.CONFLICT and "already exists" in err
     code, _, err = cli(["-c", "glue", "create", f"{db}_missing.t", "-s", "id:long", "--yes"])
     assert code == ExitCode.NOT_FOUND and "does not exist" in err
+
+
+def test_readme_glue_example_runs(glue, tmp_path, monkeypatch):
+    """README's Glue configuration (endpoint, credentials and warehouse pointed at moto) and its
+    commands run as shown."""
+    props, _ = glue
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("\n### Glue catalogs\n", 1)[1].split("\n## ", 1)[0]
+    conf = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    entry = conf["catalog"]["glue"]
+    assert entry["type"] == "glue" and "uri" not in entry
+    entry.update({k: v for k, v in props.items() if k.startswith(("glue.endpoint", "glue.access", "glue.secret", "s3."))})
+    entry["warehouse"] = props["warehouse"]
+    cfg = tmp_path / "readme.yaml"
+    cfg.write_text(yaml.safe_dump(conf))
+    monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
+    commands = re.search(r"```sh\n(.*?)```", section, re.S).group(1).strip().splitlines()
+    outs = []
+    for line in commands:
+        args = shlex.split(line)
+        assert args[0] == "icectl"
+        outs.append(ok(args[1:]))
+    assert "analytics.events" in outs[-1]
+    raw = glue_client(props).get_table(DatabaseName="analytics", Name="events")["Table"]
+    assert raw["Parameters"]["table_type"] == "ICEBERG"
+    assert pyiceberg_catalog(props).load_table("analytics.events").spec().fields[0].name == "ts_day"
+
+
+def test_no_credentials_is_not_authorized(glue, monkeypatch, tmp_path):
+    props, db = glue
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    bare = {k: v for k, v in props.items() if not k.startswith(("glue.access", "glue.secret"))}
+    cfg = tmp_path / "bare.yaml"
+    cfg.write_text(yaml.safe_dump({"catalog": {"glue": bare}}))
+    monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
+    code, out, err = cli(["-c", "glue", "list"])
+    assert code == ExitCode.NOT_AUTHORIZED, (out, err)
+    assert "no AWS credentials" in err and "Traceback" not in err
