@@ -18,7 +18,9 @@ account id), ``glue.region`` / ``client.region``, ``glue.endpoint``, ``glue.prof
 ``client.profile-name``, ``glue.access-key-id``, ``glue.secret-access-key``,
 ``glue.session-token`` (or their ``client.`` forms), then the usual AWS chain (environment,
 profile, instance metadata); ``glue.max-retries`` and ``glue.retry-mode`` (botocore's retries,
-default 10 attempts, standard mode); ``glue.skip-archive`` (default true: Glue keeps no old
+default 10 attempts, standard mode); ``glue.connect-timeout`` (icectl's, seconds, default 5: a
+``glue.endpoint`` that refuses connections fails before the first request, as ``s3.endpoint``
+does); ``glue.skip-archive`` (default true: Glue keeps no old
 version for each commit); ``warehouse`` for tables of databases that have no location.
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateU
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotAuthorizedError,
                            StorageError, UsageError)
 from icectl.io import FileIO, join
+from icectl.io.s3 import check_endpoint, int_property
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.types import IcebergType, ListType, MapType, NestedField, StructType
@@ -47,6 +50,8 @@ GLUE_ENDPOINT = "glue.endpoint"
 GLUE_SKIP_ARCHIVE = "glue.skip-archive"
 GLUE_MAX_RETRIES = "glue.max-retries"
 GLUE_RETRY_MODE = "glue.retry-mode"
+GLUE_CONNECT_TIMEOUT = "glue.connect-timeout"  # icectl's, as s3.connect-timeout: seconds
+CONNECT_TIMEOUT_S = 5
 # (glue.X, client.X) pairs, first set wins, as PyIceberg's get_first_property_value.
 GLUE_REGION = ("glue.region", "client.region")
 GLUE_PROFILE = ("glue.profile-name", "client.profile-name")
@@ -184,13 +189,11 @@ class GlueCatalog(MetastoreCatalog):
             if key and secret:
                 session.set_credentials(key, secret, _first(props, GLUE_SESSION_TOKEN))
             mode = props.get(GLUE_RETRY_MODE)
-            try:
-                attempts = int(props.get(GLUE_MAX_RETRIES, MAX_RETRIES))
-            except ValueError:
-                raise UsageError(f"catalog {self.name}: {GLUE_MAX_RETRIES} must be a number, "
-                                 f"not {props.get(GLUE_MAX_RETRIES)!r}") from None
-            config = botocore.config.Config(retries={"max_attempts": attempts,
-                                                     "mode": mode if mode in RETRY_MODES else "standard"})
+            timeout = int_property(props, GLUE_CONNECT_TIMEOUT, CONNECT_TIMEOUT_S, hi=600)
+            config = botocore.config.Config(retries={"max_attempts": int_property(props, GLUE_MAX_RETRIES, MAX_RETRIES,
+                                                                                  lo=0, hi=50),
+                                                     "mode": mode if mode in RETRY_MODES else "standard"},
+                                            connect_timeout=timeout)
             client = session.create_client("glue", region_name=_first(props, GLUE_REGION),
                                            endpoint_url=self.endpoint, config=config)
         except botocore.exceptions.ProfileNotFound as e:
@@ -198,6 +201,12 @@ class GlueCatalog(MetastoreCatalog):
         except botocore.exceptions.NoRegionError:
             raise UsageError(f"catalog {self.name}: no AWS region for Glue",
                              hint="set glue.region in the catalog's configuration, or AWS_REGION") from None
+        if self.endpoint:
+            # A refused connection fails now, not after botocore's retries with backoff (76 s with
+            # the default 10 attempts).
+            check_endpoint(self.endpoint, timeout, service="Glue", setting=GLUE_ENDPOINT,
+                           timeout_setting=GLUE_CONNECT_TIMEOUT,
+                           hint="check glue.endpoint (and glue.region) and that the Glue service is up")
         if self.catalog_id:
             catalog_id = self.catalog_id
 

@@ -14,6 +14,7 @@ import pathlib
 import re
 import shlex
 import socket
+import time
 import uuid
 
 import botocore.exceptions
@@ -301,13 +302,17 @@ def test_errors_are_one_line(glue, monkeypatch, tmp_path):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    down = dict(props, **{"glue.endpoint": f"http://127.0.0.1:{port}", "glue.max-retries": "1"})
+    down = dict(props, **{"glue.endpoint": f"http://127.0.0.1:{port}"})
+    down.pop("glue.max-retries")  # the default 10 attempts: the refused connection still fails fast
     cfg = tmp_path / "down.yaml"
     cfg.write_text(yaml.safe_dump({"catalog": {"glue": down}}))
     monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
+    started = time.monotonic()
     code, out, err = cli(["-c", "glue", "list"])
     assert code == ExitCode.STORAGE, (out, err)
-    assert "cannot connect to the Glue endpoint" in err and len(err.strip().splitlines()) <= 2
+    assert time.monotonic() - started < 15
+    assert "cannot reach the Glue endpoint" in err and "connection refused" in err
+    assert len(err.strip().splitlines()) <= 2 and "Traceback" not in err
     code, out, err = cli(["--verbose", "-o", "json", "-c", "glue", "catalogs"])
     assert code == 0 and SECRET not in out + err and '"glue.secret-access-key": "****"' in out
 
@@ -464,3 +469,15 @@ def test_no_credentials_is_not_authorized(glue, monkeypatch, tmp_path):
     code, out, err = cli(["-c", "glue", "list"])
     assert code == ExitCode.NOT_AUTHORIZED, (out, err)
     assert "no AWS credentials" in err and "Traceback" not in err
+
+
+def test_catalog_id_is_sent_with_every_request(glue):
+    """glue.id: every request names that catalog (CatalogId), as PyIceberg's client does."""
+    props, db = glue
+    cat = GlueCatalog("glue", dict(props, **{"glue.id": "123456789012"}), FileIO(dict(props)))
+    seen = []
+    cat.client.meta.events.register("before-parameter-build.glue",
+                                    lambda params, model, **_: seen.append((model.name, params.get("CatalogId"))))
+    cat.create_namespace((db,))
+    assert (db,) in cat.list_namespaces()
+    assert seen == [("CreateDatabase", "123456789012"), ("GetDatabases", "123456789012")]
