@@ -146,8 +146,11 @@ def table_input(name: str, metadata_location: str, md: TableMetadata, *, glue_ta
         params[PREVIOUS_METADATA_LOCATION] = previous_location
     for k, v in md.properties.items():
         params[k] = str(v)
+    storage: dict[str, Any] = {"Columns": glue_columns(md)}
+    if md.location:  # v4 may leave it to the catalog
+        storage["Location"] = md.location
     out: dict[str, Any] = {"Name": name, "TableType": EXTERNAL_TABLE, "Parameters": params,
-                           "StorageDescriptor": {"Columns": glue_columns(md), "Location": md.location or ""}}
+                           "StorageDescriptor": storage}
     if "Description" in md.properties:
         out["Description"] = md.properties["Description"]
     return out
@@ -283,8 +286,6 @@ class GlueCatalog(MetastoreCatalog):
         """The Glue table of an Iceberg table (NoSuchTableError for a missing or non-Iceberg one),
         remembered as the base of the next commit."""
         db, name = self._db_table(ident)
-        if len(ident) == 2 and not ident[0]:
-            raise self._missing_table(ident)
         table = self._call("get_table", DatabaseName=db, Name=name, missing=lambda: self._missing_table(ident))["Table"]
         if not is_iceberg(table):
             raise NoSuchTableError(f"table {ident_str(ident)} in catalog {self.name} is not an Iceberg table "
@@ -313,6 +314,8 @@ class GlueCatalog(MetastoreCatalog):
     def _create_pointer(self, ident: Identifier, md: TableMetadata, location: str) -> str:
         db, name = self._db_table(ident)
         self.load_namespace_properties(ident[:-1])  # NoSuchNamespaceError before a file is written
+        if self._exists(ident):
+            raise self._exists_error(ident)
         self.write_metadata(location, md)
         try:
             self._call("create_table", DatabaseName=db, TableInput=table_input(name, location, md),
@@ -321,6 +324,15 @@ class GlueCatalog(MetastoreCatalog):
             self._delete_unreferenced(location, md)  # refused: the file is no table's
             raise
         return location
+
+    def _exists(self, ident: Identifier) -> bool:
+        """Whether the name is taken (by an Iceberg table or any other Glue table)."""
+        db, name = self._db_table(ident)
+        try:
+            self._call("get_table", DatabaseName=db, Name=name, missing=lambda: self._missing_table(ident))
+        except NoSuchTableError:
+            return False
+        return True
 
     def _delete_unreferenced(self, location: str, md: TableMetadata) -> None:
         try:

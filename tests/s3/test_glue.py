@@ -481,3 +481,15 @@ def test_catalog_id_is_sent_with_every_request(glue):
     cat.create_namespace((db,))
     assert (db,) in cat.list_namespaces()
     assert seen == [("CreateDatabase", "123456789012"), ("GetDatabases", "123456789012")]
+
+
+def test_format_version_4_table(glue):
+    """A v4 table lives in Glue as any other (its files relative to the table location)."""
+    props, db = glue
+    ok(["-c", "glue", "namespace", "create", db, "--yes"])
+    ok(["-c", "glue", "create", f"{db}.v4", "-s", "id:long!", "--format-version", "4", "--yes"])
+    ok(["-c", "glue", "properties", f"{db}.v4", "set", "a=1", "--yes"])
+    out = ok(["-o", "json", "-c", "glue", "describe", f"{db}.v4"])
+    assert json.loads(out)["format_version"] == 4
+    raw = glue_client(props).get_table(DatabaseName=db, Name="v4")["Table"]
+    assert raw["Parameters"]["a"] == "1" and raw["Parameters"]["previous_metadata_location"]
