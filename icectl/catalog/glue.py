@@ -250,6 +250,8 @@ class GlueCatalog(MetastoreCatalog):
                 raise NotAuthorizedError(f"{self._where()} refused {op}: {code}: {message}",
                                          hint="check the AWS credentials and the Glue permissions of the "
                                               "catalog's settings (glue.profile-name, glue.access-key-id, ...)") from None
+            if code in ("InvalidInputException", "ValidationException"):  # a name or value Glue does not take
+                raise UsageError(f"{self._where()} refused {op}: {code}: {message}") from None
             raise StorageError(f"{self._where()}: {op} failed: {code}: {message}") from None
         except botocore.exceptions.NoCredentialsError:
             raise NotAuthorizedError(f"{self._where()}: no AWS credentials",

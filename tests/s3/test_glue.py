@@ -493,3 +493,18 @@ def test_format_version_4_table(glue):
     assert json.loads(out)["format_version"] == 4
     raw = glue_client(props).get_table(DatabaseName=db, Name="v4")["Table"]
     assert raw["Parameters"]["a"] == "1" and raw["Parameters"]["previous_metadata_location"]
+
+
+def test_invalid_input_is_a_usage_error(glue, monkeypatch):
+    """Glue's InvalidInputException (moto does not check names: the server raises it here as AWS
+    does for a name it does not take) is a usage error, exit 2."""
+    from moto.core.exceptions import JsonRESTError  # moto: the test extra's
+    from moto.glue.responses import GlueResponse
+
+    def invalid(self):  # noqa: ANN001, ANN202
+        raise JsonRESTError("InvalidInputException", "Database name is not valid")
+
+    monkeypatch.setattr(GlueResponse, "create_database", invalid)
+    code, out, err = cli(["-c", "glue", "namespace", "create", glue[1], "--yes"])
+    assert code == ExitCode.USAGE, (out, err)
+    assert "InvalidInputException: Database name is not valid" in err and "Traceback" not in err
