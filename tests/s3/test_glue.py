@@ -508,3 +508,29 @@ def test_invalid_input_is_a_usage_error(glue, monkeypatch):
     code, out, err = cli(["-c", "glue", "namespace", "create", glue[1], "--yes"])
     assert code == ExitCode.USAGE, (out, err)
     assert "InvalidInputException: Database name is not valid" in err and "Traceback" not in err
+
+
+def test_expire_with_a_concurrent_append(glue, monkeypatch):
+    """PyIceberg appends while icectl expires: the expire's first UpdateTable is refused on the
+    stale VersionId, the expire is planned again, and the appended rows are all there."""
+    props, db = glue
+    create(db)
+    py = pyiceberg_catalog(props)
+    append(py.load_table(f"{db}.t"), [1])
+    append(py.load_table(f"{db}.t"), [2])
+    first = py.load_table(f"{db}.t").snapshots()[0].snapshot_id
+    original = GlueCatalog._update_table
+    versions: list[str] = []
+
+    def racing_update(self, database, request, version):  # noqa: ANN001, ANN202
+        versions.append(version)
+        if len(versions) == 1:
+            append(py.load_table(f"{db}.t"), [3])
+        return original(self, database, request, version)
+
+    monkeypatch.setattr(GlueCatalog, "_update_table", racing_update)
+    ok(["-c", "glue", "expire", f"{db}.t", "--snapshot-id", str(first), "--yes"])
+    assert len(versions) == 2
+    t = py.load_table(f"{db}.t")
+    assert first not in [s.snapshot_id for s in t.snapshots()] and len(t.snapshots()) == 2
+    assert rows(t) == [1, 2, 3]
