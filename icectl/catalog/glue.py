@@ -360,7 +360,8 @@ class GlueCatalog(MetastoreCatalog):
         except CommitConflictError:
             self._read.pop(ident, None)
             if self._points_at(ident, location):
-                # botocore retried a request whose first answer was lost: the first one was ours.
+                # botocore retried a request whose first answer was lost, and the first one had
+                # been carried out: the commit happened.
                 return location
             self._delete_unreferenced(location, md)
             raise CommitConflictError(f"table {ident_str(ident)} changed since it was read: Glue refused the "
@@ -377,9 +378,18 @@ class GlueCatalog(MetastoreCatalog):
 
     def _points_at(self, ident: Identifier, location: str) -> bool:
         try:
-            return self._get_table(ident)["Parameters"][METADATA_LOCATION] == location
+            return self._committed(self._get_table(ident), location)
         except IcectlError:
             return False
+
+    def _committed(self, table: dict[str, Any], location: str) -> bool:
+        """Whether ``location`` is the table's metadata file, or one it was committed on top of
+        (its previous file, or in its metadata log), as Java's ``checkCommitStatus`` looks."""
+        params = table["Parameters"]
+        if location in (params[METADATA_LOCATION], params.get(PREVIOUS_METADATA_LOCATION)):
+            return True
+        current = read_metadata_file(self.io, params[METADATA_LOCATION])
+        return any(e.metadata_file == location for e in current.metadata_log)
 
     def _update_table(self, db: str, request: dict[str, Any], version: str) -> None:
         """UpdateTable guarded by the table's VersionId (ConcurrentModificationException: a
@@ -392,17 +402,18 @@ class GlueCatalog(MetastoreCatalog):
     def _check_commit(self, ident: Identifier, location: str, version: str, error: Exception,
                       md: TableMetadata | None = None) -> None:
         """After an UpdateTable whose answer was lost, read the table again (as Java's
-        ``checkCommitStatus``): committed when it points at ``location``; failed for certain when
+        ``checkCommitStatus``): committed when it points at ``location`` or has it in its history
+        (another writer committed on top); failed for certain when
         its VersionId moved on to another writer's (ours, guarded by ``version``, can no longer
-        apply): a conflict the transaction plans again for (the unreferenced file deleted); otherwise (the table unchanged, or
-        unreadable: the request may still arrive) the outcome is unknown."""
+        apply): a conflict the transaction plans again for (the unreferenced file deleted);
+        otherwise (the table unchanged, or unreadable: the request may still arrive) unknown."""
         cause = " ".join(str(error).split())
         try:
             table = self._get_table(ident)
+            if self._committed(table, location):
+                return
         except IcectlError as e:
             table, cause = None, f"{cause}; reading the table again: {e.message}"
-        if table is not None and table["Parameters"][METADATA_LOCATION] == location:
-            return
         if table is not None and table.get("VersionId") != version:
             if md is not None:
                 self._delete_unreferenced(location, md)

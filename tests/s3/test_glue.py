@@ -534,3 +534,38 @@ def test_expire_with_a_concurrent_append(glue, monkeypatch):
     t = py.load_table(f"{db}.t")
     assert first not in [s.snapshot_id for s in t.snapshots()] and len(t.snapshots()) == 2
     assert rows(t) == [1, 2, 3]
+
+
+def test_lost_answer_then_another_commit_on_top(glue, flaky_update):
+    """Our UpdateTable is carried out, another writer commits on top, then our answer is lost:
+    our file is in the table's history, so the commit happened (a retry would tag twice)."""
+    props, db = glue
+    create(db)
+    py = pyiceberg_catalog(props)
+    append(py.load_table(f"{db}.t"), [1])
+
+    def lost_after_other(real, kw):  # noqa: ANN001, ANN202
+        real(**kw)
+        append(py.load_table(f"{db}.t"), [2])
+        raise botocore.exceptions.ReadTimeoutError(endpoint_url=props["glue.endpoint"])
+
+    flaky_update(lost_after_other)
+    ok(["-c", "glue", "tag", "create", f"{db}.t", "v1", "--yes"])
+    t = py.load_table(f"{db}.t")
+    assert "v1" in t.metadata.refs and rows(t) == [1, 2]
+
+
+def test_retried_update_after_a_lost_answer(glue, flaky_update):
+    """botocore sends UpdateTable again after a lost answer; the first had been carried out, so the
+    second is refused on its VersionId: the commit happened, once."""
+    props, db = glue
+    create(db)
+    append(pyiceberg_catalog(props).load_table(f"{db}.t"), [1])
+
+    def sent_twice(real, kw):  # noqa: ANN001, ANN202
+        real(**kw)
+        return real(**kw)  # ConcurrentModificationException: the version is ours now
+
+    flaky_update(sent_twice)
+    ok(["-c", "glue", "tag", "create", f"{db}.t", "v1", "--yes"])
+    assert "v1" in pyiceberg_catalog(props).load_table(f"{db}.t").metadata.refs
