@@ -4,7 +4,7 @@ Configuration is YAML in the shape of PyIceberg's ``.pyiceberg.yaml``::
 
     catalog:
       prod:
-        type: sql            # sql (default) | hadoop | rest | hive
+        type: sql            # sql (default) | hadoop | rest | hive | glue
         uri: sqlite:////var/lib/iceberg/catalog.db
         warehouse: s3://bucket/warehouse
         s3.endpoint: http://127.0.0.1:9000
@@ -54,6 +54,10 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         from icectl.catalog.rest import RestCatalog
 
         return RestCatalog(cfg.name, {k: v for k, v in props.items() if k != "type"})
+    if kind == "glue":  # configured by its type and glue.* keys: Glue has no uri
+        from icectl.catalog.glue import GlueCatalog
+
+        return GlueCatalog(cfg.name, props, io, warehouse=_abs_warehouse(props.get("warehouse")))
     warehouse = _abs_warehouse(props.get("warehouse"))
     if kind == "hive":
         from icectl.catalog.hive import HiveCatalog
@@ -79,7 +83,7 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         if uri_kind == "hive":
             raise UsageError(f"SQL catalog {cfg.name}: uri {uri} is a Hive Metastore's", hint="set type: hive")
         return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
-    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop, rest or hive")
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop, rest, hive or glue")
 
 
 __all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",

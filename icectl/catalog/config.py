@@ -304,7 +304,7 @@ def resolve_catalog_config(name: str | None, *, uri: str | None = None, warehous
         cfg.properties["type"] = catalog_type
     secrets.remember_properties(cfg.properties)
     if (not cfg.properties.get("uri") and not cfg.properties.get("warehouse")
-            and cfg.properties.get("type") not in ("hadoop", "rest")):
+            and cfg.properties.get("type") not in ("hadoop", "rest", "glue")):
         wh = os.path.abspath(LOCAL_WAREHOUSE)
         cfg.properties.setdefault("type", "sql")
         cfg.properties["warehouse"] = wh

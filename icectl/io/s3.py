@@ -90,13 +90,16 @@ def make_filesystem(props: dict[str, str]) -> Any:
 _REACHED: set[tuple[str, int]] = set()
 
 
-def check_endpoint(endpoint: str, timeout: float) -> None:
+def check_endpoint(endpoint: str, timeout: float, *, service: str = "S3", setting: str = "s3.endpoint",
+                   timeout_setting: str = "s3.connect-timeout",
+                   hint: str = "check s3.endpoint (and s3.region) and that the object store is up") -> None:
     """Fail fast when ``endpoint`` cannot be connected to at all: one TCP connection before the first
     request. botocore's standard retries treat a refused connection as transient and would retry it
     with backoff (20 to 35 s with the default 6 attempts) before the same error; a refusal, an
     unknown host or no answer within the connect timeout is rarely transient at a command's start.
     Later failures (a reset, a 503) are still retried. Skipped when a proxy carries the requests;
-    done once a process for each host and port."""
+    done once a process for each host and port. ``service`` and the settings name the endpoint
+    in the errors (the Glue catalog checks its endpoint the same way)."""
     import socket
     import urllib.request
     from urllib.parse import urlsplit
@@ -105,9 +108,9 @@ def check_endpoint(endpoint: str, timeout: float) -> None:
         u = urlsplit(endpoint)
         host, port = u.hostname, u.port or (443 if u.scheme == "https" else 80)
     except ValueError as e:
-        raise UsageError(f"s3.endpoint is not a valid URL ({e}): {endpoint}") from None
+        raise UsageError(f"{setting} is not a valid URL ({e}): {endpoint}") from None
     if u.scheme not in ("http", "https") or not host:
-        raise UsageError(f"s3.endpoint must be an http:// or https:// URL, not {endpoint!r}")
+        raise UsageError(f"{setting} must be an http:// or https:// URL, not {endpoint!r}")
     if (host, port) in _REACHED:
         return
     if urllib.request.getproxies().get(u.scheme) and not urllib.request.proxy_bypass(host):
@@ -120,14 +123,13 @@ def check_endpoint(endpoint: str, timeout: float) -> None:
     except socket.gaierror as e:
         why = f"cannot resolve {host}: {e.strerror or e}"
     except (socket.timeout, TimeoutError):
-        why = f"no answer within {timeout:g} s (s3.connect-timeout)"
+        why = f"no answer within {timeout:g} s ({timeout_setting})"
     except OSError as e:
         why = e.strerror or str(e)
     else:
         _REACHED.add((host, port))
         return
-    raise StorageError(f"cannot reach the S3 endpoint {shown} ({why})",
-                       hint="check s3.endpoint (and s3.region) and that the object store is up")
+    raise StorageError(f"cannot reach the {service} endpoint {shown} ({why})", hint=hint)
 
 
 class _RetryLog(logging.Handler):

@@ -337,10 +337,11 @@ def test_wrong_shape_is_a_usage_error(home, text):
 
 
 def test_unknown_catalog_type_is_a_usage_error(home, tmp_path):
-    write_yaml(home / ".icectl.yaml", {"catalog": {"r": {"type": "glue", "uri": "http://127.0.0.1:1"}}})
+    # (glue was the unknown type here until icectl had a Glue catalog; DynamoDB is Java's, not icectl's)
+    write_yaml(home / ".icectl.yaml", {"catalog": {"r": {"type": "dynamodb", "uri": "http://127.0.0.1:1"}}})
     code, out, err = cli(["list"])
     assert code == 2
-    assert "glue" in error_lines(err)[0]
+    assert "dynamodb" in error_lines(err)[0]
 
 
 def test_rest_catalog_that_refuses_the_connection_is_one_line_naming_the_uri(home, tmp_path):
