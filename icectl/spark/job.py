@@ -17,10 +17,9 @@ import sys
 
 from icectl.io import FileIO
 from icectl.spark import protocol
-from icectl.spark.ndv import merge_task_results, sketch_task
+from icectl.spark.ndv import merge_task_results
 from icectl.spark.protocol import (NdvPlan, NdvResult, NdvTask, NdvTaskResult, RewritePlan, RewriteResult,
                                    RewriteTask, RewriteTaskResult)
-from icectl.spark.rewrite import rewrite_task
 from icectl.spark.sort import sort_groups
 
 
@@ -61,6 +60,11 @@ def _rewrite_job(spark, plan: RewritePlan) -> RewriteResult:
         # succeeded are still reported, so that icectl can remove them when the job failed.
         task_id = task_json.get("task_id")
         try:
+            # Imported here, in the executor, inside the try: an executor's Python without
+            # pyarrow (no packed environment) is then this task's reported error, not a
+            # Py4JJavaError from unpickling a module-level reference.
+            from icectl.spark.rewrite import rewrite_task
+
             task = protocol.from_json(RewriteTask, task_json)
             result = RewriteTaskResult(task.task_id, files=rewrite_task(task, protocol.from_json(RewritePlan, settings)))
         except Exception as e:
@@ -93,6 +97,8 @@ def _ndv_job(spark, plan: NdvPlan) -> NdvResult:
     def run(task_json: dict) -> list[dict]:
         task_id = task_json.get("task_id")
         try:
+            from icectl.spark.ndv import sketch_task  # in the executor, inside the try: as in _rewrite_job
+
             result = sketch_task(protocol.from_json(NdvTask, task_json), protocol.from_json(NdvPlan, settings))
         except Exception as e:
             result = NdvTaskResult(str(task_id), error=f"task {task_id}: {type(e).__name__}: {e}")

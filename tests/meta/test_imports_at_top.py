@@ -41,6 +41,11 @@ LAZY = {
     ("icectl.catalog", "icectl.catalog.glue"): "the configured catalog type picks the class",
     # FileIO loads its S3 support (s3fs, botocore) only when a path of that scheme is first used.
     ("icectl.io", "icectl.io.s3"): "loaded for the s3 scheme only",
+    # The job's task functions import their data plane in the executor, inside their try: a
+    # worker's Python without pyarrow or datasketches is then the task's reported error (a
+    # module-level reference would fail while Spark unpickles the function, as a Py4JJavaError).
+    ("icectl.spark.job", "icectl.spark.rewrite"): "imported in the executor, inside the task's try",
+    ("icectl.spark.job", "icectl.spark.ndv"): "imported in the executor, inside the task's try",
     # Catalog.commit loads the commit machinery when a commit is applied, so that read-only
     # commands (describe, snapshots, files) do not pay for it (bench/bench_startup.py).
     ("icectl.catalog.base", "icectl.table.builder"): "loaded when a commit is applied (describe's start-up)",
