@@ -103,10 +103,16 @@ class RemoteWorkspace(DemoWorkspace):
         raise NotImplementedError
 
 
+@dataclass
 class HiveWorkspace(RemoteWorkspace):
+    # A writer that died holding the table lock, taken again at each reset: the command waits
+    # (check_lock), finds it (show_locks), clears it (unlock) and checks again.
+    dead_lock: bool = False
+    heartbeat_ms: int = HEARTBEAT_MS
+
     def catalog_props(self) -> dict[str, str]:
         return {**super().catalog_props(), "type": "hive",
-                "iceberg.hive.lock-heartbeat-interval-ms": str(HEARTBEAT_MS),
+                "iceberg.hive.lock-heartbeat-interval-ms": str(self.heartbeat_ms),
                 "iceberg.hive.lock-timeout-ms": "30000"}
 
     def _client(self) -> Any:
@@ -117,20 +123,31 @@ class HiveWorkspace(RemoteWorkspace):
 
     def put_entry(self, entry: Any) -> None:
         client = self._client()
-        for lk in self.locks_left():
+        for lk in self._locks():
             from hive_metastore.ttypes import UnlockRequest
 
             client.call(lambda c: c.unlock(UnlockRequest(lockid=lk.lockid)))
         client.call(lambda c: c.alter_table(self.namespace, "events", copy.deepcopy(entry)))
+        if self.dead_lock:
+            from hive_metastore.ttypes import LockComponent, LockLevel, LockRequest, LockState, LockType
+
+            component = LockComponent(type=LockType.EXCLUSIVE, level=LockLevel.TABLE, dbname=self.namespace,
+                                      tablename="events")
+            request = LockRequest(component=[component], user="dead", hostname="dead", agentInfo="dead-writer")
+            assert client.call(lambda c: c.lock(request)).state == LockState.ACQUIRED
 
     def pointer(self, entry: Any) -> str:
         return (entry.parameters or {}).get("metadata_location", "")
 
-    def locks_left(self) -> list[Any]:
+    def _locks(self) -> list[Any]:
         from hive_metastore.ttypes import ShowLocksRequest
 
         req = ShowLocksRequest(dbname=self.namespace, tablename="events")
         return list(self._client().call(lambda c: c.show_locks(req)).locks or [])
+
+    def locks_left(self) -> list[Any]:
+        """The locks on the table but the dead writer's of the set-up."""
+        return [lk for lk in self._locks() if lk.agentInfo != "dead-writer"]
 
     def check_lock_expires(self) -> None:
         """A new writer takes the table lock although a dead one still holds it (it clears it once

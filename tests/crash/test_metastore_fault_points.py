@@ -64,7 +64,7 @@ def quick_status_check():
 
 
 @pytest.fixture(scope="module")
-def hive_workspace(tmp_path_factory, quick_status_check):
+def metastore(tmp_path_factory, quick_status_check):
     pytest.importorskip("hive_metastore")
     d = pathlib.Path(os.environ.get("ICECTL_ORACLE_DIR") or pathlib.Path(__file__).resolve().parents[3]
                      / "shared" / "oracle")
@@ -75,11 +75,24 @@ def hive_workspace(tmp_path_factory, quick_status_check):
 
     uri, stop = hms_server.start(str(tmp_path_factory.mktemp("hms")))
     try:
-        ws = HiveWorkspace(tmp_path_factory.mktemp("crash-hive") / "ws", 2, namespace="crash",
-                           props={"uri": uri})
-        yield ws.build()
+        yield uri
     finally:
         stop()
+
+
+@pytest.fixture(scope="module")
+def hive_workspace(tmp_path_factory, metastore):
+    ws = HiveWorkspace(tmp_path_factory.mktemp("crash-hive") / "ws", 2, namespace="crash", props={"uri": metastore})
+    return ws.build()
+
+
+@pytest.fixture(scope="module")
+def hive_locked_workspace(tmp_path_factory, metastore):
+    """The table's lock held by a writer that died: the next writer clears it at once (a heartbeat
+    interval of 0 ms), after a first check_lock."""
+    ws = HiveWorkspace(tmp_path_factory.mktemp("crash-hive-locked") / "ws", 2, namespace="crashlocked",
+                       props={"uri": metastore}, dead_lock=True, heartbeat_ms=0)
+    return ws.build()
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +123,14 @@ def glue_workspace(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_hive_commit_fault_points(name, hive_workspace):
     fault_every_call(hive_workspace, name)
+
+
+@pytest.mark.hive
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["tag-create", "properties-set"])
+def test_hive_commit_fault_points_behind_a_dead_writers_lock(name, hive_locked_workspace):
+    steps = fault_every_call(hive_locked_workspace, name)
+    assert {"thrift check_lock", "thrift show_locks"} <= {_kind(s) for s in steps}, steps
 
 
 @pytest.mark.s3
@@ -145,7 +166,7 @@ def _check(ws: RemoteWorkspace, before, after, what: str, *, expect=None) -> Non
         assert not ws.locks_left(), f"{what}: the dead writer's lock is still there"
 
 
-def fault_every_call(ws: RemoteWorkspace, name: str) -> None:
+def fault_every_call(ws: RemoteWorkspace, name: str) -> list[str]:
     argv = [a.format(t=ws.events) for a in COMMANDS[name]]
     ws.reset()
     before = observe(ws, [ws.events])
@@ -184,3 +205,4 @@ def fault_every_call(ws: RemoteWorkspace, name: str) -> None:
         _check(ws, before, after, f"{name}, {mode} outcome of {inj.fired}", expect=want)
     print(f"{ws.props.get('uri') and 'hive' or 'glue'} {name}: {len(steps)} steps ({len(remote)} catalog calls: "
           f"{' '.join(s.split()[1] for s in remote)}), {runs} faulted runs, {leaked} left the lock behind")
+    return steps
