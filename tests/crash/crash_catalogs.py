@@ -30,6 +30,7 @@ class RemoteWorkspace(DemoWorkspace):
     """``NAMESPACE.events`` in a metastore catalog (``props``), its files under ``root/wh``."""
 
     namespace: str = "demo"
+    recovers_lost_answers: bool = False  # every call's lost answer ends in a successful command
     props: dict[str, str] = field(default_factory=dict)
     _pristine_entry: Any = None
 
@@ -105,6 +106,7 @@ class RemoteWorkspace(DemoWorkspace):
 
 @dataclass
 class HiveWorkspace(RemoteWorkspace):
+    recovers_lost_answers: bool = True
     # A writer that died holding the table lock, taken again at each reset: the command waits
     # (check_lock), finds it (show_locks), clears it (unlock) and checks again.
     dead_lock: bool = False

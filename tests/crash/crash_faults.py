@@ -27,8 +27,11 @@ pointer moves are ``alter_table*`` and ``UpdateTable``, and at one of them
 - ``unknown``: the call takes effect, its answer is lost (``TTransportException``, botocore's
   ``ReadTimeoutError``) and the service stays unreachable for the rest of the run (storage does
   not): the catalog cannot tell, the command exits 12 and keeps the new metadata file;
-- ``lost``: only the answer is lost; the catalog reads the table again, finds its commit and the
-  command succeeds.
+
+and at any metastore call, ``lost``: the call takes effect and only its answer is lost (the
+connection breaks after it was sent); the catalog must find out what happened (its lock by its
+agent info, its commit by reading the table again) and the command succeeds or reports a
+documented error.
 """
 from __future__ import annotations
 
@@ -72,8 +75,9 @@ class Injector:
     unreachable: bool = False  # UNKNOWN at a metastore call: the service answers nothing after it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def before(self, what: str) -> None:
-        """Called before a step; fails it as the mode says."""
+    def before(self, what: str) -> bool:
+        """Called before a step; fails it as the mode says. True: the step is a metastore call
+        whose answer is lost (LOST): the caller makes it, then raises :func:`answer_lost`."""
         with self._lock:
             if self.dead:
                 raise Crash(f"after the crash: {what}")
@@ -81,8 +85,11 @@ class Injector:
                 raise _connection_error(what, sent=False)
             self.steps.append(what)
             k = len(self.steps)
+            if k == self.at and self.mode == LOST and what.startswith(REMOTE):
+                self.fired = what
+                return True
             if k != self.at or self.mode not in (CRASH, ERROR):
-                return
+                return False
             self.fired = what
             if self.mode == CRASH:
                 if self.exit_process:
@@ -99,11 +106,11 @@ class Injector:
         """Called after a pointer move took effect."""
         with self._lock:
             self.moves += 1
-            if self.mode not in (UNKNOWN, LOST) or self.moves != self.at:
+            if self.mode != UNKNOWN or self.moves != self.at:
                 return
             self.fired = what
             if what.startswith(REMOTE):
-                self.unreachable = self.mode == UNKNOWN
+                self.unreachable = True
                 raise _connection_error(what, sent=True)
         raise CommitStateUnknownError(f"injected: the commit's outcome is unknown ({what})")
 
@@ -127,9 +134,8 @@ def _connection_error(what: str, *, sent: bool) -> Exception:
 _ACTIVE: Injector | None = None
 
 
-def _step(what: str) -> None:
-    if _ACTIVE is not None:
-        _ACTIVE.before(what)
+def _step(what: str) -> bool:
+    return _ACTIVE is not None and _ACTIVE.before(what)
 
 
 def _wrap_io(name: str):
@@ -188,8 +194,10 @@ def _wrap_exec():
 
 def _wrap_thrift(name: str, original: Any):
     def wrapper(self, *args, **kwargs):
-        _step(f"thrift {name}")
+        lose = _step(f"thrift {name}")
         result = original(self, *args, **kwargs)
+        if lose:
+            raise _connection_error(f"thrift {name}", sent=True)
         if _ACTIVE is not None and name in THRIFT_MOVES:
             _ACTIVE.moved(f"thrift {name} {args[:2]}")
         return result
@@ -209,9 +217,11 @@ def _wrap_glue():
 
     def wrapper(self, operation_name, api_params):
         glue = _ACTIVE is not None and self.meta.service_model.service_name == "glue"
-        if glue:
-            _step(f"glue {operation_name} {api_params.get('Name') or api_params.get('TableInput', {}).get('Name')}")
+        what = f"glue {operation_name} {api_params.get('Name') or api_params.get('TableInput', {}).get('Name')}"
+        lose = glue and _step(what)
         result = original(self, operation_name, api_params)
+        if lose:
+            raise _connection_error(what, sent=True)
         if glue and operation_name in GLUE_MOVES:
             _ACTIVE.moved(f"glue {operation_name} {api_params.get('TableInput', {}).get('Name')}")
         return result
