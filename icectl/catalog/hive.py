@@ -375,7 +375,10 @@ class HiveCatalog(MetastoreCatalog):
         for _ in backoff(ms["iceberg.hive.lock-creation-min-wait-ms"], ms["iceberg.hive.lock-creation-max-wait-ms"],
                          ms["iceberg.hive.lock-creation-timeout-ms"], 2.0):
             try:
-                response = self._call(lambda c: c.lock(request), f"lock table {db}.{name}")
+                # Never resent on a new connection: a request whose answer was lost may have
+                # created the lock, which a second one would wait behind until the timeout; it
+                # is found by its agent info instead (Java's createLock and findLock).
+                response = self._call(lambda c: c.lock(request), f"lock table {db}.{name}", reconnect=False)
                 break
             except StorageError as e:
                 reason = e.message
