@@ -484,7 +484,8 @@ class FileIO:
         if scheme in S3_SCHEMES or scheme in GCS_SCHEMES or scheme in ADLS_SCHEMES:
             from icectl.io.s3 import list_objects  # prefix-parallel listing of any async fsspec store
 
-            found: Iterable[tuple[str, dict[str, Any]]] = list_objects(fs, root)
+            with self._remote(prefix, writing=False):
+                found: Iterable[tuple[str, dict[str, Any]]] = list_objects(fs, root)
         else:
             try:
                 found = fs.find(root, detail=True).items()
@@ -517,9 +518,16 @@ def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> I
     An endpoint that cannot be reached is said so, with the endpoint."""
     try:
         yield
-    except (OSError, IcectlError):
+    except IcectlError:
         raise
     except Exception as e:
+        if type(e).__name__ in _CLOUD_UNREACHABLE:  # gcsfs's aiohttp, adlfs's azure-core
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise StorageError(f"cannot reach the object store {'writing' if writing else 'reading'} {path} ({first})",
+                               hint="check gcs.service.host, or the ADLS account, adls.account-host or "
+                                    "adls.connection-string, and that the object store is up") from None
+        if isinstance(e, OSError):
+            raise
         unreachable = _unreachable_endpoint(e)
         if unreachable is not None:
             raise StorageError(f"cannot reach the S3 endpoint {endpoint or unreachable} ({type(e).__name__} "
@@ -527,6 +535,11 @@ def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> I
                                hint="check s3.endpoint (and s3.region) and that the object store is up") from None
         first = str(e).splitlines()[0] if str(e) else ""
         raise StorageError(f"cannot {'write' if writing else 'read'} {path}: {type(e).__name__}: {first}") from None
+
+
+# Connection failures of gcsfs (aiohttp) and adlfs (azure-core) that their retries gave up on.
+_CLOUD_UNREACHABLE = frozenset({"ClientConnectorError", "ServerDisconnectedError", "ServerTimeoutError",
+                                "ConnectionTimeoutError", "ServiceRequestError"})
 
 
 def _unreachable_endpoint(e: BaseException) -> str | None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -113,6 +114,14 @@ def gcs_kwargs(props: dict[str, str]) -> dict[str, Any]:
     return kwargs
 
 
+def _quiet(*loggers: str) -> None:
+    """The libraries' own log lines (gcsfs logs a traceback for each request its retries gave up
+    on) only with ``--verbose``: icectl reports the failure itself, in one line."""
+    level = logging.NOTSET if log.isEnabledFor(logging.INFO) else logging.CRITICAL
+    for name in loggers:
+        logging.getLogger(name).setLevel(level)
+
+
 def make_gcs_filesystem(props: dict[str, str]) -> Any:
     remember_secrets(props)
     kwargs = gcs_kwargs(props)
@@ -122,7 +131,10 @@ def make_gcs_filesystem(props: dict[str, str]) -> Any:
         from gcsfs.core import GCSFileSystem
     except ImportError:
         raise missing_extra("gcs", "gcsfs", "gs") from None
-    return GCSFileSystem(**kwargs)
+    _quiet("gcsfs")
+    with warnings.catch_warnings():  # "GCS project not set - cannot list or create buckets": icectl does neither
+        warnings.simplefilter("ignore", UserWarning)
+        return GCSFileSystem(**kwargs)
 
 
 def gcs_fs_path(path: str) -> str:
@@ -176,6 +188,7 @@ def make_adls_filesystem(props: dict[str, str], host: str = "") -> Any:
         from adlfs import AzureBlobFileSystem
     except ImportError:
         raise missing_extra("adls", "adlfs", "abfs") from None
+    _quiet("adlfs", "azure")
     return AzureBlobFileSystem(**kwargs)
 
 
