@@ -521,7 +521,7 @@ def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> I
     except IcectlError:
         raise
     except Exception as e:
-        if type(e).__name__ in _CLOUD_UNREACHABLE:  # gcsfs's aiohttp, adlfs's azure-core
+        if type(e).__name__ in _CLOUD_UNREACHABLE or type(e).__name__.startswith("ClientConnector"):  # gcsfs's aiohttp, adlfs's azure-core
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise StorageError(f"cannot reach the object store {'writing' if writing else 'reading'} {path} ({first})",
                                hint="check gcs.service.host, or the ADLS account, adls.account-host or "

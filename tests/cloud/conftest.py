@@ -13,6 +13,9 @@ Session fixtures:
       ``azurite-blob``), in memory on 127.0.0.1, with its well-known development account
       ``devstoreaccount1``. Container ``BUCKET`` exists.
 
+  cloud_bucket -> str
+      The bucket (GCS) and container (Azurite) name, ``BUCKET``.
+
 Missing emulators skip the tests, except under CI (CI=true), where .ci/run installs both and a
 missing one fails.
 """
@@ -67,6 +70,11 @@ def _stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def cloud_bucket() -> str:
+    return BUCKET
 
 
 @pytest.fixture(scope="session")

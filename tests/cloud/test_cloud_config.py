@@ -78,12 +78,15 @@ def test_missing_package_names_the_extra(monkeypatch, path, extra, module):
     assert f"pip install 'icectl[{extra}]'" in env.stderr.getvalue() and "Traceback" not in env.stderr.getvalue()
 
 
-@pytest.mark.gcs  # about 30 s: gcsfs retries a refused connection with backoff before it gives up
-def test_unreachable_store_is_one_line_error():
+def test_unreachable_store_fails_fast_in_one_line():
     pytest.importorskip("gcsfs")
+    pytest.importorskip("adlfs")
     fio = FileIO({"gcs.service.host": "http://127.0.0.1:1", "gcs.no-auth": "true"})
-    with pytest.raises(StorageError, match="cannot reach the object store"):
+    with pytest.raises(StorageError, match="cannot reach the GCS endpoint http://127.0.0.1:1"):
         list(fio.list_files("gs://b/t"))
+    fio = FileIO({"adls.connection-string": "AccountName=a;AccountKey=eA==;BlobEndpoint=http://127.0.0.1:1/a;"})
+    with pytest.raises(StorageError, match="cannot reach the ADLS endpoint http://127.0.0.1:1"):
+        fio.exists("abfss://c@a.dfs.core.windows.net/t/x")
 
 
 class _RecordingFS:

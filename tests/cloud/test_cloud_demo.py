@@ -19,8 +19,6 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.io.cloud import adls_fs_path, gcs_fs_path, make_adls_filesystem, make_gcs_filesystem
 
-from conftest import BUCKET  # noqa: E402  (same folder)
-
 MAIN_ROWS = 664  # the demo's main branch (tests/demo_rows.py RECORDS[8])
 STORES = [pytest.param("gcs", marks=pytest.mark.gcs, id="gcs"), pytest.param("adls", marks=pytest.mark.adls, id="adls")]
 
@@ -37,9 +35,10 @@ def store(request, tmp_path, monkeypatch):
     prefix on the store; every ``rm`` / ``rm_file`` call icectl makes there is recorded."""
     kind = request.param
     props = request.getfixturevalue("fake_gcs" if kind == "gcs" else "azurite")
+    bucket = request.getfixturevalue("cloud_bucket")
     prefix = uuid.uuid4().hex
-    warehouse = (f"gs://{BUCKET}/{prefix}/wh" if kind == "gcs"
-                 else f"abfss://{BUCKET}@devstoreaccount1.dfs.core.windows.net/{prefix}/wh")
+    warehouse = (f"gs://{bucket}/{prefix}/wh" if kind == "gcs"
+                 else f"abfss://{bucket}@devstoreaccount1.dfs.core.windows.net/{prefix}/wh")
     calls: list[tuple[str, list[str]]] = []
     name = "make_gcs_filesystem" if kind == "gcs" else "make_adls_filesystem"
     make = make_gcs_filesystem if kind == "gcs" else make_adls_filesystem
