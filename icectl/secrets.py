@@ -14,7 +14,8 @@ from typing import Iterable, Mapping
 MASK = "****"
 # Property names whose values are secret, in PyIceberg's and Iceberg Java's spelling.
 _SECRET_KEY = re.compile(r"(^|[.\-_])(credential|token|secret|password|session-token|access-key-id|"
-                         r"secret-access-key|authorization|sas|api-key|private-key)([.\-_]|$)", re.IGNORECASE)
+                         r"secret-access-key|authorization|sas|api-key|private-key|account-key|connection-string)"
+                         r"([.\-_]|$)", re.IGNORECASE)
 _URI_PASSWORD = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*:([^/@]+)@")
 MIN_LENGTH = 6  # shorter values would mask ordinary words (and are no secret worth the name)
 

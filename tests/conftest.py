@@ -14,7 +14,7 @@ Markers (declared in pyproject.toml; --strict-markers is on): spark, s3, interop
 postgres. Every test under tests/interop/ is also given the `interop` and `spark` markers here at
 collection, in case a module forgets its `pytestmark`, so that
 `python -m pytest -m 'not spark and not s3 and not interop'` never starts a JVM. The fast inner
-loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres"`.
+loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres and not gcs and not adls"`.
 """
 from __future__ import annotations
 

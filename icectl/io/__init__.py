@@ -1,8 +1,10 @@
-"""File access through fsspec, chosen by URL scheme (local, s3/s3a/s3n through s3fs, others as
-fsspec knows them). Storage properties use PyIceberg's names (``s3.endpoint``,
-``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``, ``s3.path-style-access``).
+"""File access through fsspec, chosen by URL scheme (local, s3/s3a/s3n through s3fs, gs through
+gcsfs and abfs/abfss/wasb/wasbs through adlfs (:mod:`icectl.io.cloud`, extras ``icectl[gcs]`` and
+``icectl[adls]``), others as fsspec knows them). Storage properties use PyIceberg's names
+(``s3.endpoint``, ``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``,
+``s3.path-style-access``, ``gcs.*``, ``adls.*``).
 
-Heavy imports (s3fs) happen only when a path with that scheme is first used.
+Heavy imports (s3fs, gcsfs, adlfs) happen only when a path with that scheme is first used.
 """
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
+from icectl.io.cloud import (ADLS_DELETE_BATCH, ADLS_SCHEMES, DEFAULT_DELETE_IN_FLIGHT as CLOUD_DELETE_IN_FLIGHT,
+                              GCS_DELETE_BATCH, GCS_SCHEMES, adls_fs_path, adls_host, batch_rm,
+                              make_adls_filesystem, make_gcs_filesystem)
 from icectl.errors import (AlreadyExistsError, IcectlError, InvalidMetadataError, NotFoundError, RefusedError,
                            StorageError, UnsupportedError)
 
@@ -91,16 +96,20 @@ class FileIO:
     def filesystem(self, path: str) -> Any:
         check_path(path)
         scheme = scheme_of(path)
-        key = "s3" if scheme in S3_SCHEMES else scheme
+        key = _fs_key(path)
         fs = self._filesystems.get(key)
         if fs is None:
-            fs = self._make_fs(key)
+            fs = self._make_fs(key, path)
             self._filesystems[key] = fs
         return fs
 
-    def _make_fs(self, scheme: str) -> Any:
+    def _make_fs(self, scheme: str, path: str = "") -> Any:
         import fsspec
 
+        if scheme == "gs":
+            return make_gcs_filesystem(self.properties)
+        if scheme.startswith("adls:"):  # one file system for each storage account
+            return make_adls_filesystem(self.properties, adls_host(path))
         if scheme == "file":
             return fsspec.filesystem("file", auto_mkdir=True)
         if scheme == "s3":
@@ -121,8 +130,10 @@ class FileIO:
         s = scheme_of(path)
         if s == "file":
             return local_path(path)
-        if s in S3_SCHEMES:
+        if s in S3_SCHEMES or s in GCS_SCHEMES:
             return path.split("://", 1)[1]
+        if s in ADLS_SCHEMES:
+            return adls_fs_path(path)
         return path
 
     # -- operations ---------------------------------------------------------------------------
@@ -253,7 +264,7 @@ class FileIO:
         s = scheme_of(path)
         if s == "file":
             return local_path(path)
-        if s in S3_SCHEMES or not _served_from_local_disk(s):
+        if s in S3_SCHEMES or s in GCS_SCHEMES or s in ADLS_SCHEMES or not _served_from_local_disk(s):
             return None  # without making its file system: hdfs:// would start loading a JVM
         try:
             fs = self.filesystem(path)
@@ -341,16 +352,36 @@ class FileIO:
 
         Local files are unlinked one after another (a missing one is reported "already gone"); S3
         objects go in ``DeleteObjects`` batches of up to 1,000 keys, several in flight
-        (``icectl.io.s3``; S3 reports a missing key as deleted); other schemes one request a file
+        (``icectl.io.s3``; S3 reports a missing key as deleted); GCS and ADLS files in ``fs.rm``
+        calls of many paths (:func:`icectl.io.cloud.batch_rm`); other schemes one request a file
         from a thread pool. ``progress`` is called with the number of files done."""
         by_fs: dict[str, list[str]] = {}
         for p in paths:
-            s = scheme_of(p)
-            by_fs.setdefault("s3" if s in S3_SCHEMES else s, []).append(p)
+            by_fs.setdefault(_fs_key(p), []).append(p)
         failed: dict[str, str] = {}
         for kind, group in by_fs.items():
             if kind == "file":
                 failed.update(self._delete_local(group, guard, progress))
+            elif kind == "gs" or kind.startswith("adls:"):
+                group, refused = guard.split(group)  # asked here: the paths go in batches
+                failed.update({p: f"{SKIPPED_FOR_SAFETY}: {why}" for p, why in refused.items()})
+                if refused and progress is not None:
+                    progress(len(refused))
+                if not group:
+                    continue
+                from icectl.io.s3 import int_property
+
+                store, default_batch, rm_kwargs = (("gcs", GCS_DELETE_BATCH, {}) if kind == "gs"
+                                                   else ("adls", ADLS_DELETE_BATCH, {"expand_path": False}))
+                fs = self.filesystem(group[0])
+                names: dict[str, str] = {}
+                for p in group:
+                    names.setdefault(self._fs_path(p), p)
+                batch = int_property(self.properties, f"{store}.delete.batch-size", default_batch, hi=default_batch)
+                in_flight = int_property(self.properties, f"{store}.delete.in-flight", CLOUD_DELETE_IN_FLIGHT, hi=64)
+                for name, why in batch_rm(fs, list(names), batch_size=batch, in_flight=in_flight,
+                                          progress=progress, **rm_kwargs).items():
+                    failed[names.get(name, name)] = why
             elif kind == "s3":
                 group, refused = guard.split(group)  # asked here: the keys go in batches
                 failed.update({p: f"{SKIPPED_FOR_SAFETY}: {why}" for p, why in refused.items()})
@@ -450,10 +481,11 @@ class FileIO:
         fs = self.filesystem(prefix)
         root = self._fs_path(prefix)
         scheme = scheme_of(prefix)
-        if scheme in S3_SCHEMES:
-            from icectl.io.s3 import list_objects
+        if scheme in S3_SCHEMES or scheme in GCS_SCHEMES or scheme in ADLS_SCHEMES:
+            from icectl.io.s3 import list_objects  # prefix-parallel listing of any async fsspec store
 
-            found: Iterable[tuple[str, dict[str, Any]]] = list_objects(fs, root)
+            with self._remote(prefix, writing=False):
+                found: Iterable[tuple[str, dict[str, Any]]] = list_objects(fs, root)
         else:
             try:
                 found = fs.find(root, detail=True).items()
@@ -471,6 +503,10 @@ class FileIO:
     def _qualify(self, scheme: str, prefix: str, fs_path: str) -> str:
         if scheme == "file":
             return fs_path if not prefix.startswith("file:") else "file:" + fs_path
+        if scheme in ADLS_SCHEMES:  # container/path back under the location's container@account host
+            root = self._fs_path(prefix).rstrip("/")
+            if fs_path == root or fs_path.startswith(root + "/"):
+                return prefix.rstrip("/") + fs_path[len(root):]
         original = prefix.split("://", 1)[0]
         return f"{original}://{fs_path}"
 
@@ -482,9 +518,16 @@ def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> I
     An endpoint that cannot be reached is said so, with the endpoint."""
     try:
         yield
-    except (OSError, IcectlError):
+    except IcectlError:
         raise
     except Exception as e:
+        if type(e).__name__ in _CLOUD_UNREACHABLE or type(e).__name__.startswith("ClientConnector"):  # gcsfs's aiohttp, adlfs's azure-core
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise StorageError(f"cannot reach the object store {'writing' if writing else 'reading'} {path} ({first})",
+                               hint="check gcs.service.host, or the ADLS account, adls.account-host or "
+                                    "adls.connection-string, and that the object store is up") from None
+        if isinstance(e, OSError):
+            raise
         unreachable = _unreachable_endpoint(e)
         if unreachable is not None:
             raise StorageError(f"cannot reach the S3 endpoint {endpoint or unreachable} ({type(e).__name__} "
@@ -492,6 +535,11 @@ def remote_errors(path: str, *, writing: bool, endpoint: str | None = None) -> I
                                hint="check s3.endpoint (and s3.region) and that the object store is up") from None
         first = str(e).splitlines()[0] if str(e) else ""
         raise StorageError(f"cannot {'write' if writing else 'read'} {path}: {type(e).__name__}: {first}") from None
+
+
+# Connection failures of gcsfs (aiohttp) and adlfs (azure-core) that their retries gave up on.
+_CLOUD_UNREACHABLE = frozenset({"ClientConnectorError", "ServerDisconnectedError", "ServerTimeoutError",
+                                "ConnectionTimeoutError", "ServiceRequestError"})
 
 
 def _unreachable_endpoint(e: BaseException) -> str | None:
@@ -563,6 +611,19 @@ def _walk_local(prefix: str) -> Iterator[FileInfo]:
             yield FileInfo(qualify + e.path, st.st_size, int(st.st_mtime * 1000), symlink=target)
 
     yield from walk(root)
+
+
+def _fs_key(path: str) -> str:
+    """Which file system serves ``path``: its scheme, one for the S3 and GCS schemes, and one
+    for each Azure storage account (``adls:<host>``)."""
+    s = scheme_of(path)
+    if s in S3_SCHEMES:
+        return "s3"
+    if s in GCS_SCHEMES:
+        return "gs"
+    if s in ADLS_SCHEMES:
+        return "adls:" + adls_host(path)
+    return s
 
 
 def _served_from_local_disk(scheme: str) -> bool:
