@@ -1,5 +1,6 @@
-"""Generate the shell completions and the man page from the live icectl command tree, and the
-table-properties reference from icectl's registry of table properties.
+"""Generate the shell completions, the man page and the command reference from the live icectl
+command tree, the JSON output reference from the result dataclasses, and the table-properties and
+validation-codes references from their registries.
 
 Run from the repository root (so ``import icectl`` finds this checkout's code, not an installed
 copy):
@@ -17,6 +18,9 @@ Outputs (paths relative to the repository root):
     completions/icectl.fish   fish (copy to ``~/.config/fish/completions/icectl.fish``)
     man/icectl.1              roff man page
     docs/table-properties.md  the table properties icectl reads or writes (icectl.spec.properties)
+    docs/reference/commands.md          every command and option (the command tree)
+    docs/reference/json-output.md       the JSON shapes (the result dataclasses: json_shapes.py)
+    docs/reference/validation-codes.md  validate's codes (icectl.validate.codes)
 
 The completion scripts are static: they are generated from the click command tree that typer
 builds (``typer.main.get_command(app)``) and never start Python on TAB. They complete nested
@@ -35,13 +39,16 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tools.gendocs.completions import gen_bash, gen_fish, gen_zsh
+from tools.gendocs.json_shapes import json_output_markdown
 from tools.gendocs.man import gen_man, roff
+from tools.gendocs.reference import commands_markdown, validation_codes_markdown
 from tools.gendocs.tree import REGENERATE, CommandSpec, Tree, build_tree, exit_codes
 from icectl.spec.properties import properties_markdown
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ("completions/icectl.bash", "completions/icectl.zsh", "completions/icectl.fish", "man/icectl.1",
-           "docs/table-properties.md")
+           "docs/table-properties.md", "docs/reference/commands.md", "docs/reference/json-output.md",
+           "docs/reference/validation-codes.md")
 
 GENERATORS: dict[str, Callable[[Tree], str]] = {
     "completions/icectl.bash": gen_bash,
@@ -49,6 +56,9 @@ GENERATORS: dict[str, Callable[[Tree], str]] = {
     "completions/icectl.fish": gen_fish,
     "man/icectl.1": gen_man,
     "docs/table-properties.md": lambda _tree: properties_markdown(),
+    "docs/reference/commands.md": commands_markdown,
+    "docs/reference/json-output.md": lambda _tree: json_output_markdown(),
+    "docs/reference/validation-codes.md": lambda _tree: validation_codes_markdown(),
 }
 
 
@@ -88,7 +98,7 @@ def write(root: Path | str = REPO_ROOT, outputs: dict[str, str] | None = None) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=REGENERATE,
-                                     description="Generate icectl's shell completions, man page and table-properties reference.")
+                                     description="Generate icectl's shell completions, man page and reference pages.")
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 and name each file that is missing or out of date")
     parser.add_argument("--diff", action="store_true", help="with --check, also print a unified diff")
