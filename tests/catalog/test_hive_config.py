@@ -17,7 +17,7 @@ from icectl.catalog.hive import HiveCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = pathlib.Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 @pytest.fixture
@@ -43,9 +43,9 @@ def test_uri_thrift_opens_a_hive_catalog(home):
     assert isinstance(cat, HiveCatalog) and cat.uri == "thrift://metastore:9083" and cat.warehouse == "s3://b/wh"
 
 
-def test_the_readme_example_builds_a_hive_catalog(home):
+def test_the_docs_example_builds_a_hive_catalog(home):
     pytest.importorskip("hive_metastore")
-    section = README.read_text().split("### Hive Metastore", 1)[1]
+    section = CONFIGURATION.read_text().split("\n## Hive Metastore\n", 1)[1]
     example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     (home / ".icectl.yaml").write_text(example)
     cat = build_catalog(resolve_catalog_config("onprem"))

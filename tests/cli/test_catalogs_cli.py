@@ -204,10 +204,10 @@ def test_supported_uri_schemes_pick_the_catalog_type(home, uri, kind):
     assert json.loads(out)["catalogs"][-1]["type"] == kind
 
 
-def test_readme_configuration_examples_run(tmp_path, home):
-    """The shell block of README's "Configuration" that shows `icectl catalogs` runs as shown."""
-    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+def test_docs_configuration_examples_run(tmp_path, home):
+    """The shell block of docs/configuration.md that shows `icectl catalogs` runs as shown."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = text.split("\n## ", 1)[0]
     block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "icectl catalogs" in b)
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -218,3 +218,20 @@ def test_readme_configuration_examples_run(tmp_path, home):
         done = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, (line, done.stderr)
         assert "catalog" in done.stdout + done.stderr
+
+
+def test_readme_catalog_examples_resolve(tmp_path, home, monkeypatch):
+    """README's "Connect to your catalog" configuration names a catalog of each kind, and icectl
+    reads each as that kind."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("\n## Connect to your catalog\n", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "readme.yaml").write_text(example)
+    monkeypatch.setenv("ICECTL_CONFIG", str(tmp_path / "readme.yaml"))
+    code, out, err = cli("-o", "json", "catalogs")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {c["name"]: c["type"] for c in doc["catalogs"]} == {
+        "prod": "sql", "polaris": "rest", "lake": "hadoop", "onprem": "hive", "glue": "glue"}
+    assert doc["resolved"] == "prod"  # default-catalog
+    assert "CLIENT_SECRET" not in out

@@ -1,12 +1,12 @@
-"""The generated shell completions, man page and table-properties reference (tools/gendocs) are
-current and complete.
+"""The generated shell completions, man page and reference pages (tools/gendocs: commands, JSON
+output, validation codes, table properties) are current and complete.
 
 If a test here fails after you changed a command, option or exit code, regenerate from the
 repository root with
 
     python -m tools.gendocs
 
-and commit completions/, man/ and docs/table-properties.md with your change.
+and commit completions/, man/ and docs/ with your change.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_checked_in_outputs_are_current(capsys):
     rc = gendocs.main(["--check"])
     err = capsys.readouterr().err
     assert rc == 0, (f"generated docs are stale:\n{err}\n"
-                     f"Run `{REGEN}` and commit completions/ and man/ with your change.")
+                     f"Run `{REGEN}` and commit completions/, man/ and docs/ with your change.")
 
 
 def test_check_mode_names_stale_and_missing_files(tmp_path, outputs, capsys):
@@ -92,6 +92,30 @@ def test_table_properties_reference_is_generated_from_the_registry(outputs, repo
     for name in TABLE_PROPERTIES:
         assert f"| `{name}` |" in doc
     assert "(docs/table-properties.md)" in (repo_root / "README.md").read_text()
+
+
+# --- command reference and validation codes --------------------------------------------------
+
+def test_command_reference_documents_every_command_and_option(outputs, tree):
+    page = outputs["docs/reference/commands.md"]
+    for cmd in _commands(tree):
+        title = " ".join(("icectl",) + cmd.path)
+        section = page.split(f"\n## {title} {{", 1)[1].split("\n## ", 1)[0]
+        for opt in cmd.options:
+            for name in opt.names if not opt.is_help else ():
+                assert f"`{name}`" in section, f"the command reference lacks {name} of `{title}`"
+        for arg in cmd.arguments:
+            assert f"`{arg.metavar}" in section
+    for opt in tree.root.options:
+        assert opt.is_help or f"`{opt.key}`" in page
+
+
+def test_validation_codes_page_is_generated_from_the_registry(outputs):
+    from icectl.validate.codes import CODES
+
+    page = outputs["docs/reference/validation-codes.md"]
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == list(CODES)
 
 
 # --- man page -------------------------------------------------------------------------------

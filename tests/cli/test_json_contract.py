@@ -3,8 +3,9 @@
 Every command and subcommand (found by walking the live click tree, so a new command without a
 case here fails :func:`test_every_command_has_a_case`) runs with ``-o json`` and its document is
 checked against :data:`SHAPES`: exactly these keys, values of these types. The same shapes are
-what README.md's "JSON output" section documents (:func:`test_readme_documents_these_shapes`
-parses it). Each command also runs in text, piped: something meaningful is printed, and no
+what docs/reference/json-output.md documents, generated from the result dataclasses by
+``python -m tools.gendocs`` (:func:`test_docs_document_these_shapes` parses it; test_docs.py
+checks it is current). Each command also runs in text, piped: something meaningful is printed, and no
 box-drawing character (rich draws boxes and tree guides only on a terminal). Mutating commands
 without a terminal and without ``--yes`` refuse (exit 6) after printing their plan: as text, or
 as the plan's JSON document (``applied`` false), and change nothing.
@@ -16,6 +17,7 @@ equality delete) in a file-system catalog, plus a second position delete for the
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -33,6 +35,7 @@ from icectl.cli.context import Env
 from icectl.cli.main import app, run
 from icectl.errors import ExitCode
 from icectl.table.transaction import commit
+from tools.gendocs.json_shapes import SHAPES as JSON_SHAPES, json_output_markdown
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/cli for output_shapes
@@ -405,10 +408,13 @@ def test_a_terminal_gets_rich_tables_and_trees(lab, name, monkeypatch):
     assert case.text(lab)[0] in plain, plain
 
 
-# -- README -----------------------------------------------------------------------------------------------
+# -- docs/reference/json-output.md --------------------------------------------------------------------------
 
-def _parse_readme_shape(text: str) -> Any:
-    """Keys of a README shape: ``{a, b: {c}, d: [{e}] | null}`` -> {"a": None, "b": {"c": None}, "d": [{...}]}."""
+JSON_PAGE = REPO / "docs" / "reference" / "json-output.md"
+
+
+def _parse_doc_shape(text: str) -> Any:
+    """Keys of a documented shape: ``{a, b: {c}, d: [{e}] | null}`` -> {"a": None, "b": {"c": None}, "d": [{...}]}."""
     tokens = re.findall(r"[{}\[\],:|*]|[A-Za-z_][A-Za-z0-9_-]*|\.\.\.", text)
     pos = 0
 
@@ -451,7 +457,7 @@ def _parse_readme_shape(text: str) -> Any:
 
 
 def _keys(spec: Any) -> Any:
-    """The key structure of a shape, as _parse_readme_shape returns it for the README."""
+    """The key structure of a shape, as _parse_doc_shape returns it for the page."""
     if isinstance(spec, Opt):
         return _keys(spec.spec)
     if isinstance(spec, dict) and spec is not SPEC_JSON:
@@ -461,28 +467,45 @@ def _keys(spec: Any) -> Any:
     return None
 
 
-def _readme_shapes() -> dict[str, Any]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+def _documented_shapes(text: str) -> dict[str, Any]:
     out = {}
-    for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
-        names = m.group(1).replace("`", "").strip()
-        out[names] = _parse_readme_shape(m.group(2))
+    for m in re.finditer(r"^- `([^`]+)`: `([^`]+)`", text, re.M):
+        out[m.group(1)] = _parse_doc_shape(m.group(2))
     return out
 
 
 def _tree_keys() -> Any:
     run: dict[str, Any] = {}
     snap = {k: _keys(v) for k, v in TREE_SNAPSHOT.items() if k != "forks"}
-    snap["forks"] = [None]  # README: "forks: [...]" (runs again)
+    snap["forks"] = [None]  # the page: "forks: [...]" (runs again)
     run["snapshots"] = [snap]
     return {"roots": [run]}
 
 
-def test_readme_documents_these_shapes():
-    documented = _readme_shapes()
-    assert set(documented) == set(SHAPES), f"README documents {sorted(documented)}, the test {sorted(SHAPES)}"
+def _check_documented(documented: dict[str, Any]) -> None:
+    assert set(documented) == set(SHAPES), f"the page documents {sorted(documented)}, the test {sorted(SHAPES)}"
     for name, spec in SHAPES.items():
         want = _tree_keys() if name == "snapshots --tree" else _keys(spec)
-        assert documented[name] == want, f"README's shape of {name} differs from the output:\n" \
+        assert documented[name] == want, f"the documented shape of {name} differs from the output's:\n" \
                                          f"{documented[name]}\n{want}"
+
+
+def test_docs_document_these_shapes():
+    """The checked-in page, and the page the result dataclasses generate, document exactly the
+    shapes real output is checked against."""
+    _check_documented(_documented_shapes(JSON_PAGE.read_text()))
+    _check_documented(_documented_shapes(json_output_markdown()))
+
+
+def test_a_changed_result_type_changes_the_page(monkeypatch):
+    """The page follows the dataclasses: a field added to a result shows in the generated page
+    (and so fails this contract until the checked shape has it too)."""
+    from icectl.cli.views.refs import RefChange
+
+    extra = dataclasses.make_dataclass("RefChange", [("extra_key", int, dataclasses.field(default=0))],
+                                   bases=(RefChange,))
+    monkeypatch.setitem(JSON_SHAPES, "rollback, cherry-pick, branch, tag", extra)
+    documented = _documented_shapes(json_output_markdown())
+    assert "extra_key" in documented["rollback, cherry-pick, branch, tag"]
+    with pytest.raises(AssertionError, match="rollback"):
+        _check_documented(documented)

@@ -133,12 +133,12 @@ def test_orphan_scheme_rules_as_java():
     assert split_path("abfss://c@a.dfs.core.windows.net/t/x")[2] == split_path("wasbs://c@a.blob.core.windows.net/t/x")[2]
 
 
-def test_readme_gcs_and_adls_example_maps_to_the_libraries(repo_root):
+def test_docs_gcs_and_adls_example_maps_to_the_libraries(repo_root):
     import re
 
     import yaml
 
-    blocks = re.findall(r"```yaml\n(.*?)```", (repo_root / "README.md").read_text(), re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", (repo_root / "docs" / "configuration.md").read_text(), re.S)
     example = next(yaml.safe_load(b) for b in blocks if "gs://bucket/warehouse" in b)
     gcs, azure = example["catalog"]["gcs"], example["catalog"]["azure"]
     kw = gcs_kwargs(gcs)

@@ -432,12 +432,12 @@ def test_catalog_api_edges(glue):
     assert code == ExitCode.NOT_FOUND and "does not exist" in err
 
 
-def test_readme_glue_example_runs(glue, tmp_path, monkeypatch):
-    """README's Glue configuration (endpoint, credentials and warehouse pointed at moto) and its
-    commands run as shown."""
+def test_docs_glue_example_runs(glue, tmp_path, monkeypatch):
+    """docs/configuration.md's Glue configuration (endpoint, credentials and warehouse pointed at
+    moto) and its commands run as shown."""
     props, _ = glue
-    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text.split("\n### Glue catalogs\n", 1)[1].split("\n## ", 1)[0]
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = text.split("\n## Glue catalogs\n", 1)[1].split("\n## ", 1)[0]
     conf = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     entry = conf["catalog"]["glue"]
     assert entry["type"] == "glue" and "uri" not in entry
