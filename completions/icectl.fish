@@ -349,7 +349,7 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 complete -c icectl -n '__icectl_at health' -l all -d 'Every table of the catalog'
 complete -c icectl -n '__icectl_at health' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'s location for orphan files (the one check that reads more than metadata)'
-complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see the README)'
+complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md)'
 
 # icectl list
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
@@ -360,7 +360,7 @@ complete -c icectl -n '__icectl_at maintain' -l budget -r -d 'Start no step afte
 complete -c icectl -n '__icectl_at maintain' -l dry-run -d 'Show the steps each table\'s health calls for; change nothing'
 complete -c icectl -n '__icectl_at maintain' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at maintain' -l master -r -d 'Spark master for compact; overrides the template'
-complete -c icectl -n '__icectl_at maintain' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see the README)'
+complete -c icectl -n '__icectl_at maintain' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md)'
 complete -c icectl -n '__icectl_at maintain' -l template -r -d 'spark-submit job template for compact (default: local[*] with the installed pyspark)'
 complete -c icectl -n '__icectl_at maintain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 

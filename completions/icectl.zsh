@@ -466,7 +466,7 @@ _icectl__health() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:policy:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
@@ -495,7 +495,7 @@ _icectl__maintain() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for compact; overrides the template]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:policy:_files' \
         '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:template:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \

@@ -1,6 +1,6 @@
 """One exception root for icectl; every error carries its exit code and an optional hint.
 
-The CLI maps these to one-line messages on stderr and the exit codes documented in the README.
+The CLI maps these to one-line messages on stderr and the exit codes documented in docs/exit-codes.md.
 The engine, catalogs and IO raise them; nothing below the CLI prints.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ TargetsArg = Annotated[Optional[list[str]], typer.Argument(
     show_default=False)]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every table of the catalog.")]
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see the README).")]
+    "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md).")]
 
 
 def dry_run_option(help: str) -> Any:

@@ -29,4 +29,4 @@ def validate(
     render(env, validation_view(report))
     if not report.ok:
         raise ValidationFailedError(f"{report.table}: validation found {len(report.errors)} errors",
-                                    hint="the codes are explained in the README's \"Validation codes\"")
+                                    hint="the codes are explained in docs/reference/validation-codes.md")

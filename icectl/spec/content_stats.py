@@ -1,7 +1,7 @@
 """v4 typed ``content_stats`` (v4 walk-through: "Typed content_stats: five maps become one struct").
 
 The walk-through fixes the idea but not every id, so icectl's layout is this, documented here and
-in the README: ``content_stats`` is data_file field **146** (its Avro record:
+in docs/format-versions.md: ``content_stats`` is data_file field **146** (its Avro record:
 :func:`icectl.formats.avro_schemas.content_stats_schema`), an optional struct with one optional
 sub-struct per primitive column of the table schema. Each column reserves a block of 200 ids
 starting at ``STATS_ID_BASE + 200 * field_id``; within its block:

@@ -1,6 +1,6 @@
 """The codes of ``validate``'s findings: each with its severity, the rule it breaks (a section of
-the spec or of the v4 walk-through in ``shared/seeds``) and what it means. The README's
-"Validation codes" lists the same table. Errors break a rule a reader relies on; warnings break a
+the spec or of the v4 walk-through in ``shared/seeds``) and what it means. docs/reference/validation-codes.md
+is generated from this table (``python -m tools.gendocs``). Errors break a rule a reader relies on; warnings break a
 "should" or are suspicious but readable.
 """
 from __future__ import annotations

@@ -18,8 +18,8 @@ The checks form a one-way graph, each module importing only those above it in th
   (a live path listed twice, deletion vectors);
 - this module.
 
-A finding has a severity, a stable code (:data:`icectl.validate.codes.CODES`, also in the README's
-"Validation codes"), the rule it breaks and where it is (file, snapshot, manifest, entry).
+A finding has a severity, a stable code (:data:`icectl.validate.codes.CODES`, also in
+docs/reference/validation-codes.md), the rule it breaks and where it is (file, snapshot, manifest, entry).
 """
 from __future__ import annotations
 

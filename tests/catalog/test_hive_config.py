@@ -1,5 +1,5 @@
 """Configuration of the Hive catalog, without a metastore: ``--uri thrift://`` opens one, the
-README's example builds one with its keys, and a missing extra is named."""
+the example of docs/configuration.md builds one with its keys, and a missing extra is named."""
 from __future__ import annotations
 
 import io

@@ -1,5 +1,5 @@
-"""The README's commands work on a PostgreSQL catalog: `icectl demo` and every command of the
-tour, maintenance and validate/upgrade sections, in order, with `--uri postgresql://...` (an
+"""The README's and the docs' tour commands work on a PostgreSQL catalog: `icectl demo` and every
+command of tests/cli/test_readme.py's TOUR, in order, with `--uri postgresql://...` (an
 `icectl` on PATH that adds it, and `--warehouse ./warehouse`, to every command that names no
 catalog of its own). `compact --yes` runs a real Spark job, hence the `spark` marker."""
 from __future__ import annotations
@@ -36,5 +36,5 @@ def test_readme_commands_run_on_a_postgresql_catalog(postgres_server, postgres_d
     assert not (work / "warehouse" / "icectl_catalog.db").exists()
     with postgres_server.connect(postgres_db) as con:
         tables = sorted(r[0] for r in con.execute("SELECT table_namespace || '.' || table_name FROM iceberg_tables"))
-    # The README renames demo.orders to lake.orders and then drops it with --purge.
+    # docs/tables.md renames demo.orders to lake.orders and then drops it with --purge.
     assert tables == ["demo.events"]

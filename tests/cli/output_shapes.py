@@ -240,7 +240,8 @@ PARTITION_STATS = {"table": str, "snapshot_id": int,
                    "statistics_path": Opt(str), "existing": Opt(str), "statistics": Opt(dict),
                    "metadata_location": Opt(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 
-# README.md "JSON output" names each shape by the command (and option) that prints it.
+# docs/reference/json-output.md (generated from the result types: tools/gendocs/json_shapes.py) names each
+# shape by the command (and option) that prints it; test_json_contract.py checks the two agree.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "catalogs": CATALOGS, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,

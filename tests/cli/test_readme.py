@@ -30,9 +30,9 @@ TOUR: tuple[tuple[str, str | None], ...] = (
     ("docs/tables.md", "Validate, upgrade, register"),
     ("docs/tables.md", "Evolve a table: alter and properties"),
     ("docs/tables.md", "Tables, namespaces, manifests"),
-    ("docs/incidents.md", "Incidents: diff and restore"),
+    ("docs/incidents.md", "Diff and restore"),
     ("docs/statistics.md", None),
-    ("docs/incidents.md", "Incidents: repair and relocate"),
+    ("docs/incidents.md", "Repair and relocate"),
     ("docs/maintenance.md", "Health and maintenance"),
 )
 # Blocks other tests run, with what they need (a configuration, a server).

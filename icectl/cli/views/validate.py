@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 @dataclass
 class FindingView:
     severity: str  # error | warning
-    code: str  # README "Validation codes"
+    code: str  # docs/reference/validation-codes.md
     rule: str  # the spec section
     message: str
     file: str | None

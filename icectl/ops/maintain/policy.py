@@ -36,7 +36,7 @@ PROPERTY_PREFIX = MAINTAIN_POLICY.prefix
 
 @dataclass(frozen=True)
 class Policy:
-    """Thresholds (each documented in the README's "Health and maintenance" table)."""
+    """Thresholds (each documented in docs/maintenance.md's "Health and maintenance" table)."""
 
     enabled: bool = True
     steps: tuple[str, ...] = STEPS
