@@ -193,10 +193,8 @@ def test_readme_tour_runs_on_the_demo_table(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     setup = first_command().split("&&", 1)[1].strip()  # what follows the pip install
-    results = []
-    for cmd in [setup] + readme_commands():
+    tour = readme_commands()
+    for cmd in [setup] + tour:
         proc = _sh(cmd, work, env)
-        results.append((cmd, proc.returncode))
         assert proc.returncode == 0, f"{cmd}\nexit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         assert "Traceback" not in proc.stderr, proc.stderr
-    assert len(results) == len(readme_commands()) + 1
