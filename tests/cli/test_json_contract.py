@@ -35,7 +35,7 @@ from icectl.cli.context import Env
 from icectl.cli.main import app, run
 from icectl.errors import ExitCode
 from icectl.table.transaction import commit
-from tools.gendocs.json_shapes import SHAPES as JSON_SHAPES, json_output_markdown
+from tools.gendocs.json_shapes import NOTES, SHAPES as JSON_SHAPES, json_output_markdown
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for validate_corpus
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/cli for output_shapes
@@ -468,10 +468,32 @@ def _keys(spec: Any) -> Any:
 
 
 def _documented_shapes(text: str) -> dict[str, Any]:
+    """Each "## `name`" section's shape, the ```text block under it."""
     out = {}
-    for m in re.finditer(r"^- `([^`]+)`: `([^`]+)`", text, re.M):
+    for m in re.finditer(r"^## `([^`]+)`\n.*?^```text\n(.*?)^```", text, re.M | re.S):
         out[m.group(1)] = _parse_doc_shape(m.group(2))
     return out
+
+
+def _all_keys(spec: Any) -> set[str]:
+    keys: set[str] = set()
+    if isinstance(spec, dict):
+        for k, v in spec.items():
+            keys |= {k} | _all_keys(v)
+    elif isinstance(spec, list) and spec:
+        keys |= _all_keys(spec[0])
+    return keys
+
+
+NOT_KEYS = {"expire_snapshots"}  # Iceberg Java's procedure, named in expire's notes
+
+
+def test_shape_notes_name_keys_of_their_shape():
+    """A field a shape's notes name (in backquotes, with an underscore) is a key of that shape."""
+    for name, note in NOTES.items():
+        spec = _tree_keys() if name == "snapshots --tree" else _keys(SHAPES[name])
+        for word in set(re.findall(r"`([a-z]+_[a-z_]+)`", note)) - NOT_KEYS:
+            assert word in _all_keys(spec), f"the notes of {name} name {word}, which is not one of its keys"
 
 
 def _tree_keys() -> Any:

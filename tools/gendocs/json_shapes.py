@@ -82,7 +82,8 @@ builder. In a plan, a snapshot that only the commit writes (compact, rewrite-del
 cherry-pick that re-applies a snapshot) is `null`. `remove-orphans`, `register`, `drop`,
 `rename`, `rewrite-table-path` and the `namespace` commands change no table metadata: their `commits` is empty.
 
-`snapshots`, `files` and `refs` print a list, one element a line (`files` streams them).
+`snapshots`, `files` and `refs` print a list, one element a line (`files` streams them). Each
+shape below is named by the command (and option) that prints it.
 
 """
 
@@ -95,6 +96,154 @@ FIXED_OBJECTS: dict[tuple[str, str], str] = {
                                 "deleted_equality_delete_files_count: int, deleted_manifest_files_count: int, "
                                 "deleted_manifest_lists_count: int, deleted_statistics_files_count: int}",
     ("PartitionStatsReport", "partition_type"): "[{field-id: int, name: string, type: string}]",
+}
+
+# What the README said of each shape beyond its keys (moved here when the README was split):
+# the meaning of values, when a field is null, what a list holds.
+NOTES: dict[str, str] = {
+    'demo': (
+        '`branch` is null for the staged snapshot, `records` are the rows a reader of that snapshot or ref '
+        'sees.'
+    ),
+    'create': (
+        '`metadata_location` and `table_uuid` are null until the table is created.'
+    ),
+    'catalogs': (
+        '`config_file` is null when no file was found, `resolved` (the catalog a command with the same '
+        'options opens) is null when the options name a catalog that is not configured (then the exit code is '
+        '2), `source` is `FILE:LINE`, the `PYICEBERG_CATALOG__*` variables, `--uri`/`--warehouse`, or the '
+        'local default, and secret values are `****`.'
+    ),
+    'describe': (
+        "`schemas` are all the table's schemas, `snapshots` counts them; `statistics` and "
+        '`partition_statistics` are the files table metadata registers (read from the metadata alone), a '
+        "blob's `columns` the names of its `fields` in the current schema (null for a field it no longer "
+        'has).'
+    ),
+    'snapshots': (
+        'Newest first.'
+    ),
+    'snapshots --tree': (
+        'Runs of snapshots, each the parent of the next, oldest first. Where a snapshot has several children, '
+        "its run goes on with the one in main's history (else the one with the most descendants) and each "
+        'other child starts a run in `forks`, so the depth is that of side branches, not of the history.'
+    ),
+    'files': (
+        'One file per line; `content` is `data`, `position-deletes`, `equality-deletes` or `deletion-vector`; '
+        'partition values are in the spec\'s JSON single-value form (dates as `"2026-01-31"`).'
+    ),
+    'refs': (
+        'Main first.'
+    ),
+    'validate': (
+        '`errors` and `warnings` count the findings; `format_version` is null when the metadata cannot be '
+        'read.'
+    ),
+    'expire': (
+        '`deleted_files` are the files to delete (plan) or deleted, with old metadata files as kind '
+        "`metadata`; `counts` are the columns of Iceberg Java's `expire_snapshots`; `bytes` sums sizes by "
+        "kind; `explain` only with `--explain`; `older_than_ms` is the cutoff of snapshots outside any ref's "
+        'own retention and `older_than` the same in words (`older than 7d (604800000 ms): before 2025-11-19 '
+        '22:00:00 UTC (1763589600000)`).'
+    ),
+    'remove-orphans': (
+        '`skipped_for_safety` are files under the location that are never deleted, with why: a symbolic link '
+        '(never followed; `--remove-symlinks` removes unreached links as links), a real location outside the '
+        'table location, or a mount point in between.'
+    ),
+    'rollback, cherry-pick, branch, tag': (
+        'In a plan, `refs_after` maps a ref to null where the commit will write a new snapshot (cherry-pick); '
+        '`impact` is given when a branch moves (rollback, fast-forward).'
+    ),
+    'compact (plan)': (
+        'With `--dry-run`, when there is nothing to compact, and when refusing; `spark_submit` is the exact '
+        'command, in a dry run only.'
+    ),
+    'compact (result)': (
+        '`committed` lists the metadata files committed (several with `--partial-progress`).'
+    ),
+    'rewrite-deletes': (
+        '`equality_rewrite` only with `--apply-equality-deletes`; `result` once applied.'
+    ),
+    'upgrade-format': (
+        '`metadata_location` is the committed file, null until applied.'
+    ),
+    'alter, properties set, properties unset': (
+        '`changes` are the changes asked for, in words, in the order they apply; `before` and `after` are the '
+        'current schema, default spec, default sort order and properties (after: as planned, or as '
+        'committed); `commits` is empty when the table already is as asked.'
+    ),
+    'drop': (
+        '`purged_by` is `icectl`, `server` (REST) or null (no purge); `files` are the files to delete (plan) '
+        'or deleted, or asked of the server; `counts` counts them by kind; `deleted` is how many are gone; '
+        "`still_present` lists those a server's purge left (null unless purged by a server); `kept_files` are "
+        'the data and delete files kept because `gc.enabled` is false; `commits` is empty.'
+    ),
+    'rename': (
+        '`commits` is empty.'
+    ),
+    'namespace list': (
+        '`parent` is null without one.'
+    ),
+    'namespace create, namespace drop': (
+        '`commits` is empty.'
+    ),
+    'namespace properties': (
+        '`properties` are the properties after the change (or as they are); `missing` are keys to remove that '
+        'were not set; `commits` is empty.'
+    ),
+    'rewrite-manifests': (
+        'One group per content (`data`, `deletes`) with candidates; `added_manifests`, `entries` and '
+        '`snapshot_id` once applied.'
+    ),
+    'diff': (
+        "`kind` is `snapshot`, `ref`, `time` or `metadata`; a side's `metadata_location` is the metadata file "
+        "its schema, spec, properties and refs come from (the table's current one for a snapshot or ref); "
+        '`partitions` and the file lists are null with `--summary`; `records_*` count data records, `bytes_*` '
+        'data and delete files (a deletion vector: its blob); a schema `change` is `added`, `removed`, '
+        '`renamed`, `type`, `required`, `doc`, `default` or `identifier`; a ref `change` is `added`, '
+        '`removed`, `moved` or `retention`.'
+    ),
+    'restore': (
+        "`metadata_location` is today's file (before the restore), `new_metadata_location` the one committed "
+        "(null until then); `diff` is `diff`'s document from today to the restored state (null when files of "
+        'that state are gone); `missing_files` are the files of the old state that are gone (`kind`: '
+        '`manifest-list`, `manifest` or a file content); `not_restored_snapshots` are snapshots of the old '
+        'file that a later `expire` removed and no ref of it needs; `commits` is empty when nothing is to be '
+        'done or the restore is refused.'
+    ),
+    'compute-stats': (
+        "`ndv` (the blob's property), `estimate` and the bounds (2 standard deviations) once applied; "
+        "`statistics` is the statistics-file object registered (the spec's JSON); `replaces` the file "
+        'registered for the snapshot before; `rows` the rows the job read; `spark_command` in a dry run.'
+    ),
+    'compute-partition-stats': (
+        "`partitions` are the rows of the file (partition values in the spec's JSON single-value form); "
+        "`existing` is the snapshot's partition statistics file when it has one (then nothing is done and "
+        '`statistics_path` is null).'
+    ),
+    'repair': (
+        'One entry in `refs` per ref checked; `operation` (`delete`, `overwrite`, `replace`) is null when the '
+        "ref needs no repair; `problem` is `missing` or `unreadable: ...`; a removed file's `reason` is "
+        '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied.'
+    ),
+    'rewrite-table-path': (
+        '`metadata_location` is the new metadata file under the target; the counts are the files written (or '
+        'to write); `copy_plan` is the CSV written once applied; `commits` is empty (no table changes).'
+    ),
+    'health': (
+        '`status` is `healthy`, `warning`, `critical` or `error` (the table could not be read: `error` says '
+        'why, `metrics` is null); `severity` is `info`, `warning` or `critical`; `command` is the exact '
+        'command that fixes a finding (null when no icectl command does: partition skew); `steps` are the '
+        'maintain steps the findings call for, in order; `orphan_files` is null without `--orphans`; `worst` '
+        'is the worst status.'
+    ),
+    'maintain': (
+        "A table's `status` is `healthy` (nothing to do), `planned` (a dry run or a refused plan), `done`, "
+        "`failed`, `locked`, `skipped` (the budget) or `disabled` (its policy); a step's `status` is "
+        '`planned`, `done`, `failed` or `skipped`, `reason` the finding that called for it and `summary` its '
+        "counts; `commits` are every step's commits."
+    ),
 }
 
 _SCALARS = {str: "string", int: "int", float: "number", bool: "bool"}
@@ -128,43 +277,87 @@ def _is_json_object(t: Any) -> bool:
     return t in (dict, object, Any) or (typing.get_origin(t) is dict and typing.get_args(t)[1:] in ((Any,), ()))
 
 
-def shape(t: Any, stack: tuple[type, ...] = ()) -> str:
-    """The notation of one value of type ``t``."""
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """One value of a shape: ``kind`` is object, list, map, null (of ``items``' one child), or a
+    scalar's name (``text``)."""
+
+    kind: str
+    text: str = ""
+    items: tuple[tuple[str, "Node"], ...] = ()
+
+
+def _scalar(text: str) -> Node:
+    return Node("scalar", text)
+
+
+def shape(t: Any, stack: tuple[type, ...] = ()) -> Node:
+    """The shape of one value of type ``t``."""
     origin, args = typing.get_origin(t), typing.get_args(t)
     if origin in (typing.Union, types.UnionType):
         rest = [a for a in args if a is not type(None)]
-        inner = shape(rest[0], stack) if len(rest) == 1 else " | ".join(shape(a, stack) for a in rest)
-        return f"{inner} | null" if len(rest) < len(args) else inner
+        inner = shape(rest[0], stack) if len(rest) == 1 else _scalar(" | ".join(
+            render(shape(a, stack)) for a in rest))
+        return Node("null", items=(("", inner),)) if len(rest) < len(args) else inner
     if _is_json_object(t):
-        return "object"
+        return _scalar("object")
     if origin is dict:
-        return f"{{*: {shape(args[1], stack)}}}"
+        return Node("map", items=(("", shape(args[1], stack)),))
     if origin in (list, tuple, set, frozenset, collections.abc.Iterator, collections.abc.Iterable):
-        return f"[{shape(args[0], stack)}]" if args else "[object]"
+        return Node("list", items=(("", shape(args[0], stack) if args else _scalar("object")),))
     if isinstance(t, type) and dataclasses.is_dataclass(t):
         if t in stack:
-            return "..."
+            return _scalar("...")
         return _object(t, stack + (t,))
     if isinstance(t, type) and issubclass(t, enum.Enum):
-        return "string"
+        return _scalar("string")
     if t in _SCALARS:
-        return _SCALARS[t]
+        return _scalar(_SCALARS[t])
     if t is Any:
-        return "any"
+        return _scalar("any")
     raise TypeError(f"no JSON notation for {t!r}")
 
 
-def _object(cls: type, stack: tuple[type, ...]) -> str:
+def _object(cls: type, stack: tuple[type, ...]) -> Node:
     hints = _hints(cls)
 
-    def field(name: str) -> str:
+    def field(name: str) -> Node:
         fixed = FIXED_OBJECTS.get((cls.__name__, name)) or FIXED_OBJECTS.get(("*", name))
-        return fixed or shape(hints[name], stack)
+        return _scalar(fixed) if fixed else shape(hints[name], stack)
 
-    return "{" + ", ".join(f"{name}: {field(name)}" for name in json_fields(cls)) + "}"
+    return Node("object", items=tuple((name, field(name)) for name in json_fields(cls)))
 
 
-def result_shape(cls: type) -> str:
+def render(node: Node, indent: int = 0, col: int = 0, width: int = 100) -> str:
+    """The notation of a shape that starts at column ``col`` of a line indented by ``indent``: on one
+    line when it fits in ``width``, else an object's fields one a line, two columns in."""
+    flat = _flat(node)
+    if col + len(flat) <= width or node.kind == "scalar":
+        return flat
+    if node.kind == "null":
+        return render(node.items[0][1], indent, col, width - len(" | null")) + " | null"
+    if node.kind == "list":
+        return "[" + render(node.items[0][1], indent, col + 1, width - 1) + "]"
+    if node.kind == "map":
+        return "{*: " + render(node.items[0][1], indent, col + 4, width - 1) + "}"
+    pad = " " * (indent + 2)
+    fields = [f"{pad}{name}: {render(child, indent + 2, indent + 4 + len(name), width)}" for name, child in node.items]
+    return "{\n" + ",\n".join(fields) + "\n" + " " * indent + "}"
+
+
+def _flat(node: Node) -> str:
+    if node.kind == "scalar":
+        return node.text
+    if node.kind == "null":
+        return _flat(node.items[0][1]) + " | null"
+    if node.kind == "list":
+        return "[" + _flat(node.items[0][1]) + "]"
+    if node.kind == "map":
+        return "{*: " + _flat(node.items[0][1]) + "}"
+    return "{" + ", ".join(f"{name}: {_flat(child)}" for name, child in node.items) + "}"
+
+
+def result_shape(cls: type) -> Node:
     """The document a result of ``cls`` is: its object, or its ``json_root`` list."""
     root = getattr(cls, "json_root", None)
     if root is None:
@@ -182,6 +375,9 @@ def _summary(cls: type) -> str:
 def json_output_markdown() -> str:
     parts = [INTRO]
     for name, cls in SHAPES.items():
-        summary = _summary(cls)
-        parts.append(f"- `{name}`: `{result_shape(cls)}`" + (f"\n\n    {summary}" if summary else "") + "\n")
+        parts.append(f"## `{name}`\n")
+        text = " ".join(t for t in (_summary(cls), NOTES.get(name, "")) if t)
+        if text:
+            parts.append(text + "\n")
+        parts.append("```text\n" + render(result_shape(cls)) + "\n```\n")
     return "\n".join(parts)
