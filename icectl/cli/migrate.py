@@ -44,10 +44,11 @@ def migrate(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Move tables from one catalog to another at their current metadata files (no file is copied or
-    deleted): register in the target, check it loads the same table, remove the source entry. A re-run
-    resumes; a table in both catalogs at different metadata files is a conflict, never overwritten;
-    exit 5 when a table is left behind (conflict, changed during the run)."""
+    """Move tables to another catalog at their current metadata files: register in the target, check, remove from the source.
+
+    No file is copied or deleted. A re-run resumes; a table in both catalogs at different metadata
+    files is a conflict, never overwritten; exit 5 when a table is left behind (a conflict, a commit
+    to the source during the run). See docs/migrate.md."""
     env: Env = ctx.obj
     if source and source == target:
         raise UsageError("--from and --to name the same catalog")

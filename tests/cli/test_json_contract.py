@@ -281,6 +281,10 @@ CASES: dict[str, Case] = {
                                                  "partition-stats-"], mutating=True,
                                     check=lambda lab, d: sum(p["data_file_count"] for p in d["partitions"]) == 4
                                     and d["commits"][0]["updates"][0]["action"] == "set-partition-statistics"),
+    "migrate": Case(("migrate",), lambda lab: ["--from", f"sqlite:///{lab.root}/reg.db", "--to",
+                                                f"sqlite:///{lab.root}/moved.db", "db"], "migrate",
+                    lambda lab: ["db.t", "migrated", "1 migrated"], mutating=True, setup=lambda lab: lab.sql(),
+                    check=lambda lab, d: [e["name"] for e in d["entries"]] == ["db.t"]),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
     "diff": Case(("diff",), lambda lab: ["db.t", "t1", "main"], "diff",
@@ -462,12 +466,18 @@ def _keys(spec: Any) -> Any:
 
 
 def _readme_shapes() -> dict[str, Any]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+    """The shapes the README's "JSON output" section documents, and those of the pages in docs/
+    that have such a section (a command documented on its own page: docs/migrate.md)."""
     out = {}
-    for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
-        names = m.group(1).replace("`", "").strip()
-        out[names] = _parse_readme_shape(m.group(2))
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = page.read_text()
+        if "\n## JSON output\n" not in text:
+            assert page.name != "README.md", "README.md has no JSON output section"
+            continue
+        section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+        for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
+            names = m.group(1).replace("`", "").strip()
+            out[names] = _parse_readme_shape(m.group(2))
     return out
 
 
