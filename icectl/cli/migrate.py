@@ -11,11 +11,8 @@ from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 from icectl.cli.views.migrate import migration_report
 from icectl.errors import ExitCode, MigrationIncompleteError, UsageError
-from icectl.ops.catalogs import Catalog, CatalogOptions, open_catalog
+from icectl.ops.catalogs import Catalog, CatalogOptions, open_catalog, redact_uri
 from icectl.ops.migrate import MigrationEntry, MigrationPlan, apply_migration, plan_migration
-
-CatalogOpt = Annotated[Optional[str], typer.Option(help="A configured catalog's name, or a catalog URI "
-                                                   "(sqlite:///..., postgresql://..., http(s)://..., thrift://...).")]
 
 
 def _open(env: Env, value: str | None, flag: str) -> Catalog:
@@ -26,6 +23,10 @@ def _open(env: Env, value: str | None, flag: str) -> Catalog:
     if env.verbose:
         env.stderr.write(f"icectl: {flag} catalog {catalog.name} ({catalog.kind})\n")
     return catalog
+
+
+def _label(value: str | None) -> str:
+    return redact_uri(value) if value and "://" in value else str(value)
 
 
 def migrate(
@@ -55,6 +56,8 @@ def migrate(
     src = _open(env, source, "--from")
     dst = _open(env, target, "--to")
     plan = plan_migration(src, dst, list(names or []), all_entries=all_namespaces, keep_source=keep_source)
+    # Catalogs by the names the command line gave them (two URIs would otherwise both be "default").
+    plan.source, plan.target = _label(source), _label(target)
     if dry_run:
         render(env, migration_report(plan, dry_run=True, applied=False))
         return
@@ -74,7 +77,7 @@ def migrate(
 def _exit_code(plan: MigrationPlan) -> None:
     """A run that left a table behind ends with a documented exit code, after the report: that of the
     first table an error stopped, else 5 (a conflict, a change during the run), else the first skipped
-    table's (7: the target cannot hold it; 4: its metadata is unreadable)."""
+    table's (7: the target cannot hold it; an unreadable one: its error's, 4 for invalid metadata)."""
     left = plan.incomplete
     if not left:
         return

@@ -219,11 +219,9 @@ def classify(source: Catalog, target: Catalog, kind: str, ident: Identifier) -> 
         entry.action = DONE
     elif dst is None:
         entry.action = MIGRATE
-        entry.detail = _target_refusal(source, target, k, ident)
-        if entry.detail is not None:
-            unreadable = entry.detail.startswith("cannot read")
-            entry.action = UNREADABLE if unreadable else UNSUPPORTED
-            entry.exit_code = int(ExitCode.INVALID_METADATA if unreadable else ExitCode.UNSUPPORTED)
+        refusal = _target_refusal(source, target, k, ident)
+        if refusal is not None:
+            entry.action, entry.detail, entry.exit_code = refusal
     elif src == dst:
         entry.action = FINISH
     else:
@@ -233,16 +231,18 @@ def classify(source: Catalog, target: Catalog, kind: str, ident: Identifier) -> 
     return entry
 
 
-def _target_refusal(source: Catalog, target: Catalog, kind: Kind, ident: Identifier) -> str | None:
-    """Why the target cannot take this entry, or None."""
+def _target_refusal(source: Catalog, target: Catalog, kind: Kind,
+                    ident: Identifier) -> tuple[str, str, int] | None:
+    """(action, why, exit code) when the target cannot take this entry (its metadata unreadable, or
+    a format version the target cannot hold), or None."""
     if kind.name != TABLE:
         return None
     try:
         md = source.load(ident).metadata
     except IcectlError as e:
-        return f"cannot read its metadata in {source.name}: {e.message}"
+        return UNREADABLE, f"cannot read its metadata in {source.name}: {e.message}", int(e.exit_code)
     if md.format_version >= 4 and not target.supports_v4:
-        return f"format version 4 tables cannot live in a {target.kind} catalog"
+        return UNSUPPORTED, f"format version 4 tables cannot live in a {target.kind} catalog", int(ExitCode.UNSUPPORTED)
     return None
 
 

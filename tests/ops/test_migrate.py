@@ -16,7 +16,7 @@ import yaml
 from icectl.catalog.sql import SqlCatalog
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.errors import ExitCode, NotFoundError, UsageError
+from icectl.errors import ExitCode, InvalidMetadataError, NotFoundError, UsageError
 from icectl.io import FileIO
 from icectl.ops.migrate import VERIFIED, apply_migration, plan_migration
 from icectl.table.loaded import load_table
@@ -151,7 +151,7 @@ def test_cli_dry_run_refusal_yes_and_rerun(lab):
                                  "target_metadata_location": None, "detail": None, "exit_code": None}
     code, out, err = lab.run("migrate", "--from", "src", "--to", "dst", "db")
     assert code == ExitCode.REFUSED and "without --yes" in err
-    assert "db.t19" in out and "register in dst" in out
+    assert "db.t19" in out and "register in target" in out
     assert where(lab.src, lab.dst, lab.idents) == lab.before
     code, out, err = lab.run("-o", "json", "migrate", "--from", "src", "--to", "dst", "db", "--yes")
     assert code == 0, err
@@ -181,3 +181,17 @@ def test_cli_same_catalog_or_none_is_a_usage_error(lab):
     assert lab.run("migrate", "--from", "src", "--to", "src", "db", "--yes")[0] == ExitCode.USAGE
     assert lab.run("migrate", "--to", "dst", "db", "--yes")[0] == ExitCode.USAGE
     assert lab.run("migrate", "--from", "src", "--to", "nosuch", "db", "--yes")[0] == ExitCode.USAGE
+
+
+def test_a_table_whose_metadata_cannot_be_read_is_skipped_with_its_error(lab):
+    broken = lab.root / "broken.metadata.json"
+    broken.write_text("{")
+    with pytest.raises(InvalidMetadataError):  # the entry is made, then loading it fails
+        lab.src.register_table(("db", "broken"), str(broken))
+    code, out, err = lab.run("-o", "json", "migrate", "--from", "src", "--to", "dst", "db", "--yes")
+    assert code == ExitCode.INVALID_METADATA, err
+    doc = json.loads(out)
+    assert doc["counts"] == {"migrated": 20, "unreadable": 1}
+    entry = next(e for e in doc["entries"] if e["name"] == "db.broken")
+    assert entry["exit_code"] == ExitCode.INVALID_METADATA and "broken.metadata.json" in entry["detail"]
+    assert where(lab.src, lab.dst, [("db", "broken")]) == {("db", "broken"): (str(broken), None)}

@@ -31,18 +31,18 @@ def migration_report(plan: MigrationPlan, *, dry_run: bool, applied: bool) -> Mi
                            plan.entries, plan.counts())
 
 
-PLANNED = {"migrate": "register in {t}, check, remove from {s}", "finish": "in both, same metadata: remove from {s}",
-           "done": "already in {t}", "conflict": "conflict: in both, different metadata (left as is)",
-           "unsupported": "skipped: {t} cannot hold it", "unreadable": "skipped: metadata unreadable"}
+PLANNED = {"migrate": "register in target, check, remove from source",
+           "finish": "in both, same metadata: check, remove from source", "done": "already in target",
+           "conflict": "conflict: in both, different metadata (left as is)",
+           "unsupported": "skipped: the target cannot hold it", "unreadable": "skipped: metadata unreadable"}
+KEPT = {"migrate": "register in target, check (source kept)",
+        "finish": "in both, same metadata: check (source kept)"}
 
 
 def _what(r: MigrationReport, e: MigrationEntry) -> str:
     if e.outcome is not None:
         return e.outcome
-    text = PLANNED.get(e.action, e.action)
-    if e.action == "migrate" and r.keep_source:
-        text = "register in {t}, check (source kept)"
-    return text.format(s=r.source, t=r.target)
+    return (KEPT if r.keep_source and e.action in KEPT else PLANNED).get(e.action, e.action)
 
 
 @text_renderer(MigrationReport)
@@ -57,7 +57,7 @@ def _migration_text(env: Env, r: MigrationReport) -> None:
         say(env, f"namespaces {verb} in {r.target}: {', '.join(r.namespaces_created)}")
     rows = [[e.kind, e.name, _what(r, e), e.source_metadata_location or "-", e.target_metadata_location or "-"]
             for e in r.entries]
-    print_table(env, ["kind", "name", "outcome" if r.applied else "plan", f"in {r.source}", f"in {r.target}"], rows,
+    print_table(env, ["kind", "name", "outcome" if r.applied else "plan", "source metadata", "target metadata"], rows,
                 empty="nothing selected")
     for e in r.entries:
         if e.detail:
