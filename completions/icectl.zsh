@@ -39,6 +39,7 @@ _icectl() {
                 health) _icectl__health && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
                 maintain) _icectl__maintain && ret=0 ;;
+                migrate) _icectl__migrate && ret=0 ;;
                 namespace) _icectl__namespace && ret=0 ;;
                 properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
@@ -82,6 +83,7 @@ _icectl_commands() {
         'health:Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
         'list:List namespaces and tables in the catalog'
         'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
+        'migrate:Move tables to another catalog at their current metadata files: register in the target, check, remove from the source'
         'namespace:List, create and drop namespaces; show and change their properties'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
@@ -502,6 +504,24 @@ _icectl__maintain() {
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
+}
+
+(( $+functions[_icectl__migrate] )) ||
+_icectl__migrate() {
+    _arguments -s -S \
+        '--all[Every namespace of the source catalog]' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--dry-run[Show each table and what will happen to it; change nothing]' \
+        '--from=[The catalog the tables leave\: a configured catalog'\''s name or a catalog URI]:from:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--keep-source[Register and check in the target, and keep the source entries]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--to=[The catalog the tables go to\: a configured catalog'\''s name or a catalog URI]:to:_files' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        '*:names:_files'
 }
 
 (( $+functions[_icectl__namespace] )) ||

@@ -154,3 +154,13 @@ class MaintenanceFailedError(IcectlError):
     """``maintain``: a step failed on at least one table; the others were still maintained."""
 
     exit_code = ExitCode.MAINTENANCE_FAILED
+
+
+class MigrationIncompleteError(IcectlError):
+    """``migrate``: a table was left behind (a conflict, a change during the run, an error); the
+    report itself went to stdout. The exit code is the one of what stopped it: 5 for a conflict or a
+    change, or the error's own."""
+
+    def __init__(self, message: str, *, exit_code: ExitCode, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.exit_code = exit_code

@@ -43,6 +43,8 @@ COMMANDS = {c.name: c for c in (
                 "(metadata only), after a pre-flight report."),
     LazyCommand("register", "icectl.cli.register", "register_cmd", "Register an existing table metadata file in a "
                 "(SQL) catalog, e.g."),
+    LazyCommand("migrate", "icectl.cli.migrate", "migrate", "Move tables to another catalog at their current metadata "
+                "files: register in the target, check, remove from the source."),
     LazyCommand("alter", "icectl.cli.alter", "alter", "Change a table's schema, partition spec, sort order and "
                 "properties in one commit (Java's rules and ids)."),
     LazyCommand("properties", "icectl.cli.alter", "properties", "List a table's properties, or set or unset some "

@@ -240,6 +240,13 @@ PARTITION_STATS = {"table": str, "snapshot_id": int,
                    "statistics_path": Opt(str), "existing": Opt(str), "statistics": Opt(dict),
                    "metadata_location": Opt(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 
+MIGRATE = {"source": str, "target": str, "dry_run": bool, "applied": bool, "keep_source": bool,
+           "namespaces_created": [str],
+           "entries": [{"kind": str, "name": str, "action": str, "outcome": Opt(str),
+                        "source_metadata_location": Opt(str), "target_metadata_location": Opt(str),
+                        "detail": Opt(str), "exit_code": Opt(int)}],
+           "counts": Map(int)}
+
 # docs/reference/json-output.md (generated from the result types: tools/gendocs/json_shapes.py) names each
 # shape by the command (and option) that prints it; test_json_contract.py checks the two agree.
 SHAPES: dict[str, Any] = {
@@ -254,6 +261,7 @@ SHAPES: dict[str, Any] = {
     "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
     "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
+    "migrate": MIGRATE,
 }
 
 

@@ -284,6 +284,10 @@ CASES: dict[str, Case] = {
                                                  "partition-stats-"], mutating=True,
                                     check=lambda lab, d: sum(p["data_file_count"] for p in d["partitions"]) == 4
                                     and d["commits"][0]["updates"][0]["action"] == "set-partition-statistics"),
+    "migrate": Case(("migrate",), lambda lab: ["--from", f"sqlite:///{lab.root}/reg.db", "--to",
+                                                f"sqlite:///{lab.root}/moved.db", "db"], "migrate",
+                    lambda lab: ["db.t", "migrated", "1 migrated"], mutating=True, setup=lambda lab: lab.sql(),
+                    check=lambda lab, d: [e["name"] for e in d["entries"]] == ["db.t"]),
     "register": Case(("register",), lambda lab: ["db.reg", lab.table.metadata_location], "register",
                      lambda lab: ["register db.reg", "registered db.reg"], mutating=True, catalog=SQL_CATALOG),
     "diff": Case(("diff",), lambda lab: ["db.t", "t1", "main"], "diff",

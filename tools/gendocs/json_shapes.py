@@ -24,6 +24,7 @@ from icectl.cli.views.compact import CompactionOutcome, CompactionPlanView
 from icectl.cli.views.expire import ExpireReport
 from icectl.cli.views.files import FileList
 from icectl.cli.views.health import HealthReport, MaintainReport
+from icectl.cli.views.migrate import MigrationReport
 from icectl.cli.views.housekeeping import (DropReport, NamespaceChange, NamespaceListing, NamespaceProperties,
                                            RenameReport, RewriteManifestsReport)
 from icectl.cli.views.orphans import OrphanReport
@@ -54,6 +55,7 @@ SHAPES: dict[str, type] = {
     "rewrite-manifests": RewriteManifestsReport, "diff": TableDiff, "restore": RestoreReport, "repair": RepairReport,
     "rewrite-table-path": RelocationReport, "compute-stats": ComputeStatsReport,
     "compute-partition-stats": PartitionStatsReport, "health": HealthReport, "maintain": MaintainReport,
+    "migrate": MigrationReport,
 }
 
 INTRO = """\

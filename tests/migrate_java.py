@@ -1,0 +1,107 @@
+"""The ``migrate`` proof with Iceberg Java (tests/rest/test_rest_migrate.py, tests/hive/test_hive_migrate.py):
+a SQL catalog ``jc`` (SQLite, Java's JdbcCatalog layout, shared with Spark's ``jc``) holds a
+namespace of 20 tables that icectl moves to a target catalog Spark also has. During the first run
+Iceberg Java commits to one source table between the target's check and the re-read of the source's
+location (the ``verified`` step): that table is reported ``changed`` and stays in the source with
+Java's commit; the re-run moves it. Then Java reads every table from the target (its rows, its tag),
+commits to one there, and neither Java nor icectl finds a table left in the source."""
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import sys
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from interop.java_tables import ensure_jdbc_driver, oracle_module  # noqa: E402
+from migrate_tables import build_namespace, where  # noqa: E402
+
+from icectl.catalog import build_catalog, resolve_catalog_config  # noqa: E402
+from icectl.cli.context import Env  # noqa: E402
+from icectl.cli.main import run  # noqa: E402
+from icectl.ops.migrate import VERIFIED, apply_migration, plan_migration  # noqa: E402
+
+N = 20
+CHANGED = 5  # the table Java commits to during the first run
+
+
+def write_config(path: pathlib.Path, source_db: pathlib.Path, source_wh: pathlib.Path,
+                 target: dict[str, str]) -> None:
+    path.write_text(yaml.safe_dump({"catalog": {
+        "jc": {"uri": f"sqlite:///{source_db}", "warehouse": str(source_wh)}, "dst": target}}))
+
+
+def java_session(source_db: pathlib.Path, source_wh: pathlib.Path, conf: dict[str, str]) -> Any:
+    """Spark with Iceberg Java: ``jc`` the JdbcCatalog on the source's SQLite file, plus ``conf``
+    (the target catalog). The source's tables must exist first (no catalog-table initialisation:
+    its read lock would fail icectl's commits)."""
+    jdbc_uri = f"jdbc:sqlite:{source_db}"
+    spark = oracle_module().session(str(source_wh), jdbc_uri=jdbc_uri, extra_conf={
+        "spark.sql.session.timeZone": "UTC", "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.catalog.jc.cache-enabled": "false", "spark.sql.catalog.jc.jdbc.init-catalog-tables": "false",
+        "spark.sql.catalog.jc.warehouse": str(source_wh), **conf})
+    ensure_jdbc_driver(spark, jdbc_uri)
+    return spark
+
+
+def build_source(source_db: pathlib.Path, source_wh: pathlib.Path, namespace: str) -> list[tuple[str, ...]]:
+    from icectl.catalog.sql import SqlCatalog
+    from icectl.io import FileIO
+
+    return build_namespace(SqlCatalog("jc", f"sqlite:///{source_db}", str(source_wh), FileIO()), namespace, N)
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+    code = run(list(args), env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+
+def prove(spark: Any, namespace: str, idents: list[tuple[str, ...]], java_target: str) -> None:
+    """The whole proof, on catalogs ``jc`` and ``dst`` of the configuration in ``ICECTL_CONFIG``;
+    ``java_target`` is Spark's name for the target catalog."""
+    source = build_catalog(resolve_catalog_config("jc"))
+    target = build_catalog(resolve_catalog_config("dst"))
+    before = where(source, target, idents)
+    changed = idents[CHANGED]
+    java_commit: dict[str, str] = {}
+
+    def commit_in_source(entry, step):
+        if step == VERIFIED and entry.ident == changed:
+            spark.sql(f"INSERT INTO jc.{namespace}.{changed[1]} VALUES (999, 'java', TIMESTAMP '2026-01-03 00:00:00')")
+            java_commit["at"] = source.load_metadata_location(changed)
+
+    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--dry-run")
+    assert code == 0, err
+    assert json.loads(out)["counts"] == {"migrate": N}
+    plan = apply_migration(source, target, plan_migration(source, target, [namespace]), progress=commit_in_source)
+    assert plan.counts() == {"changed": 1, "migrated": N - 1}, plan.counts()
+    entry = next(e for e in plan.entries if e.ident == changed)
+    assert entry.outcome == "changed" and entry.source_metadata_location == java_commit["at"] != before[changed][0]
+    assert where(source, target, [changed]) == {changed: (java_commit["at"], None)}, "Java's commit was lost"
+
+    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--yes")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["counts"] == {"done": N - 1, "migrated": 1}
+    expected = {i: (None, before[i][0]) for i in idents}
+    expected[changed] = (None, java_commit["at"])
+    assert where(source, target, idents) == expected
+    assert source.list_tables((namespace,)) == []
+    assert spark.sql(f"SHOW TABLES IN jc.{namespace}").collect() == []
+
+    for n, ident in enumerate(idents):
+        name = f"{java_target}.{namespace}.{ident[1]}"
+        rows = sorted(tuple(r) for r in spark.sql(f"SELECT id, name FROM {name}").collect())
+        want = [(n * 10, "a"), (n * 10 + 1, "b"), (n * 10 + 2, None)] + ([(999, "java")] if ident == changed else [])
+        assert rows == sorted(want, key=lambda r: r[0]), f"{name}: {rows}"
+        tags = {r[0] for r in spark.sql(f"SELECT name FROM {name}.refs WHERE type = 'TAG'").collect()}
+        assert tags == ({"v1"} if n % 3 == 0 else set()), f"{name}: tags {tags}"
+    spark.sql(f"INSERT INTO {java_target}.{namespace}.t00 VALUES (7, 'after', TIMESTAMP '2026-01-04 00:00:00')")
+    assert spark.sql(f"SELECT count(*) FROM {java_target}.{namespace}.t00").collect()[0][0] == 4
+
+    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--yes")
+    assert code == 0 and json.loads(out)["counts"] == {"done": N}, err
