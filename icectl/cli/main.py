@@ -79,6 +79,9 @@ COMMANDS = {c.name: c for c in (
     LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
                 "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
                 "it is overdue."),
+    LazyCommand("report", "icectl.cli.report", "report", "Show a table's shape as charts (file sizes against the "
+                "target, activity per day, partition sizes, delete load); with --html, write them as one "
+                "self-contained page."),
     LazyCommand("maintain", "icectl.cli.maintain", "maintain", "For each table, run the steps its health calls for "
                 "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
                 "per table; exit 15 when a table failed."),
