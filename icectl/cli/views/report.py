@@ -1,6 +1,7 @@
-"""What ``report`` prints: a table's shape as bar charts in the terminal (rich tables with bars of
-block characters on a terminal, ``#`` bars in plain columns when piped), fitted to the width; or,
-with ``--html``, one line naming the page :mod:`icectl.cli.views.report_html` wrote."""
+"""What ``profile`` and ``report`` print. ``profile``: a table's shape as bar charts in the terminal
+(rich tables with bars of block characters on a terminal, ``#`` bars in plain columns when piped),
+fitted to the width. ``report --html``: one line naming the page :mod:`icectl.cli.views.report_html`
+wrote."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from icectl.cli.views.validate import ValidationView
 if TYPE_CHECKING:
     from icectl.ops.inspect.profile import DayActivity, PartitionLoad, SizeBin, TableProfile
 
-# The charts, in the order the terminal and the page show them (the page adds the timeline).
+# The charts, in the order the terminal shows them (the page adds the timeline).
 TERMINAL_CHARTS = ("file sizes", "activity per day", "partition sizes", "delete load")
 DAYS_SHOWN = 14  # the terminal shows the latest days; the page shows them all
 PARTITIONS_SHOWN = 15
@@ -22,15 +23,24 @@ MIN_BAR, MAX_BAR = 8, 40
 
 
 @dataclass
-class ReportView:
-    """``report``'s result: the profile, and with ``--html`` the page written and the validate
-    findings it shows (null without ``--html``)."""
+class ProfileView:
+    """``profile``'s result: the numbers of the charts it draws."""
 
     table: str
-    html: str | None  # the page written (null: the charts were printed)
     charts: list[str]  # the charts drawn, by title
     profile: TableProfile
-    validation: ValidationView | None
+
+
+@dataclass
+class ReportView:
+    """``report``'s result: the page written, its charts, the numbers they draw and the validate
+    findings it shows."""
+
+    table: str
+    html: str  # the page written
+    charts: list[str]
+    profile: TableProfile
+    validation: ValidationView
 
 
 # -- bars -------------------------------------------------------------------------------------------
@@ -163,12 +173,13 @@ def _delete_load(env: Env, partitions: list[PartitionLoad]) -> None:
 
 @text_renderer(ReportView)
 def _report_text(env: Env, r: ReportView) -> None:
-    if r.html is not None:
-        v = r.validation
-        found = "" if v is None else (", validate: no findings" if not v.findings else
-                                      f", validate: {v.errors} errors, {v.warnings} warnings")
-        say(env, f"wrote {r.html}: {len(r.charts)} charts of {r.table}{found}")
-        return
+    v = r.validation
+    found = "no findings" if not v.findings else f"{v.errors} errors, {v.warnings} warnings"
+    say(env, f"wrote {r.html}: {len(r.charts)} charts of {r.table}, validate: {found}")
+
+
+@text_renderer(ProfileView)
+def _profile_text(env: Env, r: ProfileView) -> None:
     p = r.profile
     fs = p.file_sizes
     say(env, (f"{p.table}", "bold"), f": format version {p.format_version}, snapshot {p.snapshot_id}")

@@ -3,8 +3,9 @@ matplotlib as SVG, inline in the page, text as paths (they look the same in any 
 font installed); the page has no script and loads nothing: it opens with the network off, in a
 ticket system's viewer that blocks scripts, and prints to PDF as it is shown.
 
-matplotlib is the extra ``icectl[report]``: only this page needs it, so it is imported when a page
-is written (a heavy library used by one code path) and its absence is one line naming the extra.
+matplotlib is the extra ``icectl[report]``: only this page needs it, and only ``icectl report``
+loads this module (``profile``, the same charts in the terminal, does not); without it, writing a
+page is one line naming the extra.
 """
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ import html
 import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+try:
+    import matplotlib
+    import matplotlib.dates
+    import matplotlib.figure
+    import matplotlib.ticker
+except ImportError:  # the extra icectl[report] is not installed: write_report_html says so
+    matplotlib = None  # type: ignore[assignment]
 
 from icectl import __version__
 from icectl.cli.output import fmt_bytes, fmt_ts, num
@@ -31,15 +40,8 @@ WIDTH_IN = 9.0  # figure width in inches (at 96 px an inch in the page)
 
 
 def _matplotlib() -> Any:
-    try:
-        # matplotlib is heavy (and optional): loaded only when a page is written.
-        import matplotlib
-        import matplotlib.dates
-        import matplotlib.figure
-        import matplotlib.ticker
-    except ImportError:
-        raise UnsupportedError("report --html needs matplotlib, in the extra icectl[report]",
-                               hint=INSTALL_HINT) from None
+    if matplotlib is None:
+        raise UnsupportedError("report --html needs matplotlib, in the extra icectl[report]", hint=INSTALL_HINT)
     return matplotlib
 
 
