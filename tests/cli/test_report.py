@@ -13,6 +13,7 @@ import os
 import pathlib
 import pty
 import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from icectl.errors import ExitCode
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/cli for output_shapes
 from output_shapes import SHAPES, check_shape  # noqa: E402
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
 TITLES = ["Data file sizes, target 512.0 MiB", "Snapshots and data added per day (UTC)", "Partition sizes",
           "Delete load per partition"]
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
@@ -182,3 +184,28 @@ def test_without_matplotlib_one_line_names_the_extra(demo, tmp_path):
 def test_a_page_that_cannot_be_written_is_one_line(demo, tmp_path):
     code, out, err = icectl(*demo, "report", "demo.events", "--html", str(tmp_path / "no" / "such" / "r.html"))
     assert code == ExitCode.STORAGE and "cannot write" in err and "Traceback" not in err
+
+
+def test_the_docs_page_runs(tmp_path, monkeypatch):
+    """docs/report.md: its ``sh`` blocks run as written (the local default catalog in a fresh folder;
+    the install lines are the reader's), and the error it quotes is the one icectl prints."""
+    text = (REPO / "docs" / "report.md").read_text()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    commands = [line.split("#")[0].strip() for block in re.findall(r"```sh\n(.*?)```", text, re.S)
+                for line in block.splitlines() if line.strip()]
+    assert [c for c in commands if c.startswith("pip install")] == ["pip install 'icectl[report]'",
+                                                                     "pip install '.[report]'"]
+    ran = [c for c in commands if not c.startswith("pip install")]
+    assert ran == ["icectl demo", "icectl profile demo.events", "icectl report demo.events --html report.html"]
+    for command in ran:
+        code, out, err = icectl(*shlex.split(command)[1:])
+        assert code == 0, f"{command}: {err}"
+    assert (tmp_path / "report.html").exists()
+    assert out == "wrote report.html: 5 charts of demo.events, validate: no findings\n"
+    assert out in text
+    assert "icectl: error: report --html needs matplotlib, in the extra icectl[report]\n" \
+           "hint: pip install 'icectl[report]' (from a checkout: pip install '.[report]')\n" in text
+    assert (REPO / "docs" / "images" / "report.png").exists() and "](images/report.png)" in text

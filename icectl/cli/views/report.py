@@ -140,8 +140,9 @@ def _file_sizes(env: Env, p: TableProfile) -> None:
 
 def _activity(env: Env, days: list[DayActivity]) -> None:
     shown = days[-DAYS_SHOWN:]
-    rows = [[d.day, num(d.snapshots), "", fmt_bytes(d.added_bytes), "", f"+{num(d.added_records)}"
-             + (f" -{num(d.removed_records)}" if d.removed_records else "")] for d in shown]
+    rows = [[d.day, num(d.snapshots), "", fmt_bytes(d.added_bytes), "",
+             " ".join(([f"+{num(d.added_records)}"] if d.added_records else [])
+                      + ([f"-{num(d.removed_records)}"] if d.removed_records else []))] for d in shown]
     note = f"{len(days) - len(shown)} earlier days not shown" if len(days) > len(shown) else None
     _chart(env, "Snapshots and data added per day (UTC)", ["day", "snapshots", "", "added", "", "records"], rows,
            [(2, [d.snapshots for d in shown]), (4, [d.added_bytes for d in shown])], right={"snapshots", "added"},
