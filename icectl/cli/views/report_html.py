@@ -53,9 +53,9 @@ def _svg(mpl: Any, fig: Any) -> str:
     return svg[svg.index("<svg"):]  # without the XML declaration and DOCTYPE: inline in HTML
 
 
-def _figure(mpl: Any, rows: int, *, height: float) -> Any:
-    fig = mpl.figure.Figure(figsize=(WIDTH_IN, height), layout="constrained")
-    return fig
+def _figure(mpl: Any, *, height: float) -> Any:
+    # A Figure without pyplot: no global state, no GUI backend (savefig picks matplotlib's SVG writer by the format).
+    return mpl.figure.Figure(figsize=(WIDTH_IN, height), layout="constrained")
 
 
 def _unit(largest: float) -> tuple[int, str]:
@@ -78,7 +78,7 @@ def _message(ax: Any, text: str) -> None:
 
 def chart_file_sizes(mpl: Any, p: TableProfile) -> Any:
     fs = p.file_sizes
-    fig = _figure(mpl, 1, height=0.32 * len(fs.bins) + 1.2)
+    fig = _figure(mpl, height=0.32 * len(fs.bins) + 1.2)
     ax = fig.subplots()
     labels = [size_label(b) for b in fs.bins]
     y = list(range(len(fs.bins)))
@@ -111,7 +111,7 @@ def _dates(mpl: Any, ax: Any) -> None:
 
 
 def chart_activity(mpl: Any, p: TableProfile) -> Any:
-    fig = _figure(mpl, 2, height=3.6)
+    fig = _figure(mpl, height=3.6)
     top, bottom = fig.subplots(2, 1, sharex=True)
     if not p.days:
         _message(top, "no snapshots")
@@ -132,7 +132,7 @@ def chart_activity(mpl: Any, p: TableProfile) -> Any:
 def chart_timeline(mpl: Any, p: TableProfile) -> Any:
     branches = [r.name for r in p.refs if r.type == "branch"]
     lanes = branches + (["(no branch)"] if any(not s.branches for s in p.timeline) else [])
-    fig = _figure(mpl, 1, height=0.55 * max(len(lanes), 1) + 1.6)
+    fig = _figure(mpl, height=0.55 * max(len(lanes), 1) + 1.6)
     ax = fig.subplots()
     if not p.timeline:
         _message(ax, "no snapshots")
@@ -170,7 +170,7 @@ def chart_timeline(mpl: Any, p: TableProfile) -> Any:
 
 def chart_partitions(mpl: Any, p: TableProfile) -> Any:
     parts = [x for x in p.partitions if x.data_files][:PARTITIONS_CHARTED]
-    fig = _figure(mpl, 1, height=0.26 * max(len(parts), 1) + 1.2)
+    fig = _figure(mpl, height=0.26 * max(len(parts), 1) + 1.2)
     ax = fig.subplots()
     if not parts:
         _message(ax, "no data files")
@@ -194,7 +194,7 @@ def chart_partitions(mpl: Any, p: TableProfile) -> Any:
 def chart_delete_load(mpl: Any, p: TableProfile) -> Any:
     loaded = sorted((x for x in p.partitions if x.delete_files),
                     key=lambda x: (-x.delete_records, -x.delete_files))[:PARTITIONS_CHARTED]
-    fig = _figure(mpl, 1, height=0.3 * max(len(loaded), 1) + 1.2)
+    fig = _figure(mpl, height=0.3 * max(len(loaded), 1) + 1.2)
     ax = fig.subplots()
     ax.set_title("Delete load per partition: rows deleted by live delete files, of the partition's rows",
                  fontsize=10, loc="left")
