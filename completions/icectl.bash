@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain migrate namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain migrate namespace profile properties refs register remove-orphans rename repair report restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -181,6 +181,12 @@ __icectl_spec() {
             valopts='--catalog --output --remove --set --uri --warehouse -c -o'
             numopts=''
             ;;
+        'profile')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
         'properties')
             subcmds=''
             opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
@@ -215,6 +221,12 @@ __icectl_spec() {
             subcmds=''
             opts='--all-refs --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'report')
+            subcmds=''
+            opts='--catalog --help --html --output --uri --verbose --warehouse -c -h -o -v'
+            valopts='--catalog --html --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'restore')
@@ -349,6 +361,8 @@ __icectl_choices() {
         'namespace properties|-o') echo 'json table' ;;
         'namespace|--output') echo 'json table' ;;
         'namespace|-o') echo 'json table' ;;
+        'profile|--output') echo 'json table' ;;
+        'profile|-o') echo 'json table' ;;
         'properties|--output') echo 'json table' ;;
         'properties|-o') echo 'json table' ;;
         'refs|--output') echo 'json table' ;;
@@ -362,6 +376,8 @@ __icectl_choices() {
         'rename|-o') echo 'json table' ;;
         'repair|--output') echo 'json table' ;;
         'repair|-o') echo 'json table' ;;
+        'report|--output') echo 'json table' ;;
+        'report|-o') echo 'json table' ;;
         'restore|--output') echo 'json table' ;;
         'restore|-o') echo 'json table' ;;
         'rewrite-deletes|--output') echo 'json table' ;;

@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'catalogs' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'migrate' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'catalogs' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'migrate' 'namespace' 'profile' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'report' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -76,6 +76,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'namespace properties'
             printf '%s\n' -- '--catalog' '--output' '--remove' '--set' '--uri' '--warehouse' '-c' '-o'
+        case 'profile'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'properties'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'refs'
@@ -88,6 +90,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'repair'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
+        case 'report'
+            printf '%s\n' -- '--catalog' '--html' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'restore'
             printf '%s\n' -- '--catalog' '--output' '--to-metadata' '--to-time' '--to-version' '--uri' '--warehouse' '-c' '-o'
         case 'rewrite-deletes'
@@ -175,12 +179,14 @@ complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables 
 complete -c icectl -n '__icectl_at' -f -a 'maintain' -d 'For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
 complete -c icectl -n '__icectl_at' -f -a 'migrate' -d 'Move tables to another catalog at their current metadata files: register in the target, check, remove from the source'
 complete -c icectl -n '__icectl_at' -f -a 'namespace' -d 'List, create and drop namespaces; show and change their properties'
+complete -c icectl -n '__icectl_at' -f -a 'profile' -d 'Show a table\'s shape as charts: data file sizes against the target, snapshots and data added per day, partition sizes, delete load per partition'
 complete -c icectl -n '__icectl_at' -f -a 'properties' -d 'List a table\'s properties, or set or unset some (one commit)'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
 complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what other manifests still hold'
+complete -c icectl -n '__icectl_at' -f -a 'report' -d 'Write one self-contained HTML page of a table\'s shape, for an incident ticket: charts, snapshot timeline with refs, partition skew, validate findings'
 complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today\'s file, so another restore undoes it'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-manifests' -d 'Rewrite the current snapshot\'s manifests clustered by partition, at the table\'s target manifest size (metadata only, as Iceberg Java\'s rewrite_manifests)'
@@ -404,6 +410,9 @@ complete -c icectl -n '__icectl_at namespace properties' -l remove -r -d 'Remove
 complete -c icectl -n '__icectl_at namespace properties' -l set -r -d 'Set a property KEY=VALUE (repeatable)'
 complete -c icectl -n '__icectl_at namespace properties' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
+# icectl profile
+complete -c icectl -n '__icectl_at profile' -l help -s h -d 'Show this message and exit'
+
 # icectl properties
 complete -c icectl -n '__icectl_at properties' -l dry-run -d 'Show the schema, spec, order and properties before and after, and the updates; commit nothing'
 complete -c icectl -n '__icectl_at properties' -l help -s h -d 'Show this message and exit'
@@ -437,6 +446,10 @@ complete -c icectl -n '__icectl_at repair' -l all-refs -d 'Check and repair the 
 complete -c icectl -n '__icectl_at repair' -l dry-run -d 'Show the problems and the fix, with the records and bytes lost; commit nothing'
 complete -c icectl -n '__icectl_at repair' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at repair' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl report
+complete -c icectl -n '__icectl_at report' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at report' -l html -r -d 'The HTML page to write (replaced if it exists)'
 
 # icectl restore
 complete -c icectl -n '__icectl_at restore' -l dry-run -d 'Show the plan and the diff to today; change nothing'

@@ -41,12 +41,14 @@ _icectl() {
                 maintain) _icectl__maintain && ret=0 ;;
                 migrate) _icectl__migrate && ret=0 ;;
                 namespace) _icectl__namespace && ret=0 ;;
+                profile) _icectl__profile && ret=0 ;;
                 properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
                 register) _icectl__register && ret=0 ;;
                 remove-orphans) _icectl__remove_orphans && ret=0 ;;
                 rename) _icectl__rename && ret=0 ;;
                 repair) _icectl__repair && ret=0 ;;
+                report) _icectl__report && ret=0 ;;
                 restore) _icectl__restore && ret=0 ;;
                 rewrite-deletes) _icectl__rewrite_deletes && ret=0 ;;
                 rewrite-manifests) _icectl__rewrite_manifests && ret=0 ;;
@@ -85,12 +87,14 @@ _icectl_commands() {
         'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
         'migrate:Move tables to another catalog at their current metadata files: register in the target, check, remove from the source'
         'namespace:List, create and drop namespaces; show and change their properties'
+        'profile:Show a table'\''s shape as charts: data file sizes against the target, snapshots and data added per day, partition sizes, delete load per partition'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
         'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
         'repair:Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what other manifests still hold'
+        'report:Write one self-contained HTML page of a table'\''s shape, for an incident ticket: charts, snapshot timeline with refs, partition skew, validate findings'
         'restore:Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today'\''s file, so another restore undoes it'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
         'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
@@ -620,6 +624,18 @@ _icectl__namespace__properties() {
         ':namespace:_files'
 }
 
+(( $+functions[_icectl__profile] )) ||
+_icectl__profile() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        ':table:_files'
+}
+
 (( $+functions[_icectl__properties] )) ||
 _icectl__properties() {
     _arguments -s -S \
@@ -709,6 +725,19 @@ _icectl__repair() {
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
+        ':table:_files'
+}
+
+(( $+functions[_icectl__report] )) ||
+_icectl__report() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--html=[The HTML page to write (replaced if it exists)]:file:_files' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         ':table:_files'
 }
 

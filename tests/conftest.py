@@ -11,10 +11,10 @@ Fixtures:
   postgres_db    (function) the name of a fresh, empty database on that server, dropped afterwards.
 
 Markers (declared in pyproject.toml; --strict-markers is on): spark, s3, interop, slow, rest,
-postgres. Every test under tests/interop/ is also given the `interop` and `spark` markers here at
+postgres, gcs, adls, browser. Every test under tests/interop/ is also given the `interop` and `spark` markers here at
 collection, in case a module forgets its `pytestmark`, so that
 `python -m pytest -m 'not spark and not s3 and not interop'` never starts a JVM. The fast inner
-loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres and not gcs and not adls"`.
+loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres and not gcs and not adls and not browser"`.
 """
 from __future__ import annotations
 

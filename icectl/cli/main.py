@@ -81,6 +81,11 @@ COMMANDS = {c.name: c for c in (
     LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
                 "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
                 "it is overdue."),
+    LazyCommand("profile", "icectl.cli.profile", "profile", "Show a table's shape as charts: data file sizes "
+                "against the target, snapshots and data added per day, partition sizes, delete load per "
+                "partition."),
+    LazyCommand("report", "icectl.cli.report", "report", "Write one self-contained HTML page of a table's shape, for "
+                "an incident ticket: charts, snapshot timeline with refs, partition skew, validate findings."),
     LazyCommand("maintain", "icectl.cli.maintain", "maintain", "For each table, run the steps its health calls for "
                 "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
                 "per table; exit 15 when a table failed."),

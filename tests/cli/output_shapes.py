@@ -249,6 +249,24 @@ MIGRATE = {"source": str, "target": str, "dry_run": bool, "applied": bool, "keep
 
 # docs/reference/json-output.md (generated from the result types: tools/gendocs/json_shapes.py) names each
 # shape by the command (and option) that prints it; test_json_contract.py checks the two agree.
+SIZE_BIN = {"lower": int, "upper": Opt(int), "kind": str, "files": int, "bytes": int}
+PROFILE = {"table": str, "metadata_location": Opt(str), "format_version": int, "snapshot_id": Opt(int),
+           "file_sizes": {"target_file_size": int, "min_file_size": int, "max_file_size": int, "data_files": int,
+                          "data_bytes": int, "small_files": int, "large_files": int, "median_file_size": Opt(int),
+                          "bins": [SIZE_BIN]},
+           "days": [{"day": str, "snapshots": int, "operations": Map(int), "added_data_files": int,
+                     "added_delete_files": int, "added_records": int, "removed_records": int, "added_bytes": int}],
+           "partitions": [{"spec_id": int, "partition": str, "data_files": int, "data_bytes": int, "records": int,
+                           "delete_files": int, "delete_records": int, "delete_bytes": int}],
+           "partition_skew": Opt(NUMBER),
+           "timeline": [{"snapshot_id": int, "parent_snapshot_id": Opt(int), "timestamp_ms": int, "committed_at": str,
+                         "operation": Opt(str), "sequence_number": int, "added_records": Opt(int),
+                         "removed_records": Opt(int), "total_records": Opt(int), "refs": [str], "branches": [str]}],
+           "refs": [{"name": str, "type": str, "snapshot_id": int}]}
+PROFILE_RESULT = {"table": str, "charts": [str], "profile": PROFILE}
+# report --html: the page written, its charts, the profile they draw and validate's report on the page.
+REPORT = {"table": str, "html": str, "charts": [str], "profile": PROFILE, "validation": VALIDATE}
+
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "catalogs": CATALOGS, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
@@ -261,7 +279,7 @@ SHAPES: dict[str, Any] = {
     "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
     "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
-    "migrate": MIGRATE,
+    "migrate": MIGRATE, "profile": PROFILE_RESULT, "report": REPORT,
 }
 
 

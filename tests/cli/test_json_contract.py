@@ -267,6 +267,15 @@ CASES: dict[str, Case] = {
                                 "rewrite-deletes db.t --yes"], code=ExitCode.HEALTH_WARNING,
                    check=lambda lab, d: d["tables"][0]["steps"] == ["rewrite-deletes", "compact", "remove-orphans"]
                    and d["tables"][0]["metrics"]["orphan_files"] == 1 and d["exit_code"] == 13),
+    "profile": Case(("profile",), lambda lab: ["db.t"], "profile",
+                    lambda lab: ["Data file sizes, target", "Snapshots and data added per day", "Partition sizes",
+                                 "Delete load per partition"],
+                    check=lambda lab, d: d["profile"]["file_sizes"]["data_files"] == 4
+                    and {r["name"] for r in d["profile"]["refs"]} == {"main", "dev", "old", "t1"}),
+    "report": Case(("report",), lambda lab: ["db.t", "--html", str(lab.root / "r.html")], "report",
+                   lambda lab: [f"wrote {lab.root / 'r.html'}: 5 charts of db.t, validate: "],
+                   check=lambda lab, d: d["html"] == str(lab.root / "r.html") and len(d["charts"]) == 5
+                   and (lab.root / "r.html").read_text().count('<figure class="chart"') == 5),
     "maintain": Case(("maintain",), lambda lab: ["db", "--policy", str(lab.root / "policy.yaml")], "maintain",
                      lambda lab: ["db.t: ", "rewrite-deletes", "remove-orphans: done"], mutating=True,
                      setup=lambda lab: (lab.root / "policy.yaml").write_text(

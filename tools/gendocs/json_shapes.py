@@ -25,6 +25,7 @@ from icectl.cli.views.expire import ExpireReport
 from icectl.cli.views.files import FileList
 from icectl.cli.views.health import HealthReport, MaintainReport
 from icectl.cli.views.migrate import MigrationReport
+from icectl.cli.views.report import ProfileView, ReportView
 from icectl.cli.views.housekeeping import (DropReport, NamespaceChange, NamespaceListing, NamespaceProperties,
                                            RenameReport, RewriteManifestsReport)
 from icectl.cli.views.orphans import OrphanReport
@@ -55,7 +56,7 @@ SHAPES: dict[str, type] = {
     "rewrite-manifests": RewriteManifestsReport, "diff": TableDiff, "restore": RestoreReport, "repair": RepairReport,
     "rewrite-table-path": RelocationReport, "compute-stats": ComputeStatsReport,
     "compute-partition-stats": PartitionStatsReport, "health": HealthReport, "maintain": MaintainReport,
-    "migrate": MigrationReport,
+    "migrate": MigrationReport, "profile": ProfileView, "report": ReportView,
 }
 
 INTRO = """\

@@ -16,7 +16,6 @@ slowed or metadata grows without bound). The command's exit code is that of the 
 """
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_
 from icectl.table.loaded import Table, load_table
 from icectl.formats.manifest import ManifestContent
 from icectl.ops.evolve.namespaces import parse_namespace
+from icectl.ops.inspect.profile import partition_skew
 from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
 from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
 from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
@@ -161,8 +161,7 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
         by_partition[key] = by_partition.get(key, 0) + t.length
     m.partitions = len(by_partition)
     if len(by_partition) >= 2:
-        median = statistics.median(by_partition.values())
-        m.partition_skew = round(max(by_partition.values()) / median, 2) if median else None
+        m.partition_skew = partition_skew(by_partition.values())
         if m.partition_skew is not None and m.partition_skew >= policy.partition_skew:
             out.append(Finding("partitions", "info", f"partitions are skewed: the largest holds {m.partition_skew}x "
                                f"the median partition's bytes ({m.partitions} partitions); no maintenance step "
