@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     HEALTH_WARNING = 13  # health: maintenance recommended (the worst finding is a warning)
     HEALTH_CRITICAL = 14  # health: maintenance overdue (a critical finding), or a table could not be measured
     MAINTENANCE_FAILED = 15  # maintain: a step failed on at least one table (the other tables were maintained)
+    PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
 
 
 class IcectlError(Exception):
@@ -154,3 +155,10 @@ class MaintenanceFailedError(IcectlError):
     """``maintain``: a step failed on at least one table; the others were still maintained."""
 
     exit_code = ExitCode.MAINTENANCE_FAILED
+
+
+class PartialFailureError(IcectlError):
+    """A listing over many tables finished, but some could not be read (the listing, on stdout,
+    names each with its error)."""
+
+    exit_code = ExitCode.PARTIAL_FAILURE

@@ -20,7 +20,7 @@ import threading
 from typing import Any, Iterable, Iterator
 
 from icectl import secrets
-from icectl.catalog.base import Catalog, NamespacePropertiesChange, check_property_changes
+from icectl.catalog.base import Catalog, ListedTable, NamespacePropertiesChange, check_property_changes
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
 from icectl.errors import (
     AlreadyExistsError,
@@ -270,6 +270,20 @@ class RestCatalog(Catalog):
                 if isinstance(t, dict):
                     found.append(tuple(t.get("namespace") or ()) + (str(t.get("name")),))
         return sorted(found)
+
+    def walk_tables(self) -> Iterator[ListedTable]:
+        """Namespaces depth first (each level as the server lists it), and each namespace's tables
+        a page at a time as the server pages them (``rest-page-size``)."""
+        todo: list[Identifier] = [()]
+        while todo:
+            ns = todo.pop()
+            if ns:
+                for page in self._pages(LIST_TABLES, "identifiers", what=f"list the tables of {'.'.join(ns)}",
+                                        namespace=encode_namespace(ns)):
+                    for t in page:
+                        if isinstance(t, dict):
+                            yield ListedTable(tuple(t.get("namespace") or ns) + (str(t.get("name")),))
+            todo += reversed(self.list_namespaces(ns))
 
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         self._call(DROP_TABLE, what=f"drop table {ident_str(ident)}", kind=WRITE,
