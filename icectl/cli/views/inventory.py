@@ -93,12 +93,17 @@ class _Columns:
     """Fixed columns for a terminal ``width`` wide: name, v, snapshot id, snapshot time, metadata."""
 
     def __init__(self, width: int):
-        self.width = max(width, 60)
-        self.name = max(20, min(48, self.width // 3))
+        self.width = max(width, 40)
+        self.name = max(12, min(48, self.width // 3))
 
     def line(self, name: str, v: str, snapshot: str, when: str, rest: str) -> str:
         head = f"{name.ljust(self.name)}  {v.rjust(1)}  {snapshot.rjust(19)}  {when.ljust(16)}  "
-        return (head + _fit_left(rest, max(self.width - len(head), 24))).rstrip()
+        return (head + _fit_left(rest, max(self.width - len(head), 0))).rstrip()
+
+    def error_line(self, name: str, message: str) -> str:
+        head = f"{name.ljust(self.name)}  {'error'.rjust(24)}  "
+        room = max(self.width - len(head), 0)
+        return head + (message if len(message) <= room else message[:max(room - 1, 0)] + "\u2026")
 
 
 @text_renderer(Inventory)
@@ -119,7 +124,7 @@ def _inventory_text(env: Env, inv: Inventory) -> None:
     say(env, (cols.line("NAME", "V", "SNAPSHOT", "SNAPSHOT TIME", "METADATA"), "bold"))
     for e in _chain(first, entries):
         if e.error is not None:
-            say(env, (cols.line(e.name, "", "", "error", one_line(f"{e.error.kind}: {e.error.message}")), "red"))
+            say(env, (cols.error_line(e.name, one_line(f"{e.error.kind}: {e.error.message}")), "red"))
             continue
         when = millis_to_iso(e.current_snapshot_timestamp_ms, sep=" ", zone="", timespec="seconds")[:16] \
             if e.current_snapshot_timestamp_ms is not None else "no snapshot"

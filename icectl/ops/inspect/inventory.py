@@ -52,7 +52,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int = WORK
 class EntryError:
     """Why a listed table's metadata could not be read."""
 
-    kind: str  # the exit code's name in lower case with dashes: invalid-metadata, not-found, storage, ...
+    kind: str  # the exit code's name, lower case with dashes: invalid-metadata, not-found, storage, ... (internal: a bug)
     type: str  # the icectl error class (as in the JSON error on stderr)
     message: str  # one line
     exit_code: int  # what a command on this table alone would exit with
@@ -84,7 +84,8 @@ def error_of(e: BaseException) -> EntryError:
         code = ExitCode.ERROR
         message = f"internal error: {type(e).__name__}: {e}"
     first = message.splitlines()[0] if message else type(e).__name__
-    return EntryError(code.name.lower().replace("_", "-"), type(e).__name__, first, int(code))
+    kind = "internal" if code == ExitCode.ERROR else code.name.lower().replace("_", "-")
+    return EntryError(kind, type(e).__name__, first, int(code))
 
 
 def entry_of(listed: ListedTable, state: TableState) -> InventoryEntry:
