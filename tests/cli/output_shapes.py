@@ -240,6 +240,17 @@ PARTITION_STATS = {"table": str, "snapshot_id": int,
                    "statistics_path": Opt(str), "existing": Opt(str), "statistics": Opt(dict),
                    "metadata_location": Opt(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
 
+# list --all: one entry per table (an array with -o json, an object a line with -o jsonl); kind is
+# "table" (views will be another kind); every value but kind, name and namespace is null when the
+# metadata could not be read, and error says why.
+INVENTORY_ENTRY = {"kind": str, "name": str, "namespace": str, "format_version": Opt(int), "location": Opt(str),
+                   "current_snapshot_id": Opt(int), "current_snapshot_timestamp_ms": Opt(int),
+                   "metadata_location": Opt(str), "last_updated_ms": Opt(int),
+                   "error": Opt({"kind": str, "type": str, "message": str, "exit_code": int})}
+
+# Shapes documented on a page of docs/ rather than in README.md: name -> (shape, page).
+DOCS_SHAPES: dict[str, Any] = {"list --all": ([INVENTORY_ENTRY], "docs/inventory.md")}
+
 # README.md "JSON output" names each shape by the command (and option) that prints it.
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "catalogs": CATALOGS, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
