@@ -43,7 +43,7 @@ NAMESPACES_DDL = """CREATE TABLE {if_not_exists}iceberg_namespace_properties (
   PRIMARY KEY (catalog_name, namespace, property_key))"""
 
 
-WALK_PAGE = 500  # rows of iceberg_tables read at once by SqlCatalog.walk_tables
+WALK_PAGE = 200  # rows of iceberg_tables read at once by SqlCatalog.walk_tables
 
 
 def sqlite_path(uri: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from icectl.cli.context import Env
 from icectl.cli.options import JSONL
+from icectl.errors import IcectlError
 from icectl.spec.temporal import millis_to_iso
 
 # A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
@@ -136,10 +137,14 @@ def _stream_json_array(out: TextIO, rows: Iterator[Any]) -> None:
     """One JSON array, each element written and flushed as it comes (``json_stream``)."""
     dumps = json.JSONEncoder(default=_default).encode
     sep = "[\n"
-    for row in rows:
-        out.write(sep + dumps(row))
-        out.flush()
-        sep = ",\n"
+    try:
+        for row in rows:
+            out.write(sep + dumps(row))
+            out.flush()
+            sep = ",\n"
+    except IcectlError:  # the listing failed midway: what was printed stays one document
+        out.write("[]\n" if sep == "[\n" else "\n]\n")
+        raise
     out.write("[]\n" if sep == "[\n" else "\n]\n")
 
 

@@ -31,13 +31,22 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int = WORK
     """``map(fn, items)`` on ``workers`` threads, in the order of ``items``, lazily: ``items`` is
     read only ``window`` ahead of the result handed out, so a stream of any length is mapped in
     bounded memory and the first result comes as soon as it is ready. ``fn`` should not raise
-    (an exception is raised here, at its item's turn)."""
+    (an exception is raised here, at its item's turn). When ``items`` raises, the results of the
+    items it gave before are handed out first, then its exception."""
     window = max(window, workers, 1)
     it = iter(items)
     pending: deque[Future[R]] = deque()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-read") as pool:
         try:
-            for item in it:
+            while True:
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
+                except Exception:  # the items broke off (a listing that failed): what they gave comes first
+                    while pending:
+                        yield pending.popleft().result()
+                    raise
                 pending.append(pool.submit(fn, item))
                 if len(pending) >= window:
                     yield pending.popleft().result()

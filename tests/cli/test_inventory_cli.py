@@ -20,6 +20,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -320,3 +321,39 @@ def test_the_docs_page_documents_the_shape_and_the_exit_code():
     for key in INVENTORY_ENTRY["error"].spec:
         assert key in text
     assert "| 16 |" in text and "PARTIAL_FAILURE" not in text
+
+
+def test_the_docs_page_examples_run(tmp_path, monkeypatch):
+    """Every command of the page's first ``sh`` block runs as shown (the local default catalog in
+    ./warehouse); the other blocks are marked illustrative."""
+    monkeypatch.chdir(tmp_path)
+    text = (REPO / "docs" / "inventory.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    assert all(b.startswith("# illustrative") for b in blocks[1:])
+    outputs = []
+    for line in blocks[0].splitlines():
+        assert line.startswith("icectl ")
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+        assert run(shlex.split(line)[1:], env) == 0, (line, env.stderr.getvalue())
+        outputs.append(env.stdout.getvalue())
+    names = [json.loads(x)["name"] for x in outputs[3].splitlines()]
+    assert names == ["demo.events", "lake.sales.events"]
+    assert json.loads(outputs[4]) == [json.loads(x) for x in outputs[3].splitlines()]
+
+
+def test_a_listing_that_fails_midway_keeps_what_it_printed_one_document(big, monkeypatch):
+    from icectl.catalog.sql import SqlCatalog
+    from icectl.errors import StorageError
+
+    real = SqlCatalog.walk_tables
+
+    def failing(self):
+        for i, t in enumerate(real(self)):
+            if i == 300:
+                raise StorageError("SQL catalog database catalog.db: disk I/O error")
+            yield t
+
+    monkeypatch.setattr(SqlCatalog, "walk_tables", failing)
+    code, out, err = big.run("-o", "json", "list", "--all")
+    assert code == ExitCode.STORAGE and "disk I/O error" in json.loads(err)["error"]["message"]
+    assert len(json.loads(out)) == 300
