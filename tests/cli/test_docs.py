@@ -182,7 +182,7 @@ def test_bash_completion_behaviour(repo_root, tree):
     top = sorted(c.name for c in tree.root.subcommands)
     assert _bash_complete(script, ["icectl", ""]) == top
     assert _bash_complete(script, ["icectl", "--output", ""]) == ["json", "jsonl", "table"]
-    assert _bash_complete(script, ["icectl", "-o", "j"]) == ["json"]
+    assert _bash_complete(script, ["icectl", "-o", "j"]) == ["json", "jsonl"]
     # global options are accepted (and skipped with their value) before and after the command
     assert _bash_complete(script, ["icectl", "-c", "prod", "sn"]) == ["snapshots"]
     assert _bash_complete(script, ["icectl", "files", "t", "--output", "=", ""]) == ["json", "jsonl", "table"]
