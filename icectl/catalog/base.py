@@ -105,8 +105,9 @@ class Catalog(ABC):
     def walk_tables(self) -> Iterator[ListedTable]:
         """Every table of the catalog, in every namespace at any depth, as a stream: namespace by
         namespace (a catalog whose listing comes in pages reads it a page at a time), so that a
-        catalog of any size is walked without holding its tables. The order is the catalog's own
-        (by namespace, then name); a table dropped or added during the walk may or may not appear."""
+        catalog of any size is walked without holding its tables. The order is the catalog's own (a
+        namespace's tables before the namespaces below it); a table dropped or added during the
+        walk may or may not appear."""
         for ns in self.list_namespaces(None):
             for ident in self.list_tables(ns):
                 yield ListedTable(ident)

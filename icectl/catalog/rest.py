@@ -149,10 +149,22 @@ class RestCatalog(Catalog):
         value = self.properties.get("header." + ACCESS_DELEGATION, "vended-credentials")
         return {ACCESS_DELEGATION: value} if value else {}
 
-    def _table_state(self, ident: Identifier, body: Any) -> TableState:
+    def load_listed(self, table: ListedTable) -> TableState:
+        """As :meth:`load`, but nothing is remembered of the table (its storage config, its format
+        version): a walk over a catalog of any size keeps nothing per table."""
+        ident = table.identifier
+        body = self._call(LOAD_TABLE, what=f"load table {ident_str(ident)}", namespace=encode_namespace(ident[:-1]),
+                          table=encode_name(ident[-1]))
+        md = self._parse_loaded(ident, body)
+        return TableState(body.get("metadata-location") or "", md)
+
+    def _parse_loaded(self, ident: Identifier, body: Any) -> TableMetadata:
         if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
             raise IcectlError(f"the REST catalog {self.name} answered for {ident_str(ident)} without table metadata")
-        md = parse_table_metadata(body["metadata"], source=f"{self.name}:{ident_str(ident)}")
+        return parse_table_metadata(body["metadata"], source=f"{self.name}:{ident_str(ident)}")
+
+    def _table_state(self, ident: Identifier, body: Any) -> TableState:
+        md = self._parse_loaded(ident, body)
         location = body.get("metadata-location") or ""
         config = self._storage_config(body, md)
         with self._lock:
