@@ -64,7 +64,10 @@ def list_(
         "an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and "
         "the exit code is 16 (see docs/inventory.md).")] = False,
 ) -> None:
-    """List namespaces and tables in the catalog."""
+    """List namespaces and tables in the catalog.
+
+    With --all, the catalog's inventory instead: a line per table, with what its metadata says,
+    printed as the tables are read."""
     env: Env = ctx.obj
     if all_tables:
         if namespace:
