@@ -154,7 +154,7 @@ complete -c icectl -e
 
 # Global options (accepted before or after the command)
 complete -c icectl -l catalog -s c -r -d 'Catalog name from the configuration file'
-complete -c icectl -l output -s o -x -a 'json table' -d 'Output format: table (human) or json'
+complete -c icectl -l output -s o -x -a 'json jsonl table' -d 'Output format: table (human), json (one document) or jsonl (one JSON object a line; list --all)'
 complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog; any other scheme is refused'
 complete -c icectl -l verbose -s v -d 'Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted'
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
@@ -361,6 +361,7 @@ complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'
 complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md)'
 
 # icectl list
+complete -c icectl -n '__icectl_at list' -l all -d 'The catalog\'s inventory: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, a line each as it is read (-o json: an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)'
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
 
 # icectl maintain

@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     HEALTH_WARNING = 13  # health: maintenance recommended (the worst finding is a warning)
     HEALTH_CRITICAL = 14  # health: maintenance overdue (a critical finding), or a table could not be measured
     MAINTENANCE_FAILED = 15  # maintain: a step failed on at least one table (the other tables were maintained)
+    PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
 
 
 class IcectlError(Exception):
@@ -164,3 +165,8 @@ class MigrationIncompleteError(IcectlError):
     def __init__(self, message: str, *, exit_code: ExitCode, hint: str | None = None):
         super().__init__(message, hint=hint)
         self.exit_code = exit_code
+class PartialFailureError(IcectlError):
+    """A listing over many tables finished, but some could not be read (the listing, on stdout,
+    names each with its error)."""
+
+    exit_code = ExitCode.PARTIAL_FAILURE

@@ -57,6 +57,13 @@ def check_catalog_contract(catalog, root: tuple[str, ...], make_table: Callable[
     moved = ab + ("t3",)
     catalog.rename_table(t1, moved)
     assert catalog.load(moved).metadata_location == loc1
+    # The walk (list --all): every table at every depth, a namespace's before those below it; a
+    # listed table loads as load() does (from the listing's metadata location, where it has one).
+    walked = [t for t in catalog.walk_tables() if t.identifier[:len(root)] == root]
+    assert [t.identifier for t in walked] == [t2, moved]
+    for t, loc in zip(walked, (loc2, loc1)):
+        assert t.metadata_location in (None, loc)
+        assert catalog.load_listed(t).metadata_location == loc
     with pytest.raises(NoSuchTableError):
         catalog.load(t1)
     with pytest.raises(NoSuchTableError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location, resolve_path
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from icectl.table.requirements import TableRequirement
     from icectl.table.updates import TableUpdate
 
-__all__ = ["Catalog", "Identifier", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
+__all__ = ["Catalog", "Identifier", "ListedTable", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
            "metadata_file_version", "parse_identifier"]
 
 class Catalog(ABC):
@@ -102,6 +102,21 @@ class Catalog(ABC):
         every namespace when ``namespace`` is None."""
         raise UnsupportedError(f"the {self.kind} catalog cannot list tables")
 
+    def walk_tables(self) -> Iterator[ListedTable]:
+        """Every table of the catalog, in every namespace at any depth, as a stream: namespace by
+        namespace (a catalog whose listing comes in pages reads it a page at a time), so that a
+        catalog of any size is walked without holding its tables. The order is the catalog's own (a
+        namespace's tables before the namespaces below it); a table dropped or added during the
+        walk may or may not appear."""
+        for ns in self.list_namespaces(None):
+            for ident in self.list_tables(ns):
+                yield ListedTable(ident)
+
+    def load_listed(self, table: ListedTable) -> TableState:
+        """The current state of a table :meth:`walk_tables` found (from the metadata location the
+        listing already holds, when it holds one, without asking the catalog again)."""
+        return self.load(table.identifier)
+
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         """Remove the table from the catalog; NoSuchTableError when it does not exist. ``purge``
         asks for the table's files to go too: a REST catalog sends ``purgeRequested=true`` and its
@@ -129,6 +144,16 @@ class Catalog(ABC):
         """Add an existing metadata file to the catalog as table ``ident``; AlreadyExistsError
         when the name is taken, unless ``overwrite`` (then the table points at the file)."""
         raise UnsupportedError(f"the {self.kind} catalog cannot register tables")
+
+
+@dataclass(frozen=True)
+class ListedTable:
+    """A table as a catalog's listing names it (:meth:`Catalog.walk_tables`)."""
+
+    identifier: Identifier
+    # The current metadata file when the listing holds it (a SQL catalog's row); None when only
+    # loading the table tells it (REST, Hive, Glue, file-system).
+    metadata_location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +203,14 @@ class MetastoreCatalog(Catalog):
                                    hint="register the metadata file in a SQL catalog: icectl register")
 
     def load(self, ident: Identifier) -> TableState:
-        location = self.load_metadata_location(ident)
+        return self._load_from(ident, self.load_metadata_location(ident))
+
+    def load_listed(self, table: ListedTable) -> TableState:
+        if table.metadata_location is None:
+            return self.load(table.identifier)
+        return self._load_from(table.identifier, table.metadata_location)
+
+    def _load_from(self, ident: Identifier, location: str) -> TableState:
         md = read_metadata_file(self.io, location)
         self._check_format_version(location, md)
         if md.location is None and md.format_version >= 4:

@@ -25,14 +25,14 @@ version for each commit); ``warehouse`` for tables of databases that have no loc
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import botocore.config
 import botocore.exceptions
 import botocore.session
 
 from icectl import secrets
-from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange,
+from icectl.catalog.base import (Identifier, ListedTable, MetastoreCatalog, NamespacePropertiesChange,
                                  check_property_changes, ident_str)
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotAuthorizedError,
@@ -443,6 +443,24 @@ class GlueCatalog(MetastoreCatalog):
                 if not token:
                     break
         return sorted(out)
+
+    def walk_tables(self) -> Iterator[ListedTable]:
+        """Each database's Iceberg tables a ``get_tables`` page at a time, with the metadata
+        location their parameters hold (no ``get_table`` per table, nothing remembered)."""
+        for ns in self.list_namespaces():
+            db = self._database(ns)
+            token: str | None = None
+            while True:
+                kwargs: dict[str, Any] = {"DatabaseName": db}
+                if token:
+                    kwargs["NextToken"] = token
+                page = self._call("get_tables", missing=lambda ns=ns: self._missing_namespace(ns), **kwargs)
+                for t in page.get("TableList", []):
+                    if is_iceberg(t):
+                        yield ListedTable((db, t["Name"]), (t.get("Parameters") or {}).get(METADATA_LOCATION) or None)
+                token = page.get("NextToken")
+                if not token:
+                    break
 
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         """Delete the Glue table (an Iceberg one only). The files stay, with ``purge`` too: the

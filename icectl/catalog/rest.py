@@ -20,7 +20,7 @@ import threading
 from typing import Any, Iterable, Iterator
 
 from icectl import secrets
-from icectl.catalog.base import Catalog, NamespacePropertiesChange, check_property_changes
+from icectl.catalog.base import Catalog, ListedTable, NamespacePropertiesChange, check_property_changes
 from icectl.catalog.rest_http import COMMIT, READ, WRITE, RestClient, encode_name, encode_namespace
 from icectl.errors import (
     AlreadyExistsError,
@@ -149,10 +149,22 @@ class RestCatalog(Catalog):
         value = self.properties.get("header." + ACCESS_DELEGATION, "vended-credentials")
         return {ACCESS_DELEGATION: value} if value else {}
 
-    def _table_state(self, ident: Identifier, body: Any) -> TableState:
+    def load_listed(self, table: ListedTable) -> TableState:
+        """As :meth:`load`, but nothing is remembered of the table (its storage config, its format
+        version): a walk over a catalog of any size keeps nothing per table."""
+        ident = table.identifier
+        body = self._call(LOAD_TABLE, what=f"load table {ident_str(ident)}", namespace=encode_namespace(ident[:-1]),
+                          table=encode_name(ident[-1]))
+        md = self._parse_loaded(ident, body)
+        return TableState(body.get("metadata-location") or "", md)
+
+    def _parse_loaded(self, ident: Identifier, body: Any) -> TableMetadata:
         if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
             raise IcectlError(f"the REST catalog {self.name} answered for {ident_str(ident)} without table metadata")
-        md = parse_table_metadata(body["metadata"], source=f"{self.name}:{ident_str(ident)}")
+        return parse_table_metadata(body["metadata"], source=f"{self.name}:{ident_str(ident)}")
+
+    def _table_state(self, ident: Identifier, body: Any) -> TableState:
+        md = self._parse_loaded(ident, body)
         location = body.get("metadata-location") or ""
         config = self._storage_config(body, md)
         with self._lock:
@@ -270,6 +282,20 @@ class RestCatalog(Catalog):
                 if isinstance(t, dict):
                     found.append(tuple(t.get("namespace") or ()) + (str(t.get("name")),))
         return sorted(found)
+
+    def walk_tables(self) -> Iterator[ListedTable]:
+        """Namespaces depth first (each level as the server lists it), and each namespace's tables
+        a page at a time as the server pages them (``rest-page-size``)."""
+        todo: list[Identifier] = [()]
+        while todo:
+            ns = todo.pop()
+            if ns:
+                for page in self._pages(LIST_TABLES, "identifiers", what=f"list the tables of {'.'.join(ns)}",
+                                        namespace=encode_namespace(ns)):
+                    for t in page:
+                        if isinstance(t, dict):
+                            yield ListedTable(tuple(t.get("namespace") or ns) + (str(t.get("name")),))
+            todo += reversed(self.list_namespaces(ns))
 
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         self._call(DROP_TABLE, what=f"drop table {ident_str(ident)}", kind=WRITE,

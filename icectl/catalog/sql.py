@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange,
+from icectl.catalog.base import (Identifier, ListedTable, MetastoreCatalog, NamespacePropertiesChange,
                                  check_property_changes, ident_str)
 from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
@@ -41,6 +41,9 @@ NAMESPACES_DDL = """CREATE TABLE {if_not_exists}iceberg_namespace_properties (
   property_key VARCHAR(255),
   property_value VARCHAR(1000),
   PRIMARY KEY (catalog_name, namespace, property_key))"""
+
+
+WALK_PAGE = 200  # rows of iceberg_tables read at once by SqlCatalog.walk_tables
 
 
 def sqlite_path(uri: str) -> str:
@@ -406,6 +409,31 @@ class SqlCatalog(MetastoreCatalog):
             if not rows and not self._namespace_exists(namespace):
                 raise self._missing_namespace(namespace)
         return sorted(tuple(r[0].split(".")) + (r[1],) for r in rows)
+
+    def walk_tables(self) -> Iterator[ListedTable]:
+        """Every table's row, with its metadata location, by namespace and name: pages of
+        ``WALK_PAGE`` rows, each page a short statement that starts after the last row of the one
+        before (a keyset), so the walk holds one page and never a cursor open across the loads."""
+        if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
+            return
+        sql = ("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE catalog_name = ?"
+               + self._type_filter())
+        after: tuple[str, str] | None = None
+        while True:
+            if after is None:
+                rows = self._exec(sql + f" ORDER BY table_namespace, table_name LIMIT {WALK_PAGE}",
+                                  (self.name,)).fetchall()
+            else:
+                rows = self._exec(sql + " AND (table_namespace > ? OR (table_namespace = ? AND table_name > ?)) "
+                                  f"ORDER BY table_namespace, table_name LIMIT {WALK_PAGE}",
+                                  (self.name, after[0], after[0], after[1])).fetchall()
+            for ns, name, location in rows:
+                yield ListedTable(tuple(ns.split(".")) + (name,), location or None)
+            if len(rows) < WALK_PAGE:
+                return
+            after = (rows[-1][0], rows[-1][1])
 
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         """Remove the catalog entry. The table's files stay, with ``purge`` too: deleting them is

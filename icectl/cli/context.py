@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Env:
-    output: str = "table"  # table | json
+    output: str = "table"  # table | json | jsonl
     verbose: bool = False
     catalog: str | None = None
     uri: str | None = None
@@ -32,7 +32,8 @@ class Env:
 
     @property
     def json(self) -> bool:
-        return self.output == "json"
+        """Machine output: JSON on stdout, and errors as JSON on stderr (json and jsonl)."""
+        return self.output in ("json", "jsonl")
 
     def is_terminal(self, stream: TextIO | None = None) -> bool:
         s = stream or self.stdout

@@ -80,8 +80,9 @@ def invoke(app: Any, args: list[str], env: Env) -> int:
 
 
 def _invoke(app: Any, args: list[str], env: Env) -> int:
-    if requested_output(args) == "json":
-        env.output = "json"
+    requested = requested_output(args)
+    if requested in ("json", "jsonl"):
+        env.output = requested
     exits, aborts, usage = _click_classes()
     command = typer.main.get_command(app)
     try:

@@ -15,6 +15,8 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
+from icectl.cli.options import DEFAULT_OUTPUTS
+
 # typer vendors click as typer._click (the version pyproject.toml requires)
 from typer._click import Command as ClickCommand
 from typer._click.shell_completion import CompletionItem
@@ -25,12 +27,14 @@ from typer._click.utils import make_default_short_help
 class LazyCommand:
     """A command (or group of commands) of the app: its name, the module and attribute that define
     it (a typer command function or a ``typer.Typer`` group) and its one-line help, shown by
-    ``icectl --help`` and shell completion (a test checks it is the start of the command's own help)."""
+    ``icectl --help`` and shell completion (a test checks it is the start of the command's own help);
+    and the ``--output`` formats it prints (checked before it runs)."""
 
     name: str
     module: str
     attr: str
     help: str
+    outputs: tuple[str, ...] = DEFAULT_OUTPUTS  # the --output formats it prints
 
     def load(self) -> Any:
         """The click command, built by typer from the module's function or group (the module is

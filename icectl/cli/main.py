@@ -13,12 +13,14 @@ from icectl import __version__
 from icectl.cli.context import Env
 from icectl.cli.errors import invoke
 from icectl.cli.lazy import LazyCommand, LazyGroup
+from icectl.cli.options import OUTPUT_FORMATS, STREAM_OUTPUTS, OutputOpt
 
 # Every command: name, module, attribute, one-line help. ``icectl --help`` and shell completion
 # read this table; a command's module is imported only when that command runs or shows its help.
 COMMANDS = {c.name: c for c in (
     LazyCommand("create", "icectl.cli.tables", "create", "Create a table."),
-    LazyCommand("list", "icectl.cli.tables", "list_", "List namespaces and tables in the catalog."),
+    LazyCommand("list", "icectl.cli.tables", "list_", "List namespaces and tables in the catalog.",
+                outputs=STREAM_OUTPUTS),
     LazyCommand("expire", "icectl.cli.expire", "expire", "Expire old snapshots and delete the files only they reach, "
                 "as Iceberg Java's expire_snapshots."),
     LazyCommand("rollback", "icectl.cli.refs", "rollback", "Roll a branch back to an earlier snapshot, or set it to "
@@ -128,8 +130,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     ctx: typer.Context,
-    output: Annotated[str, typer.Option("--output", "-o", help="Output format: table (human) or json.",
-                                        metavar="table|json")] = "table",
+    output: OutputOpt = "table",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the catalog opened and where it was "
                                           "configured, tracebacks on errors, S3 retries, and every file that could "
                                           "not be deleted.")] = False,
@@ -143,8 +144,12 @@ def main(
     version: Annotated[bool, typer.Option("--version", help="Print the icectl version and exit.",
                                           callback=_version, is_eager=True)] = False,
 ) -> None:
-    if output not in ("table", "json"):
-        raise typer.BadParameter(f"must be table or json, not {output!r}", param_hint="--output")
+    if output not in OUTPUT_FORMATS:
+        raise typer.BadParameter(f"must be table, json or jsonl, not {output!r}", param_hint="--output")
+    entry = COMMANDS.get(ctx.invoked_subcommand or "")
+    if entry is not None and output not in entry.outputs:
+        raise typer.BadParameter(f"{entry.name} prints {' or '.join(entry.outputs)}, not {output}",
+                                 param_hint="--output")
     env = ctx.obj if isinstance(ctx.obj, Env) else Env()
     env.output, env.verbose = output, verbose
     env.catalog, env.uri, env.warehouse = catalog, uri, warehouse

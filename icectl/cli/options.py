@@ -5,6 +5,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+# --output (a global option, icectl.cli.main): every command prints table (for people) and json
+# (one document); a command whose COMMANDS entry lists jsonl in its outputs prints JSON Lines too.
+TABLE, JSON, JSONL = "table", "json", "jsonl"
+OUTPUT_FORMATS = (TABLE, JSON, JSONL)
+DEFAULT_OUTPUTS = (TABLE, JSON)
+STREAM_OUTPUTS = (TABLE, JSON, JSONL)  # the outputs of a command that lists one record a line
+OutputOpt = Annotated[str, typer.Option("--output", "-o", help="Output format: table (human), json (one "
+                                        "document) or jsonl (one JSON object a line; list --all).",
+                                        metavar="table|json|jsonl")]
+
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
 TableArg = Annotated[str, typer.Argument(help="NAMESPACE.TABLE.")]
 TemplateOpt = Annotated[Optional[str], typer.Option("--template", help="spark-submit job template (YAML); default: "

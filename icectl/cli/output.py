@@ -7,6 +7,14 @@
   (``snapshots``, ``files``, ``refs``), streamed one element per line so that millions of files
   print with the C encoder, without building one huge string; the field may be an iterator
   (``files``), consumed as it is written.
+- JSON Lines (``--output jsonl``, for the commands whose entry in ``COMMANDS`` lists it): one
+  compact JSON object a line, each element of a ``json_root`` result (``list --all``'s tables),
+  written and flushed as it comes; any other result is its one document on one line. A command
+  adopts it by listing ``jsonl`` in its ``outputs`` (and, to stream, giving its result a
+  ``json_root``).
+- A result whose class sets ``json_stream = True`` (``list --all``) is written as its rows come,
+  each flushed, with no rows read ahead: its first row is out before its last is known (as JSON
+  and as JSON Lines).
 - Text: the renderer registered for the result's type with :func:`text_renderer`. On a terminal
   tables and trees are drawn by rich; piped, they are plain columns and an indented ASCII tree
   (no box-drawing characters), so output stays easy to grep, cut and diff.
@@ -19,6 +27,8 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from icectl.cli.context import Env
+from icectl.cli.options import JSONL
+from icectl.errors import IcectlError
 from icectl.spec.temporal import millis_to_iso
 
 # A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
@@ -40,7 +50,10 @@ def text_renderer(result_type: type[R]) -> Callable[[Callable[[Env, R], None]], 
 
 
 def render(env: Env, result: Any) -> None:
-    """Write ``result`` to stdout: one JSON document, or its registered text rendering."""
+    """Write ``result`` to stdout: one JSON document, JSON lines, or its registered text rendering."""
+    if env.output == JSONL:
+        write_jsonl(env.stdout, result)
+        return
     if env.json:
         write_json(env.stdout, result)
         return
@@ -97,6 +110,9 @@ def write_json(out: TextIO, result: Any) -> None:
         out.write(json.dumps(result, default=_default, indent=2) + "\n")
         return
     rows = iter(getattr(result, root))  # a list, or an iterator streamed as it is consumed
+    if getattr(type(result), "json_stream", False):
+        _stream_json_array(out, rows)
+        return
     first = head(rows)
     if not first:
         out.write("[]\n")
@@ -115,6 +131,36 @@ def write_json(out: TextIO, result: Any) -> None:
         out.write(",\n")
         out.write(",\n".join(map(dumps, batch)))
     out.write("\n]\n")
+
+
+def _stream_json_array(out: TextIO, rows: Iterator[Any]) -> None:
+    """One JSON array, each element written and flushed as it comes (``json_stream``)."""
+    dumps = json.JSONEncoder(default=_default).encode
+    sep = "[\n"
+    try:
+        for row in rows:
+            out.write(sep + dumps(row))
+            out.flush()
+            sep = ",\n"
+    except IcectlError:  # the listing failed midway: what was printed stays one document
+        out.write("[]\n" if sep == "[\n" else "\n]\n")
+        raise
+    out.write("[]\n" if sep == "[\n" else "\n]\n")
+
+
+def write_jsonl(out: TextIO, result: Any) -> None:
+    """JSON Lines: each element of a ``json_root`` result on its own line, as it comes (flushed
+    with ``json_stream``); another result, its document on one line."""
+    dumps = json.JSONEncoder(default=_default).encode
+    root = getattr(type(result), "json_root", None)
+    if root is None:
+        out.write(dumps(result) + "\n")
+        return
+    flush = getattr(type(result), "json_stream", False)
+    for row in getattr(result, root):
+        out.write(dumps(row) + "\n")
+        if flush:
+            out.flush()
 
 
 BATCH = 10_000  # rows written at once; the first batch is read before anything is written

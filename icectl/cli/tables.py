@@ -7,13 +7,16 @@ import typer
 
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import YesOpt
+from icectl.cli.options import JSONL, YesOpt
 from icectl.cli.output import render
 from icectl.cli.session import catalog_config, describe_catalog, open_catalog
+from icectl.cli.views.inventory import Inventory
 from icectl.cli.views.tables import Created, Listing
+from icectl.errors import PartialFailureError, UsageError
 from icectl.ops.catalogs import parse_identifier
 from icectl.ops.evolve.create import apply_create, check_create_arguments, plan_create
 from icectl.ops.evolve.namespaces import list_namespaces, list_tables
+from icectl.ops.inspect.inventory import inventory
 
 
 def create(
@@ -55,11 +58,37 @@ def create(
 def list_(
     ctx: typer.Context,
     namespace: Annotated[Optional[str], typer.Argument(help="Namespace to list tables of; omit to list everything.")] = None,
+    all_tables: Annotated[bool, typer.Option(
+        "--all", help="The catalog's inventory: every table of every namespace (nested too) with its format "
+        "version, location, current snapshot, metadata file and last update, a line each as it is read (-o json: "
+        "an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and "
+        "the exit code is 16 (see docs/inventory.md).")] = False,
 ) -> None:
-    """List namespaces and tables in the catalog."""
+    """List namespaces and tables in the catalog.
+
+    With --all, the catalog's inventory instead: a line per table, with what its metadata says,
+    printed as the tables are read."""
     env: Env = ctx.obj
+    if all_tables:
+        if namespace:
+            raise UsageError("give a namespace or --all, not both")
+        _inventory(env)
+        return
+    if env.output == JSONL:
+        raise UsageError("-o jsonl prints one table a line: use it with list --all")
     catalog = open_catalog(env)
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in list_tables(catalog, ns)]
     namespaces = [".".join(n) for n in list_namespaces(catalog, None)] if ns is None else [namespace]
     render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env))))
+
+
+def _inventory(env: Env) -> None:
+    catalog = open_catalog(env)
+    result = Inventory.of(inventory(catalog), catalog.name, describe_catalog(catalog_config(env)))
+    render(env, result)
+    t = result.tally
+    if t.errors:
+        raise PartialFailureError(f"{t.errors} of {t.tables} tables could not be read ({', '.join(t.failed)}"
+                                  f"{', ...' if t.errors > len(t.failed) else ''})",
+                                  hint="each is listed with its error; icectl validate NAME says more")

@@ -183,9 +183,9 @@ def test_completions_mention_every_command_and_option(rel, outputs, tree):
 
 
 def test_output_choices_are_completed(outputs):
-    assert "'|--output') echo 'json table'" in outputs["completions/icectl.bash"]
-    assert "(json table)" in outputs["completions/icectl.zsh"]
-    assert "-l output -s o -x -a 'json table'" in outputs["completions/icectl.fish"]
+    assert "'|--output') echo 'json jsonl table'" in outputs["completions/icectl.bash"]
+    assert "(json jsonl table)" in outputs["completions/icectl.zsh"]
+    assert "-l output -s o -x -a 'json jsonl table'" in outputs["completions/icectl.fish"]
 
 
 def _bash_complete(script_path, words: list[str]) -> list[str]:
@@ -205,11 +205,11 @@ def test_bash_completion_behaviour(repo_root, tree):
     script = repo_root / "completions" / "icectl.bash"
     top = sorted(c.name for c in tree.root.subcommands)
     assert _bash_complete(script, ["icectl", ""]) == top
-    assert _bash_complete(script, ["icectl", "--output", ""]) == ["json", "table"]
-    assert _bash_complete(script, ["icectl", "-o", "j"]) == ["json"]
+    assert _bash_complete(script, ["icectl", "--output", ""]) == ["json", "jsonl", "table"]
+    assert _bash_complete(script, ["icectl", "-o", "j"]) == ["json", "jsonl"]
     # global options are accepted (and skipped with their value) before and after the command
     assert _bash_complete(script, ["icectl", "-c", "prod", "sn"]) == ["snapshots"]
-    assert _bash_complete(script, ["icectl", "files", "t", "--output", "=", ""]) == ["json", "table"]
+    assert _bash_complete(script, ["icectl", "files", "t", "--output", "=", ""]) == ["json", "jsonl", "table"]
     files_opts = _bash_complete(script, ["icectl", "--warehouse", "/w", "files", "--"])
     assert "--content" in files_opts and "--output" in files_opts and "--version" not in files_opts
 
@@ -293,5 +293,5 @@ def test_fish_completion_behaviour(repo_root):
         return sorted(row.split("\t")[0] for row in proc.stdout.splitlines())
 
     assert "snapshots" in complete("icectl ")
-    assert complete("icectl -o ") == ["json", "table"]
+    assert complete("icectl -o ") == ["json", "jsonl", "table"]
     assert complete("icectl --catalog prod files --con") == ["--content"]

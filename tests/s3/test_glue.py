@@ -569,3 +569,30 @@ def test_retried_update_after_a_lost_answer(glue, flaky_update):
     flaky_update(sent_twice)
     ok(["-c", "glue", "tag", "create", f"{db}.t", "v1", "--yes"])
     assert "v1" in pyiceberg_catalog(props).load_table(f"{db}.t").metadata.refs
+
+
+def test_inventory_lists_glue_tables_from_their_parameters(glue):
+    """list --all: each database's Iceberg tables from the get_tables pages, read from the metadata
+    location their parameters hold; a non-Iceberg Glue table is no table of the catalog, and a
+    table whose metadata file is gone is listed with its error."""
+    props, db = glue
+    create(db)
+    ok(["-c", "glue", "create", f"{db}.gone", "-s", "id:long", "--yes"])
+    py = pyiceberg_catalog(props)
+    append(py.load_table(f"{db}.t"), [7])
+    glue_client(props).create_table(DatabaseName=db, TableInput={"Name": "hive_t", "Parameters": {}})
+    gone = py.load_table(f"{db}.gone").metadata_location
+    glue_table = glue_client(props).get_table(DatabaseName=db, Name="gone")["Table"]
+    params = dict(glue_table["Parameters"], metadata_location=gone.replace(".metadata.json", ".missing.json"))
+    glue_client(props).update_table(DatabaseName=db, TableInput={"Name": "gone", "Parameters": params,
+                                                                 "TableType": glue_table.get("TableType", "")})
+    gone = params["metadata_location"]
+    code, out, err = cli(["-c", "glue", "-o", "jsonl", "list", "--all"])
+    assert code == ExitCode.PARTIAL_FAILURE, err
+    mine = sorted((json.loads(line) for line in out.splitlines() if json.loads(line)["namespace"] == db),
+                  key=lambda r: r["name"])  # in Glue's order
+    assert [r["name"] for r in mine] == [f"{db}.gone", f"{db}.t"]
+    t = py.load_table(f"{db}.t")
+    assert (mine[1]["metadata_location"], mine[1]["current_snapshot_id"], mine[1]["error"]) == \
+        (t.metadata_location, t.metadata.current_snapshot_id, None)
+    assert mine[0]["metadata_location"] == gone and mine[0]["error"]["kind"] == "not-found"
