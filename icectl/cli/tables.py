@@ -13,7 +13,7 @@ from icectl.cli.session import catalog_config, describe_catalog, open_catalog
 from icectl.cli.views.tables import Created, Listing
 from icectl.ops.catalogs import parse_identifier
 from icectl.ops.evolve.create import apply_create, check_create_arguments, plan_create
-from icectl.ops.evolve.namespaces import list_namespaces, list_tables
+from icectl.ops.evolve.namespaces import list_namespaces, list_tables, list_views
 
 
 def create(
@@ -56,10 +56,11 @@ def list_(
     ctx: typer.Context,
     namespace: Annotated[Optional[str], typer.Argument(help="Namespace to list tables of; omit to list everything.")] = None,
 ) -> None:
-    """List namespaces and tables in the catalog."""
+    """List namespaces, tables and views in the catalog."""
     env: Env = ctx.obj
     catalog = open_catalog(env)
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in list_tables(catalog, ns)]
     namespaces = [".".join(n) for n in list_namespaces(catalog, None)] if ns is None else [namespace]
-    render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env))))
+    views = [".".join(v) for v in list_views(catalog, ns)]
+    render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env)), views=views))
