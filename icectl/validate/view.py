@@ -203,7 +203,7 @@ def _check_log(c: _Checker, obj: dict[str, Any], version_ids: set[int] | None) -
         last_ts = ts if ts is not None else last_ts
         last_id = vid
     current = obj.get("current-version-id")
-    if _is_int(current) and last_id != current:
+    if _is_int(current) and last_id != current and (version_ids is None or current in version_ids):
         c.add("VIEW_VERSION_LOG_CURRENT", "the version log is empty" if not log else
               f"the last version-log entry names version {last_id}, not the current version {current}")
 

@@ -462,12 +462,17 @@ def _keys(spec: Any) -> Any:
 
 
 def _readme_shapes() -> dict[str, Any]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+    """The shapes the README's "JSON output" documents, with those of the pages in docs/ that
+    have a "JSON output" section (docs/views.md: views) over them."""
     out = {}
-    for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
-        names = m.group(1).replace("`", "").strip()
-        out[names] = _parse_readme_shape(m.group(2))
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = page.read_text()
+        if "\n## JSON output\n" not in text:
+            continue
+        section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+        for m in re.finditer(r"^- (.+?): `([^`]+)`", section, re.M | re.S):
+            names = m.group(1).replace("`", "").strip()
+            out[names] = _parse_readme_shape(m.group(2))
     return out
 
 
