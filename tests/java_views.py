@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from icectl.io import FileIO
+from icectl.table.metadata_io import read_metadata_bytes
+
 Cli = Callable[..., "tuple[int, str, str]"]
 
 
@@ -85,20 +88,29 @@ def round_trip(spark, cli: Cli, icectl_catalog: Callable[[], Any], spark_catalog
     code, _, err = cli("snapshots", view)
     assert code == 3 and "is a view" in err.splitlines()[0]
 
+    # A copy of the current metadata file (plain JSON), to register again after the drop.
+    io = FileIO({})
+    copy = java["metadata_location"].rsplit("/", 1)[0] + "/00099-copy.metadata.json"
+    io.write(copy, read_metadata_bytes(io, java["metadata_location"]))
+
     # icectl drops the view: Java no longer sees it, and the table is still there.
     code, _, err = cli("drop", view, "--yes")
     assert code == 0, err
     assert not java_view_exists(spark, s, view)
     assert [r[1] for r in spark.sql(f"SHOW VIEWS IN {s}.{ns}").collect()] == []
     assert spark.sql(f"SELECT count(*) FROM {s}.{table}").collect()[0][0] == 3
+    # icectl's SQL and Hive catalogs keep the view's files; Iceberg Java's catalog behind the REST
+    # server deletes the current metadata file (CatalogUtil.dropViewMetadata, gc.enabled).
+    assert io.exists(java["metadata_location"]) == keeps_file
 
-    # register_view (what migrate calls) brings it back from its metadata file; Java reads its rows.
-    state = icectl_catalog().register_view(tuple(view.split(".")), java["metadata_location"])
+    # register_view (what migrate calls) brings it back from the file; Java reads its rows.
+    state = icectl_catalog().register_view(tuple(view.split(".")), copy)
     again = java_view(spark, s, view)
     assert again["sql"] == java["sql"] and again["columns"] == java["columns"]
+    assert again["properties"].get("comment") == "the big ones"
     if keeps_file:
-        assert state.metadata_location == again["metadata_location"] == java["metadata_location"]
+        assert state.metadata_location == again["metadata_location"] == copy
         assert again["uuid"] == java["uuid"] and again["history"] == java["history"]
     else:
-        assert again["metadata_location"] != java["metadata_location"] and again["history"] == 1
+        assert again["metadata_location"] not in (copy, java["metadata_location"]) and again["history"] == 1
     assert sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {s}.{view}").collect()) == [(3, "c", 3.5)]

@@ -82,9 +82,16 @@ def rest_views_server(tmp_path_factory):
 
 def test_rest_catalog_views(spark, rest_views_server, config):
     url, module = rest_views_server
-    for k, v in module.spark_conf(url, "rv").items():
-        if k != "spark.jars":  # the session has the jars already
-            spark.conf.set(k, v)
+    conf = module.spark_conf(url, "rv")
+    # The session's JVM is running: the REST client's jars (the shaded HttpClient 5) are added to
+    # the class loader that loaded Iceberg, as java_tables.ensure_jdbc_driver adds the JDBC driver.
+    jvm = spark._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(
+        "org.apache.iceberg.jdbc.JdbcCatalog").getClassLoader()
+    for jar in conf.pop("spark.jars").split(","):
+        loader.addURL(jvm.java.io.File(jar).toURI().toURL())
+    for k, v in conf.items():
+        spark.conf.set(k, v)
     config.write_text(yaml.safe_dump({"catalog": {"rv": {"type": "rest", "uri": url}}}))
     catalog = build_catalog(resolve_catalog_config("rv"))
     assert catalog.supports_views
