@@ -165,7 +165,9 @@ class Catalog(ABC):
         return self.load_view(ident).metadata_location
 
     def drop_view(self, ident: Identifier) -> None:
-        """Remove the view from the catalog (its metadata files stay); NoSuchViewError."""
+        """Remove the view from the catalog; NoSuchViewError. SQL and Hive keep its metadata files
+        (Iceberg Java's dropView deletes the current one); a REST server does as it does
+        (Iceberg Java's server deletes the current one)."""
         raise self._no_views()
 
     def register_view(self, ident: Identifier, metadata_location: str) -> ViewState:

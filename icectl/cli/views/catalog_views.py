@@ -128,7 +128,8 @@ def _view_text(env: Env, d: ViewDescription) -> None:
 
 @dataclass
 class ViewDropReport:
-    """``drop NS.VIEW``: the catalog entry goes; the metadata files stay."""
+    """``drop NS.VIEW``: the catalog entry goes; the metadata files stay (SQL, Hive; a REST server
+    decides for itself)."""
 
     view: str
     kind: str  # "view"
@@ -138,16 +139,19 @@ class ViewDropReport:
     dry_run: bool
     applied: bool
     commits: list[dict[str, Any]] = field(default_factory=list)  # a drop commits no metadata
+    catalog_kind: str = field(default="", repr=False)
 
 
 def view_drop_report(plan: ViewDropPlan, *, dry_run: bool, applied: bool) -> ViewDropReport:
-    return ViewDropReport(plan.view, "view", plan.catalog, plan.location, plan.metadata_location, dry_run, applied)
+    return ViewDropReport(plan.view, "view", plan.catalog, plan.location, plan.metadata_location, dry_run, applied,
+                          catalog_kind=plan.catalog_kind)
 
 
 @text_renderer(ViewDropReport)
 def _view_drop_text(env: Env, r: ViewDropReport) -> None:
+    files = ("the REST server decides whether its metadata files stay" if r.catalog_kind == "rest"
+             else f"its metadata files stay under {r.location}")
     if r.applied:
-        say(env, f"dropped view {r.view} from catalog {r.catalog}; its metadata files stay under {r.location}")
+        say(env, f"dropped view {r.view} from catalog {r.catalog}; {files}")
     else:
-        say(env, f"would drop view {r.view} from catalog {r.catalog} (metadata {r.metadata_location}); its "
-                 "metadata files stay")
+        say(env, f"would drop view {r.view} from catalog {r.catalog} (metadata {r.metadata_location}); {files}")

@@ -1,5 +1,6 @@
-"""Dropping a view: its catalog entry goes, its metadata files stay (as Iceberg Java's
-``dropView``: a view has no data, and another catalog may have registered the same files)."""
+"""Dropping a view: its catalog entry goes. SQL and Hive catalogs keep its metadata files (a view
+has no data, and another catalog may point at them), where Iceberg Java's ``dropView`` deletes the
+current one; over REST the server decides (Iceberg Java's server deletes it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
