@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from icectl.errors import CommitConflictError, IcectlError, NoSuchViewError, UnsupportedError, UsageError
+from icectl.errors import CommitConflictError, IcectlError, NotFoundError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location, resolve_path
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
@@ -156,7 +156,7 @@ class Catalog(ABC):
             return False
         try:
             self.load_view_metadata_location(ident)
-        except NoSuchViewError:
+        except NotFoundError:  # no such view, or no such namespace
             return False
         return True
 

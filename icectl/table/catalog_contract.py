@@ -34,7 +34,9 @@ class TableState:
 
 @dataclass(frozen=True)
 class ViewState:
-    """A view as its catalog gives it: the current view metadata file and its content."""
+    """A view as its catalog gives it: the current view metadata file and its content (what
+    :meth:`icectl.catalog.base.Catalog.load_view` and ``register_view`` return; the table layer
+    itself needs no view)."""
 
     metadata_location: str
     metadata: ViewMetadata
@@ -59,5 +61,3 @@ class CatalogContract(Protocol):
     def io_for(self, ident: Identifier) -> FileIO: ...
 
     def default_table_location(self, ident: Identifier) -> str: ...
-
-    def view_exists(self, ident: Identifier) -> bool: ...
