@@ -77,13 +77,13 @@ _icectl_commands() {
         'compute-stats:Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java'\''s compute_table_stats) on Spark and register them for the snapshot'
         'create:Create a table'
         'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
-        'describe:Describe a table: identity, schema, specs, sort orders, properties, refs, totals'
+        'describe:Describe a table (identity, schema, specs, sort orders, properties, refs, totals) or a view (versions, SQL per dialect, schema, default catalog and namespace, properties)'
         'diff:What changed from A to B: data and delete files added and removed (by partition, with records and bytes), schema, partition spec, sort order, property and ref changes'
-        'drop:Drop a table from its catalog (metadata only), or with --purge together with its files'
+        'drop:Drop a table from its catalog (metadata only), or with --purge together with its files; or a view (its metadata files stay)'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
         'health:Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
-        'list:List namespaces and tables in the catalog'
+        'list:List namespaces, tables and views in the catalog'
         'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
         'migrate:Move tables to another catalog at their current metadata files: register in the target, check, remove from the source'
         'namespace:List, create and drop namespaces; show and change their properties'
@@ -103,7 +103,7 @@ _icectl_commands() {
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
         'upgrade-format:Upgrade a table'\''s format version (metadata only), after a pre-flight report'
-        'validate:Check every layer of a table against the rules of its format version; exit 8 on errors'
+        'validate:Check every layer of a table against the rules of its format version, or a view'\''s metadata against the view spec; exit 8 on errors'
     )
     _describe -t commands 'icectl command' commands
 }

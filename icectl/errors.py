@@ -55,6 +55,10 @@ class NoSuchTableError(NotFoundError):
     """The catalog has no such table."""
 
 
+class NoSuchViewError(NotFoundError):
+    """The catalog has no such view."""
+
+
 class NoSnapshotsError(NotFoundError):
     """The table has no snapshot yet, so a command that needs one has nothing to work on."""
 

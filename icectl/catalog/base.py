@@ -17,21 +17,22 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from icectl.errors import CommitConflictError, IcectlError, UnsupportedError, UsageError
+from icectl.errors import CommitConflictError, IcectlError, NotFoundError, UnsupportedError, UsageError
 from icectl.io import FileIO, normalize_location, resolve_path
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT_ENABLED
-from icectl.table.catalog_contract import TableState
+from icectl.table.catalog_contract import TableState, ViewState
 from icectl.table.identifier import Identifier, ident_str, parse_identifier
-from icectl.table.metadata_io import metadata_bytes, metadata_file_version, new_metadata_location, read_metadata_file
+from icectl.table.metadata_io import (metadata_bytes, metadata_file_version, new_metadata_location, read_metadata_file,
+                                     read_view_metadata_file)
 
 if TYPE_CHECKING:
     from icectl.table.requirements import TableRequirement
     from icectl.table.updates import TableUpdate
 
-__all__ = ["Catalog", "Identifier", "ListedTable", "MetastoreCatalog", "NamespacePropertiesChange", "ident_str",
-           "metadata_file_version", "parse_identifier"]
+__all__ = ["Catalog", "Identifier", "ListedTable", "MetastoreCatalog", "NamespacePropertiesChange", "ViewState",
+           "ident_str", "metadata_file_version", "parse_identifier", "read_view_metadata_file"]
 
 class Catalog(ABC):
     """A named catalog with a warehouse and a file IO."""
@@ -144,6 +145,54 @@ class Catalog(ABC):
         """Add an existing metadata file to the catalog as table ``ident``; AlreadyExistsError
         when the name is taken, unless ``overwrite`` (then the table points at the file)."""
         raise UnsupportedError(f"the {self.kind} catalog cannot register tables")
+
+    # -- views (the view spec; REST /views, JDBC iceberg_type 'VIEW', Hive VIRTUAL_VIEW) -----------
+    # Catalogs that hold views set ``supports_views``; the others refuse every view method with
+    # one line (UnsupportedError), and ``list`` shows no views for them.
+    supports_views: bool = False
+
+    def _no_views(self) -> UnsupportedError:
+        return UnsupportedError(f"the {self.kind} catalog {self.name} has no views",
+                                hint="views live in REST, SQL (JDBC) and Hive catalogs")
+
+    def list_views(self, namespace: Identifier | None = None) -> list[Identifier]:
+        """Views, sorted: of one namespace (NoSuchNamespaceError when it does not exist), or of
+        every namespace when ``namespace`` is None."""
+        raise self._no_views()
+
+    def load_view(self, ident: Identifier) -> ViewState:
+        """The view's current metadata file and its content; NoSuchViewError if there is none
+        (also when ``ident`` is a table)."""
+        raise self._no_views()
+
+    def view_exists(self, ident: Identifier) -> bool:
+        """Whether ``ident`` is a view of this catalog (False for a catalog without views)."""
+        if not self.supports_views:
+            return False
+        try:
+            self.load_view_metadata_location(ident)
+        except NotFoundError:  # no such view, or no such namespace
+            return False
+        return True
+
+    def load_view_metadata_location(self, ident: Identifier) -> str:
+        """The view's current metadata file (without reading it); NoSuchViewError."""
+        return self.load_view(ident).metadata_location
+
+    def drop_view(self, ident: Identifier) -> None:
+        """Remove the view from the catalog; NoSuchViewError. SQL and Hive keep its metadata files
+        (Iceberg Java's dropView deletes the current one); a REST server does as it does
+        (Iceberg Java's server deletes the current one)."""
+        raise self._no_views()
+
+    def register_view(self, ident: Identifier, metadata_location: str) -> ViewState:
+        """Add an existing view metadata file to the catalog as view ``ident``: the catalog then
+        points at that file, history and all (SQL, Hive; a REST server with ``register-view``).
+        AlreadyExistsError when the name is taken by a table or a view, NoSuchNamespaceError when
+        its namespace does not exist (Hive) and InvalidMetadataError when the file is not view
+        metadata. A REST server without ``register-view`` (Iceberg Java 1.10's) gets the view
+        created from the file's current version instead: see :meth:`RestCatalog.register_view`."""
+        raise self._no_views()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ properties, and the basic statistics of the current snapshot (``numFiles``, ``nu
 ``totalSize``); its storage descriptor has the location, the columns of the current schema in
 Hive's types, and Java's input/output formats and SerDe (``FileInputFormat``/``FileOutputFormat``
 and ``LazySimpleSerDe``; Hive's ``HiveIceberg*`` classes and ``storage_handler`` when the table
-sets ``engine.hive.enabled=true``). A namespace is a Hive database (one level).
+sets ``engine.hive.enabled=true``). A namespace is a Hive database (one level). A view is a Hive
+``VIRTUAL_VIEW`` whose parameters hold ``table_type=ICEBERG-VIEW`` and ``metadata_location`` (Java's
+``HiveViewOperations``), with the SQL of its current version as Hive's view text.
 
 A commit takes Hive's table lock (``lock``/``check_lock``/``unlock``, an exclusive table lock as
 Java's ``MetastoreLock``: its creation retried and its state checked with exponential back-off
@@ -53,15 +55,16 @@ from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespaceProperti
                                  ident_str)
 from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable, backoff, thrift_reason
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
-                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, StorageError,
-                           UnsupportedError, UsageError)
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
+                           StorageError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import COMMIT_STATUS_CHECKS_NUM_RETRIES, ENGINE_HIVE_ENABLED
 from icectl.spec.types import IcebergType, ListType, MapType, StructType
-from icectl.table.catalog_contract import TableState
-from icectl.table.metadata_io import read_metadata_file
+from icectl.spec.view import ViewMetadata
+from icectl.table.catalog_contract import TableState, ViewState
+from icectl.table.metadata_io import read_metadata_file, read_view_metadata_file
 
 try:  # the hive extra
     from hive_metastore.ttypes import (AlreadyExistsException, CheckLockRequest, Database, EnvironmentContext,
@@ -84,6 +87,9 @@ ICEBERG = "ICEBERG"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+ICEBERG_VIEW = "ICEBERG-VIEW"  # HiveOperationsBase.ICEBERG_VIEW_TYPE_VALUE, upper-cased as Java writes it
+HMS_TABLE_OWNER = "hive.metastore.table.owner"
 STORAGE_HANDLER = "storage_handler"
 DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
 LOCATION = "location"
@@ -172,8 +178,32 @@ def is_iceberg(tbl: Any) -> bool:
     return (tbl.parameters or {}).get(TABLE_TYPE, "").upper() == ICEBERG
 
 
+def is_iceberg_view(tbl: Any) -> bool:
+    """Java's isValidIcebergView: a VIRTUAL_VIEW with table_type iceberg-view (any case)."""
+    return (str(tbl.tableType or "").upper() == VIRTUAL_VIEW
+            and (tbl.parameters or {}).get(TABLE_TYPE, "").upper() == ICEBERG_VIEW)
+
+
+def view_table(db: str, name: str, md: ViewMetadata, metadata_location: str) -> Any:
+    """The Hive table HiveViewOperations creates for a view: VIRTUAL_VIEW, the view's properties
+    (but the owner), uuid, table_type and metadata_location, the current schema's columns, and the
+    SQL of the current version (its ``hive`` dialect, else the first) as the view text."""
+    version = md.current_version
+    sql = version.sql_for("hive") or next((r.sql for r in version.representations if r.is_sql), None)
+    params = {k: v for k, v in md.properties.items() if k.lower() != HMS_TABLE_OWNER}
+    params.update({"uuid": md.view_uuid, TABLE_TYPE: ICEBERG_VIEW, METADATA_LOCATION: metadata_location})
+    cols = [FieldSchema(name=f.name, type=hive_type(f.field_type), comment=f.doc) for f in md.schema.fields]
+    sd = StorageDescriptor(cols=cols, location=md.location, inputFormat=FILE_FORMATS[0], outputFormat=FILE_FORMATS[1],
+                           serdeInfo=SerDeInfo(serializationLib=FILE_FORMATS[2], parameters={}))
+    now = int(time.time())
+    return Table(tableName=name, dbName=db, owner=md.properties.get(HMS_TABLE_OWNER, getpass.getuser()),
+                 createTime=now, lastAccessTime=now, retention=2**31 - 1, sd=sd, partitionKeys=[], parameters=params,
+                 viewOriginalText=sql, viewExpandedText=sql, tableType=VIRTUAL_VIEW)
+
+
 class HiveCatalog(MetastoreCatalog):
     kind = "hive"
+    supports_views = True
 
     def __init__(self, name: str, properties: dict[str, str], io: FileIO):
         if not HAVE_THRIFT:
@@ -572,6 +602,63 @@ class HiveCatalog(MetastoreCatalog):
                 self._call(lambda c: c.alter_table_with_environment_context(db, name, tbl, context),
                            f"register table {ident_str(ident)}", reconnect=False)
         return self.load(ident)
+
+    # -- views: VIRTUAL_VIEW tables with table_type=ICEBERG-VIEW (HiveCatalog.listViews, HiveViewOperations)
+    def list_views(self, namespace: Identifier | None = None) -> list[Identifier]:
+        dbs = [self._database(namespace)] if namespace is not None else [n[0] for n in self.list_namespaces()]
+        found: list[Identifier] = []
+        for db in dbs:
+            if namespace is not None:
+                self._get_database(db)
+            names = self._call(lambda c: c.get_all_tables(db), f"list tables of {db}")
+            if names:
+                tables = self._call(lambda c: c.get_table_objects_by_name(db, names), f"read tables of {db}")
+                found += [(db, t.tableName) for t in tables if is_iceberg_view(t)]
+        return sorted(found)
+
+    def _hive_view(self, ident: Identifier) -> Any:
+        db, name = self._names(ident)
+        try:
+            tbl = self._call(lambda c: c.get_table(db, name), f"read view {ident_str(ident)}")
+        except NoSuchObjectException:
+            tbl = None
+        if tbl is None or not is_iceberg_view(tbl):
+            raise NoSuchViewError(f"view {ident_str(ident)} does not exist in catalog {self.name}")
+        return tbl
+
+    def load_view_metadata_location(self, ident: Identifier) -> str:
+        location = (self._hive_view(ident).parameters or {}).get(METADATA_LOCATION)
+        if not location:
+            raise NoSuchViewError(f"view {ident_str(ident)} of catalog {self.name} has no metadata_location")
+        return location
+
+    def load_view(self, ident: Identifier) -> ViewState:
+        location = self.load_view_metadata_location(ident)
+        return ViewState(location, read_view_metadata_file(self.io, location))
+
+    def drop_view(self, ident: Identifier) -> None:
+        """Drop the Hive view (never its files), as HiveCatalog.dropView."""
+        db, name = self._names(ident)
+        self._hive_view(ident)
+        try:
+            self._call(lambda c: c.drop_table(db, name, False), f"drop view {ident_str(ident)}")
+        except NoSuchObjectException:
+            raise NoSuchViewError(f"view {ident_str(ident)} does not exist in catalog {self.name}") from None
+
+    def register_view(self, ident: Identifier, metadata_location: str) -> ViewState:
+        """A Hive view pointing at ``metadata_location`` itself (no new file is written), as
+        HiveViewOperations creates one."""
+        db, name = self._names(ident)
+        md = read_view_metadata_file(self.io, metadata_location)
+        self._get_database(db)
+        tbl = view_table(db, name, md, metadata_location)
+        try:
+            with self._table_lock(db, name):
+                self._call(lambda c: c.create_table(tbl), f"register view {ident_str(ident)}")
+        except AlreadyExistsException:
+            raise AlreadyExistsError(f"{ident_str(ident)} already exists in catalog {self.name} (a table or a "
+                                     "view)") from None
+        return ViewState(metadata_location, md)
 
 
 __all__ = ["HiveCatalog", "INSTALL_HINT", "hive_type", "set_table_parameters", "storage_descriptor"]

@@ -31,12 +31,13 @@ from icectl.errors import (
     UnsupportedError,
     UsageError,
 )
+from icectl.spec.view import parse_view_metadata
 from icectl.io import FileIO, has_scheme, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
-from icectl.table.catalog_contract import TableState
+from icectl.table.catalog_contract import TableState, ViewState
 from icectl.table.identifier import Identifier, ident_str
-from icectl.table.metadata_io import metadata_bytes, new_metadata_location
+from icectl.table.metadata_io import metadata_bytes, new_metadata_location, read_view_metadata_file
 from icectl.table.requirements import AssertCreate, TableRequirement
 from icectl.table.updates import TableUpdate, UpgradeFormatVersion, updates_json
 
@@ -72,6 +73,12 @@ UPDATE_TABLE = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"
 DROP_TABLE = "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}"
 REGISTER_TABLE = "POST /v1/{prefix}/namespaces/{namespace}/register"
 RENAME_TABLE = "POST /v1/{prefix}/tables/rename"
+LIST_VIEWS = "GET /v1/{prefix}/namespaces/{namespace}/views"
+CREATE_VIEW = "POST /v1/{prefix}/namespaces/{namespace}/views"
+LOAD_VIEW = "GET /v1/{prefix}/namespaces/{namespace}/views/{view}"
+DROP_VIEW = "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}"
+# Not in Iceberg 1.10's REST spec; later specs add it (RegisterViewRequest: name, metadata-location).
+REGISTER_VIEW = "POST /v1/{prefix}/namespaces/{namespace}/register-view"
 
 
 def is_rest_uri(uri: str | None) -> bool:
@@ -387,6 +394,70 @@ class RestCatalog(Catalog):
         return NamespacePropertiesChange(updated=tuple(sorted(body.get("updated") or [])),
                                          removed=tuple(sorted(body.get("removed") or [])),
                                          missing=tuple(sorted(body.get("missing") or [])))
+
+    # -- views (the spec's /views endpoints: offered when /v1/config lists them) -----------------------
+    @property
+    def supports_views(self) -> bool:  # type: ignore[override]
+        return LIST_VIEWS in self.endpoints
+
+    def _check_views(self) -> None:
+        if not self.supports_views:
+            raise UnsupportedError(f"the REST catalog {self.name} offers no views (its /v1/config lists no "
+                                   f"{LIST_VIEWS})")
+
+    def list_views(self, namespace: Identifier | None = None) -> list[Identifier]:
+        self._check_views()
+        if namespace is None:
+            out: list[Identifier] = []
+            for ns in self.list_namespaces():
+                out += self.list_views(ns)
+            return sorted(out)
+        found = []
+        for page in self._pages(LIST_VIEWS, "identifiers", what=f"list the views of {'.'.join(namespace)}",
+                                namespace=encode_namespace(namespace)):
+            for t in page:
+                if isinstance(t, dict):
+                    found.append(tuple(t.get("namespace") or ()) + (str(t.get("name")),))
+        return sorted(found)
+
+    def load_view(self, ident: Identifier) -> ViewState:
+        self._check_views()
+        body = self._call(LOAD_VIEW, what=f"load view {ident_str(ident)}", namespace=encode_namespace(ident[:-1]),
+                          view=encode_name(ident[-1]))
+        return self._view_state(ident, body)
+
+    def _view_state(self, ident: Identifier, body: Any) -> ViewState:
+        if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+            raise IcectlError(f"the REST catalog {self.name} answered for {ident_str(ident)} without view metadata")
+        md = parse_view_metadata(body["metadata"], source=f"{self.name}:{ident_str(ident)}")
+        return ViewState(str(body.get("metadata-location") or ""), md, _str_map(body.get("config")))
+
+    def drop_view(self, ident: Identifier) -> None:
+        self._check_views()
+        self._call(DROP_VIEW, what=f"drop view {ident_str(ident)}", kind=WRITE,
+                   namespace=encode_namespace(ident[:-1]), view=encode_name(ident[-1]))
+
+    def register_view(self, ident: Identifier, metadata_location: str) -> ViewState:
+        """``POST .../register-view`` when the server lists it (the view then points at the file,
+        history and all). Iceberg 1.10's REST spec has no such endpoint: then the file is read and
+        the view is created from it (``POST .../views``, a CreateViewRequest) with the current
+        version's schema, SQL per dialect, default catalog and namespace, and the view's location
+        and properties. The server writes a new metadata file with a new view-uuid and a history
+        of one version (version 1, its own timestamp and summary); the older versions, the
+        version log and the current version's summary are not carried over."""
+        self._check_views()
+        ns = encode_namespace(ident[:-1])
+        what = f"register view {ident_str(ident)}"
+        if REGISTER_VIEW in self.endpoints:
+            body = self._call(REGISTER_VIEW, what=what, kind=WRITE, namespace=ns,
+                              body={"name": ident[-1], "metadata-location": metadata_location})
+            return self._view_state(ident, body)
+        md = read_view_metadata_file(self.io, metadata_location)
+        version = md.current_version
+        request = {"name": ident[-1], "location": md.location, "schema": md.schema.to_json(),
+                   "view-version": version.to_json(), "properties": dict(md.properties)}
+        body = self._call(CREATE_VIEW, what=what, kind=WRITE, namespace=ns, body=request)
+        return self._view_state(ident, body)
 
     def _pages(self, endpoint: str, key: str, *, what: str, params: dict[str, str] | None = None,
                **parts: str) -> Iterator[list[Any]]:

@@ -30,8 +30,8 @@ from urllib.parse import quote
 
 from icectl import __version__, secrets
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
-                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotAuthorizedError,
-                           NotFoundError, StorageError, UnsupportedError, UsageError)
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
+                           NotAuthorizedError, NotFoundError, StorageError, UnsupportedError, UsageError)
 
 NAMESPACE_SEPARATOR = "\x1f"
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -325,6 +325,8 @@ class RestClient:
                 return NoSuchNamespaceError(message or f"{where}: no such namespace")
             if "Table" in etype:
                 return NoSuchTableError(message or f"{where}: no such table")
+            if "View" in etype:
+                return NoSuchViewError(message or f"{where}: no such view")
             return NotFoundError(f"{where}: cannot {what}: {detail}")
         if status == 409:
             if "NotEmpty" in etype:

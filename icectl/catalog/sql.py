@@ -20,10 +20,11 @@ from icectl.catalog.base import (Identifier, ListedTable, MetastoreCatalog, Name
                                  check_property_changes, ident_str)
 from icectl.catalog.postgres import Server, connect, is_postgres_uri, query_error, redact_uri
 from icectl.spec.metadata import TableMetadata
-from icectl.table.catalog_contract import TableState
+from icectl.table.catalog_contract import TableState, ViewState
+from icectl.table.metadata_io import read_view_metadata_file
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
-                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotFoundError,
-                           StorageError, UsageError)
+                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
+                           NotFoundError, StorageError, UnsupportedError, UsageError)
 from icectl.io import FileIO, join, local_path
 from icectl.io.safety import table_guard
 
@@ -59,6 +60,7 @@ def sqlite_path(uri: str) -> str:
 
 class SqlCatalog(MetastoreCatalog):
     kind = "sql"
+    supports_views = True  # rows with iceberg_type 'VIEW' (Java's V1 layout; none in a V0 one)
 
     def __init__(self, name: str, uri: str, warehouse: str | None, io: FileIO, *, create: bool = True,
                  local_default: bool = False):
@@ -334,10 +336,12 @@ class SqlCatalog(MetastoreCatalog):
             raise self._missing_namespace(namespace)
         ns = ".".join(namespace)
         tables = self.list_tables(namespace) if namespace in self._all_namespaces() else []
+        views = self.list_views(namespace) if namespace in self._all_namespaces() else []
         children = [n for n in self._all_namespaces() if len(n) > len(namespace) and n[:len(namespace)] == namespace]
-        if tables or children:
-            raise NamespaceNotEmptyError(f"namespace {ns} is not empty: {len(tables)} tables, {len(children)} "
-                                         "namespaces below it")
+        if tables or views or children:
+            raise NamespaceNotEmptyError(f"namespace {ns} is not empty: {len(tables)} tables, "
+                                         + (f"{len(views)} views, " if views else "")
+                                         + f"{len(children)} namespaces below it")
         self._exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ?", (self.name, ns))
 
     def load_namespace_properties(self, namespace: Identifier) -> dict[str, str]:
@@ -475,6 +479,72 @@ class SqlCatalog(MetastoreCatalog):
         else:
             self._insert(ident, metadata_location)
         return self.load(ident)
+
+    # -- views: rows with iceberg_type = 'VIEW' (Iceberg Java's JdbcUtil, schema version V1) ----------
+    def list_views(self, namespace: Identifier | None = None) -> list[Identifier]:
+        if not self._ready(write=False):
+            if not self.local_default:
+                raise self._no_database()
+            if namespace is not None:
+                raise self._missing_namespace(namespace)
+            return []
+        if namespace is not None and not self._namespace_exists(namespace):
+            raise self._missing_namespace(namespace)
+        if not self._has_type_column:
+            return []  # Java's V0 layout cannot hold views
+        sql = "SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = ? AND iceberg_type = 'VIEW'"
+        params: tuple[Any, ...] = (self.name,)
+        if namespace is not None:
+            sql += " AND table_namespace = ?"
+            params += (".".join(namespace),)
+        return sorted(tuple(r[0].split(".")) + (r[1],) for r in self._exec(sql, params).fetchall())
+
+    def load_view_metadata_location(self, ident: Identifier) -> str:
+        row = None
+        if self._has_type_column and self._ready(write=False):
+            row = self._exec("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND "
+                             "table_namespace = ? AND table_name = ? AND iceberg_type = 'VIEW'",
+                             (self.name, ".".join(ident[:-1]), ident[-1])).fetchone()
+        if row is None or not row[0]:
+            raise NoSuchViewError(f"view {ident_str(ident)} does not exist in catalog {self.name}")
+        return row[0]
+
+    def load_view(self, ident: Identifier) -> ViewState:
+        location = self.load_view_metadata_location(ident)
+        return ViewState(location, read_view_metadata_file(self.io, location))
+
+    def drop_view(self, ident: Identifier) -> None:
+        """Delete the view's row (JdbcUtil's DROP_VIEW_SQL); its metadata files stay."""
+        cur = None
+        if self._has_type_column and self._ready(write=False):
+            cur = self._exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND "
+                             "table_name = ? AND iceberg_type = 'VIEW'", (self.name, ".".join(ident[:-1]), ident[-1]))
+        if cur is None or cur.rowcount != 1:
+            raise NoSuchViewError(f"view {ident_str(ident)} does not exist in catalog {self.name}")
+
+    def register_view(self, ident: Identifier, metadata_location: str) -> ViewState:
+        """Insert a row with ``iceberg_type = 'VIEW'`` pointing at the file (as JdbcViewOperations'
+        create does), after reading it as view metadata. The name may not be taken by a table or
+        a view (one primary key for both)."""
+        if len(ident) < 2:
+            raise UsageError(f"invalid view name {ident_str(ident)!r}: expected NAMESPACE.VIEW")
+        md = read_view_metadata_file(self.io, metadata_location)
+        self._ready(write=True)
+        if not self._has_type_column:
+            raise UnsupportedError(f"catalog {self.name}'s iceberg_tables has no iceberg_type column (Iceberg Java's "
+                                   "V0 layout), so it cannot hold views",
+                                   hint="let Iceberg Java's JdbcCatalog upgrade it (jdbc.schema-version=V1)")
+        self._ensure_namespace(ident[:-1])
+        try:
+            self._exec("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
+                       "previous_metadata_location, iceberg_type) VALUES (?, ?, ?, ?, NULL, 'VIEW')",
+                       (self.name, ".".join(ident[:-1]), ident[-1], metadata_location))
+        except (sqlite3.IntegrityError, _Duplicate) as e:
+            if not _is_duplicate(e):
+                raise
+            raise AlreadyExistsError(f"{ident_str(ident)} already exists in catalog {self.name} (a table or a "
+                                     "view)") from None
+        return ViewState(metadata_location, md)
 
 
 class _Duplicate(Exception):

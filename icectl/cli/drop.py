@@ -9,15 +9,18 @@ from icectl.cli.context import Env
 from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan, progress_deleter
-from icectl.cli.session import open_table
+from icectl.cli.session import locate_table, open_table
+from icectl.cli.views.catalog_views import view_drop_report
 from icectl.cli.views.housekeeping import RenameReport, drop_report
-from icectl.ops.catalogs import parse_identifier
+from icectl.errors import UsageError
+from icectl.ops.catalogs import LoadedView, open_table_or_view, parse_identifier
 from icectl.ops.evolve.drop import apply_drop, apply_rename, plan_drop, plan_rename
+from icectl.ops.evolve.views import apply_drop_view, plan_drop_view
 
 
 def drop(
     ctx: typer.Context,
-    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE to drop.")],
+    table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE (or NAMESPACE.VIEW) to drop.")],
     purge: Annotated[bool, typer.Option(
         "--purge", help="Also delete every file the table's metadata reaches (only under its location, after the "
         "catalog drop). REST: the server is asked to (purgeRequested=true).")] = False,
@@ -25,9 +28,24 @@ def drop(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Drop a table from its catalog (metadata only), or with --purge together with its files."""
+    """Drop a table from its catalog (metadata only), or with --purge together with its files; or a
+    view (its metadata files stay)."""
     env: Env = ctx.obj
-    t = open_table(env, table)
+    catalog, ident = locate_table(env, table)
+    t = open_table_or_view(catalog, ident)
+    if isinstance(t, LoadedView):
+        if purge:
+            raise UsageError(f"{t.name} is a view: --purge is for tables (a view has no data; its metadata files "
+                             "stay)")
+        view_plan = plan_drop_view(catalog, t)
+        if dry_run:
+            render(env, view_drop_report(view_plan, dry_run=True, applied=False))
+            return
+        confirm_plan(env, view_drop_report(view_plan, dry_run=False, applied=False), f"Drop view {t.name}?",
+                     yes=yes, action="drop the view")
+        apply_drop_view(catalog, view_plan)
+        render(env, view_drop_report(view_plan, dry_run=False, applied=True))
+        return
     plan = plan_drop(t, purge=purge)
     if dry_run:
         render(env, drop_report(plan, None, dry_run=True))

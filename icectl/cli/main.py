@@ -19,7 +19,7 @@ from icectl.cli.options import OUTPUT_FORMATS, STREAM_OUTPUTS, OutputOpt
 # read this table; a command's module is imported only when that command runs or shows its help.
 COMMANDS = {c.name: c for c in (
     LazyCommand("create", "icectl.cli.tables", "create", "Create a table."),
-    LazyCommand("list", "icectl.cli.tables", "list_", "List namespaces and tables in the catalog.",
+    LazyCommand("list", "icectl.cli.tables", "list_", "List namespaces, tables and views in the catalog.",
                 outputs=STREAM_OUTPUTS),
     LazyCommand("expire", "icectl.cli.expire", "expire", "Expire old snapshots and delete the files only they reach, "
                 "as Iceberg Java's expire_snapshots."),
@@ -34,13 +34,14 @@ COMMANDS = {c.name: c for c in (
                 "files of the target size, on Spark."),
     LazyCommand("rewrite-deletes", "icectl.cli.rewrite_deletes", "rewrite_deletes", "Merge position deletes (v2), "
                 "convert them to deletion vectors (v3+), drop dangling deletes."),
-    LazyCommand("describe", "icectl.cli.describe", "describe", "Describe a table: identity, schema, specs, sort "
-                "orders, properties, refs, totals."),
+    LazyCommand("describe", "icectl.cli.describe", "describe", "Describe a table (identity, schema, specs, sort "
+                "orders, properties, refs, totals) or a view (versions, SQL per dialect, schema, default catalog and "
+                "namespace, properties)."),
     LazyCommand("snapshots", "icectl.cli.snapshots", "snapshots", "List a table's snapshots, newest first."),
     LazyCommand("files", "icectl.cli.files", "files", "List the live content files (data and deletes) of the current "
                 "snapshot, a snapshot or a ref."),
     LazyCommand("validate", "icectl.cli.validate", "validate", "Check every layer of a table against the rules of "
-                "its format version; exit 8 on errors."),
+                "its format version, or a view's metadata against the view spec; exit 8 on errors."),
     LazyCommand("upgrade-format", "icectl.cli.upgrade", "upgrade_format", "Upgrade a table's format version "
                 "(metadata only), after a pre-flight report."),
     LazyCommand("register", "icectl.cli.register", "register_cmd", "Register an existing table metadata file in a "
@@ -52,7 +53,7 @@ COMMANDS = {c.name: c for c in (
     LazyCommand("properties", "icectl.cli.alter", "properties", "List a table's properties, or set or unset some "
                 "(one commit)."),
     LazyCommand("drop", "icectl.cli.drop", "drop", "Drop a table from its catalog (metadata only), or with --purge "
-                "together with its files."),
+                "together with its files; or a view (its metadata files stay)."),
     LazyCommand("rename", "icectl.cli.drop", "rename", "Rename a table, or move it to another namespace (its files "
                 "stay where they are)."),
     LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests", "Rewrite the current "

@@ -6,7 +6,7 @@ import shlex
 
 from icectl.cli.context import Env
 from icectl.ops import catalogs
-from icectl.ops.catalogs import Catalog, CatalogConfig, CatalogOptions, Identifier, Table
+from icectl.ops.catalogs import Catalog, CatalogConfig, CatalogOptions, FileIO, Identifier, Table
 
 
 def catalog_options(env: Env) -> CatalogOptions:
@@ -44,6 +44,14 @@ def locate_table(env: Env, name: str) -> tuple[Catalog, Identifier]:
     """(catalog, identifier) of ``NS.TABLE`` in the configured catalog, or of a table location or
     metadata file given as a path (a read-only path catalog)."""
     return catalogs.locate_table(name, catalog_options(env), catalog=lambda: open_catalog(env))
+
+
+def view_file_io(env: Env, name: str) -> FileIO | None:
+    """For a name that is a path, the FileIO to read it with (the configured catalog's storage
+    settings, as for a table by path); None for NAMESPACE.NAME."""
+    if not catalogs.looks_like_path(name):
+        return None
+    return catalogs.path_io(catalog_options(env))
 
 
 def open_table(env: Env, name: str) -> Table:

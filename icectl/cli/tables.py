@@ -15,7 +15,7 @@ from icectl.cli.views.tables import Created, Listing
 from icectl.errors import PartialFailureError, UsageError
 from icectl.ops.catalogs import parse_identifier
 from icectl.ops.evolve.create import apply_create, check_create_arguments, plan_create
-from icectl.ops.evolve.namespaces import list_namespaces, list_tables
+from icectl.ops.evolve.namespaces import list_namespaces, list_tables, list_views
 from icectl.ops.inspect.inventory import inventory
 
 
@@ -64,7 +64,7 @@ def list_(
         "an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and "
         "the exit code is 16 (see docs/inventory.md).")] = False,
 ) -> None:
-    """List namespaces and tables in the catalog.
+    """List namespaces, tables and views in the catalog.
 
     With --all, the catalog's inventory instead: a line per table, with what its metadata says,
     printed as the tables are read."""
@@ -80,7 +80,8 @@ def list_(
     ns = tuple(namespace.split(".")) if namespace else None
     tables = [".".join(t) for t in list_tables(catalog, ns)]
     namespaces = [".".join(n) for n in list_namespaces(catalog, None)] if ns is None else [namespace]
-    render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env))))
+    views = [".".join(v) for v in list_views(catalog, ns)]
+    render(env, Listing(catalog.name, namespaces, tables, describe_catalog(catalog_config(env)), views=views))
 
 
 def _inventory(env: Env) -> None:

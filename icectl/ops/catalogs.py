@@ -11,13 +11,16 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import UsageError
+from icectl.errors import IcectlError, NoSuchTableError, NoSuchViewError, UsageError
 from icectl.io import FileIO
+from icectl.table.catalog_contract import ViewState
+from icectl.table.identifier import ident_str
 from icectl.table.loaded import Table, load_table
 
-__all__ = ["Catalog", "CatalogConfig", "CatalogOptions", "Configuration", "Identifier", "Table", "build_catalog",
+__all__ = ["Catalog", "CatalogConfig", "CatalogOptions", "Configuration", "FileIO", "Identifier", "Table", "build_catalog",
            "catalog_properties", "configured_catalogs", "looks_like_path", "locate_table", "open_catalog",
-           "open_table", "parse_identifier", "redact_uri", "spark_template"]
+           "open_table", "open_table_or_view", "parse_identifier", "path_io", "redact_uri", "spark_template",
+           "LoadedView"]
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,63 @@ def locate_table(name: str, opts: CatalogOptions, *,
     default from ``opts``), or of a table location or metadata file given as a path (a read-only path catalog, with
     the storage settings of the catalog named by ``--catalog`` or ``ICECTL_CONFIG``, if any)."""
     if looks_like_path(name):
-        configured = opts.name or os.environ.get("ICECTL_CONFIG")
-        pc = PathCatalog(name, FileIO(catalog_properties(opts) if configured else {}))
+        pc = PathCatalog(name, path_io(opts))
         return pc, pc.identifier()
     return (catalog() if catalog is not None else open_catalog(opts)), parse_identifier(name)
 
 
+@dataclass(frozen=True)
+class LoadedView:
+    """A view of a catalog: its name, the catalog's name and what the catalog gave for it."""
+
+    identifier: Identifier
+    catalog: str
+    state: ViewState
+
+    @property
+    def name(self) -> str:
+        return ident_str(self.identifier)
+
+
+def path_io(opts: CatalogOptions) -> FileIO:
+    """The FileIO for a table or view given by path: with the storage settings of the catalog
+    named by ``--catalog`` or ``ICECTL_CONFIG``, if any."""
+    configured = opts.name or os.environ.get("ICECTL_CONFIG")
+    return FileIO(catalog_properties(opts) if configured else {})
+
+
 def open_table(catalog: Catalog, identifier: Identifier) -> Table:
-    return load_table(catalog, identifier)
+    """The table ``identifier``; a name that is a view of the catalog is refused with one line
+    (NoSuchTableError, exit 3) that says so."""
+    try:
+        return load_table(catalog, identifier)
+    except NoSuchTableError:
+        if _is_view(catalog, identifier):
+            raise NoSuchTableError(f"{ident_str(identifier)} is a view of catalog {catalog.name}, not a table",
+                                   hint="describe, drop and validate take a view; the other commands work on "
+                                        "tables") from None
+        raise
+
+
+def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | LoadedView:
+    """The table ``identifier`` or, when the catalog has no such table, its view of that name
+    (NoSuchTableError when it has neither)."""
+    try:
+        return load_table(catalog, identifier)
+    except NoSuchTableError:
+        if catalog.supports_views:
+            try:
+                return LoadedView(identifier, catalog.name, catalog.load_view(identifier))
+            except NoSuchViewError:
+                pass
+        raise
+
+
+def _is_view(catalog: Catalog, identifier: Identifier) -> bool:
+    try:
+        return catalog.view_exists(identifier)
+    except IcectlError:  # the table's error is the one to report
+        return False
 
 
 def spark_template(opts: CatalogOptions) -> str | None:

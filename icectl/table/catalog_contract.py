@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from icectl.io import FileIO
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.view import ViewMetadata
 from icectl.table.identifier import Identifier
 
 if TYPE_CHECKING:  # annotations only: a read-only command loads no update or requirement type
     from icectl.table.requirements import TableRequirement
     from icectl.table.updates import TableUpdate
 
-__all__ = ["CatalogContract", "TableState"]
+__all__ = ["CatalogContract", "TableState", "ViewState"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,18 @@ class TableState:
     config: dict[str, str] = field(default_factory=dict)
     # Old metadata files the commit deleted (write.metadata.delete-after-commit.enabled).
     deleted_metadata_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """A view as its catalog gives it: the current view metadata file and its content (what
+    :meth:`icectl.catalog.base.Catalog.load_view` and ``register_view`` return; the table layer
+    itself needs no view)."""
+
+    metadata_location: str
+    metadata: ViewMetadata
+    # Properties the catalog hands out for this view (REST: LoadViewResult's config).
+    config: dict[str, str] = field(default_factory=dict)
 
 
 class CatalogContract(Protocol):

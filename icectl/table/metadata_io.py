@@ -1,4 +1,4 @@
-"""Table metadata files: reading one (plain or gzip), naming and writing the next version."""
+"""Table (and view) metadata files: reading one (plain or gzip), naming and writing the next version."""
 from __future__ import annotations
 
 import re
@@ -8,6 +8,7 @@ from icectl.errors import InvalidMetadataError, NotFoundError
 from icectl.io import FileIO, join
 from icectl.spec.metadata import TableMetadata, parse_table_metadata
 from icectl.spec.properties import METADATA_COMPRESSION, METADATA_PATH
+from icectl.spec.view import ViewMetadata, parse_view_metadata
 
 _VERSION = re.compile(r"^(?:v)?(\d+)[-.]")
 
@@ -16,7 +17,8 @@ def is_gzip_location(location: str) -> bool:
     return location.endswith(".gz.metadata.json") or location.endswith(".metadata.json.gz")
 
 
-def read_metadata_file(io: FileIO, location: str) -> TableMetadata:
+def read_metadata_bytes(io: FileIO, location: str) -> bytes:
+    """A metadata file's JSON bytes (a table's or a view's), gunzipped when its name says gzip."""
     try:
         data = io.read(location)
     except NotFoundError:
@@ -28,7 +30,16 @@ def read_metadata_file(io: FileIO, location: str) -> TableMetadata:
             data = gzip.decompress(data)
         except OSError as e:
             raise InvalidMetadataError(f"{location}: not valid gzip: {e}") from None
-    return parse_table_metadata(data, source=location)
+    return data
+
+
+def read_metadata_file(io: FileIO, location: str) -> TableMetadata:
+    return parse_table_metadata(read_metadata_bytes(io, location), source=location)
+
+
+def read_view_metadata_file(io: FileIO, location: str) -> ViewMetadata:
+    """The view metadata file at ``location``, parsed (the view spec's "View Metadata")."""
+    return parse_view_metadata(read_metadata_bytes(io, location), source=location)
 
 
 def metadata_file_version(location: str | None) -> int:

@@ -141,4 +141,32 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "DV_CARDINALITY": (E, "Deletion Vectors: record_count",
                        "a deletion vector's cardinality is not its record_count"),
     "SUMMARY_TOTALS": (W, "Snapshots: summary", "a snapshot summary total differs from its manifests"),
+    # -- view metadata (the view spec, format/view-spec.md) ----------------------------------------
+    "VIEW_UNREADABLE": (E, "View Metadata", "the view metadata file is missing or cannot be read"),
+    "VIEW_INVALID_JSON": (E, "View Metadata", "the view metadata file is not a JSON object"),
+    "VIEW_FORMAT_VERSION": (E, "View Metadata: format-version", "format-version is missing, not an integer, or not 1"),
+    "VIEW_FIELD_MISSING": (E, "View Metadata; Versions; Version log",
+                           "a required field of the view, of a version or of a version-log entry is missing"),
+    "VIEW_FIELD_TYPE": (E, "View Metadata; Versions; Version log", "a view field has the wrong JSON type"),
+    "VIEW_UUID": (W, "View Metadata: view-uuid", "view-uuid is not a UUID"),
+    "VIEW_SCHEMA_INVALID": (E, "View Metadata: schemas", "a schema of the view cannot be read"),
+    "VIEW_SCHEMA_ID_DUPLICATE": (E, "View Metadata: schemas", "two schemas of the view share a schema-id"),
+    "VIEW_VERSION_ID_DUPLICATE": (E, "Versions: version-id", "two versions share a version-id"),
+    "VIEW_CURRENT_VERSION_MISSING": (E, "View Metadata: current-version-id",
+                                     "current-version-id names no version in versions"),
+    "VIEW_VERSION_SCHEMA_MISSING": (E, "Versions: schema-id", "a version's schema-id names no schema in schemas"),
+    "VIEW_REPRESENTATION_INVALID": (E, "Representations; SQL representation",
+                                    "a representation without a type, or a sql one without its sql or dialect"),
+    "VIEW_REPRESENTATION_UNKNOWN": (W, "Representations", "a representation whose type is not sql"),
+    "VIEW_DIALECT_DUPLICATE": (E, "SQL representation",
+                               "a version has two SQL representations of one dialect (compared case-insensitively)"),
+    "VIEW_VERSION_LOG_UNKNOWN": (W, "Version log", "a version-log entry names a version not in versions"),
+    "VIEW_VERSION_LOG_ORDER": (W, "Version log", "version-log timestamps go backwards"),
+    "VIEW_VERSION_LOG_CURRENT": (W, "Version log",
+                                 "the last version-log entry is not the current version (or the log is empty)"),
+    "VIEW_PROPERTY": (W, "View Metadata: properties",
+                      "version.history.num-entries is not a positive integer (Java refuses the next commit)"),
 }
+
+# The codes of view metadata (``validate NS.VIEW`` and a view metadata file).
+VIEW_CODES = tuple(c for c in CODES if c.startswith("VIEW_"))

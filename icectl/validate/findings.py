@@ -72,6 +72,7 @@ class ValidationReport:
     checked: Checked
     findings: list[Finding]
     seconds: float = 0.0
+    kind: str = "table"  # or "view": a view's metadata, checked against the view spec
 
     @property
     def errors(self) -> list[Finding]:

@@ -7,7 +7,8 @@ The checks form a one-way graph, each module importing only those above it in th
   collector, the options and the report;
 - :mod:`icectl.validate.bounds` (lower and upper bounds, a column at a time),
   :mod:`icectl.validate.partitions` (manifest-list partition summaries) and
-  :mod:`icectl.validate.metadata` (table metadata, raw JSON and parsed);
+  :mod:`icectl.validate.metadata` (table metadata, raw JSON and parsed) and
+  :mod:`icectl.validate.view` (view metadata against the view spec);
 - :mod:`icectl.formats.entries` (a manifest's entries as normalized columns) and
   :mod:`icectl.validate.entries` (every entry rule, over many manifests at once);
 - :mod:`icectl.validate.manifests`: each manifest decoded once (:mod:`icectl.formats.avro`), its
@@ -29,12 +30,14 @@ import time
 from typing import Any
 
 from icectl.errors import IcectlError, NotFoundError
+from icectl.spec.view import is_view_metadata
 from icectl.table.identifier import ident_str
 from icectl.table.loaded import Table
 from icectl.validate.codes import Severity
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions, ValidationReport
 from icectl.validate.metadata import check_metadata
 from icectl.validate.snapshots import check_snapshots
+from icectl.validate.view import check_view_metadata
 
 
 def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateOptions | None = None) -> ValidationReport:
@@ -52,6 +55,8 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
     md = None
     io = catalog.io_for(identifier) if hasattr(catalog, "io_for") else catalog.io  # REST: vended credentials
     raw = _read_metadata_bytes(io, location, out)
+    if raw is not None and _is_view(raw):  # a view's metadata file given by path
+        return validate_view_file(io, location, name=ident_str(identifier), raw=raw)
     if raw is not None:
         md = check_metadata(raw, location, out, catalog_kind=getattr(catalog, "kind", ""),
                             supports_v4=getattr(catalog, "supports_v4", True))
@@ -70,20 +75,42 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
         seconds=round(time.monotonic() - started, 3))
 
 
-def _read_metadata_bytes(io: Any, location: str, out: Collector) -> bytes | None:
+def validate_view_file(io: Any, location: str, *, name: str, raw: bytes | None = None) -> ValidationReport:
+    """Validate the view metadata file at ``location`` against the view spec (``name``: the view's
+    name, or the file's, in the report)."""
+    started = time.monotonic()
+    out = Collector()
+    if raw is None:
+        raw = _read_metadata_bytes(io, location, out, code="VIEW_UNREADABLE")
+    md = check_view_metadata(raw, location, out) if raw is not None else None
+    return ValidationReport(
+        table=name, metadata_location=location,
+        format_version=md.format_version if md is not None else _raw_version(raw),
+        deep=False, all_snapshots=False, checked=Checked(), findings=_ordered(out.findings),
+        seconds=round(time.monotonic() - started, 3), kind="view")
+
+
+def _is_view(raw: bytes) -> bool:
+    try:
+        return is_view_metadata(json.loads(raw))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def _read_metadata_bytes(io: Any, location: str, out: Collector, *, code: str = "META_UNREADABLE") -> bytes | None:
     try:
         data = io.read(location)
     except NotFoundError:
-        out.add("META_UNREADABLE", f"metadata file not found: {location}", file=location)
+        out.add(code, f"metadata file not found: {location}", file=location)
         return None
     except IcectlError as e:
-        out.add("META_UNREADABLE", f"cannot read {location}: {e.message}", file=location)
+        out.add(code, f"cannot read {location}: {e.message}", file=location)
         return None
     if location.endswith(".gz.metadata.json") or location.endswith(".metadata.json.gz"):
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as e:
-            out.add("META_UNREADABLE", f"{location}: not valid gzip: {e}", file=location)
+            out.add(code, f"{location}: not valid gzip: {e}", file=location)
             return None
     return data
 

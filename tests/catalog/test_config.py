@@ -86,7 +86,7 @@ def test_precedence_through_the_cli(home, tmp_path, monkeypatch):
     assert code == 0, err
     code, out, err = cli(["list", "--output", "json"])
     assert code == 0, err
-    assert json.loads(out) == {"catalog": "x", "namespaces": ["db"], "tables": ["db.u"]}
+    assert json.loads(out) == {"catalog": "x", "namespaces": ["db"], "tables": ["db.u"], "views": []}
     assert (tmp_path / "x.db").exists()
 
 

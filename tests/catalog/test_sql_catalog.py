@@ -331,7 +331,7 @@ def test_list_through_the_cli(catalog, cli_flags):
     create_table(catalog, ("ns", "b"), schema_text=SCHEMA)
     code, out, err = cli(cli_flags + ["list", "--output", "json"])
     assert code == 0, err
-    assert json.loads(out) == {"catalog": "cat", "namespaces": ["db", "ns"], "tables": ["db.a", "ns.b"]}
+    assert json.loads(out) == {"catalog": "cat", "namespaces": ["db", "ns"], "tables": ["db.a", "ns.b"], "views": []}
     code, out, err = cli(cli_flags + ["list", "db", "--output", "json"])
     assert code == 0, err
     assert json.loads(out)["tables"] == ["db.a"]

@@ -33,7 +33,18 @@ REF = {"name": str, "type": str, "snapshot_id": int, "min_snapshots_to_keep": Op
 CREATED = {"name": str, "location": str, "metadata_location": Opt(str), "format_version": int,
            "table_uuid": Opt(str), "schema": SPEC_JSON, "partition_spec": SPEC_JSON, "sort_order": SPEC_JSON,
            "properties": Map(str), "dry_run": bool, "applied": bool, "commits": [COMMIT]}
-LISTING = {"catalog": str, "namespaces": [str], "tables": [str]}
+LISTING = {"catalog": str, "namespaces": [str], "tables": [str], "views": [str]}
+REPRESENTATION = {"type": str, "dialect": Opt(str), "sql": Opt(str)}
+VIEW_DESCRIBE = {"name": str, "kind": str, "catalog": str, "view_uuid": str, "format_version": int, "location": str,
+                 "metadata_location": str, "current_version_id": int, "default_catalog": Opt(str),
+                 "default_namespace": [str], "sql": [REPRESENTATION], "schema": Opt(SPEC_JSON),
+                 "properties": Map(str),
+                 "versions": [{"version_id": int, "timestamp_ms": int, "schema_id": int, "current": bool,
+                               "default_catalog": Opt(str), "default_namespace": [str], "summary": Map(str),
+                               "representations": [REPRESENTATION]}],
+                 "version_log": [{"timestamp_ms": int, "version_id": int}]}
+VIEW_DROP = {"view": str, "kind": str, "catalog": str, "location": str, "metadata_location": str, "dry_run": bool,
+             "applied": bool, "commits": [COMMIT]}
 CATALOGS = {"config_file": Opt(str), "resolved": Opt(str),
             "catalogs": [{"name": str, "type": str, "uri": Opt(str), "warehouse": Opt(str), "source": str,
                           "resolved": bool, "properties": Map(str)}]}
@@ -291,6 +302,7 @@ SHAPES: dict[str, Any] = {
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
     "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
     "migrate": MIGRATE, "profile": PROFILE_RESULT, "report": REPORT,
+    "describe (a view)": VIEW_DESCRIBE, "drop (a view)": VIEW_DROP,
 }
 
 

@@ -139,7 +139,7 @@ def test_verbose_names_the_catalog_and_its_source_in_one_line(home, monkeypatch)
     path = configure(home)
     code, out, err = cli("-v", "list", "-o", "json")
     assert code == 0, err
-    assert json.loads(out) == {"catalog": "lake", "namespaces": [], "tables": []}
+    assert json.loads(out) == {"catalog": "lake", "namespaces": [], "tables": [], "views": []}
     assert err.splitlines() == [f"icectl: catalog lake (sql, sqlite:///{home.parent}/lake.db, warehouse "
                                 f"{home.parent}/wh) from {path}:3"]
     monkeypatch.setenv("PYICEBERG_CATALOG__ENVCAT__URI", f"sqlite:///{home.parent}/env.db")

@@ -537,8 +537,8 @@ def test_list(ws):
     ws.ok("create", "--yes", "db.b", "--schema", "id:long")
     ws.ok("create", "--yes", "other.c", "--schema", "id:long")
     assert ws.json("list") == {"catalog": "default", "namespaces": ["db", "other"],
-                               "tables": ["db.a", "db.b", "other.c"]}
-    assert ws.json("list", "db") == {"catalog": "default", "namespaces": ["db"], "tables": ["db.a", "db.b"]}
+                               "tables": ["db.a", "db.b", "other.c"], "views": []}
+    assert ws.json("list", "db") == {"catalog": "default", "namespaces": ["db"], "tables": ["db.a", "db.b"], "views": []}
     lines = ws.ok("list").splitlines()
     assert lines[0] == "catalog default: 2 namespaces, 3 tables"
     assert [line.split() for line in lines[2:]] == [["namespace", "db"], ["table", "db.a"], ["table", "db.b"],

@@ -36,7 +36,7 @@ ALLOWED = {
     "cli": {"ops", "spec", "expr", "errors"},
 }
 # The spec modules cli may import: the model's types, metadata and time values it renders.
-CLI_SPEC = {"icectl.spec.types", "icectl.spec.metadata", "icectl.spec.partitioning", "icectl.spec.temporal",
+CLI_SPEC = {"icectl.spec.types", "icectl.spec.metadata", "icectl.spec.view", "icectl.spec.partitioning", "icectl.spec.temporal",
             "icectl.spec.properties"}  # the registry: property names and defaults in help texts
 
 

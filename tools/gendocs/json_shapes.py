@@ -20,6 +20,7 @@ import icectl.ops
 from icectl.cli.output import json_fields
 from icectl.cli.views.alter import AlterResult, PropertyList
 from icectl.cli.views.catalogs import CatalogsReport
+from icectl.cli.views.catalog_views import ViewDescription, ViewDropReport
 from icectl.cli.views.compact import CompactionOutcome, CompactionPlanView
 from icectl.cli.views.expire import ExpireReport
 from icectl.cli.views.files import FileList
@@ -57,6 +58,7 @@ SHAPES: dict[str, type] = {
     "rewrite-table-path": RelocationReport, "compute-stats": ComputeStatsReport,
     "compute-partition-stats": PartitionStatsReport, "health": HealthReport, "maintain": MaintainReport,
     "migrate": MigrationReport, "profile": ProfileView, "report": ReportView,
+    "describe (a view)": ViewDescription, "drop (a view)": ViewDropReport,
 }
 
 INTRO = """\

@@ -65,18 +65,22 @@ class Listing:
     # Which catalog was read and where its configuration came from (text only: an empty listing
     # says it, so that an unexpected catalog is seen).
     described: str | None = field(default=None, repr=False)
+    views: list[str] = field(default_factory=list)  # Iceberg views, apart from the tables
 
 
 @text_renderer(Listing)
 def _listing_text(env: Env, listing: Listing) -> None:
-    if not listing.namespaces and not listing.tables:
+    if not listing.namespaces and not listing.tables and not listing.views:
         say(env, f"no namespaces or tables in catalog {listing.described or listing.catalog}")
         return
-    # Each namespace, then its tables: `icectl list | awk '$1 == "table" {print $2}'` lists tables.
+    # Each namespace, then its tables, then its views: `icectl list | awk '$1 == "table" {print $2}'`
+    # lists tables, `$1 == "view"` views.
     rows: list[list[str]] = []
-    namespaces = sorted(set(listing.namespaces) | {t.rsplit(".", 1)[0] for t in listing.tables})
+    namespaces = sorted(set(listing.namespaces) | {t.rsplit(".", 1)[0] for t in listing.tables + listing.views})
     for ns in namespaces:
         rows.append(["namespace", ns])
         rows.extend(["table", t] for t in listing.tables if t.rsplit(".", 1)[0] == ns)
+        rows.extend(["view", v] for v in listing.views if v.rsplit(".", 1)[0] == ns)
+    views = f", {len(listing.views)} views" if listing.views else ""
     print_table(env, ["kind", "name"], rows, title=f"catalog {listing.catalog}: {len(listing.namespaces)} "
-                f"namespaces, {len(listing.tables)} tables")
+                f"namespaces, {len(listing.tables)} tables{views}")

@@ -40,6 +40,7 @@ class ValidationView:
     checked: Checked
     seconds: float
     findings: list[FindingView]
+    kind: str = field(default="table", repr=False)  # or "view" (text only: what was checked)
 
 
 def validation_view(report: ValidationReport) -> ValidationView:
@@ -47,16 +48,20 @@ def validation_view(report: ValidationReport) -> ValidationView:
         report.table, report.metadata_location, report.format_version, report.deep, report.all_snapshots, report.ok,
         len(report.errors), len(report.warnings), report.checked, report.seconds,
         [FindingView(f.severity.value, f.code, f.rule, f.message, f.file, f.snapshot_id, f.manifest, f.entry, f.where)
-         for f in report.findings])
+         for f in report.findings], kind=report.kind)
 
 
 @text_renderer(ValidationView)
 def _validation_text(env: Env, report: ValidationView) -> None:
     ch = report.checked
     scope = "all snapshots" if report.all_snapshots else "heads of refs"
-    say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
-             f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
-             f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
+    if report.kind == "view":
+        say(env, f"view {report.table}: view format version "
+                 f"{report.format_version if report.format_version is not None else '?'}, checked against the view spec")
+    else:
+        say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
+                 f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
+                 f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
     for title, severity in (("Errors", "error"), ("Warnings", "warning")):
         group = [f for f in report.findings if f.severity == severity]
         if group:

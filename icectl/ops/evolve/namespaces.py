@@ -22,6 +22,11 @@ def list_namespaces(catalog, parent: Identifier | None) -> list[Identifier]:
     return catalog.list_namespaces(parent)
 
 
+def list_views(catalog, namespace: Identifier | None) -> list[Identifier]:
+    """The views of one namespace (or of every namespace); none for a catalog without views."""
+    return catalog.list_views(namespace) if catalog.supports_views else []
+
+
 @dataclass
 class NamespacePlan:
     namespace: str
