@@ -16,6 +16,7 @@ _icectl() {
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--version[Print the icectl version and exit]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -132,6 +133,7 @@ _icectl__alter() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -147,6 +149,7 @@ _icectl__branch() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__branch_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -191,6 +194,7 @@ _icectl__branch__create() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -206,6 +210,7 @@ _icectl__branch__drop() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -222,6 +227,7 @@ _icectl__branch__fast_forward() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -237,6 +243,7 @@ _icectl__branch__rename() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files' \
@@ -256,6 +263,7 @@ _icectl__branch__retain() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -269,7 +277,8 @@ _icectl__catalogs() {
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files'
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]'
 }
 
 (( $+functions[_icectl__cherry_pick] )) ||
@@ -283,6 +292,7 @@ _icectl__cherry_pick() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':snapshot: '
@@ -296,6 +306,7 @@ _icectl__compact() {
         '--delete-file-threshold=[Rewrite any file with at least this many delete files]:delete_file_threshold: ' \
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--keep-plan=[Write the job'\''s plan file in DIR and keep it (with --dry-run, the printed command then runs as it is)]:dir:_files' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
         '--max-commits=[With --partial-progress\: at most this many commits]:max_commits: ' \
         '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:max_file_group_size:_files' \
@@ -311,6 +322,7 @@ _icectl__compact() {
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
         '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -326,6 +338,7 @@ _icectl__compute_partition_stats() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -344,6 +357,7 @@ _icectl__compute_stats() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -364,6 +378,7 @@ _icectl__create() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -378,6 +393,7 @@ _icectl__demo() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
 
@@ -390,6 +406,7 @@ _icectl__describe() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -403,6 +420,7 @@ _icectl__diff() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files' \
         ':a:_files' \
         ':b:_files'
@@ -419,6 +437,7 @@ _icectl__drop() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -439,6 +458,7 @@ _icectl__expire() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -455,6 +475,7 @@ _icectl__files() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -470,6 +491,7 @@ _icectl__health() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '*:targets:_files'
 }
 
@@ -482,6 +504,7 @@ _icectl__list() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
 
@@ -500,6 +523,7 @@ _icectl__maintain() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
 }
@@ -515,6 +539,7 @@ _icectl__namespace() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__namespace_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -554,6 +579,7 @@ _icectl__namespace__create() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -568,6 +594,7 @@ _icectl__namespace__drop() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -581,6 +608,7 @@ _icectl__namespace__list() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::parent:_files'
 }
 
@@ -596,6 +624,7 @@ _icectl__namespace__properties() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -610,6 +639,7 @@ _icectl__properties() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         '::action:_files' \
@@ -625,6 +655,7 @@ _icectl__refs() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -638,6 +669,7 @@ _icectl__register() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':metadata_file:_files'
@@ -658,6 +690,7 @@ _icectl__remove_orphans() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -672,6 +705,7 @@ _icectl__rename() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':new_name:_files'
@@ -688,6 +722,7 @@ _icectl__repair() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -705,6 +740,7 @@ _icectl__restore() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -723,6 +759,7 @@ _icectl__rewrite_deletes() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -738,6 +775,7 @@ _icectl__rewrite_manifests() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -758,6 +796,7 @@ _icectl__rewrite_table_path() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -776,6 +815,7 @@ _icectl__rollback() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -793,6 +833,7 @@ _icectl__snapshots() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -807,6 +848,7 @@ _icectl__tag() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__tag_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -843,6 +885,7 @@ _icectl__tag__create() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -858,6 +901,7 @@ _icectl__tag__drop() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -874,6 +918,7 @@ _icectl__upgrade_format() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -890,6 +935,7 @@ _icectl__validate() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 

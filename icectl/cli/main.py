@@ -108,7 +108,7 @@ app = typer.Typer(
 
 # Global options may be given anywhere on the command line; run() moves them before the command.
 GLOBAL_VALUE_OPTIONS = {"--output", "-o", "--catalog", "-c", "--uri", "--warehouse"}
-GLOBAL_FLAGS = {"--verbose", "-v"}
+GLOBAL_FLAGS = {"--verbose", "-v", "--wide"}
 COMPLETE_VAR = "_ICECTL_COMPLETE"  # set by the shell function --install-completion installs
 
 
@@ -126,6 +126,8 @@ def main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the catalog opened and where it was "
                                           "configured, tracebacks on errors, S3 retries, and every file that could "
                                           "not be deleted.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="On a terminal, show every column of a table and whole "
+                                       "paths, even wider than the terminal.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
     uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
@@ -139,7 +141,7 @@ def main(
     if output not in ("table", "json"):
         raise typer.BadParameter(f"must be table or json, not {output!r}", param_hint="--output")
     env = ctx.obj if isinstance(ctx.obj, Env) else Env()
-    env.output, env.verbose = output, verbose
+    env.output, env.verbose, env.wide = output, verbose, wide
     env.catalog, env.uri, env.warehouse = catalog, uri, warehouse
     ctx.obj = env
     _log_to(env)
