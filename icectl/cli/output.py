@@ -19,6 +19,8 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from icectl.cli.context import Env
+from icectl.expr.duration import human_duration
+from icectl.expr.size import human_size
 from icectl.spec.temporal import millis_to_iso
 
 # A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
@@ -146,26 +148,13 @@ def iso_ts(ms: int | None) -> str | None:
 
 
 def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+    """A size for a person (``384 MiB``); JSON keeps the bytes."""
+    return "?" if n is None else human_size(n)
 
 
 def fmt_duration_ms(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    s = ms / 1000
-    for unit, div in (("d", 86400), ("h", 3600), ("m", 60)):
-        if s >= div and s % div == 0:
-            return f"{int(s // div)}{unit}"
-    if s >= 86400:
-        return f"{s / 86400:.1f}d"
-    return f"{int(s)}s" if s >= 1 else f"{ms}ms"
+    """A duration for a person (``5 days``, ``36 hours``); JSON keeps the milliseconds."""
+    return "" if ms is None else human_duration(ms)
 
 
 def num(n: int | None) -> str:
@@ -203,7 +192,15 @@ def say(env: Env, *pieces: tuple[str, str | None] | str) -> None:
     if not env.is_terminal():
         env.stdout.write("".join(t for t, _ in line) + "\n")
         return
-    env.console().print(_rich_text(line))
+    text = _rich_text(line)
+    indent = len(text.plain) - len(text.plain.lstrip(" "))
+    if indent and text.plain.strip():
+        from rich.padding import Padding  # rich: on a terminal only
+
+        # a long indented line wraps under its own indentation, not at the left edge
+        env.console().print(Padding(text[indent:], (0, 0, 0, indent), expand=False))
+        return
+    env.console().print(text)
 
 
 def say_verbatim(env: Env, text: str) -> None:
@@ -317,15 +314,16 @@ def fit_columns(headers: list[str], rows: list[list[str]], width: int, *, ids: s
     n = len(headers)
     # a header wraps at its spaces, except over an identifier column (as wide as its values anyway)
     header_min = [len(h) if h in ids else _longest_word(h) for h in headers]
-    natural = [max([header_min[j], *(len(r[j]) for r in rows)]) for j in range(n)]
+    natural = [max([len(headers[j]), *(len(r[j]) for r in rows)]) for j in range(n)]
+    cells = [max([header_min[j], *(len(r[j]) for r in rows)]) for j in range(n)]
     minimum = []
     for j, h in enumerate(headers):
         if h in ids:
-            minimum.append(natural[j])
+            minimum.append(cells[j])
         elif h in paths:
-            minimum.append(max(header_min[j], min(natural[j], MIN_PATH)))
+            minimum.append(max(header_min[j], min(cells[j], MIN_PATH)))
         else:
-            minimum.append(max(header_min[j], min(natural[j], MIN_TEXT)))
+            minimum.append(max(header_min[j], min(cells[j], MIN_TEXT)))
     keep = list(range(n))
     if wide:
         return Fit(keep, {j: natural[j] for j in keep})

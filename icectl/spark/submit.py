@@ -171,7 +171,8 @@ def run_command(argv: list[str], t: JobTemplate, *, log_file: str) -> None:
     if shutil.which(argv[0]) is None and not os.path.exists(argv[0]):
         raise ExternalCommandError(f"spark-submit not found: {argv[0]}",
                                    hint=f"install icectl's Spark extra: pip install 'icectl[spark]' "
-                                        f"({spark_requirement()}), or set spark_submit in the job template")
+                                        f"({spark_requirement()}); from a checkout: pip install '.[spark]'; or set spark_submit in "
+                                        "the job template")
     if t.master.startswith("local") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise ExternalCommandError("java not found: Spark needs a Java runtime (e.g. apt-get install openjdk-17-jre-headless)")
     env = dict(os.environ)
