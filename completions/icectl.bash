@@ -321,6 +321,7 @@ __icectl_choices() {
         'diff|-o') echo 'json table' ;;
         'drop|--output') echo 'json table' ;;
         'drop|-o') echo 'json table' ;;
+        'expire|--older-than') echo 'AGE TIME' ;;
         'expire|--output') echo 'json table' ;;
         'expire|-o') echo 'json table' ;;
         'files|--output') echo 'json table' ;;
@@ -347,6 +348,7 @@ __icectl_choices() {
         'refs|-o') echo 'json table' ;;
         'register|--output') echo 'json table' ;;
         'register|-o') echo 'json table' ;;
+        'remove-orphans|--older-than') echo 'AGE TIME' ;;
         'remove-orphans|--output') echo 'json table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json table' ;;

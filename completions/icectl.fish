@@ -219,11 +219,11 @@ complete -c icectl -n '__icectl_at alter' -l unsorted -d 'Replace the sort order
 complete -c icectl -n '__icectl_at alter' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl branch
-complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot'
-complete -c icectl -n '__icectl_at branch' -f -a 'drop' -d 'Drop a branch (never main)'
-complete -c icectl -n '__icectl_at branch' -f -a 'fast-forward' -d 'Move a branch to the head of another ref that descends from it'
-complete -c icectl -n '__icectl_at branch' -f -a 'rename' -d 'Rename a branch (never main)'
-complete -c icectl -n '__icectl_at branch' -f -a 'retain' -d 'Change a branch\'s retention'
+complete -c icectl -n '__icectl_at branch' -f -a 'create' -d 'Create a branch at a snapshot.'
+complete -c icectl -n '__icectl_at branch' -f -a 'drop' -d 'Drop a branch (never main).'
+complete -c icectl -n '__icectl_at branch' -f -a 'fast-forward' -d 'Move a branch to the head of another ref that descends from it.'
+complete -c icectl -n '__icectl_at branch' -f -a 'rename' -d 'Rename a branch (never main).'
+complete -c icectl -n '__icectl_at branch' -f -a 'retain' -d 'Change a branch\'s retention.'
 complete -c icectl -n '__icectl_at branch' -l help -s h -d 'Show this message and exit'
 
 # icectl branch create
@@ -336,7 +336,7 @@ complete -c icectl -n '__icectl_at expire' -l dry-run -d 'Show what would be exp
 complete -c icectl -n '__icectl_at expire' -l explain -d 'Say, for each retained snapshot, the rule that keeps it'
 complete -c icectl -n '__icectl_at expire' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at expire' -l no-delete-files -d 'Change the metadata only; delete no files'
-complete -c icectl -n '__icectl_at expire' -l older-than -r -d 'Expire snapshots older than this: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone: UTC) or epoch milliseconds (13 digits). Default: the table\'s history.expire.max-snapshot-age-ms (5 days)'
+complete -c icectl -n '__icectl_at expire' -l older-than -x -a 'AGE TIME' -d 'Expire snapshots older than this: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone: UTC) or epoch milliseconds (13 digits). Default: the table\'s history.expire.max-snapshot-age-ms (5 days)'
 complete -c icectl -n '__icectl_at expire' -l retain-last -x -d 'Keep at least this many ancestors of each branch (default: the table\'s history.expire.min-snapshots-to-keep, 1)'
 complete -c icectl -n '__icectl_at expire' -l snapshot-id -x -d 'Expire this snapshot (repeatable); an error if a ref still points at it'
 complete -c icectl -n '__icectl_at expire' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
@@ -367,10 +367,10 @@ complete -c icectl -n '__icectl_at maintain' -l template -r -d 'spark-submit job
 complete -c icectl -n '__icectl_at maintain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl namespace
-complete -c icectl -n '__icectl_at namespace' -f -a 'create' -d 'Create a namespace'
-complete -c icectl -n '__icectl_at namespace' -f -a 'drop' -d 'Drop an empty namespace (one that holds no table and no namespace)'
-complete -c icectl -n '__icectl_at namespace' -f -a 'list' -d 'List namespaces'
-complete -c icectl -n '__icectl_at namespace' -f -a 'properties' -d 'Show a namespace\'s properties; with --set or --remove, change them'
+complete -c icectl -n '__icectl_at namespace' -f -a 'create' -d 'Create a namespace.'
+complete -c icectl -n '__icectl_at namespace' -f -a 'drop' -d 'Drop an empty namespace (one that holds no table and no namespace).'
+complete -c icectl -n '__icectl_at namespace' -f -a 'list' -d 'List namespaces.'
+complete -c icectl -n '__icectl_at namespace' -f -a 'properties' -d 'Show a namespace\'s properties; with --set or --remove, change them.'
 complete -c icectl -n '__icectl_at namespace' -l help -s h -d 'Show this message and exit'
 
 # icectl namespace create
@@ -412,7 +412,7 @@ complete -c icectl -n '__icectl_at remove-orphans' -l dry-run -d 'List the orpha
 complete -c icectl -n '__icectl_at remove-orphans' -l force -d 'Allow --older-than under 3 days (a running writer\'s new files are orphans until it commits)'
 complete -c icectl -n '__icectl_at remove-orphans' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only under this folder of the table'
-complete -c icectl -n '__icectl_at remove-orphans' -l older-than -r -d 'Only files last modified before this: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force'
+complete -c icectl -n '__icectl_at remove-orphans' -l older-than -x -a 'AGE TIME' -d 'Only files last modified before this: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force'
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
 complete -c icectl -n '__icectl_at remove-orphans' -l remove-symlinks -d 'Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
@@ -479,8 +479,8 @@ complete -c icectl -n '__icectl_at snapshots' -l since -r -d 'Only snapshots com
 complete -c icectl -n '__icectl_at snapshots' -l tree -d 'Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)'
 
 # icectl tag
-complete -c icectl -n '__icectl_at tag' -f -a 'create' -d 'Create a tag at a snapshot; expiry keeps it until its max ref age'
-complete -c icectl -n '__icectl_at tag' -f -a 'drop' -d 'Drop a tag'
+complete -c icectl -n '__icectl_at tag' -f -a 'create' -d 'Create a tag at a snapshot; expiry keeps it until its max ref age.'
+complete -c icectl -n '__icectl_at tag' -f -a 'drop' -d 'Drop a tag.'
 complete -c icectl -n '__icectl_at tag' -l help -s h -d 'Show this message and exit'
 
 # icectl tag create

@@ -7,7 +7,7 @@ _icectl() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--install-completion[Install completion for the current shell]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
@@ -15,7 +15,7 @@ _icectl() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--version[Print the icectl version and exit]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl_commands' \
         '*:: :->args' && ret=0
@@ -109,7 +109,7 @@ _icectl__alter() {
         '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:column:_files' \
         '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:term:_files' \
         '--after=[Place the one added column after this column]:col:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:col:_files' \
         '*--drop-default=[Remove a column'\''s write-default. Repeatable]:col:_files' \
         '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:field:_files' \
@@ -132,7 +132,7 @@ _icectl__alter() {
         '--unsorted[Replace the sort order with none]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -143,12 +143,12 @@ _icectl__branch() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__branch_commands' \
         '*:: :->args' && ret=0
@@ -171,11 +171,11 @@ _icectl__branch() {
 _icectl__branch_commands() {
     local -a commands
     commands=(
-        'create:Create a branch at a snapshot'
-        'drop:Drop a branch (never main)'
-        'fast-forward:Move a branch to the head of another ref that descends from it'
-        'rename:Rename a branch (never main)'
-        'retain:Change a branch'\''s retention'
+        'create:Create a branch at a snapshot.'
+        'drop:Drop a branch (never main).'
+        'fast-forward:Move a branch to the head of another ref that descends from it.'
+        'rename:Rename a branch (never main).'
+        'retain:Change a branch'\''s retention.'
     )
     _describe -t commands 'icectl branch command' commands
 }
@@ -183,17 +183,17 @@ _icectl__branch_commands() {
 (( $+functions[_icectl__branch__create] )) ||
 _icectl__branch__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
-        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -203,13 +203,13 @@ _icectl__branch__create() {
 (( $+functions[_icectl__branch__drop] )) ||
 _icectl__branch__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -219,14 +219,14 @@ _icectl__branch__drop() {
 (( $+functions[_icectl__branch__fast_forward] )) ||
 _icectl__branch__fast_forward() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--to=[Branch or tag whose head to move to]:to:_files' \
+        '--to=[Branch or tag whose head to move to]:ref:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -236,13 +236,13 @@ _icectl__branch__fast_forward() {
 (( $+functions[_icectl__branch__rename] )) ||
 _icectl__branch__rename() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -253,16 +253,16 @@ _icectl__branch__rename() {
 (( $+functions[_icectl__branch__retain] )) ||
 _icectl__branch__retain() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
-        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -272,12 +272,12 @@ _icectl__branch__retain() {
 (( $+functions[_icectl__catalogs] )) ||
 _icectl__catalogs() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]'
 }
 
@@ -285,13 +285,13 @@ _icectl__catalogs() {
 _icectl__cherry_pick() {
     _arguments -s -S \
         '--branch=[Branch to apply it to]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -302,26 +302,26 @@ _icectl__cherry_pick() {
 _icectl__compact() {
     _arguments -s -S \
         '--branch=[Branch to compact]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--delete-file-threshold=[Rewrite any file with at least this many delete files]:delete_file_threshold: ' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--delete-file-threshold=[Rewrite any file with at least this many delete files]:n: ' \
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--keep-plan=[Write the job'\''s plan file in DIR and keep it (with --dry-run, the printed command then runs as it is)]:dir:_files' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
-        '--max-commits=[With --partial-progress\: at most this many commits]:max_commits: ' \
-        '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:max_file_group_size:_files' \
-        '--min-input-files=[Rewrite a group with at least this many files]:min_input_files: ' \
+        '--max-commits=[With --partial-progress\: at most this many commits]:n: ' \
+        '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:size:_files' \
+        '--min-input-files=[Rewrite a group with at least this many files]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--partial-progress[Commit groups in several commits, so one conflict does not undo all the work]' \
         '--rewrite-all[Rewrite every file, whatever its size]' \
-        '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:sort_by:_files' \
+        '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:terms:_files' \
         '--strategy=[binpack, or sort (by the table'\''s sort order or --sort-by)]:binpack|sort:(binpack sort)' \
-        '--target-file-size=[Target output file size with its unit (binary\: 128MB = 128MiB); default\: write.target-file-size-bytes (512MB)]:target_file_size:_files' \
-        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--target-file-size=[Target output file size with its unit (binary\: 128MB = 128MiB); default\: write.target-file-size-bytes (512MB)]:size:_files' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
-        '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:expr:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -330,14 +330,14 @@ _icectl__compact() {
 (( $+functions[_icectl__compute_partition_stats] )) ||
 _icectl__compute_partition_stats() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the partition statistics; write nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -346,17 +346,17 @@ _icectl__compute_partition_stats() {
 (( $+functions[_icectl__compute_stats] )) ||
 _icectl__compute_stats() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--columns=[Comma-separated columns (a.b for a struct'\''s field); default\: every top-level primitive column]:columns:_files' \
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
-        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -365,19 +365,19 @@ _icectl__compute_stats() {
 (( $+functions[_icectl__create] )) ||
 _icectl__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the table that would be created; write nothing (no catalog database, no folder)]' \
-        '--format-version=[Format version 1 to 4]:format_version: ' \
+        '--format-version=[Format version 1 to 4]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[Table location (default\: under the warehouse)]:location:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '(-p --partition-by)'{-p+,--partition-by=}'[Partition spec, e.g. '\''day(ts), bucket(16, id)'\'']:partition_by:_files' \
-        '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:property:_files' \
+        '(-p --partition-by)'{-p+,--partition-by=}'[Partition spec, e.g. '\''day(ts), bucket(16, id)'\'']:spec:_files' \
+        '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:key=value:_files' \
         '(-s --schema)'{-s+,--schema=}'[Schema\: compact form '\''id\:long!, name\:string, ts\:timestamptz'\'' (! = required) or an Iceberg schema JSON file (@file or *.json)]:schema:_files' \
-        '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:sort_by:_files' \
+        '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:terms:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -386,13 +386,13 @@ _icectl__create() {
 (( $+functions[_icectl__demo] )) ||
 _icectl__demo() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:format_version: ' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
@@ -400,12 +400,12 @@ _icectl__demo() {
 (( $+functions[_icectl__describe] )) ||
 _icectl__describe() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
@@ -413,13 +413,13 @@ _icectl__describe() {
 (( $+functions[_icectl__diff] )) ||
 _icectl__diff() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--summary[Totals and metadata changes only\: no partitions or files]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files' \
         ':a:_files' \
@@ -429,14 +429,14 @@ _icectl__diff() {
 (( $+functions[_icectl__drop] )) ||
 _icectl__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show what would be dropped and deleted; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -445,19 +445,19 @@ _icectl__drop() {
 (( $+functions[_icectl__expire] )) ||
 _icectl__expire() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--clean-expired-metadata[Also remove schemas and partition specs no retained snapshot uses]' \
         '--dry-run[Show what would be expired and deleted; change nothing]' \
         '--explain[Say, for each retained snapshot, the rule that keeps it]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-delete-files[Change the metadata only; delete no files]' \
-        '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:older_than:_files' \
+        '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:age|time:(AGE TIME)' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
+        '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:n: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -466,15 +466,15 @@ _icectl__expire() {
 (( $+functions[_icectl__files] )) ||
 _icectl__files() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--content=[Only files of this kind\: data, position-deletes, equality-deletes, deletion-vector]:content:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--content=[Only files of this kind\: data, position-deletes, equality-deletes, deletion-vector]:kind:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--ref=[List the files of this branch or tag]:ref:_files' \
-        '--snapshot=[List the files of this snapshot id]:snapshot: ' \
+        '--snapshot=[List the files of this snapshot id]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
@@ -483,14 +483,14 @@ _icectl__files() {
 _icectl__health() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '*:targets:_files'
 }
@@ -498,12 +498,12 @@ _icectl__health() {
 (( $+functions[_icectl__list] )) ||
 _icectl__list() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
@@ -512,17 +512,17 @@ _icectl__list() {
 _icectl__maintain() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
-        '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:budget:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:duration:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the steps each table'\''s health calls for; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for compact; overrides the template]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:policy:_files' \
-        '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:template:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see the README)]:file:_files' \
+        '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
@@ -533,12 +533,12 @@ _icectl__namespace() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__namespace_commands' \
         '*:: :->args' && ret=0
@@ -560,10 +560,10 @@ _icectl__namespace() {
 _icectl__namespace_commands() {
     local -a commands
     commands=(
-        'create:Create a namespace'
-        'drop:Drop an empty namespace (one that holds no table and no namespace)'
-        'list:List namespaces'
-        'properties:Show a namespace'\''s properties; with --set or --remove, change them'
+        'create:Create a namespace.'
+        'drop:Drop an empty namespace (one that holds no table and no namespace).'
+        'list:List namespaces.'
+        'properties:Show a namespace'\''s properties; with --set or --remove, change them.'
     )
     _describe -t commands 'icectl namespace command' commands
 }
@@ -571,14 +571,14 @@ _icectl__namespace_commands() {
 (( $+functions[_icectl__namespace__create] )) ||
 _icectl__namespace__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:property:_files' \
+        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -587,13 +587,13 @@ _icectl__namespace__create() {
 (( $+functions[_icectl__namespace__drop] )) ||
 _icectl__namespace__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -602,12 +602,12 @@ _icectl__namespace__drop() {
 (( $+functions[_icectl__namespace__list] )) ||
 _icectl__namespace__list() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::parent:_files'
 }
@@ -615,15 +615,15 @@ _icectl__namespace__list() {
 (( $+functions[_icectl__namespace__properties] )) ||
 _icectl__namespace__properties() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '*--remove=[Remove a property (repeatable)]:remove:_files' \
-        '*--set=[Set a property KEY=VALUE (repeatable)]:set:_files' \
+        '*--remove=[Remove a property (repeatable)]:key:_files' \
+        '*--set=[Set a property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
@@ -632,13 +632,13 @@ _icectl__namespace__properties() {
 (( $+functions[_icectl__properties] )) ||
 _icectl__properties() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -649,12 +649,12 @@ _icectl__properties() {
 (( $+functions[_icectl__refs] )) ||
 _icectl__refs() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
@@ -662,13 +662,13 @@ _icectl__refs() {
 (( $+functions[_icectl__register] )) ||
 _icectl__register() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the metadata file and the name; register nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -678,18 +678,18 @@ _icectl__register() {
 (( $+functions[_icectl__remove_orphans] )) ||
 _icectl__remove_orphans() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[List the orphans; delete nothing]' \
         '--force[Allow --older-than under 3 days (a running writer'\''s new files are orphans until it commits)]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[List only under this folder of the table]:location:_files' \
-        '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:older_than:_files' \
+        '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:age|time:(AGE TIME)' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
         '--remove-symlinks[Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -698,13 +698,13 @@ _icectl__remove_orphans() {
 (( $+functions[_icectl__rename] )) ||
 _icectl__rename() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the rename; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -715,13 +715,13 @@ _icectl__rename() {
 _icectl__repair() {
     _arguments -s -S \
         '--all-refs[Check and repair the head of every branch and tag, not only main]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -730,16 +730,16 @@ _icectl__repair() {
 (( $+functions[_icectl__restore] )) ||
 _icectl__restore() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the plan and the diff to today; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:to_metadata:_files' \
-        '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:to_time:_files' \
-        '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
+        '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:metadata_file:_files' \
+        '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:time:_files' \
+        '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:n:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -750,15 +750,15 @@ _icectl__rewrite_deletes() {
     _arguments -s -S \
         '--apply-equality-deletes[Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed]' \
         '--branch=[Branch to rewrite]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show what would change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
+        '--template=[spark-submit job template for --apply-equality-deletes]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -767,14 +767,14 @@ _icectl__rewrite_deletes() {
 (( $+functions[_icectl__rewrite_manifests] )) ||
 _icectl__rewrite_manifests() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show which manifests would be rewritten; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -783,19 +783,19 @@ _icectl__rewrite_manifests() {
 (( $+functions[_icectl__rewrite_table_path] )) ||
 _icectl__rewrite_table_path() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--copy[Also copy the data and equality delete files to the target (skipping those already there with the same size)]' \
-        '--copy-plan=[Where to write the copy plan CSV (default\: the target'\''s metadata folder)]:copy_plan:_files' \
+        '--copy-plan=[Where to write the copy plan CSV (default\: the target'\''s metadata folder)]:file:_files' \
         '--dry-run[Check and count what would be written; write nothing]' \
-        '--end-version=[Relocate up to this metadata file (default\: the current one)]:end_version:_files' \
-        '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:from:_files' \
+        '--end-version=[Relocate up to this metadata file (default\: the current one)]:metadata_file:_files' \
+        '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:prefix:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:start_version:_files' \
-        '--to=[The prefix that replaces it; the rewritten metadata is written there]:to:_files' \
+        '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:metadata_file:_files' \
+        '--to=[The prefix that replaces it; the rewritten metadata is written there]:prefix:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -805,16 +805,16 @@ _icectl__rewrite_table_path() {
 _icectl__rollback() {
     _arguments -s -S \
         '--branch=[Branch to move]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:set_current: ' \
-        '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
-        '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:to_timestamp:_files' \
+        '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:snapshot_id: ' \
+        '--to-snapshot=[Roll back to this ancestor of the branch head]:snapshot_id: ' \
+        '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:time:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -823,16 +823,16 @@ _icectl__rollback() {
 (( $+functions[_icectl__snapshots] )) ||
 _icectl__snapshots() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:limit: ' \
+        '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--ref=[Only the history of this branch or tag]:ref:_files' \
-        '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:since:_files' \
+        '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:time:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
@@ -842,12 +842,12 @@ _icectl__tag() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__tag_commands' \
         '*:: :->args' && ret=0
@@ -867,8 +867,8 @@ _icectl__tag() {
 _icectl__tag_commands() {
     local -a commands
     commands=(
-        'create:Create a tag at a snapshot; expiry keeps it until its max ref age'
-        'drop:Drop a tag'
+        'create:Create a tag at a snapshot; expiry keeps it until its max ref age.'
+        'drop:Drop a tag.'
     )
     _describe -t commands 'icectl tag command' commands
 }
@@ -876,15 +876,15 @@ _icectl__tag_commands() {
 (( $+functions[_icectl__tag__create] )) ||
 _icectl__tag__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -894,13 +894,13 @@ _icectl__tag__create() {
 (( $+functions[_icectl__tag__drop] )) ||
 _icectl__tag__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
@@ -910,14 +910,14 @@ _icectl__tag__drop() {
 (( $+functions[_icectl__upgrade_format] )) ||
 _icectl__upgrade_format() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Print the pre-flight report; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
-        '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:to: ' \
+        '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:version: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
@@ -927,14 +927,14 @@ _icectl__upgrade_format() {
 _icectl__validate() {
     _arguments -s -S \
         '--all-snapshots[Check every snapshot, not only the heads of the branches and tags and the current snapshot]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--deep[Also check the files\: existence and sizes, Parquet row counts, Puffin footers and deletion vector CRCs and cardinalities, summary totals]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-bounds[Skip the lower/upper bound checks (faster)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }

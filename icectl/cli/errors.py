@@ -97,6 +97,10 @@ def _invoke(app: Any, args: list[str], env: Env) -> int:
         env.stderr.write("icectl: aborted\n")
         return int(ExitCode.REFUSED)
     except usage as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and getattr(e, "ctx", None) is not None:
+            # bare `icectl` (or a bare group such as `icectl branch`): the help, which is no error
+            env.stdout.write(e.ctx.get_help() + "\n")
+            return 0
         # Usage errors: the option names and choices come from click; one line plus usage hint.
         text = e.format_message() if hasattr(e, "format_message") else str(e)
         msg = text.splitlines()[0] if text else type(e).__name__
