@@ -8,7 +8,7 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
+            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain man namespace properties refs register remove-orphans rename repair restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
             opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
@@ -143,6 +143,12 @@ __icectl_spec() {
             subcmds=''
             opts='--all --budget --catalog --dry-run --help --master --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--budget --catalog --master --output --policy --template --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'man')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace')
@@ -332,6 +338,8 @@ __icectl_choices() {
         'list|-o') echo 'json table' ;;
         'maintain|--output') echo 'json table' ;;
         'maintain|-o') echo 'json table' ;;
+        'man|--output') echo 'json table' ;;
+        'man|-o') echo 'json table' ;;
         'namespace create|--output') echo 'json table' ;;
         'namespace create|-o') echo 'json table' ;;
         'namespace drop|--output') echo 'json table' ;;

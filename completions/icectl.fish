@@ -6,7 +6,7 @@
 function __icectl_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' 'alter' 'branch' 'catalogs' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
+            printf '%s\n' 'alter' 'branch' 'catalogs' 'cherry-pick' 'compact' 'compute-partition-stats' 'compute-stats' 'create' 'demo' 'describe' 'diff' 'drop' 'expire' 'files' 'health' 'list' 'maintain' 'man' 'namespace' 'properties' 'refs' 'register' 'remove-orphans' 'rename' 'repair' 'restore' 'rewrite-deletes' 'rewrite-manifests' 'rewrite-table-path' 'rollback' 'snapshots' 'tag' 'upgrade-format' 'validate'
         case 'branch'
             printf '%s\n' 'create' 'drop' 'fast-forward' 'rename' 'retain'
         case 'namespace'
@@ -64,6 +64,8 @@ function __icectl_value_options
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'maintain'
             printf '%s\n' -- '--budget' '--catalog' '--master' '--output' '--policy' '--template' '--uri' '--warehouse' '-c' '-o'
+        case 'man'
+            printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'namespace'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'namespace create'
@@ -172,6 +174,7 @@ complete -c icectl -n '__icectl_at' -f -a 'files' -d 'List the live content file
 complete -c icectl -n '__icectl_at' -f -a 'health' -d 'Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
 complete -c icectl -n '__icectl_at' -f -a 'list' -d 'List namespaces and tables in the catalog'
 complete -c icectl -n '__icectl_at' -f -a 'maintain' -d 'For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
+complete -c icectl -n '__icectl_at' -f -a 'man' -d 'Show the icectl manual page (the same page as man icectl after pip install)'
 complete -c icectl -n '__icectl_at' -f -a 'namespace' -d 'List, create and drop namespaces; show and change their properties'
 complete -c icectl -n '__icectl_at' -f -a 'properties' -d 'List a table\'s properties, or set or unset some (one commit)'
 complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with their retention'
@@ -365,6 +368,9 @@ complete -c icectl -n '__icectl_at maintain' -l master -r -d 'Spark master for c
 complete -c icectl -n '__icectl_at maintain' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see the README)'
 complete -c icectl -n '__icectl_at maintain' -l template -r -d 'spark-submit job template for compact (default: local[*] with the installed pyspark)'
 complete -c icectl -n '__icectl_at maintain' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
+
+# icectl man
+complete -c icectl -n '__icectl_at man' -l help -s h -d 'Show this message and exit'
 
 # icectl namespace
 complete -c icectl -n '__icectl_at namespace' -f -a 'create' -d 'Create a namespace.'

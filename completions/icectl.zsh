@@ -40,6 +40,7 @@ _icectl() {
                 health) _icectl__health && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
                 maintain) _icectl__maintain && ret=0 ;;
+                man) _icectl__man && ret=0 ;;
                 namespace) _icectl__namespace && ret=0 ;;
                 properties) _icectl__properties && ret=0 ;;
                 refs) _icectl__refs && ret=0 ;;
@@ -83,6 +84,7 @@ _icectl_commands() {
         'health:Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
         'list:List namespaces and tables in the catalog'
         'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
+        'man:Show the icectl manual page (the same page as man icectl after pip install)'
         'namespace:List, create and drop namespaces; show and change their properties'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
@@ -526,6 +528,18 @@ _icectl__maintain() {
         '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
+}
+
+(( $+functions[_icectl__man] )) ||
+_icectl__man() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human) or json]:table|json:(json table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]'
 }
 
 (( $+functions[_icectl__namespace] )) ||

@@ -12,7 +12,7 @@ WHOLE = 10 ** 6  # a limit no first sentence reaches: a command's one-line help 
 
 # The sections of ``icectl --help``, in order, and their commands in the order they are listed.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "Start": ("demo", "list", "catalogs"),
+    "Start": ("demo", "list", "catalogs", "man"),
     "Inspect": ("describe", "snapshots", "files", "refs", "diff", "validate", "health"),
     "Maintain": ("expire", "remove-orphans", "compact", "rewrite-deletes", "rewrite-manifests", "maintain"),
     "Evolve": ("create", "alter", "properties", "upgrade-format", "branch", "tag"),
@@ -63,6 +63,7 @@ EXAMPLES: dict[str, str] = {
     "tag create": "icectl tag create demo.events eoy-2026 --max-ref-age 365d --yes",
     "tag drop": "icectl tag drop demo.events eoy-2026 --yes",
     "catalogs": "icectl catalogs",
+    "man": "icectl man",
     "namespace": "icectl namespace create lake --property owner=etl --yes",
     "namespace list": "icectl namespace list",
     "namespace create": "icectl namespace create lake --property owner=etl --yes",

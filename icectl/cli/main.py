@@ -88,6 +88,8 @@ COMMANDS = {c.name: c for c in (
                 "would open, and where each came from."),
     LazyCommand("namespace", "icectl.cli.namespaces", "namespace_app", "List, create and drop namespaces; show and "
                 "change their properties."),
+    LazyCommand("man", "icectl.cli.manual", "man", "Show the icectl manual page (the same page as man icectl after "
+                "pip install)."),
 )}
 
 
