@@ -2,6 +2,7 @@
 (a table location or metadata file, read through a read-only path catalog)."""
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -11,7 +12,7 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import UsageError
+from icectl.errors import IcectlError, NoSuchTableError, UsageError
 from icectl.io import FileIO
 from icectl.table.loaded import Table, load_table
 
@@ -59,7 +60,28 @@ def locate_table(name: str, opts: CatalogOptions, *,
 
 
 def open_table(catalog: Catalog, identifier: Identifier) -> Table:
-    return load_table(catalog, identifier)
+    """The table; a missing one's error suggests the nearest names of its namespace."""
+    try:
+        return load_table(catalog, identifier)
+    except NoSuchTableError as e:
+        near = similar_tables(catalog, identifier)
+        if near:
+            e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
+        raise
+
+
+def similar_tables(catalog: Catalog, identifier: Identifier, *, n: int = 3) -> list[str]:
+    """The names of up to ``n`` tables of ``identifier``'s namespace closest to its name (difflib's
+    ratio, as click suggests commands); none when the namespace cannot be listed."""
+    if isinstance(catalog, PathCatalog) or len(identifier) < 2:
+        return []
+    namespace, name = tuple(identifier[:-1]), identifier[-1]
+    try:
+        tables = catalog.list_tables(namespace)
+    except (IcectlError, OSError):  # no such namespace, a catalog that cannot list: no suggestion
+        return []
+    names = {t[-1]: t for t in tables}
+    return [".".join(names[m]) for m in difflib.get_close_matches(name, list(names), n=n, cutoff=0.6)]
 
 
 def spark_template(opts: CatalogOptions) -> str | None:

@@ -59,3 +59,12 @@ def test_declined_prompt_is_not_an_error(demo):
 def test_refusal_without_a_terminal_is_still_an_error(demo):
     code, _, err = icectl("expire", "demo.events")
     assert code == ExitCode.REFUSED and err.startswith("icectl: error: refusing to")
+
+
+def test_missing_table_suggests_the_nearest_names(demo):
+    code, _, err = icectl("describe", "demo.evnts")
+    assert code == ExitCode.NOT_FOUND
+    assert err.splitlines() == ["icectl: error: table demo.evnts does not exist in catalog default",
+                                "hint: did you mean demo.events?"]
+    code, _, err = icectl("describe", "demo.zzzzzz")
+    assert code == ExitCode.NOT_FOUND and "did you mean" not in err
