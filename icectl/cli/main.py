@@ -41,8 +41,8 @@ COMMANDS = {c.name: c for c in (
                 "its format version; exit 8 on errors."),
     LazyCommand("upgrade-format", "icectl.cli.upgrade", "upgrade_format", "Upgrade a table's format version "
                 "(metadata only), after a pre-flight report."),
-    LazyCommand("register", "icectl.cli.register", "register_cmd", "Register an existing table metadata file in a "
-                "(SQL) catalog, e.g."),
+    LazyCommand("register", "icectl.cli.register", "register_cmd",
+                "Register an existing table metadata file in a (SQL) catalog."),
     LazyCommand("alter", "icectl.cli.alter", "alter", "Change a table's schema, partition spec, sort order and "
                 "properties in one commit (Java's rules and ids)."),
     LazyCommand("properties", "icectl.cli.alter", "properties", "List a table's properties, or set or unset some "
@@ -51,37 +51,26 @@ COMMANDS = {c.name: c for c in (
                 "together with its files."),
     LazyCommand("rename", "icectl.cli.drop", "rename", "Rename a table, or move it to another namespace (its files "
                 "stay where they are)."),
-    LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests", "Rewrite the current "
-                "snapshot's manifests clustered by partition, at the table's target manifest size (metadata only, as "
-                "Iceberg Java's rewrite_manifests)."),
-    LazyCommand("repair", "icectl.cli.repair", "repair", "Find the files the current snapshot references that are "
-                "missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the "
-                "smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what "
-                "other manifests still hold."),
-    LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path", "Write a copy of the "
-                "table's metadata tree with every path moved from one prefix to another, plus a source,target copy "
-                "plan for the data files (as Iceberg Java's rewrite_table_path); with --copy copy them too."),
-    LazyCommand("diff", "icectl.cli.diff", "diff", "What changed from A to B: data and delete files added and "
-                "removed (by partition, with records and bytes), schema, partition spec, sort order, property and "
-                "ref changes."),
-    LazyCommand("restore", "icectl.cli.restore", "restore", "Restore a table to an earlier metadata file, as a "
-                "commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today's "
-                "file, so another restore undoes it."),
-    LazyCommand("compute-stats", "icectl.cli.statistics", "compute_stats", "Compute NDV statistics (theta sketches "
-                "in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and register them for the "
-                "snapshot."),
-    LazyCommand("compute-partition-stats", "icectl.cli.statistics", "compute_partition_stats", "Compute the "
-                "partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's "
-                "compute_partition_stats) and register it."),
-    LazyCommand("demo", "icectl.cli.demo", "demo", "Build NAMESPACE.events: real Parquet rows and a history to "
-                "administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged "
-                "WAP snapshot, snapshots older than the expiry age, small files and an orphan file)."),
-    LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
-                "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
-                "it is overdue."),
-    LazyCommand("maintain", "icectl.cli.maintain", "maintain", "For each table, run the steps its health calls for "
-                "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
-                "per table; exit 15 when a table failed."),
+    LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests",
+                "Rewrite the current snapshot's manifests, clustered by partition."),
+    LazyCommand("repair", "icectl.cli.repair", "repair",
+                "Fix a snapshot that references missing or unreadable files, with the smallest commit."),
+    LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path",
+                "Copy a table's metadata with every path moved to another prefix."),
+    LazyCommand("diff", "icectl.cli.diff", "diff",
+                "Show what changed from A to B: files, records, schema, spec, properties, refs."),
+    LazyCommand("restore", "icectl.cli.restore", "restore",
+                "Restore a table to an earlier metadata file, as a new commit."),
+    LazyCommand("compute-stats", "icectl.cli.statistics", "compute_stats",
+                "Compute NDV statistics of columns on Spark and register them."),
+    LazyCommand("compute-partition-stats", "icectl.cli.statistics", "compute_partition_stats",
+                "Compute the partition statistics file of a snapshot and register it."),
+    LazyCommand("demo", "icectl.cli.demo", "demo",
+                "Build NAMESPACE.events, a demo table with a history to administer."),
+    LazyCommand("health", "icectl.cli.health", "health",
+                "Measure tables and name the command that fixes each finding."),
+    LazyCommand("maintain", "icectl.cli.maintain", "maintain",
+                "Run the maintenance steps each table's health calls for."),
     LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),
     LazyCommand("tag", "icectl.cli.refs", "tag_app", "Create and drop tags."),
     LazyCommand("catalogs", "icectl.cli.catalogs", "catalogs", "Show the configured catalogs, the one a command "
