@@ -40,13 +40,14 @@ def clean_env(home: pathlib.Path) -> dict[str, str]:
     return env
 
 
-def in_terminal(args: list[str], *, columns: int, cwd: pathlib.Path) -> tuple[int, str]:
+def in_terminal(args: list[str], *, columns: int, cwd: pathlib.Path,
+                extra_env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run ``icectl ARGS`` with a pseudo-terminal of ``columns`` columns as its stdin, stdout and
     stderr; what it wrote, without escape sequences, with \\n line ends."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen([ICECTL, *args], stdin=follower, stdout=follower, stderr=follower, cwd=cwd,
-                            env=clean_env(cwd / "home"), close_fds=True)
+                            env={**clean_env(cwd / "home"), **(extra_env or {})}, close_fds=True)
     os.close(follower)
     chunks = []
     while True:
@@ -149,3 +150,10 @@ def test_compact_dry_run_prints_one_pasteable_line_and_keeps_the_plan(demo, tmp_
     assert shlex.split(line) == d["spark_submit"]  # the whole command on one line, shell-quoted
     assert "plan_file" not in d and str(keep / "plan.json") in d["spark_submit"] and str(keep / "plan.json") in text
     assert json.loads((keep / "plan.json").read_text())  # kept, and the command's --plan names it
+
+
+def test_columns_variable_is_honoured(demo):
+    cwd, ids, _ = demo
+    code, text = in_terminal(["snapshots", "demo.events"], columns=200, cwd=cwd, extra_env={"COLUMNS": "80"})
+    assert code == 0 and max(len(line) for line in text.splitlines()) <= 80
+    assert all(str(s) in text for s in ids)
