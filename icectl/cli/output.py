@@ -271,6 +271,8 @@ BOX_EDGES = 1  # the left edge of rich's default box
 BOX_PER_COLUMN = 3  # a rule and a space of padding on each side
 MIN_PATH = 24  # a path is not shortened below this (its head and its file name stay readable)
 MIN_TEXT = 10
+MAX_WORD = 20  # a word of text longer than this may be broken to fit
+FLOOR = 8  # no path or text column is made narrower than this
 ELLIPSIS = "\u2026"
 
 
@@ -316,6 +318,8 @@ def fit_columns(headers: list[str], rows: list[list[str]], width: int, *, ids: s
     header_min = [len(h) if h in ids else _longest_word(h) for h in headers]
     natural = [max([len(headers[j]), *(len(r[j]) for r in rows)]) for j in range(n)]
     cells = [max([header_min[j], *(len(r[j]) for r in rows)]) for j in range(n)]
+    # text wraps at its spaces: a word up to MAX_WORD long is never broken
+    words = [max([_longest_word(h), *(_longest_word(r[j]) for r in rows)]) for j, h in enumerate(headers)]
     minimum = []
     for j, h in enumerate(headers):
         if h in ids:
@@ -323,7 +327,7 @@ def fit_columns(headers: list[str], rows: list[list[str]], width: int, *, ids: s
         elif h in paths:
             minimum.append(max(header_min[j], min(cells[j], MIN_PATH)))
         else:
-            minimum.append(max(header_min[j], min(cells[j], MIN_TEXT)))
+            minimum.append(max(header_min[j], min(cells[j], max(MIN_TEXT, min(words[j], MAX_WORD)))))
     keep = list(range(n))
     if wide:
         return Fit(keep, {j: natural[j] for j in keep})
@@ -335,6 +339,20 @@ def fit_columns(headers: list[str], rows: list[list[str]], width: int, *, ids: s
         if sum(minimum[j] for j in keep) <= room(keep):
             break
         keep = [j for j in keep if headers[j] != name]
+    if sum(minimum[j] for j in keep) > room(keep):
+        # still too wide: the headers of identifier columns wrap at their spaces too, then the
+        # widest path or text column gives up a character at a time, down to FLOOR
+        for j in keep:
+            if headers[j] in ids:
+                minimum[j] = max([_longest_word(headers[j]), *(len(r[j]) for r in rows)])
+        excess = sum(minimum[j] for j in keep) - room(keep)
+        while excess > 0:
+            flexible = [j for j in keep if headers[j] not in ids and minimum[j] > FLOOR]
+            if not flexible:
+                break  # only identifiers left: rich squeezes them as a last resort
+            widest = max(flexible, key=lambda j: minimum[j])
+            minimum[widest] -= 1
+            excess -= 1
     widths = {j: minimum[j] for j in keep}
     spare = room(keep) - sum(widths.values())
     # paths first (whole paths are the most useful), then text, each up to its natural width
@@ -376,11 +394,15 @@ def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: s
     if env.wide:
         console = env.console(width=max(console.width, sum(fit.widths.values()) + BOX_EDGES
                                         + BOX_PER_COLUMN * len(fit.keep)))
-    t = Table(title=title, title_justify="left")
+    if title:  # its own line, as wide as the terminal (a rich title wraps to the table's width)
+        console.print(Text(title))
+    t = Table()
     for j in fit.keep:
         h = headers[j]
+        # an identifier's or path's cell fits its width (fit_columns and shorten_middle see to it),
+        # so only a header wraps there, at its spaces
         fixed = h in right or h in ids or h in paths
-        t.add_column(h, justify="right" if h in right else "left", width=fit.widths[j], no_wrap=fixed,
+        t.add_column(h, justify="right" if h in right else "left", width=fit.widths[j],
                      overflow="ellipsis" if fixed else "fold")
     for r in rows:
         t.add_row(*(Text(shorten_middle(r[j], fit.widths[j]) if headers[j] in paths else r[j]) for j in fit.keep))
