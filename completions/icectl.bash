@@ -8,290 +8,296 @@
 __icectl_spec() {
     case "$1" in
         '')
-            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain migrate namespace profile properties refs register remove-orphans rename repair report restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
-            opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse -c -h -o -v'
+            subcmds='alter branch catalogs cherry-pick compact compute-partition-stats compute-stats create demo describe diff drop expire files health list maintain man migrate namespace profile properties refs register remove-orphans rename repair report restore rewrite-deletes rewrite-manifests rewrite-table-path rollback snapshots tag upgrade-format validate'
+            opts='--catalog --help --install-completion --output --show-completion --uri --verbose --version --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'alter')
             subcmds=''
-            opts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --dry-run --first --help --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --unsorted --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --dry-run --first --help --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --unsorted --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--add-column --add-partition-field --after --catalog --drop-column --drop-default --drop-partition-field --make-optional --make-required --move-column --output --remove-property --rename-column --rename-partition-field --set-default --set-doc --set-identifier-fields --set-property --set-type --sort-by --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch')
             subcmds='create drop fast-forward rename retain'
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch create')
             subcmds=''
-            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --snapshot --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --snapshot --uri --warehouse -c -o'
             numopts='--min-snapshots-to-keep --snapshot'
             ;;
         'branch drop')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch fast-forward')
             subcmds=''
-            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --to --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch rename')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'branch retain')
             subcmds=''
-            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --max-ref-age --max-snapshot-age --min-snapshots-to-keep --output --uri --warehouse -c -o'
             numopts='--min-snapshots-to-keep'
             ;;
         'catalogs')
             subcmds=''
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'cherry-pick')
             subcmds=''
-            opts='--branch --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--branch --catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--branch --catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'compact')
             subcmds=''
-            opts='--branch --catalog --delete-file-threshold --dry-run --help --master --max-commits --max-file-group-size --min-input-files --output --partial-progress --rewrite-all --sort-by --strategy --target-file-size --template --uri --verbose --warehouse --where --yes -c -h -o -v -y'
-            valopts='--branch --catalog --delete-file-threshold --master --max-commits --max-file-group-size --min-input-files --output --sort-by --strategy --target-file-size --template --uri --warehouse --where -c -o'
+            opts='--branch --catalog --delete-file-threshold --dry-run --help --keep-plan --master --max-commits --max-file-group-size --min-input-files --output --partial-progress --rewrite-all --sort-by --strategy --target-file-size --template --uri --verbose --warehouse --where --wide --yes -c -h -o -v -y'
+            valopts='--branch --catalog --delete-file-threshold --keep-plan --master --max-commits --max-file-group-size --min-input-files --output --sort-by --strategy --target-file-size --template --uri --warehouse --where -c -o'
             numopts='--delete-file-threshold --max-commits --min-input-files'
             ;;
         'compute-partition-stats')
             subcmds=''
-            opts='--catalog --dry-run --help --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --snapshot --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --snapshot --uri --warehouse -c -o'
             numopts='--snapshot'
             ;;
         'compute-stats')
             subcmds=''
-            opts='--catalog --columns --dry-run --help --master --output --snapshot --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --columns --dry-run --help --master --output --snapshot --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --columns --master --output --snapshot --template --uri --warehouse -c -o'
             numopts='--snapshot'
             ;;
         'create')
             subcmds=''
-            opts='--catalog --dry-run --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse --yes -P -c -h -o -p -s -v -y'
+            opts='--catalog --dry-run --format-version --help --location --output --partition-by --property --schema --sort-by --uri --verbose --warehouse --wide --yes -P -c -h -o -p -s -v -y'
             valopts='--catalog --format-version --location --output --partition-by --property --schema --sort-by --uri --warehouse -P -c -o -p -s'
             numopts='--format-version'
             ;;
         'demo')
             subcmds=''
-            opts='--catalog --format-version --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --format-version --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --format-version --output --uri --warehouse -c -o'
             numopts='--format-version'
             ;;
         'describe')
             subcmds=''
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'diff')
             subcmds=''
-            opts='--catalog --help --output --summary --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --summary --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'drop')
             subcmds=''
-            opts='--catalog --dry-run --help --output --purge --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --purge --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'expire')
             subcmds=''
-            opts='--catalog --clean-expired-metadata --dry-run --explain --help --no-delete-files --older-than --output --retain-last --snapshot-id --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --clean-expired-metadata --dry-run --explain --help --no-delete-files --older-than --output --retain-last --snapshot-id --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --older-than --output --retain-last --snapshot-id --uri --warehouse -c -o'
             numopts='--retain-last --snapshot-id'
             ;;
         'files')
             subcmds=''
-            opts='--catalog --content --help --output --ref --snapshot --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --content --help --output --ref --snapshot --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --content --output --ref --snapshot --uri --warehouse -c -o'
             numopts='--snapshot'
             ;;
         'health')
             subcmds=''
-            opts='--all --catalog --help --orphans --output --policy --uri --verbose --warehouse -c -h -o -v'
+            opts='--all --catalog --help --orphans --output --policy --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --policy --uri --warehouse -c -o'
             numopts=''
             ;;
         'list')
             subcmds=''
-            opts='--all --catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--all --catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'maintain')
             subcmds=''
-            opts='--all --budget --catalog --dry-run --help --master --output --policy --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--all --budget --catalog --dry-run --help --master --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--budget --catalog --master --output --policy --template --uri --warehouse -c -o'
+            numopts=''
+            ;;
+        'man')
+            subcmds=''
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
+            valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'migrate')
             subcmds=''
-            opts='--all --catalog --dry-run --from --help --keep-source --output --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--all --catalog --dry-run --from --help --keep-source --output --to --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --from --output --to --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace')
             subcmds='create drop list properties'
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace create')
             subcmds=''
-            opts='--catalog --dry-run --help --output --property --uri --verbose --warehouse --yes -P -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --property --uri --verbose --warehouse --wide --yes -P -c -h -o -v -y'
             valopts='--catalog --output --property --uri --warehouse -P -c -o'
             numopts=''
             ;;
         'namespace drop')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace list')
             subcmds=''
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'namespace properties')
             subcmds=''
-            opts='--catalog --dry-run --help --output --remove --set --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --remove --set --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --remove --set --uri --warehouse -c -o'
             numopts=''
             ;;
         'profile')
             subcmds=''
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'properties')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'refs')
             subcmds=''
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'register')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'remove-orphans')
             subcmds=''
-            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --remove-symlinks --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --remove-symlinks --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
             numopts=''
             ;;
         'rename')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'repair')
             subcmds=''
-            opts='--all-refs --catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--all-refs --catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'report')
             subcmds=''
-            opts='--catalog --help --html --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --html --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --html --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'restore')
             subcmds=''
-            opts='--catalog --dry-run --help --output --to-metadata --to-time --to-version --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --to-metadata --to-time --to-version --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --to-metadata --to-time --to-version --uri --warehouse -c -o'
             numopts=''
             ;;
         'rewrite-deletes')
             subcmds=''
-            opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--apply-equality-deletes --branch --catalog --dry-run --help --master --output --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--branch --catalog --master --output --template --uri --warehouse -c -o'
             numopts=''
             ;;
         'rewrite-manifests')
             subcmds=''
-            opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --spec-id --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --spec-id --uri --warehouse -c -o'
             numopts='--spec-id'
             ;;
         'rewrite-table-path')
             subcmds=''
-            opts='--catalog --copy --copy-plan --dry-run --end-version --from --help --output --start-version --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --copy --copy-plan --dry-run --end-version --from --help --output --start-version --to --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --copy-plan --end-version --from --output --start-version --to --uri --warehouse -c -o'
             numopts=''
             ;;
         'rollback')
             subcmds=''
-            opts='--branch --catalog --dry-run --help --output --set-current --to-snapshot --to-timestamp --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--branch --catalog --dry-run --help --output --set-current --to-snapshot --to-timestamp --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--branch --catalog --output --set-current --to-snapshot --to-timestamp --uri --warehouse -c -o'
             numopts='--set-current --to-snapshot'
             ;;
         'snapshots')
             subcmds=''
-            opts='--catalog --help --limit --output --ref --since --tree --uri --verbose --warehouse -c -h -n -o -v'
+            opts='--catalog --help --limit --output --ref --since --tree --uri --verbose --warehouse --wide -c -h -n -o -v'
             valopts='--catalog --limit --output --ref --since --uri --warehouse -c -n -o'
             numopts='--limit -n'
             ;;
         'tag')
             subcmds='create drop'
-            opts='--catalog --help --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--catalog --help --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'tag create')
             subcmds=''
-            opts='--catalog --dry-run --help --max-ref-age --output --snapshot --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --max-ref-age --output --snapshot --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --max-ref-age --output --snapshot --uri --warehouse -c -o'
             numopts='--snapshot'
             ;;
         'tag drop')
             subcmds=''
-            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
         'upgrade-format')
             subcmds=''
-            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --yes -c -h -o -v -y'
+            opts='--catalog --dry-run --help --output --to --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --to --uri --warehouse -c -o'
             numopts='--to'
             ;;
         'validate')
             subcmds=''
-            opts='--all-snapshots --catalog --deep --help --no-bounds --output --uri --verbose --warehouse -c -h -o -v'
+            opts='--all-snapshots --catalog --deep --help --no-bounds --output --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;
@@ -339,6 +345,7 @@ __icectl_choices() {
         'diff|-o') echo 'json jsonl table' ;;
         'drop|--output') echo 'json jsonl table' ;;
         'drop|-o') echo 'json jsonl table' ;;
+        'expire|--older-than') echo 'AGE TIME' ;;
         'expire|--output') echo 'json jsonl table' ;;
         'expire|-o') echo 'json jsonl table' ;;
         'files|--output') echo 'json jsonl table' ;;
@@ -349,6 +356,8 @@ __icectl_choices() {
         'list|-o') echo 'json jsonl table' ;;
         'maintain|--output') echo 'json jsonl table' ;;
         'maintain|-o') echo 'json jsonl table' ;;
+        'man|--output') echo 'json jsonl table' ;;
+        'man|-o') echo 'json jsonl table' ;;
         'migrate|--output') echo 'json jsonl table' ;;
         'migrate|-o') echo 'json jsonl table' ;;
         'namespace create|--output') echo 'json jsonl table' ;;
@@ -369,6 +378,7 @@ __icectl_choices() {
         'refs|-o') echo 'json jsonl table' ;;
         'register|--output') echo 'json jsonl table' ;;
         'register|-o') echo 'json jsonl table' ;;
+        'remove-orphans|--older-than') echo 'AGE TIME' ;;
         'remove-orphans|--output') echo 'json jsonl table' ;;
         'remove-orphans|--prefix-mismatch') echo 'delete error ignore' ;;
         'remove-orphans|-o') echo 'json jsonl table' ;;

@@ -7,7 +7,7 @@ _icectl() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--install-completion[Install completion for the current shell]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
@@ -15,7 +15,8 @@ _icectl() {
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--version[Print the icectl version and exit]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -39,6 +40,7 @@ _icectl() {
                 health) _icectl__health && ret=0 ;;
                 list) _icectl__list && ret=0 ;;
                 maintain) _icectl__maintain && ret=0 ;;
+                man) _icectl__man && ret=0 ;;
                 migrate) _icectl__migrate && ret=0 ;;
                 namespace) _icectl__namespace && ret=0 ;;
                 profile) _icectl__profile && ret=0 ;;
@@ -73,32 +75,33 @@ _icectl_commands() {
         'catalogs:Show the configured catalogs, the one a command would open, and where each came from'
         'cherry-pick:Apply a snapshot'\''s changes to a branch (Iceberg Java'\''s cherrypick_snapshot rules)'
         'compact:Rewrite small files (and files with many deletes) into files of the target size, on Spark'
-        'compute-partition-stats:Compute the partition statistics file from the snapshot'\''s manifests (no Spark, as Iceberg Java'\''s compute_partition_stats) and register it'
-        'compute-stats:Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java'\''s compute_table_stats) on Spark and register them for the snapshot'
+        'compute-partition-stats:Compute the partition statistics file of a snapshot and register it'
+        'compute-stats:Compute NDV statistics of columns on Spark and register them'
         'create:Create a table'
-        'demo:Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than the expiry age, small files and an orphan file)'
+        'demo:Build NAMESPACE.events, a demo table with a history to administer'
         'describe:Describe a table (identity, schema, specs, sort orders, properties, refs, totals) or a view (versions, SQL per dialect, schema, default catalog and namespace, properties)'
-        'diff:What changed from A to B: data and delete files added and removed (by partition, with records and bytes), schema, partition spec, sort order, property and ref changes'
+        'diff:Show what changed from A to B: files, records, schema, spec, properties, refs'
         'drop:Drop a table from its catalog (metadata only), or with --purge together with its files; or a view (its metadata files stay)'
         'expire:Expire old snapshots and delete the files only they reach, as Iceberg Java'\''s expire_snapshots'
         'files:List the live content files (data and deletes) of the current snapshot, a snapshot or a ref'
-        'health:Measure tables from their metadata and name the icectl command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when it is overdue'
+        'health:Measure tables and name the command that fixes each finding'
         'list:List namespaces, tables and views in the catalog'
-        'maintain:For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed'
-        'migrate:Move tables to another catalog at their current metadata files: register in the target, check, remove from the source'
+        'maintain:Run the maintenance steps each table'\''s health calls for'
+        'man:Show the icectl manual page (the same page as man icectl after pip install)'
+        'migrate:Move tables to another catalog at their metadata files; nothing is copied or deleted'
         'namespace:List, create and drop namespaces; show and change their properties'
-        'profile:Show a table'\''s shape as charts: data file sizes against the target, snapshots and data added per day, partition sizes, delete load per partition'
+        'profile:Show a table'\''s shape as charts: file sizes, activity per day, partition load'
         'properties:List a table'\''s properties, or set or unset some (one commit)'
         'refs:List branches and tags with their retention'
-        'register:Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4'
+        'register:Register an existing table metadata file in a (SQL) catalog'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
-        'repair:Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what other manifests still hold'
-        'report:Write one self-contained HTML page of a table'\''s shape, for an incident ticket: charts, snapshot timeline with refs, partition skew, validate findings'
-        'restore:Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today'\''s file, so another restore undoes it'
+        'repair:Fix a snapshot that references missing or unreadable files, with the smallest commit'
+        'report:Write a self-contained HTML page of a table'\''s shape and findings, for a ticket'
+        'restore:Restore a table to an earlier metadata file, as a new commit'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
-        'rewrite-manifests:Rewrite the current snapshot'\''s manifests clustered by partition, at the table'\''s target manifest size (metadata only, as Iceberg Java'\''s rewrite_manifests)'
-        'rewrite-table-path:Write a copy of the table'\''s metadata tree with every path moved from one prefix to another, plus a source,target copy plan for the data files (as Iceberg Java'\''s rewrite_table_path); with --copy copy them too'
+        'rewrite-manifests:Rewrite the current snapshot'\''s manifests, clustered by partition'
+        'rewrite-table-path:Copy a table'\''s metadata with every path moved to another prefix'
         'rollback:Roll a branch back to an earlier snapshot, or set it to any snapshot'
         'snapshots:List a table'\''s snapshots, newest first'
         'tag:Create and drop tags'
@@ -114,7 +117,7 @@ _icectl__alter() {
         '*--add-column=[Add a column\: '\''NAME TYPE \[NOT NULL\] \[DEFAULT v\] \[COMMENT "doc"\] \[FIRST | AFTER col | BEFORE col\]'\''; a.b adds b to the struct a (types as in create --schema). Repeatable]:column:_files' \
         '*--add-partition-field=[Add a partition field\: '\''TERM \[AS name\]'\'', e.g. '\''bucket(16, id)'\'', '\''day(ts)'\'', '\''truncate(4, name)'\'', '\''region'\''. Repeatable]:term:_files' \
         '--after=[Place the one added column after this column]:col:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '*--drop-column=[Drop a column (a.b\: a nested field). Repeatable]:col:_files' \
         '*--drop-default=[Remove a column'\''s write-default. Repeatable]:col:_files' \
         '*--drop-partition-field=[Drop a partition field by name or term (v1\: it becomes void). Repeatable]:field:_files' \
@@ -137,7 +140,8 @@ _icectl__alter() {
         '--unsorted[Replace the sort order with none]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -147,12 +151,13 @@ _icectl__branch() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__branch_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -174,11 +179,11 @@ _icectl__branch() {
 _icectl__branch_commands() {
     local -a commands
     commands=(
-        'create:Create a branch at a snapshot'
-        'drop:Drop a branch (never main)'
-        'fast-forward:Move a branch to the head of another ref that descends from it'
-        'rename:Rename a branch (never main)'
-        'retain:Change a branch'\''s retention'
+        'create:Create a branch at a snapshot.'
+        'drop:Drop a branch (never main).'
+        'fast-forward:Move a branch to the head of another ref that descends from it.'
+        'rename:Rename a branch (never main).'
+        'retain:Change a branch'\''s retention.'
     )
     _describe -t commands 'icectl branch command' commands
 }
@@ -186,17 +191,18 @@ _icectl__branch_commands() {
 (( $+functions[_icectl__branch__create] )) ||
 _icectl__branch__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
-        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -205,13 +211,14 @@ _icectl__branch__create() {
 (( $+functions[_icectl__branch__drop] )) ||
 _icectl__branch__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -220,14 +227,15 @@ _icectl__branch__drop() {
 (( $+functions[_icectl__branch__fast_forward] )) ||
 _icectl__branch__fast_forward() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--to=[Branch or tag whose head to move to]:to:_files' \
+        '--to=[Branch or tag whose head to move to]:ref:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -236,13 +244,14 @@ _icectl__branch__fast_forward() {
 (( $+functions[_icectl__branch__rename] )) ||
 _icectl__branch__rename() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files' \
@@ -252,16 +261,17 @@ _icectl__branch__rename() {
 (( $+functions[_icectl__branch__retain] )) ||
 _icectl__branch__retain() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
-        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:max_snapshot_age:_files' \
-        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:min_snapshots_to_keep: ' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
+        '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
+        '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -270,25 +280,27 @@ _icectl__branch__retain() {
 (( $+functions[_icectl__catalogs] )) ||
 _icectl__catalogs() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files'
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]'
 }
 
 (( $+functions[_icectl__cherry_pick] )) ||
 _icectl__cherry_pick() {
     _arguments -s -S \
         '--branch=[Branch to apply it to]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':snapshot: '
@@ -298,25 +310,27 @@ _icectl__cherry_pick() {
 _icectl__compact() {
     _arguments -s -S \
         '--branch=[Branch to compact]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--delete-file-threshold=[Rewrite any file with at least this many delete files]:delete_file_threshold: ' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--delete-file-threshold=[Rewrite any file with at least this many delete files]:n: ' \
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--keep-plan=[Write the job'\''s plan file in DIR and keep it (with --dry-run, the printed command then runs as it is)]:dir:_files' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
-        '--max-commits=[With --partial-progress\: at most this many commits]:max_commits: ' \
-        '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:max_file_group_size:_files' \
-        '--min-input-files=[Rewrite a group with at least this many files]:min_input_files: ' \
+        '--max-commits=[With --partial-progress\: at most this many commits]:n: ' \
+        '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:size:_files' \
+        '--min-input-files=[Rewrite a group with at least this many files]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--partial-progress[Commit groups in several commits, so one conflict does not undo all the work]' \
         '--rewrite-all[Rewrite every file, whatever its size]' \
-        '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:sort_by:_files' \
+        '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:terms:_files' \
         '--strategy=[binpack, or sort (by the table'\''s sort order or --sort-by)]:binpack|sort:(binpack sort)' \
-        '--target-file-size=[Target output file size with its unit (binary\: 128MB = 128MiB); default\: write.target-file-size-bytes (512MB)]:target_file_size:_files' \
-        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--target-file-size=[Target output file size with its unit (binary\: 128MB = 128MiB); default\: write.target-file-size-bytes (512MB)]:size:_files' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
-        '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:where:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--where=[Only partitions that may match, e.g. "ts >= '\''2026-01-01'\'' and region = '\''eu'\''" (partition source columns)]:expr:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -324,14 +338,15 @@ _icectl__compact() {
 (( $+functions[_icectl__compute_partition_stats] )) ||
 _icectl__compute_partition_stats() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the partition statistics; write nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -339,17 +354,18 @@ _icectl__compute_partition_stats() {
 (( $+functions[_icectl__compute_stats] )) ||
 _icectl__compute_stats() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--columns=[Comma-separated columns (a.b for a struct'\''s field); default\: every top-level primitive column]:columns:_files' \
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot: ' \
-        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:template:_files' \
+        '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
+        '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -357,19 +373,20 @@ _icectl__compute_stats() {
 (( $+functions[_icectl__create] )) ||
 _icectl__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the table that would be created; write nothing (no catalog database, no folder)]' \
-        '--format-version=[Format version 1 to 4]:format_version: ' \
+        '--format-version=[Format version 1 to 4]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[Table location (default\: under the warehouse)]:location:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '(-p --partition-by)'{-p+,--partition-by=}'[Partition spec, e.g. '\''day(ts), bucket(16, id)'\'']:partition_by:_files' \
-        '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:property:_files' \
+        '(-p --partition-by)'{-p+,--partition-by=}'[Partition spec, e.g. '\''day(ts), bucket(16, id)'\'']:spec:_files' \
+        '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:key=value:_files' \
         '(-s --schema)'{-s+,--schema=}'[Schema\: compact form '\''id\:long!, name\:string, ts\:timestamptz'\'' (! = required) or an Iceberg schema JSON file (@file or *.json)]:schema:_files' \
-        '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:sort_by:_files' \
+        '--sort-by=[Sort order, e.g. '\''id desc nulls last, ts'\'']:terms:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -377,38 +394,41 @@ _icectl__create() {
 (( $+functions[_icectl__demo] )) ||
 _icectl__demo() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:format_version: ' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
 
 (( $+functions[_icectl__describe] )) ||
 _icectl__describe() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
 (( $+functions[_icectl__diff] )) ||
 _icectl__diff() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--summary[Totals and metadata changes only\: no partitions or files]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files' \
         ':a:_files' \
         ':b:_files'
@@ -417,14 +437,15 @@ _icectl__diff() {
 (( $+functions[_icectl__drop] )) ||
 _icectl__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show what would be dropped and deleted; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -432,19 +453,20 @@ _icectl__drop() {
 (( $+functions[_icectl__expire] )) ||
 _icectl__expire() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--clean-expired-metadata[Also remove schemas and partition specs no retained snapshot uses]' \
         '--dry-run[Show what would be expired and deleted; change nothing]' \
         '--explain[Say, for each retained snapshot, the rule that keeps it]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-delete-files[Change the metadata only; delete no files]' \
-        '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:older_than:_files' \
+        '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:age|time:(AGE TIME)' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:retain_last: ' \
+        '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:n: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -452,15 +474,16 @@ _icectl__expire() {
 (( $+functions[_icectl__files] )) ||
 _icectl__files() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
-        '--content=[Only files of this kind\: data, position-deletes, equality-deletes, deletion-vector]:content:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '--content=[Only files of this kind\: data, position-deletes, equality-deletes, deletion-vector]:kind:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--ref=[List the files of this branch or tag]:ref:_files' \
-        '--snapshot=[List the files of this snapshot id]:snapshot: ' \
+        '--snapshot=[List the files of this snapshot id]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -468,14 +491,15 @@ _icectl__files() {
 _icectl__health() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:policy:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '*:targets:_files'
 }
 
@@ -483,12 +507,13 @@ _icectl__health() {
 _icectl__list() {
     _arguments -s -S \
         '--all[The catalog'\''s inventory\: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, a line each as it is read (-o json\: an array, -o jsonl\: an object a line); a table whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::namespace:_files'
 }
 
@@ -496,35 +521,49 @@ _icectl__list() {
 _icectl__maintain() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
-        '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:budget:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:duration:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the steps each table'\''s health calls for; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for compact; overrides the template]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:policy:_files' \
-        '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:template:_files' \
+        '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
+        '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:targets:_files'
+}
+
+(( $+functions[_icectl__man] )) ||
+_icectl__man() {
+    _arguments -s -S \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
+        '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
+        '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
+        '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]'
 }
 
 (( $+functions[_icectl__migrate] )) ||
 _icectl__migrate() {
     _arguments -s -S \
         '--all[Every namespace of the source catalog]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show each table and what will happen to it; change nothing]' \
-        '--from=[The catalog the tables leave\: a configured catalog'\''s name or a catalog URI]:from:_files' \
+        '--from=[The catalog the tables leave\: a configured catalog'\''s name or a catalog URI]:prefix:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--keep-source[Register and check in the target, and keep the source entries]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--to=[The catalog the tables go to\: a configured catalog'\''s name or a catalog URI]:to:_files' \
+        '--to=[The catalog the tables go to\: a configured catalog'\''s name or a catalog URI]:ref:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         '*:names:_files'
 }
@@ -534,12 +573,13 @@ _icectl__namespace() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__namespace_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -560,10 +600,10 @@ _icectl__namespace() {
 _icectl__namespace_commands() {
     local -a commands
     commands=(
-        'create:Create a namespace'
-        'drop:Drop an empty namespace (one that holds no table and no namespace)'
-        'list:List namespaces'
-        'properties:Show a namespace'\''s properties; with --set or --remove, change them'
+        'create:Create a namespace.'
+        'drop:Drop an empty namespace (one that holds no table and no namespace).'
+        'list:List namespaces.'
+        'properties:Show a namespace'\''s properties; with --set or --remove, change them.'
     )
     _describe -t commands 'icectl namespace command' commands
 }
@@ -571,14 +611,15 @@ _icectl__namespace_commands() {
 (( $+functions[_icectl__namespace__create] )) ||
 _icectl__namespace__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:property:_files' \
+        '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -586,13 +627,14 @@ _icectl__namespace__create() {
 (( $+functions[_icectl__namespace__drop] )) ||
 _icectl__namespace__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -600,27 +642,29 @@ _icectl__namespace__drop() {
 (( $+functions[_icectl__namespace__list] )) ||
 _icectl__namespace__list() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '::parent:_files'
 }
 
 (( $+functions[_icectl__namespace__properties] )) ||
 _icectl__namespace__properties() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '*--remove=[Remove a property (repeatable)]:remove:_files' \
-        '*--set=[Set a property KEY=VALUE (repeatable)]:set:_files' \
+        '*--remove=[Remove a property (repeatable)]:key:_files' \
+        '*--set=[Set a property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':namespace:_files'
 }
@@ -628,25 +672,27 @@ _icectl__namespace__properties() {
 (( $+functions[_icectl__profile] )) ||
 _icectl__profile() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
 (( $+functions[_icectl__properties] )) ||
 _icectl__properties() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         '::action:_files' \
@@ -656,25 +702,27 @@ _icectl__properties() {
 (( $+functions[_icectl__refs] )) ||
 _icectl__refs() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
 (( $+functions[_icectl__register] )) ||
 _icectl__register() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the metadata file and the name; register nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':metadata_file:_files'
@@ -683,18 +731,19 @@ _icectl__register() {
 (( $+functions[_icectl__remove_orphans] )) ||
 _icectl__remove_orphans() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[List the orphans; delete nothing]' \
         '--force[Allow --older-than under 3 days (a running writer'\''s new files are orphans until it commits)]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[List only under this folder of the table]:location:_files' \
-        '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:older_than:_files' \
+        '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:age|time:(AGE TIME)' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
         '--remove-symlinks[Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -702,13 +751,14 @@ _icectl__remove_orphans() {
 (( $+functions[_icectl__rename] )) ||
 _icectl__rename() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the rename; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':new_name:_files'
@@ -718,13 +768,14 @@ _icectl__rename() {
 _icectl__repair() {
     _arguments -s -S \
         '--all-refs[Check and repair the head of every branch and tag, not only main]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -732,29 +783,31 @@ _icectl__repair() {
 (( $+functions[_icectl__report] )) ||
 _icectl__report() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--html=[The HTML page to write (replaced if it exists)]:file:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
 (( $+functions[_icectl__restore] )) ||
 _icectl__restore() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the plan and the diff to today; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:to_metadata:_files' \
-        '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:to_time:_files' \
-        '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:to_version:_files' \
+        '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:metadata_file:_files' \
+        '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:time:_files' \
+        '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:n:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -764,15 +817,16 @@ _icectl__rewrite_deletes() {
     _arguments -s -S \
         '--apply-equality-deletes[Also rewrite the data files that equality deletes touch (a Spark job), so the equality deletes can be removed]' \
         '--branch=[Branch to rewrite]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show what would change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--template=[spark-submit job template for --apply-equality-deletes]:template:_files' \
+        '--template=[spark-submit job template for --apply-equality-deletes]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -780,14 +834,15 @@ _icectl__rewrite_deletes() {
 (( $+functions[_icectl__rewrite_manifests] )) ||
 _icectl__rewrite_manifests() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show which manifests would be rewritten; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -795,19 +850,20 @@ _icectl__rewrite_manifests() {
 (( $+functions[_icectl__rewrite_table_path] )) ||
 _icectl__rewrite_table_path() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--copy[Also copy the data and equality delete files to the target (skipping those already there with the same size)]' \
-        '--copy-plan=[Where to write the copy plan CSV (default\: the target'\''s metadata folder)]:copy_plan:_files' \
+        '--copy-plan=[Where to write the copy plan CSV (default\: the target'\''s metadata folder)]:file:_files' \
         '--dry-run[Check and count what would be written; write nothing]' \
-        '--end-version=[Relocate up to this metadata file (default\: the current one)]:end_version:_files' \
-        '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:from:_files' \
+        '--end-version=[Relocate up to this metadata file (default\: the current one)]:metadata_file:_files' \
+        '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:prefix:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:start_version:_files' \
-        '--to=[The prefix that replaces it; the rewritten metadata is written there]:to:_files' \
+        '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:metadata_file:_files' \
+        '--to=[The prefix that replaces it; the rewritten metadata is written there]:prefix:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -816,16 +872,17 @@ _icectl__rewrite_table_path() {
 _icectl__rollback() {
     _arguments -s -S \
         '--branch=[Branch to move]:branch:_files' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:set_current: ' \
-        '--to-snapshot=[Roll back to this ancestor of the branch head]:to_snapshot: ' \
-        '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:to_timestamp:_files' \
+        '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:snapshot_id: ' \
+        '--to-snapshot=[Roll back to this ancestor of the branch head]:snapshot_id: ' \
+        '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:time:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -833,16 +890,17 @@ _icectl__rollback() {
 (( $+functions[_icectl__snapshots] )) ||
 _icectl__snapshots() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:limit: ' \
+        '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:n: ' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--ref=[Only the history of this branch or tag]:ref:_files' \
-        '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:since:_files' \
+        '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:time:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 
@@ -851,12 +909,13 @@ _icectl__tag() {
     local curcontext="$curcontext" state line ret=1
     typeset -A opt_args
     _arguments -s -S -C \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ': :_icectl__tag_commands' \
         '*:: :->args' && ret=0
     case $state in
@@ -875,8 +934,8 @@ _icectl__tag() {
 _icectl__tag_commands() {
     local -a commands
     commands=(
-        'create:Create a tag at a snapshot; expiry keeps it until its max ref age'
-        'drop:Drop a tag'
+        'create:Create a tag at a snapshot; expiry keeps it until its max ref age.'
+        'drop:Drop a tag.'
     )
     _describe -t commands 'icectl tag command' commands
 }
@@ -884,15 +943,16 @@ _icectl__tag_commands() {
 (( $+functions[_icectl__tag__create] )) ||
 _icectl__tag__create() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:max_ref_age:_files' \
+        '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--snapshot=[Snapshot id (default\: current)]:snapshot: ' \
+        '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -901,13 +961,14 @@ _icectl__tag__create() {
 (( $+functions[_icectl__tag__drop] )) ||
 _icectl__tag__drop() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files' \
         ':name:_files'
@@ -916,14 +977,15 @@ _icectl__tag__drop() {
 (( $+functions[_icectl__upgrade_format] )) ||
 _icectl__upgrade_format() {
     _arguments -s -S \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Print the pre-flight report; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
-        '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:to: ' \
+        '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:version: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation (for cron and Airflow)]' \
         ':table:_files'
 }
@@ -932,14 +994,15 @@ _icectl__upgrade_format() {
 _icectl__validate() {
     _arguments -s -S \
         '--all-snapshots[Check every snapshot, not only the heads of the branches and tags and the current snapshot]' \
-        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:catalog:_files' \
+        '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--deep[Also check the files\: existence and sizes, Parquet row counts, Puffin footers and deletion vector CRCs and cardinalities, summary totals]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-bounds[Skip the lower/upper bound checks (faster)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
-        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:warehouse:_files' \
+        '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
+        '--wide[On a terminal, show every column of a table and whole paths, even wider than the terminal]' \
         ':table:_files'
 }
 

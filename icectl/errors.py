@@ -28,15 +28,25 @@ class ExitCode(IntEnum):
     PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
 
 
+def install_hint(extra: str) -> str:
+    """How to install icectl's ``extra``: from the package index, and from a checkout (the way the
+    README installs)."""
+    return f"pip install 'icectl[{extra}]' (from a checkout: pip install '.[{extra}]')"
+
+
 class IcectlError(Exception):
     """Root of every error icectl raises on purpose."""
 
     exit_code: ExitCode = ExitCode.ERROR
+    # True for a result that is not an error (see Outcome); a refusal is one when the user declined
+    outcome: bool = False
 
-    def __init__(self, message: str, *, hint: str | None = None):
+    def __init__(self, message: str, *, hint: str | None = None, outcome: bool | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        if outcome is not None:
+            self.outcome = outcome
 
 
 class UsageError(IcectlError):
@@ -102,6 +112,14 @@ class AlreadyExistsError(CommitConflictError):
     """A table or namespace that already exists."""
 
 
+class Outcome(IcectlError):
+    """A result that is not an error: the command did what was asked, and its documented exit code
+    says what it found (a table needs maintenance) or that nothing was done (the user declined).
+    The CLI prints its message as ``icectl: MESSAGE``, never as an error."""
+
+    outcome = True
+
+
 class RefusedError(IcectlError):
     """An operation refused for safety."""
 
@@ -143,13 +161,13 @@ class ValidationFailedError(IcectlError):
     exit_code = ExitCode.VALIDATION_FAILED
 
 
-class HealthWarningError(IcectlError):
+class HealthWarningError(Outcome):
     """``health``: a table needs maintenance (the report itself went to stdout)."""
 
     exit_code = ExitCode.HEALTH_WARNING
 
 
-class HealthCriticalError(IcectlError):
+class HealthCriticalError(Outcome):
     """``health``: a table's maintenance is overdue, or a table could not be measured."""
 
     exit_code = ExitCode.HEALTH_CRITICAL

@@ -43,6 +43,11 @@ def _abs_warehouse(wh: str | None) -> str | None:
     return wh if has_scheme(wh) else os.path.abspath(os.path.expanduser(wh))
 
 
+def _where(cfg: CatalogConfig) -> str:
+    """The file and line of the catalog's entry (``~/.icectl.yaml:3``), else where it came from."""
+    return f"{cfg.source}:{cfg.line}" if cfg.line is not None else cfg.origin
+
+
 def build_catalog(cfg: CatalogConfig) -> Catalog:
     props = cfg.properties
     io = FileIO({k: v for k, v in props.items()})
@@ -50,7 +55,7 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
     uri = props.get("uri")
     if kind == "rest":
         if not uri:
-            raise UsageError(f"REST catalog {cfg.name} needs a uri (e.g. https://catalog.example.com)")
+            raise UsageError(f"REST catalog {cfg.name} ({_where(cfg)}) needs a uri (e.g. https://catalog.example.com)")
         from icectl.catalog.rest import RestCatalog
 
         return RestCatalog(cfg.name, {k: v for k, v in props.items() if k != "type"})
@@ -67,13 +72,13 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         raise UsageError(f"warehouse {warehouse} is not a directory")
     if kind in ("hadoop", "filesystem", "file-system"):
         if not warehouse:
-            raise UsageError(f"file-system catalog {cfg.name} needs a warehouse")
+            raise UsageError(f"file-system catalog {cfg.name} ({_where(cfg)}) needs a warehouse")
         from icectl.catalog.hadoop import HadoopCatalog
 
         return HadoopCatalog(cfg.name, warehouse, io)
     if kind in ("sql", "jdbc"):
         if not uri:
-            raise UsageError(f"SQL catalog {cfg.name} needs a uri (e.g. sqlite:///catalog.db)")
+            raise UsageError(f"SQL catalog {cfg.name} ({_where(cfg)}) needs a uri (e.g. sqlite:///catalog.db)")
         from icectl.catalog.sql import SqlCatalog
 
         # mysql://... is refused, never taken for the name of a SQLite file.
@@ -83,7 +88,8 @@ def build_catalog(cfg: CatalogConfig) -> Catalog:
         if uri_kind == "hive":
             raise UsageError(f"SQL catalog {cfg.name}: uri {uri} is a Hive Metastore's", hint="set type: hive")
         return SqlCatalog(cfg.name, uri, warehouse, io, local_default=cfg.local_default)
-    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name}: use sql, hadoop, rest, hive or glue")
+    raise UsageError(f"unknown catalog type {kind!r} for catalog {cfg.name} ({_where(cfg)}, key type): use sql, "
+                     "hadoop, rest, hive or glue")
 
 
 __all__ = ["Catalog", "CatalogConfig", "Identifier", "build_catalog", "ident_str", "parse_identifier",

@@ -56,7 +56,7 @@ from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespaceProperti
 from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable, backoff, thrift_reason
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
-                           StorageError, UnsupportedError, UsageError)
+                           StorageError, UnsupportedError, UsageError, install_hint)
 from icectl.io import FileIO, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
@@ -79,7 +79,7 @@ except ImportError:  # pragma: no cover - exercised by the missing-extra test in
 
 T = TypeVar("T")
 
-INSTALL_HINT = "pip install 'icectl[hive]' (from a checkout: pip install '.[hive]')"
+INSTALL_HINT = install_hint("hive")
 
 # Hive's and Iceberg Java's names (BaseMetastoreTableOperations, hive_metastoreConstants).
 TABLE_TYPE = "table_type"

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from icectl.errors import NotAuthorizedError, NotFoundError, StorageError, UnsupportedError, UsageError
+from icectl.errors import (NotAuthorizedError, NotFoundError, StorageError, UnsupportedError, UsageError,
+                           install_hint)
 
 SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://", "postgresql+psycopg2://",
            "jdbc:postgresql:")
@@ -130,7 +131,7 @@ def connect(uri: str) -> tuple[Any, Server]:
         import psycopg  # type: ignore
     except ImportError:
         raise UnsupportedError("a PostgreSQL catalog needs psycopg, which this install lacks",
-                               hint="pip install 'icectl[postgresql]'") from None
+                               hint=install_hint("postgresql")) from None
     params = connection_params(uri)
     params.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
     params.setdefault("application_name", "icectl")

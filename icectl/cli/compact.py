@@ -13,7 +13,7 @@ from icectl.cli.session import open_table, spark_template
 from icectl.cli.views.compact import compaction_plan, compaction_result
 from icectl.expr.size import parse_size
 from icectl.ops.maintain.compact import CompactOptions, plan_compaction
-from icectl.ops.maintain.compact import run_compaction
+from icectl.ops.maintain.compact import run_compaction, write_compaction_job_files
 from icectl.ops.spark_job import JobSettings, prepare
 from icectl.spec.properties import TARGET_FILE_SIZE_BYTES
 
@@ -43,6 +43,8 @@ def compact(
     template: TemplateOpt = None,
     master: MasterOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the spark-submit command; run nothing.")] = False,
+    keep_plan: Annotated[Optional[str], typer.Option("--keep-plan", metavar="DIR", help="Write the job's plan file in "
+                         "DIR and keep it (with --dry-run, the printed command then runs as it is).")] = None,
     yes: YesOpt = False,
 ) -> None:
     """Rewrite small files (and files with many deletes) into files of the target size, on Spark."""
@@ -55,10 +57,14 @@ def compact(
                           **({"delete_file_threshold": delete_file_threshold} if delete_file_threshold is not None else {}),
                           **({"max_file_group_size": group} if group is not None else {}))
     plan = plan_compaction(t, opts)
-    settings = JobSettings(template_path=spark_template(env, template), master=master,
+    settings = JobSettings(template_path=spark_template(env, template), master=master, work_dir=keep_plan,
                            partial_progress=partial_progress, max_commits=max_commits)
     if dry_run:
-        render(env, compaction_plan(plan, prepare(t, settings).argv, dry_run=True))
+        job = prepare(t, settings)
+        if keep_plan is not None and plan.groups:
+            write_compaction_job_files(t, plan, job=job)
+        render(env, compaction_plan(plan, job.argv, dry_run=True,
+                                    plan_file=job.plan_file if keep_plan is not None and plan.groups else None))
         return
     if not plan.groups:
         render(env, compaction_plan(plan, None, dry_run=False))

@@ -37,7 +37,7 @@ def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str =
     if answer not in ("y", "yes"):
         if env.json:
             render(env, plan)
-        raise RefusedError("not confirmed; nothing was changed")
+        raise RefusedError("not confirmed; nothing was changed", outcome=True)  # declined: not an error
 
 
 def progress_deleter(env: Env, io: Any, total: int, *, location: str | None, allow_symlinks: bool = False) -> Any:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 class Env:
     output: str = "table"  # table | json | jsonl
     verbose: bool = False
+    wide: bool = False  # --wide: tables keep every column and every path whole
     catalog: str | None = None
     uri: str | None = None
     warehouse: str | None = None
@@ -42,11 +43,14 @@ class Env:
         except (AttributeError, ValueError):
             return False
 
-    def console(self, stderr: bool = False) -> Any:
+    def console(self, stderr: bool = False, *, width: int | None = None) -> Any:
+        """A rich console on stdout (or stderr): on a terminal as wide as the terminal (or the
+        ``COLUMNS`` variable), unless ``width`` is given."""
         from rich.console import Console  # rich is heavy: only the text output of a command loads it
 
         stream = self.stderr if stderr else self.stdout
         tty = self.is_terminal(stream)
-        width = None if tty else int(os.environ.get("COLUMNS", "200"))
+        if width is None and not tty:
+            width = int(os.environ.get("COLUMNS", "200"))
         return Console(file=stream, width=width, no_color=not tty or "NO_COLOR" in os.environ,
                        highlight=False, soft_wrap=not tty, force_terminal=False if not tty else None)

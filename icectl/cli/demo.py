@@ -18,7 +18,9 @@ def demo(
     format_version: Annotated[int, typer.Option("--format-version", help="2 (position delete files) or 3 "
                                                 "(deletion vectors, row lineage).")] = 2,
 ) -> None:
-    """Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days,
+    """Build NAMESPACE.events, a demo table with a history to administer.
+
+    Build NAMESPACE.events: real Parquet rows and a history to administer (appends over four days,
     deletes, an overwrite, a new column, a tag, a branch, a staged WAP snapshot, snapshots older than
     the expiry age, small files and an orphan file). No Spark needed."""
     env: Env = ctx.obj

@@ -23,7 +23,9 @@ def diff(
     summary: Annotated[bool, typer.Option("--summary", help="Totals and metadata changes only: no partitions or "
                                           "files.")] = False,
 ) -> None:
-    """What changed from A to B: data and delete files added and removed (by partition, with records and bytes),
+    """Show what changed from A to B: files, records, schema, spec, properties, refs.
+
+    What changed from A to B: data and delete files added and removed (by partition, with records and bytes),
     schema, partition spec, sort order, property and ref changes."""
     env: Env = ctx.obj
     render(env, table_diff(open_table(env, table), a, b, summary_only=summary))

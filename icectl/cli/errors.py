@@ -24,13 +24,16 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
-def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int) -> None:
+def _emit(env: Env, kind: str, message: str, *, hint: str | None, code: int, outcome: bool = False) -> None:
+    """One line on stderr: ``icectl: error: ...``, or for an outcome (:class:`~icectl.errors.Outcome`, a
+    result with its exit code, not an error) ``icectl: ...``; with ``-o json`` the one JSON
+    document of the error contract, whichever it is."""
     message, hint = one_line(message), one_line(hint) if hint else hint
     if env.json:
         env.stderr.write(json.dumps({"error": {"type": kind, "message": message, "hint": hint,
                                                "exit_code": int(code)}}) + "\n")
     else:
-        env.stderr.write(f"icectl: error: {message}\n")
+        env.stderr.write(f"icectl: {message}\n" if outcome else f"icectl: error: {message}\n")
         if hint:
             env.stderr.write(f"hint: {hint}\n")
     env.stderr.flush()
@@ -95,6 +98,10 @@ def _invoke(app: Any, args: list[str], env: Env) -> int:
         env.stderr.write("icectl: aborted\n")
         return int(ExitCode.REFUSED)
     except usage as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and getattr(e, "ctx", None) is not None:
+            # bare `icectl` (or a bare group such as `icectl branch`): the help, which is no error
+            env.stdout.write(e.ctx.get_help() + "\n")
+            return 0
         # Usage errors: the option names and choices come from click; one line plus usage hint.
         text = e.format_message() if hasattr(e, "format_message") else str(e)
         msg = text.splitlines()[0] if text else type(e).__name__
@@ -103,7 +110,7 @@ def _invoke(app: Any, args: list[str], env: Env) -> int:
     except IcectlError as e:
         if env.verbose:
             _traceback(env)
-        _emit(env, type(e).__name__, e.message, hint=e.hint, code=e.exit_code)
+        _emit(env, type(e).__name__, e.message, hint=e.hint, code=e.exit_code, outcome=e.outcome)
         return int(e.exit_code)
     except KeyboardInterrupt:
         env.stderr.write("icectl: interrupted\n")

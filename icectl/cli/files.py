@@ -27,4 +27,5 @@ def files(
     env: Env = ctx.obj
     if content is not None and content not in CONTENT_KINDS:
         raise UsageError(f"--content must be one of {', '.join(CONTENT_KINDS)}, not {content!r}")
-    render(env, FileList(list_files(open_table(env, table), snapshot_id=snapshot, ref=ref, content=content)))
+    t = open_table(env, table)
+    render(env, FileList(list_files(t, snapshot_id=snapshot, ref=ref, content=content), t.metadata.location))

@@ -27,7 +27,9 @@ def health(
     orphans: Annotated[bool, typer.Option("--orphans", help="Also list each table's location for orphan files "
                                           "(the one check that reads more than metadata).")] = False,
 ) -> None:
-    """Measure tables from their metadata and name the icectl command that fixes each finding; exit 0
+    """Measure tables and name the command that fixes each finding.
+
+    From their metadata alone (--orphans also lists files); exit 0
     when healthy, 13 when maintenance is recommended, 14 when it is overdue."""
     env: Env = ctx.obj
     policies = load_policy_file(policy)

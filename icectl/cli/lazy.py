@@ -22,6 +22,8 @@ from typer._click import Command as ClickCommand
 from typer._click.shell_completion import CompletionItem
 from typer._click.utils import make_default_short_help
 
+from icectl.cli.help import GROUPS, WHOLE, readable_metavars
+
 
 @dataclass(frozen=True)
 class LazyCommand:
@@ -45,7 +47,9 @@ class LazyCommand:
             holder.add_typer(obj, name=self.name)
         else:
             holder.command(self.name)(obj)
-        return typer.main.get_group(holder).commands[self.name]
+        cmd = typer.main.get_group(holder).commands[self.name]
+        readable_metavars(cmd, self.name)
+        return cmd
 
 
 class LazyGroup(TyperGroup):
@@ -66,6 +70,10 @@ class LazyGroup(TyperGroup):
             self.add_command(cmd, cmd_name)
         return cmd
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        readable_metavars(self)
+
     def _short_help(self, ctx: Any, name: str, limit: int) -> str | None:
         """The one-line help of ``name``, from the table when the command is not loaded; None for
         an unknown or hidden command."""
@@ -76,16 +84,22 @@ class LazyGroup(TyperGroup):
         return make_default_short_help(entry.help, limit) if entry is not None else None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        names = [n for n in self.list_commands(ctx) if self._short_help(ctx, n, 45) is not None]
+        """The commands by group (:data:`icectl.cli.help.GROUPS`), each with its whole first
+        sentence, wrapped rather than cut; commands of no group follow under "Other commands"."""
+        names = [n for n in self.list_commands(ctx) if self._short_help(ctx, n, WHOLE) is not None]
         if not names:
             return
-        limit = formatter.width - 6 - max(len(n) for n in names)  # as click: 3 times the default spacing
-        with formatter.section("Commands"):
-            formatter.write_dl([(n, self._short_help(ctx, n, limit) or "") for n in names])
+        sections = [(title, [n for n in members if n in names]) for title, members in GROUPS.items()]
+        grouped = {n for _, members in sections for n in members}
+        sections.append(("Other commands", [n for n in names if n not in grouped]))
+        for title, members in sections:
+            if members:
+                with formatter.section(f"{title} commands" if title != "Other commands" else title):
+                    formatter.write_dl([(n, self._short_help(ctx, n, WHOLE) or "") for n in members])
 
     def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
         """The commands that start with ``incomplete`` (from the table), then the group's options."""
-        results = [CompletionItem(n, help=self._short_help(ctx, n, 45)) for n in self.list_commands(ctx)
-                   if n.startswith(incomplete) and self._short_help(ctx, n, 45) is not None]
+        results = [CompletionItem(n, help=self._short_help(ctx, n, WHOLE)) for n in self.list_commands(ctx)
+                   if n.startswith(incomplete) and self._short_help(ctx, n, WHOLE) is not None]
         results.extend(ClickCommand.shell_complete(self, ctx, incomplete))
         return results

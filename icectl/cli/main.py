@@ -44,10 +44,10 @@ COMMANDS = {c.name: c for c in (
                 "its format version, or a view's metadata against the view spec; exit 8 on errors."),
     LazyCommand("upgrade-format", "icectl.cli.upgrade", "upgrade_format", "Upgrade a table's format version "
                 "(metadata only), after a pre-flight report."),
-    LazyCommand("register", "icectl.cli.register", "register_cmd", "Register an existing table metadata file in a "
-                "(SQL) catalog, e.g."),
-    LazyCommand("migrate", "icectl.cli.migrate", "migrate", "Move tables to another catalog at their current metadata "
-                "files: register in the target, check, remove from the source."),
+    LazyCommand("register", "icectl.cli.register", "register_cmd",
+                "Register an existing table metadata file in a (SQL) catalog."),
+    LazyCommand("migrate", "icectl.cli.migrate", "migrate",
+                "Move tables to another catalog at their metadata files; nothing is copied or deleted."),
     LazyCommand("alter", "icectl.cli.alter", "alter", "Change a table's schema, partition spec, sort order and "
                 "properties in one commit (Java's rules and ids)."),
     LazyCommand("properties", "icectl.cli.alter", "properties", "List a table's properties, or set or unset some "
@@ -56,48 +56,38 @@ COMMANDS = {c.name: c for c in (
                 "together with its files; or a view (its metadata files stay)."),
     LazyCommand("rename", "icectl.cli.drop", "rename", "Rename a table, or move it to another namespace (its files "
                 "stay where they are)."),
-    LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests", "Rewrite the current "
-                "snapshot's manifests clustered by partition, at the table's target manifest size (metadata only, as "
-                "Iceberg Java's rewrite_manifests)."),
-    LazyCommand("repair", "icectl.cli.repair", "repair", "Find the files the current snapshot references that are "
-                "missing or unreadable (data, deletes, deletion vectors, manifests, manifest list) and commit the "
-                "smallest fix: drop missing files and the deletes only they needed, rebuild lost manifests from what "
-                "other manifests still hold."),
-    LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path", "Write a copy of the "
-                "table's metadata tree with every path moved from one prefix to another, plus a source,target copy "
-                "plan for the data files (as Iceberg Java's rewrite_table_path); with --copy copy them too."),
-    LazyCommand("diff", "icectl.cli.diff", "diff", "What changed from A to B: data and delete files added and "
-                "removed (by partition, with records and bytes), schema, partition spec, sort order, property and "
-                "ref changes."),
-    LazyCommand("restore", "icectl.cli.restore", "restore", "Restore a table to an earlier metadata file, as a "
-                "commit: refs, schema, spec, sort order and properties as they were; the metadata log keeps today's "
-                "file, so another restore undoes it."),
-    LazyCommand("compute-stats", "icectl.cli.statistics", "compute_stats", "Compute NDV statistics (theta sketches "
-                "in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and register them for the "
-                "snapshot."),
-    LazyCommand("compute-partition-stats", "icectl.cli.statistics", "compute_partition_stats", "Compute the "
-                "partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's "
-                "compute_partition_stats) and register it."),
-    LazyCommand("demo", "icectl.cli.demo", "demo", "Build NAMESPACE.events: real Parquet rows and a history to "
-                "administer (appends over four days, deletes, an overwrite, a new column, a tag, a branch, a staged "
-                "WAP snapshot, snapshots older than the expiry age, small files and an orphan file)."),
-    LazyCommand("health", "icectl.cli.health", "health", "Measure tables from their metadata and name the icectl "
-                "command that fixes each finding; exit 0 when healthy, 13 when maintenance is recommended, 14 when "
-                "it is overdue."),
-    LazyCommand("profile", "icectl.cli.profile", "profile", "Show a table's shape as charts: data file sizes "
-                "against the target, snapshots and data added per day, partition sizes, delete load per "
-                "partition."),
-    LazyCommand("report", "icectl.cli.report", "report", "Write one self-contained HTML page of a table's shape, for "
-                "an incident ticket: charts, snapshot timeline with refs, partition skew, validate findings."),
-    LazyCommand("maintain", "icectl.cli.maintain", "maintain", "For each table, run the steps its health calls for "
-                "(rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans, in that order) under a lock "
-                "per table; exit 15 when a table failed."),
+    LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests",
+                "Rewrite the current snapshot's manifests, clustered by partition."),
+    LazyCommand("repair", "icectl.cli.repair", "repair",
+                "Fix a snapshot that references missing or unreadable files, with the smallest commit."),
+    LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path",
+                "Copy a table's metadata with every path moved to another prefix."),
+    LazyCommand("diff", "icectl.cli.diff", "diff",
+                "Show what changed from A to B: files, records, schema, spec, properties, refs."),
+    LazyCommand("restore", "icectl.cli.restore", "restore",
+                "Restore a table to an earlier metadata file, as a new commit."),
+    LazyCommand("compute-stats", "icectl.cli.statistics", "compute_stats",
+                "Compute NDV statistics of columns on Spark and register them."),
+    LazyCommand("compute-partition-stats", "icectl.cli.statistics", "compute_partition_stats",
+                "Compute the partition statistics file of a snapshot and register it."),
+    LazyCommand("demo", "icectl.cli.demo", "demo",
+                "Build NAMESPACE.events, a demo table with a history to administer."),
+    LazyCommand("health", "icectl.cli.health", "health",
+                "Measure tables and name the command that fixes each finding."),
+    LazyCommand("profile", "icectl.cli.profile", "profile",
+                "Show a table's shape as charts: file sizes, activity per day, partition load."),
+    LazyCommand("report", "icectl.cli.report", "report",
+                "Write a self-contained HTML page of a table's shape and findings, for a ticket."),
+    LazyCommand("maintain", "icectl.cli.maintain", "maintain",
+                "Run the maintenance steps each table's health calls for."),
     LazyCommand("branch", "icectl.cli.refs", "branch_app", "Create, drop, rename and fast-forward branches."),
     LazyCommand("tag", "icectl.cli.refs", "tag_app", "Create and drop tags."),
     LazyCommand("catalogs", "icectl.cli.catalogs", "catalogs", "Show the configured catalogs, the one a command "
                 "would open, and where each came from."),
     LazyCommand("namespace", "icectl.cli.namespaces", "namespace_app", "List, create and drop namespaces; show and "
                 "change their properties."),
+    LazyCommand("man", "icectl.cli.manual", "man", "Show the icectl manual page (the same page as man icectl after "
+                "pip install)."),
 )}
 
 
@@ -118,7 +108,7 @@ app = typer.Typer(
 
 # Global options may be given anywhere on the command line; run() moves them before the command.
 GLOBAL_VALUE_OPTIONS = {"--output", "-o", "--catalog", "-c", "--uri", "--warehouse"}
-GLOBAL_FLAGS = {"--verbose", "-v"}
+GLOBAL_FLAGS = {"--verbose", "-v", "--wide"}
 COMPLETE_VAR = "_ICECTL_COMPLETE"  # set by the shell function --install-completion installs
 
 
@@ -135,6 +125,8 @@ def main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the catalog opened and where it was "
                                           "configured, tracebacks on errors, S3 retries, and every file that could "
                                           "not be deleted.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="On a terminal, show every column of a table and whole "
+                                       "paths, even wider than the terminal.")] = False,
     catalog: Annotated[Optional[str], typer.Option("--catalog", "-c", help="Catalog name from the configuration file.",
                                                    envvar="ICECTL_CATALOG")] = None,
     uri: Annotated[Optional[str], typer.Option("--uri", help="Catalog URI: sqlite:///path/catalog.db or "
@@ -152,7 +144,7 @@ def main(
         raise typer.BadParameter(f"{entry.name} prints {' or '.join(entry.outputs)}, not {output}",
                                  param_hint="--output")
     env = ctx.obj if isinstance(ctx.obj, Env) else Env()
-    env.output, env.verbose = output, verbose
+    env.output, env.verbose, env.wide = output, verbose, wide
     env.catalog, env.uri, env.warehouse = catalog, uri, warehouse
     ctx.obj = env
     _log_to(env)

@@ -34,8 +34,10 @@ def maintain(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """For each table, run the steps its health calls for (rewrite-deletes, compact, rewrite-manifests,
-    expire, remove-orphans, in that order) under a lock per table; exit 15 when a table failed."""
+    """Run the maintenance steps each table's health calls for.
+
+    For each table, the steps run in the order rewrite-deletes, compact, rewrite-manifests,
+    expire, remove-orphans, under a lock per table; exit 15 when a table failed."""
     env: Env = ctx.obj
     budget_ms = None if budget is None else parse_duration_ms(budget, what="--budget")
     policies = load_policy_file(policy)

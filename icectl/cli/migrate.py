@@ -45,7 +45,10 @@ def migrate(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Move tables to another catalog at their current metadata files: register in the target, check, remove from the source.
+    """Move tables to another catalog at their metadata files; nothing is copied or deleted.
+
+    Each table is registered in the target at its current metadata file, checked, then removed
+    from the source.
 
     No file is copied or deleted. A re-run resumes; a table in both catalogs at different metadata
     files is a conflict, never overwritten; exit 5 when a table is left behind (a conflict, a commit

@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 from icectl.cli.context import Env
 from icectl.cli.options import JSONL
 from icectl.errors import IcectlError
+from icectl.expr.duration import human_duration
+from icectl.expr.size import human_size
 from icectl.spec.temporal import millis_to_iso
 
 # A JSON object in the spec's own form (a schema, partition spec or sort order as Appendix C writes
@@ -192,26 +194,13 @@ def iso_ts(ms: int | None) -> str | None:
 
 
 def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+    """A size for a person (``384 MiB``); JSON keeps the bytes."""
+    return "?" if n is None else human_size(n)
 
 
 def fmt_duration_ms(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    s = ms / 1000
-    for unit, div in (("d", 86400), ("h", 3600), ("m", 60)):
-        if s >= div and s % div == 0:
-            return f"{int(s // div)}{unit}"
-    if s >= 86400:
-        return f"{s / 86400:.1f}d"
-    return f"{int(s)}s" if s >= 1 else f"{ms}ms"
+    """A duration for a person (``5 days``, ``36 hours``); JSON keeps the milliseconds."""
+    return "" if ms is None else human_duration(ms)
 
 
 def num(n: int | None) -> str:
@@ -249,7 +238,21 @@ def say(env: Env, *pieces: tuple[str, str | None] | str) -> None:
     if not env.is_terminal():
         env.stdout.write("".join(t for t, _ in line) + "\n")
         return
-    env.console().print(_rich_text(line))
+    text = _rich_text(line)
+    indent = len(text.plain) - len(text.plain.lstrip(" "))
+    if indent and text.plain.strip():
+        from rich.padding import Padding  # rich: on a terminal only
+
+        # a long indented line wraps under its own indentation, not at the left edge
+        env.console().print(Padding(text[indent:], (0, 0, 0, indent), expand=False))
+        return
+    env.console().print(text)
+
+
+def say_verbatim(env: Env, text: str) -> None:
+    """``text`` as one line, never wrapped to the terminal's width (a command to paste)."""
+    env.stdout.write(text + "\n")
+    env.stdout.flush()
 
 
 def warn(env: Env, message: str) -> None:
@@ -305,9 +308,115 @@ def plain_table_stream(env: Env, headers: list[str], batches: Iterable[list[list
             out.write("\n")
 
 
+# A table on a terminal fits its width (the console's, which honours COLUMNS). Each column is one
+# of: an identifier or a number (``ids``, and every right-aligned column), never wrapped or cut; a
+# path (``paths``), shown relative to ``base`` and shortened in the middle when it must be; or
+# text, wrapped at word boundaries. Columns named in ``drop`` (the least important first) are left
+# out while the table does not fit; ``--wide`` keeps every column and every path whole.
+BOX_EDGES = 1  # the left edge of rich's default box
+BOX_PER_COLUMN = 3  # a rule and a space of padding on each side
+MIN_PATH = 24  # a path is not shortened below this (its head and its file name stay readable)
+MIN_TEXT = 10
+MAX_WORD = 20  # a word of text longer than this may be broken to fit
+FLOOR = 8  # no path or text column is made narrower than this
+ELLIPSIS = "\u2026"
+
+
+def relative_path(path: str, base: str | None) -> str:
+    """``path`` relative to ``base`` (a table location) when it lies below it, else as it is."""
+    if base:
+        root = base.rstrip("/") + "/"
+        if path.startswith(root):
+            return path[len(root):]
+    return path
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: its head, an ellipsis and its tail (the file name, the
+    part that tells files apart, keeps two thirds)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    tail = (width - 1) * 2 // 3
+    return text[:width - 1 - tail] + ELLIPSIS + text[len(text) - tail:]
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+@dataclasses.dataclass
+class Fit:
+    """Which columns a terminal table shows, and how wide each is."""
+
+    keep: list[int]
+    widths: dict[int, int]
+
+
+def fit_columns(headers: list[str], rows: list[list[str]], width: int, *, ids: set[str], paths: set[str],
+                drop: list[str], wide: bool) -> Fit:
+    """The columns that fit in ``width`` and their widths (see above): identifiers at their full
+    width, paths and text shrunk down to a minimum, lesser columns dropped while that is not
+    enough; the space left goes to paths and text, up to their natural width."""
+    n = len(headers)
+    # a header wraps at its spaces, except over an identifier column (as wide as its values anyway)
+    header_min = [len(h) if h in ids else _longest_word(h) for h in headers]
+    natural = [max([len(headers[j]), *(len(r[j]) for r in rows)]) for j in range(n)]
+    cells = [max([header_min[j], *(len(r[j]) for r in rows)]) for j in range(n)]
+    # text wraps at its spaces: a word up to MAX_WORD long is never broken
+    words = [max([_longest_word(h), *(_longest_word(r[j]) for r in rows)]) for j, h in enumerate(headers)]
+    minimum = []
+    for j, h in enumerate(headers):
+        if h in ids:
+            minimum.append(cells[j])
+        elif h in paths:
+            minimum.append(max(header_min[j], min(cells[j], MIN_PATH)))
+        else:
+            minimum.append(max(header_min[j], min(cells[j], max(MIN_TEXT, min(words[j], MAX_WORD)))))
+    keep = list(range(n))
+    if wide:
+        return Fit(keep, {j: natural[j] for j in keep})
+
+    def room(cols: list[int]) -> int:
+        return width - BOX_EDGES - BOX_PER_COLUMN * len(cols)
+
+    for name in drop:
+        if sum(minimum[j] for j in keep) <= room(keep):
+            break
+        keep = [j for j in keep if headers[j] != name]
+    if sum(minimum[j] for j in keep) > room(keep):
+        # still too wide: the headers of identifier columns wrap at their spaces too, then the
+        # widest path or text column gives up a character at a time, down to FLOOR
+        for j in keep:
+            if headers[j] in ids:
+                minimum[j] = max([_longest_word(headers[j]), *(len(r[j]) for r in rows)])
+        excess = sum(minimum[j] for j in keep) - room(keep)
+        while excess > 0:
+            flexible = [j for j in keep if headers[j] not in ids and minimum[j] > FLOOR]
+            if not flexible:
+                break  # only identifiers left: rich squeezes them as a last resort
+            widest = max(flexible, key=lambda j: minimum[j])
+            minimum[widest] -= 1
+            excess -= 1
+    widths = {j: minimum[j] for j in keep}
+    spare = room(keep) - sum(widths.values())
+    # paths first (whole paths are the most useful), then text, each up to its natural width
+    for group in ([j for j in keep if headers[j] in paths], [j for j in keep if headers[j] not in paths]):
+        for j in group:
+            if spare <= 0:
+                break
+            extra = min(spare, natural[j] - widths[j])
+            widths[j] += extra
+            spare -= extra
+    return Fit(keep, widths)
+
+
 def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: str | None = None,
-                right: Iterable[str] = frozenset(), empty: str | None = None) -> None:
-    """A table with a header: rich on a terminal, plain columns otherwise."""
+                right: Iterable[str] = frozenset(), empty: str | None = None, ids: Iterable[str] = frozenset(),
+                paths: Iterable[str] = frozenset(), base: str | None = None, drop: Iterable[str] = ()) -> None:
+    """A table with a header: rich on a terminal, fitted to its width (see :func:`fit_columns`);
+    plain columns otherwise, every column and every path whole (one record a line)."""
     right = set(right)
     if use_plain(env, len(rows)):
         if title:
@@ -320,18 +429,41 @@ def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: s
     from rich.table import Table  # rich: on a terminal only
     from rich.text import Text
 
-    t = Table(title=title, title_justify="left")
-    for h in headers:
-        t.add_column(h, justify="right" if h in right else "left", overflow="fold")
+    paths = set(paths)
+    if base:
+        cols = [j for j, h in enumerate(headers) if h in paths]
+        rows = [[relative_path(c, base) if j in cols else c for j, c in enumerate(r)] for r in rows]
+        title = f"{title} (paths under {base})" if title else f"paths under {base}"
+    console = env.console()
+    fit = fit_columns(headers, rows, console.width, ids=set(ids) | right, paths=paths, drop=list(drop),
+                      wide=env.wide)
+    if env.wide:
+        console = env.console(width=max(console.width, sum(fit.widths.values()) + BOX_EDGES
+                                        + BOX_PER_COLUMN * len(fit.keep)))
+    if title:  # its own line, as wide as the terminal (a rich title wraps to the table's width)
+        console.print(Text(title))
+    t = Table()
+    for j in fit.keep:
+        h = headers[j]
+        # an identifier's or path's cell fits its width (fit_columns and shorten_middle see to it),
+        # so only a header wraps there, at its spaces
+        fixed = h in right or h in ids or h in paths
+        t.add_column(h, justify="right" if h in right else "left", width=fit.widths[j],
+                     overflow="ellipsis" if fixed else "fold")
     for r in rows:
-        t.add_row(*(Text(c) for c in r))
+        t.add_row(*(Text(shorten_middle(r[j], fit.widths[j]) if headers[j] in paths else r[j]) for j in fit.keep))
     if not rows and empty is not None:
-        t.add_row(Text(empty, style="dim"), *([""] * (len(headers) - 1)))
-    env.console().print(t)
+        t.add_row(Text(empty, style="dim"), *([""] * (len(fit.keep) - 1)))
+    console.print(t)
+    dropped = [headers[j] for j in range(len(headers)) if j not in fit.keep]
+    if dropped:
+        console.print(Text(f"({', '.join(dropped)} left out to fit the terminal: --wide shows them)", style="dim"))
 
 
-def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None) -> None:
-    """Key-value pairs, keys aligned: never boxed, rich only for the bold keys on a terminal."""
+def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None,
+             paths: Iterable[str] = frozenset()) -> None:
+    """Key-value pairs, keys aligned: never boxed, rich only for the bold keys on a terminal. The
+    values of the keys in ``paths`` are shortened in the middle to fit the terminal, not wrapped."""
     cells = [[k, opt(v)] for k, v in rows]
     if not env.is_terminal():
         if title:
@@ -341,12 +473,16 @@ def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None)
     from rich.table import Table  # rich: on a terminal only
     from rich.text import Text
 
+    paths = set(paths)
+    console = env.console()
+    key_width = max((len(k) for k, _ in cells), default=0)
+    room = max(MIN_PATH, console.width - key_width - 2)  # the columns are two spaces apart
     t = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column(overflow="fold")  # long locations wrap; never cut to "..."
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")  # long text wraps; never cut to "..."
     for k, v in cells:
-        t.add_row(Text(k), Text(v))
-    env.console().print(t)
+        t.add_row(Text(k), Text(shorten_middle(v, room) if k in paths and not env.wide else v))
+    console.print(t)
 
 
 @dataclasses.dataclass

@@ -16,8 +16,10 @@ def profile(
     ctx: typer.Context,
     table: Annotated[str, typer.Argument(help="NAMESPACE.TABLE, a table location, or a metadata.json path.")],
 ) -> None:
-    """Show a table's shape as charts: data file sizes against the target, snapshots and data added per day,
-    partition sizes, delete load per partition.
+    """Show a table's shape as charts: file sizes, activity per day, partition load.
+
+    Data file sizes against the target, snapshots and data added per day, partition sizes and the
+    delete load per partition.
 
     Reads the metadata and the current snapshot's manifests (no data file). icectl report --html draws the same
     charts, and more, on a page.

@@ -22,7 +22,9 @@ def register_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the metadata file and the name; register nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Register an existing table metadata file in a (SQL) catalog, e.g. before upgrading to v4."""
+    """Register an existing table metadata file in a (SQL) catalog.
+
+    Use it, e.g., before upgrading a table to v4."""
     env: Env = ctx.obj
     ident = parse_identifier(table)
     catalog = open_catalog(env)

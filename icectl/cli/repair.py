@@ -24,7 +24,9 @@ def repair(
                                           "bytes lost; commit nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
+    """Fix a snapshot that references missing or unreadable files, with the smallest commit.
+
+    Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
     vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
     needed, rebuild lost manifests from what other manifests still hold."""
     env: Env = ctx.obj

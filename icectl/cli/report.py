@@ -23,8 +23,10 @@ def report(
     html: Annotated[Path, typer.Option("--html", metavar="FILE", dir_okay=False,
                                        help="The HTML page to write (replaced if it exists).")],
 ) -> None:
-    """Write one self-contained HTML page of a table's shape, for an incident ticket: charts, snapshot timeline
-    with refs, partition skew, validate findings.
+    """Write a self-contained HTML page of a table's shape and findings, for a ticket.
+
+    For an incident ticket: charts, the snapshot timeline with refs, partition skew and validate's
+    findings.
 
     The page needs no network to open (no script, nothing loaded from elsewhere). It needs the extra
     icectl[report] (matplotlib). Exit 0 whatever validate found: the findings are on the page.

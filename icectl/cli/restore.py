@@ -30,7 +30,9 @@ def restore(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties
+    """Restore a table to an earlier metadata file, as a new commit.
+
+    Restore a table to an earlier metadata file, as a commit: refs, schema, spec, sort order and properties
     as they were; the metadata log keeps today's file, so another restore undoes it."""
     env: Env = ctx.obj
     t = open_table(env, table)

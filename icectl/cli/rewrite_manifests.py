@@ -23,7 +23,9 @@ def rewrite_manifests(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Rewrite the current snapshot's manifests clustered by partition, at the table's target manifest size
+    """Rewrite the current snapshot's manifests, clustered by partition.
+
+    Rewrite the current snapshot's manifests clustered by partition, at the table's target manifest size
     (metadata only, as Iceberg Java's rewrite_manifests)."""
     env: Env = ctx.obj
     t = open_table(env, table)

@@ -35,7 +35,9 @@ def rewrite_table_path(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Write a copy of the table's metadata tree with every path moved from one prefix to another, plus a
+    """Copy a table's metadata with every path moved to another prefix.
+
+    Write a copy of the table's metadata tree with every path moved from one prefix to another, plus a
     source,target copy plan for the data files (as Iceberg Java's rewrite_table_path); with --copy copy them too.
     The source is only read."""
     env: Env = ctx.obj

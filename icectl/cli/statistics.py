@@ -30,7 +30,9 @@ def compute_stats(
                                           "nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and
+    """Compute NDV statistics of columns on Spark and register them.
+
+    Compute NDV statistics (theta sketches in a Puffin file, as Iceberg Java's compute_table_stats) on Spark and
     register them for the snapshot."""
     env: Env = ctx.obj
     t = open_table(env, table)
@@ -55,7 +57,9 @@ def compute_partition_stats(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the partition statistics; write nothing.")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Compute the partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's
+    """Compute the partition statistics file of a snapshot and register it.
+
+    Compute the partition statistics file from the snapshot's manifests (no Spark, as Iceberg Java's
     compute_partition_stats) and register it."""
     env: Env = ctx.obj
     t = open_table(env, table)

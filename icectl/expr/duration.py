@@ -40,3 +40,25 @@ def duration_text(ms: int) -> str:
 def describe_duration(ms: int) -> str:
     """In words and in milliseconds: ``7d (604800000 ms)``."""
     return f"{duration_text(ms)} ({ms} ms)"
+
+
+_WORDS = (("day", 86_400_000), ("hour", 3_600_000), ("minute", 60_000), ("second", 1000))
+
+
+def human_duration(ms: int) -> str:
+    """``ms`` for a person: ``5 days``, ``36 hours``, ``1 day 12 hours``, ``90 minutes``, ``500 ms``:
+    the two largest units that are whole, weeks shown as days (retention is set in days). JSON
+    keeps the milliseconds."""
+    if ms < 1000:
+        return f"{ms} ms"
+    parts: list[str] = []
+    rest = ms
+    for unit, size in _WORDS:
+        if rest >= size:
+            k, rest = divmod(rest, size)
+            parts.append(f"{k} {unit}{'s' if k != 1 else ''}")
+            if len(parts) == 2:
+                break
+        elif parts:
+            break  # the next unit is not adjacent: 1 day 0 hours 5 minutes reads as 1 day
+    return " ".join(parts)

@@ -34,3 +34,17 @@ def size_text(n: int) -> str:
         if n and n % mult == 0:
             return f"{n // mult}{unit}"
     return f"{n}B"
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes for a person, in binary units: ``384 MiB``, ``41.7 KiB``, ``100 B`` (a whole
+    number of units has no decimals; JSON keeps the bytes)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            if unit == "B":
+                return f"{n} B"
+            text = f"{size:.1f}"
+            return f"{text.removesuffix('.0')} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover (TiB ends the loop)

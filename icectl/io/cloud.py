@@ -37,7 +37,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from icectl import secrets
-from icectl.errors import StorageError, UnsupportedError, UsageError
+from icectl.errors import StorageError, UnsupportedError, UsageError, install_hint
 
 log = logging.getLogger("icectl.io")
 
@@ -55,7 +55,7 @@ _SECRET_PREFIXES = ("gcs.oauth2.token", "adls.account-key", "adls.sas-token", "a
 
 def missing_extra(extra: str, package: str, scheme: str) -> UnsupportedError:
     return UnsupportedError(f"{scheme}:// paths need the {package} package, in the extra icectl[{extra}]",
-                            hint=f"pip install 'icectl[{extra}]' (from a checkout: pip install '.[{extra}]')")
+                            hint=install_hint(extra))
 
 
 def remember_secrets(props: dict[str, str]) -> None:

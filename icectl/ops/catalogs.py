@@ -2,6 +2,7 @@
 (a table location or metadata file, read through a read-only path catalog)."""
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -82,28 +83,35 @@ def path_io(opts: CatalogOptions) -> FileIO:
 
 def open_table(catalog: Catalog, identifier: Identifier) -> Table:
     """The table ``identifier``; a name that is a view of the catalog is refused with one line
-    (NoSuchTableError, exit 3) that says so."""
+    (NoSuchTableError, exit 3) that says so, and a missing table's error suggests the nearest names
+    of its namespace."""
     try:
         return load_table(catalog, identifier)
-    except NoSuchTableError:
+    except NoSuchTableError as e:
         if _is_view(catalog, identifier):
             raise NoSuchTableError(f"{ident_str(identifier)} is a view of catalog {catalog.name}, not a table",
                                    hint="describe, drop and validate take a view; the other commands work on "
                                         "tables") from None
+        near = similar_tables(catalog, identifier)
+        if near:
+            e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
         raise
 
 
 def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | LoadedView:
     """The table ``identifier`` or, when the catalog has no such table, its view of that name
-    (NoSuchTableError when it has neither)."""
+    (NoSuchTableError when it has neither; its hint suggests the nearest table names)."""
     try:
         return load_table(catalog, identifier)
-    except NoSuchTableError:
+    except NoSuchTableError as e:
         if catalog.supports_views:
             try:
                 return LoadedView(identifier, catalog.name, catalog.load_view(identifier))
             except NoSuchViewError:
                 pass
+        near = similar_tables(catalog, identifier)
+        if near:
+            e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
         raise
 
 
@@ -112,6 +120,20 @@ def _is_view(catalog: Catalog, identifier: Identifier) -> bool:
         return catalog.view_exists(identifier)
     except IcectlError:  # the table's error is the one to report
         return False
+
+
+def similar_tables(catalog: Catalog, identifier: Identifier, *, n: int = 3) -> list[str]:
+    """The names of up to ``n`` tables of ``identifier``'s namespace closest to its name (difflib's
+    ratio, as click suggests commands); none when the namespace cannot be listed."""
+    if isinstance(catalog, PathCatalog) or len(identifier) < 2:
+        return []
+    namespace, name = tuple(identifier[:-1]), identifier[-1]
+    try:
+        tables = catalog.list_tables(namespace)
+    except (IcectlError, OSError):  # no such namespace, a catalog that cannot list: no suggestion
+        return []
+    names = {t[-1]: t for t in tables}
+    return [".".join(names[m]) for m in difflib.get_close_matches(name, list(names), n=n, cutoff=0.6)]
 
 
 def spark_template(opts: CatalogOptions) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Iterable
 
-from icectl.errors import ExternalCommandError, UsageError
+from icectl.errors import ExternalCommandError, UsageError, install_hint
 from icectl.io import scheme_of
 
 # What the executors import: Parquet and Arrow (pyarrow), numpy (positions, row lineage), fsspec
@@ -114,7 +114,7 @@ def build(env: PackedEnvironment, *, log_file: str | None = None) -> str:
         import venv_pack
     except ImportError:
         raise ExternalCommandError("pack_environment needs venv-pack on the machine that submits the job",
-                                   hint="pip install 'icectl[cluster]'") from None
+                                   hint=install_hint("cluster")) from None
     folder = os.path.dirname(env.archive)
     os.makedirs(folder, exist_ok=True)
     with _lock(os.path.join(folder, ".lock")):

@@ -44,19 +44,30 @@ class JobTemplate:
 
 
 def load_template(path: str | None = None, *, master: str | None = None) -> JobTemplate:
+    """The job template at ``path`` over the default one; an error names the file, the line and
+    the key."""
     path = path or DEFAULT_TEMPLATE
     try:
         with open(path) as f:
-            data = yaml.safe_load(f) or {}
+            text = f.read()
+        data = yaml.safe_load(text) or {}
     except FileNotFoundError:
         raise UsageError(f"job template not found: {path}") from None
     except yaml.YAMLError as e:
-        raise UsageError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise UsageError(f"{where}: invalid YAML: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a job template must be a mapping")
-    unknown = set(data) - _KEYS
+    lines = _key_lines(text)
+
+    def at(key: str) -> str:
+        return f"{path}:{lines[key]}" if key in lines else path
+
+    unknown = sorted(set(map(str, data)) - _KEYS)
     if unknown:
-        raise UsageError(f"{path}: unknown template keys: {', '.join(sorted(unknown))}")
+        raise UsageError(f"{at(unknown[0])}: unknown template keys: {', '.join(unknown)} "
+                         f"(keys: {', '.join(sorted(_KEYS))})")
     if path != DEFAULT_TEMPLATE:
         with open(DEFAULT_TEMPLATE) as f:
             base = yaml.safe_load(f)
@@ -68,15 +79,27 @@ def load_template(path: str | None = None, *, master: str | None = None) -> JobT
     t.env = {str(k): _str(v) for k, v in (t.env or {}).items()}
     t.archives = [_str(a) for a in (t.archives or [])]
     if not isinstance(t.pack_environment, bool):
-        raise UsageError(f"{path}: pack_environment must be true or false, not {t.pack_environment!r}")
+        raise UsageError(f"{at('pack_environment')}: pack_environment must be true or false, not "
+                         f"{t.pack_environment!r}")
     if t.pack_environment and t.python:
         raise UsageError(f"{path}: pack_environment and python exclude each other: the packed environment "
                          f"brings its own Python ({environment_python()})")
     if master:
         t.master = master
     if t.deploy_mode not in ("client", "cluster"):
-        raise UsageError(f"{path}: deploy_mode must be client or cluster, not {t.deploy_mode!r}")
+        raise UsageError(f"{at('deploy_mode')}: deploy_mode must be client or cluster, not {t.deploy_mode!r}")
     return t
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line of each top-level key of a YAML mapping (for errors that name it)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
 
 
 def environment_python() -> str:
@@ -171,7 +194,8 @@ def run_command(argv: list[str], t: JobTemplate, *, log_file: str) -> None:
     if shutil.which(argv[0]) is None and not os.path.exists(argv[0]):
         raise ExternalCommandError(f"spark-submit not found: {argv[0]}",
                                    hint=f"install icectl's Spark extra: pip install 'icectl[spark]' "
-                                        f"({spark_requirement()}), or set spark_submit in the job template")
+                                        f"({spark_requirement()}); from a checkout: pip install '.[spark]'; or set spark_submit in "
+                                        "the job template")
     if t.master.startswith("local") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise ExternalCommandError("java not found: Spark needs a Java runtime (e.g. apt-get install openjdk-17-jre-headless)")
     env = dict(os.environ)

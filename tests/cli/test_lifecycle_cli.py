@@ -426,7 +426,7 @@ def test_refs_json_and_human(h):
                     "max_snapshot_age_ms": None, "max_ref_age_ms": None}
     assert d[2]["type"] == "tag" and d[2]["snapshot_id"] == h.s2 and d[2]["max_ref_age_ms"] == DAY
     out = h.ok("refs", "db.t").out
-    for fact in ("main", "dev", "v1", str(h.s4), str(h.d1), "tag", "1d"):
+    for fact in ("main", "dev", "v1", str(h.s4), str(h.d1), "tag", "1 day"):
         assert fact in out
 
 

@@ -234,6 +234,18 @@ def test_bad_templates(tmp_path, text, message):
         submit.load_template(write(tmp_path, text))
 
 
+@pytest.mark.parametrize("text, where", [
+    ("master: yarn\nqueue: etl\n", ":2: unknown template keys: queue"),
+    ("master: yarn\n\ndeploy_mode: both\n", ":3: deploy_mode must be"),
+    ("master: yarn\nconf: [a\n", ":3: invalid YAML"),
+])
+def test_template_errors_name_the_line(tmp_path, text, where):
+    path = write(tmp_path, text)
+    with pytest.raises(UsageError) as e:
+        submit.load_template(path)
+    assert e.value.message.startswith(f"{path}{where}"), e.value.message
+
+
 def test_missing_template(tmp_path):
     with pytest.raises(UsageError, match="job template not found"):
         submit.load_template(str(tmp_path / "nope.yaml"))

@@ -36,7 +36,8 @@ def _catalogs_text(env: Env, r: CatalogsReport) -> None:
         "./.pyiceberg.yaml)")
     rows = [["*" if c.resolved else "", c.name, c.type, c.uri or "-", c.warehouse or "-", c.source]
             for c in r.catalogs]
-    print_table(env, ["", "name", "type", "uri", "warehouse", "source"], rows, empty="no catalogs")
+    print_table(env, ["", "name", "type", "uri", "warehouse", "source"], rows, empty="no catalogs",
+                ids={"name", "type"}, paths={"uri", "warehouse"})
     chosen = next((c for c in r.catalogs if c.resolved), None)
     if chosen is not None:
         say(env, f"commands use catalog {chosen.name}, from {chosen.source}")

@@ -19,7 +19,8 @@ def print_refs(env: Env, refs: list[RefRow]) -> None:
     print_table(env, ["name", "type", "snapshot", "min snapshots to keep", "max snapshot age", "max ref age"],
                 [[r.name, r.type, str(r.snapshot_id), opt(r.min_snapshots_to_keep),
                   fmt_duration_ms(r.max_snapshot_age_ms), fmt_duration_ms(r.max_ref_age_ms)] for r in refs],
-                title="Refs", empty="none")
+                title="Refs", empty="none", ids={"name", "snapshot"},
+                drop=["max ref age", "max snapshot age", "min snapshots to keep"])
 
 
 # -- schemas ----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, print_table, say, text_renderer, warn
+from icectl.cli.output import fmt_bytes, print_table, say, say_verbatim, text_renderer, warn
 
 if TYPE_CHECKING:
     from icectl.ops.maintain.compact import CompactionPlan
@@ -45,16 +45,21 @@ class CompactionPlanView:
     applied: bool
     # The commit it will send once the job wrote the files (its snapshot null until then).
     commits: list[dict] = field(default_factory=list)
+    # With --dry-run --keep-plan DIR: the plan file written there, which the command reads (not
+    # part of the JSON, whose spark_submit names it)
+    plan_file: str | None = field(default=None, repr=False)
 
 
-def compaction_plan(plan: CompactionPlan, argv: list[str] | None, *, dry_run: bool) -> CompactionPlanView:
+def compaction_plan(plan: CompactionPlan, argv: list[str] | None, *, dry_run: bool,
+                    plan_file: str | None = None) -> CompactionPlanView:
     return CompactionPlanView(
         table=plan.table, branch=plan.branch, starting_snapshot_id=plan.starting_snapshot_id,
         target_file_size=plan.target_file_size, min_file_size=plan.min_file_size, max_file_size=plan.max_file_size,
         live_data_files=plan.total_files, input_files=plan.input_files, input_bytes=plan.input_bytes,
         groups=[GroupPlan(g.group_id, g.partition_display, len(g.tasks), g.input_bytes, g.input_records,
                           g.delete_files, g.expected_outputs) for g in plan.groups],
-        spark_submit=argv, dry_run=dry_run, applied=False, commits=[plan.planned_commit] if plan.groups else [])
+        spark_submit=argv, dry_run=dry_run, applied=False, commits=[plan.planned_commit] if plan.groups else [],
+        plan_file=plan_file)
 
 
 @text_renderer(CompactionPlanView)
@@ -70,8 +75,9 @@ def _plan_text(env: Env, p: CompactionPlanView) -> None:
     else:
         say(env, "nothing to compact")
     if p.spark_submit is not None:
-        say(env, "spark-submit command:")
-        say(env, " ".join(shlex.quote(a) for a in p.spark_submit))
+        say(env, "spark-submit command" + (f" (it reads the plan kept in {p.plan_file}):" if p.plan_file else
+                                           " (--keep-plan DIR writes the plan it reads):"))
+        say_verbatim(env, shlex.join(p.spark_submit))  # one line that pastes into a shell, whatever the width
 
 
 @dataclass

@@ -16,7 +16,7 @@ def _description_text(env: Env, d: Description) -> None:
         ("format version", d.format_version), ("last updated", fmt_ts(d.last_updated_ms)),
         ("last sequence number", d.last_sequence_number), ("last column id", d.last_column_id),
         *([("next row id", d.next_row_id)] if d.format_version >= 3 else []),
-    ], title=f"Table {d.name}")
+    ], title=f"Table {d.name}", paths={"location", "metadata"})
     say(env)
     print_schema(env, md.schema)
     if len(md.schemas) > 1:
@@ -56,10 +56,12 @@ def _statistics_text(env: Env, d: Description) -> None:
                 cols = ", ".join(c or str(f) for f, c in zip(b.fields, b.columns))
                 rows.append([str(st.snapshot_id), cols, b.type, b.properties.get("ndv", ""), st.statistics_path])
         print_table(env, ["snapshot", "columns", "blob type", "ndv", "file"], rows, right={"ndv"},
-                    title=f"Statistics ({len(d.statistics)} files)")
+                    title=f"Statistics ({len(d.statistics)} files)", ids={"snapshot"}, paths={"file"},
+                    base=d.location, drop=["blob type", "ndv"])
     if d.partition_statistics:
         say(env)
         print_table(env, ["snapshot", "size", "file"],
                     [[str(p.snapshot_id), fmt_bytes(p.file_size_in_bytes), p.statistics_path]
                      for p in d.partition_statistics], right={"size"},
-                    title=f"Partition statistics ({len(d.partition_statistics)} files)")
+                    title=f"Partition statistics ({len(d.partition_statistics)} files)", ids={"snapshot"},
+                    paths={"file"}, base=d.location)

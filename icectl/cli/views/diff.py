@@ -47,14 +47,16 @@ def print_diff(env: Env, d: TableDiff) -> None:
                       num(p.records_removed), fmt_bytes(p.bytes_added), fmt_bytes(p.bytes_removed)]
                      for p in d.partitions],
                     title="partitions", right={"+data", "-data", "+deletes", "-deletes", "+records", "-records",
-                                               "+bytes", "-bytes"})
+                                               "+bytes", "-bytes"},
+                    drop=["spec", "-deletes", "+deletes", "-bytes", "+bytes", "-records", "+records"])
     files: list[tuple[str, FileChange]] = [("+", f) for f in d.added_files or []] + \
         [("-", f) for f in d.removed_files or []]
     if files:
         print_table(env, ["", "content", "partition", "records", "size", "path"],
                     [[sign, f.content, _partition_text(f.partition), num(f.record_count), fmt_bytes(f.file_size_in_bytes),
                       f.file_path] for sign, f in files],
-                    title="files", right={"records", "size"})
+                    title="files", right={"records", "size"}, paths={"path"}, base=d.table_location,
+                    ids={"content", "partition"}, drop=["records", "partition", "content"])
     if d.format_version:
         say(env, f"format version: {d.format_version.before} -> {d.format_version.after}")
     if d.schema:
@@ -70,7 +72,8 @@ def print_diff(env: Env, d: TableDiff) -> None:
     if d.refs:
         print_table(env, ["ref", "type", "change", "from", "to"],
                     [[r.name, r.type, r.change, "" if r.from_snapshot_id is None else str(r.from_snapshot_id),
-                      "" if r.to_snapshot_id is None else str(r.to_snapshot_id)] for r in d.refs], title="refs")
+                      "" if r.to_snapshot_id is None else str(r.to_snapshot_id)] for r in d.refs], title="refs",
+                    ids={"ref", "from", "to"}, drop=["type"])
     if d.changes_nothing:
         say(env, "no changes")
 

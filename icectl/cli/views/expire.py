@@ -84,7 +84,7 @@ def _expire_text(env: Env, r: ExpireReport) -> None:
     say(env, f"cutoff: {r.older_than}")
     if r.explain is not None:
         print_table(env, ["snapshot", "kept because"], [[str(e.snapshot_id), "; ".join(e.reasons)] for e in r.explain],
-                    title="Why each retained snapshot stays")
+                    title="Why each retained snapshot stays", ids={"snapshot"})
     content = [f for f in r.deleted_files if f.kind != "metadata"]
     if content or r.applied:
         rows = []

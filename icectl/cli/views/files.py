@@ -1,7 +1,7 @@
 """What ``files`` prints."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
 
 from icectl.cli.context import Env
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 class FileList:
     json_root: ClassVar[str] = "rows"  # streamed: one file per line
     rows: Iterable[FileRow]  # a list, or an iterator consumed as it is printed (millions of files)
+    location: str | None = field(default=None, repr=False)  # the table's: paths are shown relative to it
 
 
 FILE_COLUMNS = ["content", "path", "partition", "records", "size", "data seq", "file seq"]
@@ -39,7 +40,8 @@ def _files_text(env: Env, result: FileList) -> None:
                  opt(r.file_sequence_number)] for r in batch]
 
     if len(first) < BATCH:  # the whole listing: one table, rich on a terminal when it is short
-        print_table(env, FILE_COLUMNS, cells(first), right=RIGHT)
+        print_table(env, FILE_COLUMNS, cells(first), right=RIGHT, paths={"path"}, base=result.location,
+                    ids={"content", "partition"}, drop=["file seq", "data seq", "records", "partition", "content"])
     else:
         def batches() -> Iterator[list[list[str]]]:
             yield cells(first)

@@ -69,5 +69,5 @@ def _orphans_text(env: Env, r: OrphanReport) -> None:
              + (" (dry run: nothing deleted)" if r.dry_run else ""))
     if r.orphan_files:
         print_table(env, ["orphan file", "size"], [[p, fmt_bytes(s)] for p, s in zip(r.orphan_files, r.orphan_sizes)],
-                    right={"size"})
+                    right={"size"}, paths={"orphan file"}, base=r.location)
     say_skipped_for_safety(env, r.skipped_for_safety)

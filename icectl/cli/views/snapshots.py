@@ -84,8 +84,11 @@ def snapshot_forest(name: str, st: SnapshotTree, md: TableMetadata) -> SnapshotF
     return SnapshotForest(name, roots)
 
 
-SNAPSHOT_COLUMNS = ["snapshot", "parent", "committed at", "operation", "seq", "schema", "+files", "-files",
+SNAPSHOT_COLUMNS = ["snapshot", "parent", "committed at (UTC)", "operation", "seq", "schema", "+files", "-files",
                     "+deletes", "-deletes", "+records", "-records", "refs", "main"]
+
+# Left out first when the terminal is narrow (--wide shows them): what a snapshot changed, in detail
+SNAPSHOT_DROP = ["-deletes", "+deletes", "-records", "-files", "schema", "+records", "+files", "main", "parent", "seq"]
 
 
 @text_renderer(SnapshotList)
@@ -94,12 +97,14 @@ def _snapshots_text(env: Env, result: SnapshotList) -> None:
     if not rows:
         say(env, "no snapshots")
         return
-    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), fmt_ts(r.timestamp_ms), r.operation or "",
+    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), fmt_ts(r.timestamp_ms).removesuffix(" UTC"),
+              r.operation or "",
               str(r.sequence_number), opt(r.schema_id), num(r.added_data_files), num(r.removed_data_files),
               num(r.added_delete_files), num(r.removed_delete_files), num(r.added_records), num(r.removed_records),
               ", ".join(r.refs), "yes" if r.in_main else "no"] for r in rows]
     print_table(env, SNAPSHOT_COLUMNS, cells,
-                right={c for c in SNAPSHOT_COLUMNS if c.startswith(("+", "-", "seq", "schema"))})
+                right={c for c in SNAPSHOT_COLUMNS if c.startswith(("+", "-", "seq", "schema"))},
+                ids={"snapshot", "parent", "committed at (UTC)", "refs"}, drop=SNAPSHOT_DROP)
 
 
 def _tree_line(s: TreeSnapshot) -> Line:

@@ -1,11 +1,12 @@
 """What ``compute-stats`` and ``compute-partition-stats`` print."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, print_kv, print_table, say, text_renderer
+from icectl.cli.output import fmt_bytes, print_kv, print_table, say, say_verbatim, text_renderer
 from icectl.ops.stats.partition_stats import COUNTERS
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ def _stats_text(env: Env, r: ComputeStatsReport) -> None:
                    ("statistics file", r.statistics_path),
                    ("replaces", r.replaces or "none")])
     if r.spark_command:
-        say(env, "spark-submit: " + " ".join(r.spark_command))
+        say(env, "spark-submit command:")
+        say_verbatim(env, shlex.join(r.spark_command))  # one line that pastes into a shell
 
 
 @dataclass

@@ -180,6 +180,8 @@ class TableDiff:
     location: ValueChange | None
     refs: list[RefChange]
     manifests: ManifestCounts
+    # B's table location: the text output shows file paths relative to it (not part of the JSON)
+    table_location: str | None = field(default=None, repr=False)
 
     @property
     def changes_nothing(self) -> bool:
@@ -436,7 +438,8 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
         properties=property_changes(a.metadata.properties, b.metadata.properties),
         location=_value_change(a.metadata.location, b.metadata.location),
         refs=ref_changes(a.metadata, b.metadata),
-        manifests=ManifestCounts(len(ma), len(mb), len(ma) - len(only_a), len(only_a) + len(only_b)))
+        manifests=ManifestCounts(len(ma), len(mb), len(ma) - len(only_a), len(only_a) + len(only_b)),
+        table_location=b.metadata.location)
 
 
 def diff(table: Table, a: str, b: str, *, summary_only: bool = False) -> TableDiff:

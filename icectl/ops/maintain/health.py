@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from icectl.expr.duration import parse_duration_ms
+from icectl.expr.duration import human_duration, parse_duration_ms
+from icectl.expr.size import human_size
 from icectl.errors import IcectlError, NoSuchNamespaceError, NotFoundError, UsageError
 from icectl.ops.maintain.policy import Policy, PolicyFile, STEPS
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
@@ -175,7 +176,7 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
     if plan.groups:
         sev = "critical" if plan.input_files >= policy.small_files_critical else "warning"
         out.append(_finding(policy, "data-files", "compact", sev,
-                            f"{m.small_files} of {m.data_files} data files are under {lo} bytes (target {target}): "
+                            f"{m.small_files} of {m.data_files} data files are under {human_size(lo)} (target {human_size(target)}): "
                             f"compact would rewrite {plan.input_files} files in {len(plan.groups)} groups",
                             base + ["--yes"], {"min_input_files": min_files}))
     if deletes and (m.delete_record_ratio >= policy.delete_record_ratio
@@ -222,10 +223,10 @@ def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding
     wanted = [g for g in plan.groups if g.rewrite and g.manifests > g.target_manifests and
               sum(1 for x in g.manifest_files if x.manifest_length < plan.target_size_bytes) >= policy.min_small_manifests]
     if wanted:
-        text = "; ".join(f"{g.manifests} {g.content} manifests ({g.bytes} bytes) would become {g.target_manifests}"
+        text = "; ".join(f"{g.manifests} {g.content} manifests ({human_size(g.bytes)}) would become {g.target_manifests}"
                          for g in wanted)
         out.append(_finding(policy, "manifests", "rewrite-manifests", "warning",
-                            f"{m.small_manifests} manifests are under the target size {m.manifest_target_size}: {text}",
+                            f"{m.small_manifests} manifests are under the target size {human_size(m.manifest_target_size)}: {text}",
                             ["rewrite-manifests", table.name, "--yes"]))
 
 
@@ -249,11 +250,11 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
     big = m.metadata_size is not None and m.metadata_size >= policy.metadata_size_critical
     sev = "critical" if m.expirable_snapshots >= policy.snapshots_critical or big else "warning"
     what = f"{m.expirable_snapshots} of {m.snapshots} snapshots are past the retention " \
-           f"({MAX_SNAPSHOT_AGE_MS.name} {m.max_snapshot_age_ms})"
+           f"of {human_duration(m.max_snapshot_age_ms)} ({MAX_SNAPSHOT_AGE_MS.name})"
     if plan.removed_refs:
         what += f"; refs past their max-ref-age: {', '.join(plan.removed_refs)}"
     if m.metadata_size is not None:
-        what += f"; metadata.json is {m.metadata_size} bytes"
+        what += f"; metadata.json is {human_size(m.metadata_size)}"
     command = ["expire", table.name] + (["--no-delete-files"] if gc_off else []) + ["--yes"]
     out.append(_finding(policy, "snapshots", "expire", sev, what, command, {"delete_files": not gc_off}))
 
@@ -287,7 +288,7 @@ def _check_orphans(table: Table, policy: Policy, m: Metrics, out: list[Finding],
         if age < DEFAULT_OLDER_THAN_MS:
             extra.append("--force")
         out.append(_finding(policy, "orphans", "remove-orphans", "warning",
-                            f"{m.orphan_files} files ({m.orphan_bytes} bytes) under the table location older than "
+                            f"{m.orphan_files} files ({human_size(m.orphan_bytes)}) under the table location older than "
                             f"{policy.orphans_older_than} are reachable from no snapshot or metadata file",
                             ["remove-orphans", table.name] + extra + ["--yes"], {"older_than_ms": age}))
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Callable
 
+from icectl.catalog.config import read_yaml
 from icectl.errors import NotFoundError, UsageError
 from icectl.spec.properties import MAINTAIN_POLICY
 from icectl.expr.duration import parse_duration_ms
@@ -100,14 +101,17 @@ def _coerce(key: str, value: Any, *, origin: str) -> Any:
     return value
 
 
-def _apply(policy: Policy, values: dict[str, Any], *, origin: str) -> Policy:
+def _apply(policy: Policy, values: dict[str, Any], *, origin: str,
+           where: Callable[[str], str] | None = None) -> Policy:
+    """``policy`` with ``values`` applied; ``where(key)`` names a key's file and line in errors."""
     if not isinstance(values, dict):
         raise UsageError(f"{origin}: expected a mapping of policy keys")
     changes = {}
     for key, value in values.items():
+        here = where(key) if where is not None else origin
         if key not in _KEYS:
-            raise UsageError(f"{origin}: unknown policy key {key!r} (keys: {', '.join(sorted(_KEYS))})")
-        changes[_KEYS[key].name] = _coerce(key, value, origin=origin)
+            raise UsageError(f"{here}: unknown policy key {key!r} (keys: {', '.join(sorted(_KEYS))})")
+        changes[_KEYS[key].name] = _coerce(key, value, origin=here)
     if not changes:
         return policy
     return replace(policy, **changes, source=policy.source + (origin,))
@@ -155,17 +159,25 @@ def load_policy_file(path: str | None) -> PolicyFile:
         doc = {}
     if not isinstance(doc, dict):
         raise UsageError(f"policy file {path}: expected a mapping with 'defaults' and/or 'tables'")
+    _, lines = read_yaml(path, pyiceberg=False)  # the line of every key, for the errors below
+
+    def at(*keys: Any) -> str:
+        line = lines.get(tuple(str(k) for k in keys))
+        return f"policy file {path}:{line}" if line is not None else f"policy file {path}"
+
     unknown = sorted(set(doc) - {"defaults", "tables"})
     if unknown:
-        raise UsageError(f"policy file {path}: unknown section {unknown[0]!r} (sections: defaults, tables)")
+        raise UsageError(f"{at(unknown[0])}: unknown section {unknown[0]!r} (sections: defaults, tables)")
     defaults = doc.get("defaults") or {}
-    _apply(Policy(), defaults, origin=f"{path}: defaults")
+    _apply(Policy(), defaults, origin=f"{at('defaults')}: defaults",
+           where=lambda key: f"{at('defaults', key)}: defaults")
     tables_doc = doc.get("tables") or {}
     if not isinstance(tables_doc, dict):
-        raise UsageError(f"policy file {path}: 'tables' must map table patterns to policy keys")
+        raise UsageError(f"{at('tables')}: 'tables' must map table patterns to policy keys")
     tables = []
     for pattern, values in tables_doc.items():
-        _apply(Policy(), values or {}, origin=f"{path}: tables[{pattern!r}]")
+        _apply(Policy(), values or {}, origin=f"{at('tables', pattern)}: tables[{pattern!r}]",
+               where=lambda key, p=pattern: f"{at('tables', p, key)}: tables[{p!r}]")
         tables.append((str(pattern), dict(values or {})))
     return PolicyFile(path, dict(defaults), tuple(tables))
 
