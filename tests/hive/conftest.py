@@ -3,6 +3,7 @@ pyspark's jars, ``../shared/oracle/hms_server.py``) per test session.
 
 Session fixtures:
   hms      -> Metastore   uri, warehouse, the oracle module, and restart() (same port and database).
+  spark    -> SparkSession  Iceberg Java (the oracle's Spark session) with HiveCatalog ``hive`` on it.
 Function fixtures:
   hive_env -> HiveEnv     a configuration file with catalog "hv" on the metastore (``cli`` runs icectl
                           in-process with it) and a fresh database for the test.
@@ -62,6 +63,16 @@ def hms(tmp_path_factory):
         yield m
     finally:
         m.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(hms):
+    sys.path.insert(0, str(pathlib.Path(hms.module.__file__).parent))
+    import iceberg_java  # noqa: E402 - the oracle's, beside hms_server
+
+    s = iceberg_java.session(str(hms.warehouse), extra_conf=hms.module.spark_conf(hms.uri, str(hms.warehouse)))
+    yield s
+    s.stop()
 
 
 @dataclass(kw_only=True)

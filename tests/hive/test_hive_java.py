@@ -8,24 +8,12 @@ plans again.
 """
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from icectl.catalog.hive import HiveCatalog
 from icectl.table.loaded import load_table
 
 pytestmark = [pytest.mark.hive, pytest.mark.spark, pytest.mark.interop]
-
-
-@pytest.fixture(scope="module")
-def spark(hms):
-    sys.path.insert(0, str(hms.module.__file__).rsplit("/", 1)[0])
-    import iceberg_java
-
-    s = iceberg_java.session(str(hms.warehouse), extra_conf=hms.module.spark_conf(hms.uri, str(hms.warehouse)))
-    yield s
-    s.stop()
 
 
 def java_rows(spark, name: str) -> list[tuple]:
