@@ -112,7 +112,7 @@ def test_java_appends_while_icectl_expires_and_compacts(race, hive_env, monkeypa
             raise
 
     monkeypatch.setattr(HiveCatalog, "_swap_pointer", held_swap)
-    runs = free_running(race)
+    runs = free_running(race, appends=30)  # Java outlives icectl's first round (a Spark job, then the rest)
     monkeypatch.setattr(HiveCatalog, "_swap_pointer", original)
     print(f"Hive catalog, free-running: {len(race.java_snapshots)} Java appends, icectl runs {runs}, swaps {swaps}")
     assert swaps["conflicts"] >= 1, swaps  # a Java commit landed inside icectl's commit
