@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
-import tempfile
 import time
 
 import pytest
@@ -24,16 +23,15 @@ from icectl.errors import CommitConflictError
 from icectl.table.loaded import load_table
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "crash"))
-from concurrent_java import Race, free_running, race_each_command  # noqa: E402
+from concurrent_java import Race, free_running, race_each_command, spark_work_in  # noqa: E402
 
 pytestmark = [pytest.mark.hive, pytest.mark.spark, pytest.mark.interop]
 
 
 @pytest.fixture
 def race(hive_env, spark, tmp_path, monkeypatch) -> Race:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # spark-submit work folders
+    spark_work_in(tmp_path, monkeypatch)
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
-    monkeypatch.setattr(tempfile, "tempdir", None)
     db = hive_env.database
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS hive.{db}")
     runs: list[tuple[str, int, str]] = []
