@@ -8,8 +8,6 @@ connect timeout is rarely transient at a command's start; later failures (a rese
 still the clients' to retry."""
 from __future__ import annotations
 
-import socket
-import urllib.request
 from urllib.parse import urlsplit
 
 from icectl.errors import StorageError, UsageError
@@ -28,6 +26,11 @@ def check_endpoint(url: str, *, service: str, hint: str, timeout: float = CONNEC
     ``setting``: the property ``url`` came from; then a URL that is not http(s) is a usage error
     naming it (without, such a URL is left to the client). ``timeout_setting`` is named when
     the connection times out."""
+    # Here, not at the top: icectl.io (every command that opens a file) imports this module, and
+    # urllib.request costs some 17 ms of start-up; only a remote endpoint needs it.
+    import socket
+    import urllib.request
+
     try:
         u = urlsplit(url)
         host, port = u.hostname, u.port or (443 if u.scheme == "https" else 80)
