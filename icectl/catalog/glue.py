@@ -34,14 +34,16 @@ import botocore.session
 from icectl import secrets
 from icectl.catalog.base import (Identifier, ListedTable, MetastoreCatalog, NamespacePropertiesChange,
                                  check_property_changes, ident_str)
+from icectl.catalog.hive_types import hive_type_string
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotAuthorizedError,
                            StorageError, UsageError)
 from icectl.io import FileIO, join
-from icectl.io.s3 import check_endpoint, int_property
+from icectl.io.endpoint import CONNECT_TIMEOUT_S, check_endpoint
+from icectl.io.s3 import int_property
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.types import IcebergType, ListType, MapType, NestedField, StructType
+from icectl.spec.types import NestedField
 from icectl.table.catalog_contract import TableState
 from icectl.table.metadata_io import read_metadata_file
 
@@ -51,7 +53,6 @@ GLUE_SKIP_ARCHIVE = "glue.skip-archive"
 GLUE_MAX_RETRIES = "glue.max-retries"
 GLUE_RETRY_MODE = "glue.retry-mode"
 GLUE_CONNECT_TIMEOUT = "glue.connect-timeout"  # icectl's, as s3.connect-timeout: seconds
-CONNECT_TIMEOUT_S = 5
 # (glue.X, client.X) pairs, first set wins, as PyIceberg's get_first_property_value.
 GLUE_REGION = ("glue.region", "client.region")
 GLUE_PROFILE = ("glue.profile-name", "client.profile-name")
@@ -92,23 +93,6 @@ def _first(props: dict[str, str], keys: tuple[str, ...]) -> str | None:
     return next((props[k] for k in keys if props.get(k)), None)
 
 
-def glue_type(t: IcebergType) -> str:
-    """The Glue (Hive) column type of an Iceberg type, as PyIceberg writes it."""
-    if isinstance(t, StructType):
-        return "struct<" + ",".join(f"{f.name}:{glue_type(f.field_type)}" for f in t.fields) + ">"
-    if isinstance(t, ListType):
-        return f"array<{glue_type(t.element_type)}>"
-    if isinstance(t, MapType):
-        return f"map<{glue_type(t.key_type)},{glue_type(t.value_type)}>"
-    name = str(t)
-    base = name.split("(")[0].split("[")[0]
-    if base == "decimal":
-        return name.replace(" ", "")
-    if base == "fixed":
-        return "binary"
-    return GLUE_PRIMITIVES.get(name, name)
-
-
 def glue_columns(md: TableMetadata) -> list[dict[str, Any]]:
     """The storage descriptor's columns: the current schema's, then the other schemas' columns not
     seen yet (``iceberg.field.current=false``), each with its field id and optionality."""
@@ -118,7 +102,7 @@ def glue_columns(md: TableMetadata) -> list[dict[str, Any]]:
     def add(f: NestedField, is_current: bool) -> None:
         if f.name in out:
             return
-        col: dict[str, Any] = {"Name": f.name, "Type": glue_type(f.field_type),
+        col: dict[str, Any] = {"Name": f.name, "Type": hive_type_string(f.field_type, GLUE_PRIMITIVES),
                                "Parameters": {ICEBERG_FIELD_ID: str(f.field_id),
                                               ICEBERG_FIELD_OPTIONAL: str(not f.required).lower(),
                                               ICEBERG_FIELD_CURRENT: str(is_current).lower()}}
@@ -207,7 +191,7 @@ class GlueCatalog(MetastoreCatalog):
         if self.endpoint:
             # A refused connection fails now, not after botocore's retries with backoff (76 s with
             # the default 10 attempts).
-            check_endpoint(self.endpoint, timeout, service="Glue", setting=GLUE_ENDPOINT,
+            check_endpoint(self.endpoint, timeout=timeout, service="Glue", setting=GLUE_ENDPOINT,
                            timeout_setting=GLUE_CONNECT_TIMEOUT,
                            hint="check glue.endpoint (and glue.region) and that the Glue service is up")
         if self.catalog_id:

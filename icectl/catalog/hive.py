@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespacePropertiesChange, check_property_changes,
                                  ident_str)
+from icectl.catalog.hive_types import hive_type_string
 from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable, backoff, thrift_reason
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
                            NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
@@ -61,7 +62,6 @@ from icectl.io import FileIO, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import COMMIT_STATUS_CHECKS_NUM_RETRIES, ENGINE_HIVE_ENABLED
-from icectl.spec.types import IcebergType, ListType, MapType, StructType
 from icectl.spec.view import ViewMetadata
 from icectl.table.catalog_contract import TableState, ViewState
 from icectl.table.metadata_io import read_metadata_file, read_view_metadata_file
@@ -117,35 +117,23 @@ LOCK_KEYS = {
 SOCKET_TIMEOUT_KEY = "hive.metastore.client.socket.timeout"
 STATUS_CHECK_WAIT_S = 1.0  # Java's commit.status-check.min-wait-ms
 
-# Hive's names for Iceberg's primitive types (Java's HiveSchemaUtil, Hive 2 compatible: a Hive 2
-# metastore has no "timestamp with local time zone").
+# Hive's names for Iceberg's primitive types (Java's HiveSchemaUtil). timestamptz is "timestamp", as
+# Java writes it with Hive 2 on its class path (Spark's, Trino's); Java writes "timestamp with local
+# time zone" only when Hive 3's classes are on its class path (MetastoreUtil.hive3PresentOnClasspath),
+# a type a Hive 2 metastore's readers do not know.
 HIVE_PRIMITIVES = {"boolean": "boolean", "int": "int", "long": "bigint", "float": "float", "double": "double",
                    "date": "date", "time": "string", "timestamp": "timestamp", "timestamptz": "timestamp",
                    "timestamp_ns": "timestamp", "timestamptz_ns": "timestamp", "string": "string",
                    "uuid": "string", "binary": "binary", "unknown": "void"}
 
 
-def hive_type(t: IcebergType) -> str:
-    """The Hive column type of an Iceberg type."""
-    if isinstance(t, StructType):
-        return "struct<" + ",".join(f"{f.name}:{hive_type(f.field_type)}" for f in t.fields) + ">"
-    if isinstance(t, ListType):
-        return f"array<{hive_type(t.element_type)}>"
-    if isinstance(t, MapType):
-        return f"map<{hive_type(t.key_type)},{hive_type(t.value_type)}>"
-    name = t.to_json()
-    if name.startswith("decimal"):
-        return name.replace(" ", "")
-    if name.startswith("fixed"):
-        return "binary"
-    return HIVE_PRIMITIVES.get(name, "string")  # variant, geometry, geography: no Hive type
-
-
 def storage_descriptor(md: TableMetadata, location: str) -> Any:
     """The storage descriptor Java's HiveTableOperations writes for ``md``."""
     input_format, output_format, serde = HIVE_ENGINE_FORMATS if ENGINE_HIVE_ENABLED.read(md.properties) \
         else FILE_FORMATS
-    cols = [FieldSchema(name=f.name, type=hive_type(f.field_type), comment=f.doc) for f in md.schema.fields]
+    # variant, geometry, geography: no Hive type, a string column as Java would have none
+    cols = [FieldSchema(name=f.name, type=hive_type_string(f.field_type, HIVE_PRIMITIVES, "string"), comment=f.doc)
+            for f in md.schema.fields]
     return StorageDescriptor(cols=cols, location=location, inputFormat=input_format, outputFormat=output_format,
                              serdeInfo=SerDeInfo(serializationLib=serde))
 
@@ -192,7 +180,8 @@ def view_table(db: str, name: str, md: ViewMetadata, metadata_location: str) -> 
     sql = version.sql_for("hive") or next((r.sql for r in version.representations if r.is_sql), None)
     params = {k: v for k, v in md.properties.items() if k.lower() != HMS_TABLE_OWNER}
     params.update({"uuid": md.view_uuid, TABLE_TYPE: ICEBERG_VIEW, METADATA_LOCATION: metadata_location})
-    cols = [FieldSchema(name=f.name, type=hive_type(f.field_type), comment=f.doc) for f in md.schema.fields]
+    cols = [FieldSchema(name=f.name, type=hive_type_string(f.field_type, HIVE_PRIMITIVES, "string"), comment=f.doc)
+            for f in md.schema.fields]
     sd = StorageDescriptor(cols=cols, location=md.location, inputFormat=FILE_FORMATS[0], outputFormat=FILE_FORMATS[1],
                            serdeInfo=SerDeInfo(serializationLib=FILE_FORMATS[2], parameters={}))
     now = int(time.time())
@@ -661,4 +650,4 @@ class HiveCatalog(MetastoreCatalog):
         return ViewState(metadata_location, md)
 
 
-__all__ = ["HiveCatalog", "INSTALL_HINT", "hive_type", "set_table_parameters", "storage_descriptor"]
+__all__ = ["HiveCatalog", "INSTALL_HINT", "set_table_parameters", "storage_descriptor"]

@@ -37,7 +37,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from icectl import secrets
-from icectl.errors import StorageError, UnsupportedError, UsageError, install_hint
+from icectl.errors import UnsupportedError, UsageError, install_hint
+from icectl.io.endpoint import check_endpoint
 
 log = logging.getLogger("icectl.io")
 
@@ -114,40 +115,6 @@ def gcs_kwargs(props: dict[str, str]) -> dict[str, Any]:
     return kwargs
 
 
-_REACHED: set[tuple[str, int]] = set()
-CONNECT_TIMEOUT_S = 5
-
-
-def check_reachable(url: str, what: str, hint: str) -> None:
-    """Fail within seconds when ``url``'s host cannot be resolved or connected to (gcsfs and the
-    Azure SDK would retry for a minute or more, and Azure's default credential chain would first
-    try every source it knows). Skipped when a proxy carries the requests; once a process for
-    each host and port."""
-    import socket
-    import urllib.request
-
-    u = urlsplit(url)
-    host, port = u.hostname, u.port or (80 if u.scheme == "http" else 443)
-    if not host or (host, port) in _REACHED:
-        return
-    if urllib.request.getproxies().get(u.scheme or "https") and not urllib.request.proxy_bypass(host):
-        return
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
-    except ConnectionRefusedError:
-        why = "connection refused"
-    except socket.gaierror as e:
-        why = f"cannot resolve {host}: {e.strerror or e}"
-    except (socket.timeout, TimeoutError):
-        why = f"no answer within {CONNECT_TIMEOUT_S} s"
-    except OSError as e:
-        why = e.strerror or str(e)
-    else:
-        _REACHED.add((host, port))
-        return
-    raise StorageError(f"cannot reach the {what} endpoint {u.scheme or 'https'}://{host}:{port} ({why})", hint=hint)
-
-
 def _quiet(*loggers: str) -> None:
     """The libraries' own log lines (gcsfs logs a traceback for each request its retries gave up
     on) only with ``--verbose``: icectl reports the failure itself, in one line."""
@@ -165,8 +132,8 @@ def make_gcs_filesystem(props: dict[str, str]) -> Any:
         from gcsfs.core import GCSFileSystem
     except ImportError:
         raise missing_extra("gcs", "gcsfs", "gs") from None
-    check_reachable(kwargs.get("endpoint_url") or "https://storage.googleapis.com", "GCS",
-                    "check gcs.service.host and that the object store is up")
+    check_endpoint(kwargs.get("endpoint_url") or "https://storage.googleapis.com", service="GCS",
+                   hint="check gcs.service.host and that the object store is up")
     _quiet("gcsfs")
     with warnings.catch_warnings():  # "GCS project not set - cannot list or create buckets": icectl does neither
         warnings.simplefilter("ignore", UserWarning)
@@ -224,9 +191,9 @@ def make_adls_filesystem(props: dict[str, str], host: str = "") -> Any:
         from adlfs import AzureBlobFileSystem
     except ImportError:
         raise missing_extra("adls", "adlfs", "abfs") from None
-    check_reachable(_adls_endpoint(kwargs), "ADLS",
-                    "check the account (adls.account-name, or the location's host), adls.account-host or "
-                    "adls.connection-string, and that the object store is up")
+    check_endpoint(_adls_endpoint(kwargs), service="ADLS",
+                   hint="check the account (adls.account-name, or the location's host), adls.account-host or "
+                        "adls.connection-string, and that the object store is up")
     _quiet("adlfs", "azure")
     return AzureBlobFileSystem(**kwargs)
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, Callable, Iterable
-from icectl.errors import UsageError, IcectlError, StorageError
+from icectl.errors import UsageError, IcectlError
+from icectl.io.endpoint import CONNECT_TIMEOUT_S, check_endpoint
 
 log = logging.getLogger("icectl.io")
 
@@ -41,7 +42,6 @@ def int_property(props: dict[str, str], name: str, default: int, *, lo: int = 1,
     return v
 
 
-CONNECT_TIMEOUT_S = 5  # s3.connect-timeout, seconds
 
 
 def make_filesystem(props: dict[str, str]) -> Any:
@@ -80,56 +80,13 @@ def make_filesystem(props: dict[str, str]) -> Any:
     if props.get("s3.session-token"):
         kwargs["token"] = props["s3.session-token"]
     if props.get("s3.endpoint"):
-        check_endpoint(props["s3.endpoint"], config["connect_timeout"])
+        check_endpoint(props["s3.endpoint"], service="S3", timeout=config["connect_timeout"], setting="s3.endpoint",
+                       timeout_setting="s3.connect-timeout",
+                       hint="check s3.endpoint (and s3.region) and that the object store is up")
     _log_retries()
     # s3fs keeps its own retry loop (5 passes) for what botocore does not retry: a connection
     # reset while the body of an answer is read.
     return fsspec.filesystem("s3", **kwargs)
-
-
-_REACHED: set[tuple[str, int]] = set()
-
-
-def check_endpoint(endpoint: str, timeout: float, *, service: str = "S3", setting: str = "s3.endpoint",
-                   timeout_setting: str = "s3.connect-timeout",
-                   hint: str = "check s3.endpoint (and s3.region) and that the object store is up") -> None:
-    """Fail fast when ``endpoint`` cannot be connected to at all: one TCP connection before the first
-    request. botocore's standard retries treat a refused connection as transient and would retry it
-    with backoff (20 to 35 s with the default 6 attempts) before the same error; a refusal, an
-    unknown host or no answer within the connect timeout is rarely transient at a command's start.
-    Later failures (a reset, a 503) are still retried. Skipped when a proxy carries the requests;
-    done once a process for each host and port. ``service`` and the settings name the endpoint
-    in the errors (the Glue catalog checks its endpoint the same way)."""
-    import socket
-    import urllib.request
-    from urllib.parse import urlsplit
-
-    try:
-        u = urlsplit(endpoint)
-        host, port = u.hostname, u.port or (443 if u.scheme == "https" else 80)
-    except ValueError as e:
-        raise UsageError(f"{setting} is not a valid URL ({e}): {endpoint}") from None
-    if u.scheme not in ("http", "https") or not host:
-        raise UsageError(f"{setting} must be an http:// or https:// URL, not {endpoint!r}")
-    if (host, port) in _REACHED:
-        return
-    if urllib.request.getproxies().get(u.scheme) and not urllib.request.proxy_bypass(host):
-        return
-    shown = f"{u.scheme}://{u.netloc.rsplit('@', 1)[-1]}"
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except ConnectionRefusedError:
-        why = "connection refused"
-    except socket.gaierror as e:
-        why = f"cannot resolve {host}: {e.strerror or e}"
-    except (socket.timeout, TimeoutError):
-        why = f"no answer within {timeout:g} s ({timeout_setting})"
-    except OSError as e:
-        why = e.strerror or str(e)
-    else:
-        _REACHED.add((host, port))
-        return
-    raise StorageError(f"cannot reach the {service} endpoint {shown} ({why})", hint=hint)
 
 
 class _RetryLog(logging.Handler):

@@ -13,12 +13,19 @@ doubled a concurrent append's rows shows here), and ``validate --deep --all-snap
 """
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 ALLOWED = (0, 5)  # done, or a clean conflict (nothing committed, nothing deleted)
+
+
+def spark_work_in(folder: Any, monkeypatch: Any) -> None:
+    """spark-submit's work folders (icectl's temporary folders) under the test's ``folder``."""
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)
 
 
 @dataclass

@@ -3,6 +3,7 @@ pyspark's jars, ``../shared/oracle/hms_server.py``) per test session.
 
 Session fixtures:
   hms      -> Metastore   uri, warehouse, the oracle module, and restart() (same port and database).
+  spark    -> SparkSession  Iceberg Java (the oracle's Spark session) with HiveCatalog ``hive`` on it.
 Function fixtures:
   hive_env -> HiveEnv     a configuration file with catalog "hv" on the metastore (``cli`` runs icectl
                           in-process with it) and a fresh database for the test.
@@ -12,33 +13,22 @@ without Java skips it).
 """
 from __future__ import annotations
 
-import io
-import os
 import pathlib
 import sys
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
 
 import pytest
-import yaml
+
+from oracle_servers import CatalogEnv, add_folder_markers, catalog_env, oracle_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if HERE in pathlib.Path(item.path).resolve().parents:
-            names = {m.name for m in item.iter_markers()}
-            for marker in ("hive", "spark"):
-                if marker not in names:
-                    item.add_marker(getattr(pytest.mark, marker))
-
-
-def oracle_dir() -> pathlib.Path:
-    env = os.environ.get("ICECTL_ORACLE_DIR")
-    return pathlib.Path(env) if env else HERE.parents[2] / "shared" / "oracle"
+    add_folder_markers(items, HERE, "hive", "spark")
 
 
 @dataclass
@@ -75,41 +65,29 @@ def hms(tmp_path_factory):
         m.stop()
 
 
-@dataclass
-class HiveEnv:
-    config_path: pathlib.Path
-    database: str
+@pytest.fixture(scope="session")
+def spark(hms):
+    sys.path.insert(0, str(pathlib.Path(hms.module.__file__).parent))
+    import iceberg_java  # noqa: E402 - the oracle's, beside hms_server
+
+    s = iceberg_java.session(str(hms.warehouse), extra_conf=hms.module.spark_conf(hms.uri, str(hms.warehouse)))
+    yield s
+    s.stop()
+
+
+@dataclass(kw_only=True)
+class HiveEnv(CatalogEnv):
+    catalog_name: ClassVar[str] = "hv"
+    catalog_type: ClassVar[str] = "hive"
     metastore: Metastore
-    properties: dict[str, str] = field(default_factory=dict)
 
-    def write(self, **properties: str) -> None:
-        self.properties.update(properties)
-        self.config_path.write_text(yaml.safe_dump({"default-catalog": "hv",
-                                                    "catalog": {"hv": {"type": "hive", **self.properties}}}))
-
-    def catalog(self):
-        from icectl.catalog import build_catalog, resolve_catalog_config
-
-        return build_catalog(resolve_catalog_config("hv"))
-
-    def cli(self, *args: str) -> tuple[int, str, str]:
-        from icectl.cli.context import Env
-        from icectl.cli.main import run
-
-        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-        code = run(list(args), env)
-        return code, env.stdout.getvalue(), env.stderr.getvalue()
-
-    def table(self, name: str = "events") -> str:
-        return f"{self.database}.{name}"
+    @property
+    def database(self) -> str:
+        return self.namespace
 
 
 @pytest.fixture
 def hive_env(hms, tmp_path, monkeypatch) -> HiveEnv:
-    cfg = tmp_path / "icectl.yaml"
-    monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.chdir(tmp_path)
-    env = HiveEnv(cfg, "d" + uuid.uuid4().hex[:10], hms)
+    env = catalog_env(HiveEnv, tmp_path, monkeypatch, namespace="d" + uuid.uuid4().hex[:10], metastore=hms)
     env.write(uri=hms.uri, warehouse=str(hms.warehouse))
     return env

@@ -8,24 +8,12 @@ plans again.
 """
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from icectl.catalog.hive import HiveCatalog
 from icectl.table.loaded import load_table
 
 pytestmark = [pytest.mark.hive, pytest.mark.spark, pytest.mark.interop]
-
-
-@pytest.fixture(scope="module")
-def spark(hms):
-    sys.path.insert(0, str(hms.module.__file__).rsplit("/", 1)[0])
-    import iceberg_java
-
-    s = iceberg_java.session(str(hms.warehouse), extra_conf=hms.module.spark_conf(hms.uri, str(hms.warehouse)))
-    yield s
-    s.stop()
 
 
 def java_rows(spark, name: str) -> list[tuple]:
@@ -140,3 +128,24 @@ def test_icectl_and_java_share_a_hive_table(hive_env, spark):
     assert {r[0]: r[1] for r in live} == {0: 2}  # the compacted file and Java's append
     code, out, err = env.cli("validate", name)
     assert code == 0, out + err
+
+
+def test_storage_descriptor_columns_as_java_writes_them(hive_env, spark):
+    """Iceberg Java's HiveCatalog (Hive 2 on its class path, as in Spark) and icectl write the same
+    Hive column types for the same schema: timestamptz is ``timestamp`` (Java writes ``timestamp
+    with local time zone`` only with Hive 3's classes), decimals ``decimal(P,S)``, nested types
+    in Hive's syntax."""
+    env = hive_env
+    assert env.cli("namespace", "create", env.database, "--yes")[0] == 0
+    spark.sql(f"CREATE TABLE hive.{env.table('j')} (b boolean, i int, l bigint, f float, d double, "
+              "dec decimal(10,2), dt date, ts timestamp_ntz, tstz timestamp, s string, bin binary, "
+              "st struct<x: int, y: string>, arr array<bigint>, m map<string, double>) USING iceberg")
+    code, _, err = env.cli("create", env.table("c"), "--schema",
+                           "b:boolean, i:int, l:long, f:float, d:double, dec:decimal(10,2), dt:date, ts:timestamp, "
+                           "tstz:timestamptz, s:string, bin:binary, st:struct<x:int, y:string>, arr:list<long>, "
+                           "m:map<string, double>", "--yes")
+    assert code == 0, err
+    cat = env.catalog()
+    java, ours = (cat.client.call(lambda c, n=n: c.get_table(env.database, n)).sd.cols for n in ("j", "c"))
+    assert [(c.name, c.type) for c in ours] == [(c.name, c.type) for c in java]
+    assert dict((c.name, c.type) for c in ours)["tstz"] == "timestamp"

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "crash"))
-from concurrent_java import Race, free_running, race_each_command  # noqa: E402
+from concurrent_java import Race, free_running, race_each_command, spark_work_in  # noqa: E402
 
 pytestmark = [pytest.mark.interop, pytest.mark.spark]
 
@@ -26,10 +26,7 @@ def race(spark, jdbc_catalog_db, jdbc_warehouse, tmp_path, monkeypatch) -> Race:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # spark-submit work folders
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", None)
+    spark_work_in(tmp_path, monkeypatch)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS jc.db")
     args = ["-c", "jc", "--uri", f"jdbc:sqlite:{jdbc_catalog_db}", "--warehouse", str(jdbc_warehouse)]
 

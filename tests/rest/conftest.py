@@ -14,36 +14,25 @@ oracle's jars, so the fast suite without Java skips it).
 """
 from __future__ import annotations
 
-import io
 import os
 import pathlib
 import sys
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pytest
-import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # works with any --import-mode
 
+from oracle_servers import CatalogEnv, add_folder_markers, catalog_env, oracle_dir  # noqa: E402
 from rest_proxy import FaultProxy  # noqa: E402
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects anything
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if HERE in pathlib.Path(item.path).resolve().parents:
-            names = {m.name for m in item.iter_markers()}
-            for marker in ("rest", "spark"):
-                if marker not in names:
-                    item.add_marker(getattr(pytest.mark, marker))
-
-
-def oracle_dir() -> pathlib.Path:
-    env = os.environ.get("ICECTL_ORACLE_DIR")
-    return pathlib.Path(env) if env else HERE.parents[2] / "shared" / "oracle"
+    add_folder_markers(items, HERE, "rest", "spark")
 
 
 @dataclass
@@ -87,46 +76,16 @@ def _reset_proxy(request):
         request.getfixturevalue("proxy").reset()
 
 
-@dataclass
-class RestEnv:
-    config_path: pathlib.Path
-    namespace: str
+@dataclass(kw_only=True)
+class RestEnv(CatalogEnv):
+    catalog_name: ClassVar[str] = "rc"
+    catalog_type: ClassVar[str] = "rest"
     server: RestServer
-    properties: dict[str, str] = field(default_factory=dict)
-    outputs: list[str] = field(default_factory=list)  # every stdout and stderr a cli() call printed
-
-    def write(self, **properties: str) -> None:
-        """(Re)write catalog "rc" with these properties over the defaults."""
-        self.properties.update(properties)
-        self.config_path.write_text(yaml.safe_dump({"default-catalog": "rc",
-                                                    "catalog": {"rc": {"type": "rest", **self.properties}}}))
-
-    def catalog(self):
-        from icectl.catalog import build_catalog, resolve_catalog_config
-
-        return build_catalog(resolve_catalog_config("rc"))
-
-    def cli(self, *args: str) -> tuple[int, str, str]:
-        from icectl.cli.context import Env
-        from icectl.cli.main import run
-
-        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-        code = run(list(args), env)
-        out, err = env.stdout.getvalue(), env.stderr.getvalue()
-        self.outputs += [out, err]
-        return code, out, err
-
-    def table(self, name: str = "events") -> str:
-        return f"{self.namespace}.{name}"
 
 
 @pytest.fixture
 def rest_env(rest_server, tmp_path, monkeypatch) -> RestEnv:
-    cfg = tmp_path / "icectl.yaml"
-    monkeypatch.setenv("ICECTL_CONFIG", str(cfg))
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.chdir(tmp_path)
-    env = RestEnv(cfg, "t" + uuid.uuid4().hex[:10], rest_server)
+    env = catalog_env(RestEnv, tmp_path, monkeypatch, namespace="t" + uuid.uuid4().hex[:10], server=rest_server)
     env.write(uri=rest_server.url, **{"rest.client.retry-backoff-ms": "10"})
     return env
 

@@ -9,17 +9,14 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "crash"))
-from concurrent_java import Race, free_running, race_each_command  # noqa: E402
+from concurrent_java import Race, free_running, race_each_command, spark_work_in  # noqa: E402
 
 
 @pytest.fixture
 def race(rest_env, spark_rest, tmp_path, monkeypatch) -> Race:
     from icectl.catalog.rest import RestCatalog
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # spark-submit work folders
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", None)
+    spark_work_in(tmp_path, monkeypatch)
     ns = rest_env.namespace
     spark_rest.sql(f"CREATE NAMESPACE IF NOT EXISTS rc.{ns}")
     r = Race(java=spark_rest.sql, icectl=rest_env.cli, java_name=f"rc.{ns}.t", name=f"{ns}.t",

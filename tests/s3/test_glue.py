@@ -14,6 +14,8 @@ import pathlib
 import re
 import shlex
 import socket
+import sys
+import tempfile
 import time
 import uuid
 
@@ -596,3 +598,40 @@ def test_inventory_lists_glue_tables_from_their_parameters(glue):
     assert (mine[1]["metadata_location"], mine[1]["current_snapshot_id"], mine[1]["error"]) == \
         (t.metadata_location, t.metadata.current_snapshot_id, None)
     assert mine[0]["metadata_location"] == gone and mine[0]["error"]["kind"] == "not-found"
+
+
+@pytest.mark.spark
+def test_compact_through_the_spark_job(glue, monkeypatch, tmp_path):
+    """icectl compacts a Glue table on S3 with the real Spark job (spark-submit, local[*]): the
+    job reads and writes the table's files on moto's S3, icectl commits through Glue (VersionId),
+    and PyIceberg reads the same rows from the one new data file."""
+    props, db = glue
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the job's local work folder
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    create(db)
+    py = pyiceberg_catalog(props)
+    for ids in ([1, 2], [3], [4, 5], [6]):
+        append(py.load_table(f"{db}.t"), ids)
+    before = glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]
+    assert len(py.load_table(f"{db}.t").inspect.files()) == 4
+
+    code, out, err = cli(["-c", "glue", "-o", "json", "compact", f"{db}.t", "--rewrite-all", "--yes"])
+    assert code == 0, (out, err)
+    res = json.loads(out)
+    assert (res["rewritten_data_files"], res["added_data_files"]) == (4, 1), res
+    assert "running spark-submit (1 groups, 4 files)" in err and res["failed_groups"] == []
+    assert SECRET not in out + err
+
+    after = glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]
+    assert after["VersionId"] != before["VersionId"]
+    assert after["Parameters"]["previous_metadata_location"] == before["Parameters"]["metadata_location"]
+    t = py.load_table(f"{db}.t")
+    assert t.metadata_location == after["Parameters"]["metadata_location"] != before["Parameters"]["metadata_location"]
+    assert t.current_snapshot().summary.operation.value == "replace"
+    [data_file] = t.inspect.files().column("file_path").to_pylist()
+    assert data_file.startswith(f"{props['warehouse']}/{db}.db/t/data/")
+    assert rows(t) == [1, 2, 3, 4, 5, 6]
+    assert sorted(t.scan().to_arrow().column("name").to_pylist()) == [f"n{i}" for i in range(1, 7)]
+    code, out, err = cli(["-c", "glue", "validate", f"{db}.t", "--deep"])
+    assert code == 0, out + err
