@@ -121,7 +121,7 @@ def test_java_creates_the_tables_first(pg, warehouse, java, no_config):
 
 def test_icectl_creates_the_tables_first(pg, warehouse, java, no_config):
     """icectl creates the layout with iceberg_type; JdbcCatalog detects it (schema V1) and marks
-    its own tables TABLE; views stay invisible to icectl."""
+    its own tables TABLE; icectl lists and describes Java's view as a view, and a table command refuses it."""
     server, names = pg
     a = args(pg, warehouse, "jc3")
     icectl(a, "create", "--yes", "ifirst.ice", "--schema", "id:long!, name:string")
@@ -135,8 +135,12 @@ def test_icectl_creates_the_tables_first(pg, warehouse, java, no_config):
     assert icectl(a, "list", "ifirst")["tables"] == ["ifirst.ice", "ifirst.java"]
     assert icectl(a, "describe", "ifirst.ice")["totals"]["records"] == 1
     assert icectl(a, "describe", "ifirst.java")["totals"]["records"] == 1
+    assert icectl(a, "list", "ifirst")["views"] == ["ifirst.v"]
+    view = icectl(a, "describe", "ifirst.v")  # Java's view, described as a view
+    assert view["kind"] == "view" and "jc3.ifirst.java" in view["sql"][0]["sql"].replace("`", "")
     env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    assert run([*a, "describe", "ifirst.v"], env) == 3  # a view is not a table
+    assert run([*a, "snapshots", "ifirst.v"], env) == 3  # a view is not a table
+    assert "is a view" in env.stderr.getvalue()
 
 
 def _metadata_chain(io_: FileIO, location: str) -> list:
