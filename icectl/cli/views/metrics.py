@@ -58,7 +58,7 @@ SERIES = (
            "Need score the fleet ranking uses (higher: needs maintenance more)."),
     Series("icectl_table_maintenance_status", "gauge", LABELS + ("status",), ("maintain",),
            "Outcome of the last maintenance: 1 for the status that holds (healthy, done, failed, "
-           "skipped, locked, disabled, planned)."),
+           "skipped, locked, disabled)."),
     Series("icectl_table_maintenance_duration_seconds", "gauge", LABELS, ("maintain",),
            "Duration of the last maintenance of the table."),
     Series("icectl_table_maintenance_timestamp_seconds", "gauge", LABELS, ("maintain",),
@@ -132,6 +132,9 @@ def write_metrics_file(path: str, text: bytes) -> None:
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise StorageError(f"cannot write the metrics file {path}: {e.strerror or e}") from None
+    except BaseException:  # interrupted (Ctrl-C, a signal handled as an exception): no temporary file left
+        tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(target.parent)
 
 
