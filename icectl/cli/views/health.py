@@ -140,7 +140,7 @@ class MaintainReport:
     tables: list[TableRunView]
     failed: list[str]
     commits: list[dict] = field(default_factory=list)
-    left_for_next_run: list[str] = field(default_factory=list)  # tables the budget left, in the ranking's order
+    left_for_next_run: list[str] = field(default_factory=list)  # tables the budget left that need steps
 
 
 def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:

@@ -226,13 +226,12 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
         run = TableRun(name, "healthy", None, None)
         out.tables.append(run)
         if clock.spent:
-            known = measured.get(name)
-            if known is not None and not known.steps:  # measured for the ranking: nothing to leave
-                run.health_before = run.health_after = known.status
-                run.metrics = known.metrics
-                continue
             run.status, out.budget_exhausted = "skipped", True
-            out.left_for_next_run.append(name)
+            known = measured.get(name)
+            if known is not None:  # measured for the ranking
+                run.health_before, run.metrics = known.status, known.metrics
+            if known is None or known.steps:  # not when the ranking's measurement found nothing to do
+                out.left_for_next_run.append(name)
             continue
         start = clock.now()
         try:
