@@ -129,8 +129,8 @@ __icectl_spec() {
             ;;
         'health')
             subcmds=''
-            opts='--all --catalog --help --orphans --output --policy --uri --verbose --warehouse --wide -c -h -o -v'
-            valopts='--catalog --output --policy --uri --warehouse -c -o'
+            opts='--all --catalog --help --metrics-file --orphans --output --policy --uri --verbose --warehouse --wide -c -h -o -v'
+            valopts='--catalog --metrics-file --output --policy --uri --warehouse -c -o'
             numopts=''
             ;;
         'list')
@@ -141,8 +141,8 @@ __icectl_spec() {
             ;;
         'maintain')
             subcmds=''
-            opts='--all --budget --catalog --dry-run --help --master --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
-            valopts='--budget --catalog --master --output --policy --template --uri --warehouse -c -o'
+            opts='--all --budget --catalog --dry-run --help --master --metrics-file --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
+            valopts='--budget --catalog --master --metrics-file --output --policy --template --uri --warehouse -c -o'
             numopts=''
             ;;
         'man')

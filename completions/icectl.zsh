@@ -493,6 +493,7 @@ _icectl__health() {
         '--all[Every table of the catalog]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--metrics-file=[Also write the measurements in the Prometheus text format (node_exporter'\''s textfile collector), atomically; needs icectl\[metrics\]]:file:_files' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
@@ -526,6 +527,7 @@ _icectl__maintain() {
         '--dry-run[Show the steps each table'\''s health calls for; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for compact; overrides the template]:master:_files' \
+        '--metrics-file=[Also write each table'\''s outcome and measurements in the Prometheus text format (node_exporter'\''s textfile collector), atomically; needs icectl\[metrics\]]:file:_files' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
         '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:file:_files' \

@@ -198,7 +198,8 @@ METRICS = {"data_files": int, "data_bytes": int, "records": int, "target_file_si
            "small_file_ratio": NUMBER, "delete_files": int, "delete_records": int, "delete_file_ratio": NUMBER,
            "delete_record_ratio": NUMBER, "manifests": int, "data_manifests": int, "delete_manifests": int,
            "manifest_bytes": int, "manifest_target_size": int, "small_manifests": int, "snapshots": int,
-           "expirable_snapshots": int, "oldest_snapshot_age_ms": Opt(int), "max_snapshot_age_ms": int,
+           "expirable_snapshots": int, "oldest_snapshot_age_ms": Opt(int), "maintenance_age_ms": Opt(int),
+           "max_snapshot_age_ms": int,
            "metadata_size": Opt(int), "metadata_log_entries": int, "previous_versions_max": int, "partitions": int,
            "partition_skew": Opt(NUMBER), "statistics_files": int, "statistics_snapshots_behind": Opt(int),
            "statistics_age_ms": Opt(int), "orphan_files": Opt(int), "orphan_bytes": Opt(int)}
@@ -206,15 +207,15 @@ HEALTH = {"tables": [{"table": str, "metadata_location": Opt(str), "format_versi
                       "metrics": Opt(METRICS),
                       "findings": [{"check": str, "severity": str, "message": str, "step": Opt(str),
                                     "command": Opt(str)}],
-                      "steps": [str], "error": Opt(str), "seconds": NUMBER}],
-          "worst": str, "exit_code": int, "counts": Map(int)}
+                      "steps": [str], "error": Opt(str), "seconds": NUMBER, "rank": int, "score": Opt(NUMBER)}],
+          "worst": str, "exit_code": int, "counts": Map(int), "ranked": bool}
 MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "budget_exhausted": bool,
             "seconds": NUMBER,
             "tables": [{"table": str, "status": str, "health_before": Opt(str), "health_after": Opt(str),
                         "steps": [{"step": str, "command": Opt(str), "status": str, "reason": str, "seconds": NUMBER,
                                    "summary": Map(int), "error": Opt(str), "commits": [COMMIT]}],
                         "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
-            "failed": [str], "commits": [COMMIT]}
+            "failed": [str], "commits": [COMMIT], "left_for_next_run": [str]}
 
 PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
 REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],

@@ -96,6 +96,52 @@ def build_fleet(root: str, *, small_files: bool = False, catalog_name: str = "de
     return {"uri": uri, "warehouse": wh}
 
 
+RANKED_KINDS = ("snapshots", "small", "deletes", "fresh", "mixed")
+
+
+def build_ranked_fleet(root: str, count: int = 30) -> dict[str, str]:
+    """``count`` tables of varied need for the fleet ranking, in namespace ``fleet``: table ``tNN``
+    is of kind ``RANKED_KINDS[NN % 5]`` at level ``NN // 5`` (more of its trouble at a higher level):
+
+      snapshots  level+2 appends 20 days ago: level+1 snapshots to expire
+      small      level+1 appends today of a 2-row file in one partition (compact wants 5)
+      deletes    a 10-row data file, then level+1 position-delete files of one row each
+      fresh      one append today of level+1 rows: nothing to do
+      mixed      two appends 20 days ago, then level+1 position-delete files today
+
+    Return the catalog options: ``{"uri": ..., "warehouse": ...}``."""
+    from icectl.catalog.sql import SqlCatalog
+    from icectl.io import FileIO
+    from helpers import append_files
+
+    wh = os.path.join(root, "warehouse")
+    os.makedirs(wh, exist_ok=True)
+    uri = f"sqlite:///{os.path.join(root, 'catalog.db')}"
+    catalog = SqlCatalog("default", uri, wh, FileIO())
+    catalog.create_namespace((NS,), {})
+    old = int(time.time() * 1000) - 20 * DAY_MS
+    for n in range(count):
+        kind, level = RANKED_KINDS[n % 5], n // 5
+        name = f"t{n:02d}"
+        if kind in ("snapshots", "mixed"):
+            t = _create(catalog, name, created_ms=old - 1000)
+            for i in range(level + 2 if kind == "snapshots" else 2):
+                t = append_files(t, [_file(t, [i], i)], timestamp_ms=old + i * 60_000)
+        else:
+            t = _create(catalog, name)
+        if kind == "small":
+            for i in range(level + 1):
+                t = append_files(t, [_file(t, [2 * i, 2 * i + 1], 0)])
+        elif kind == "fresh":
+            t = append_files(t, [_file(t, list(range(level + 1)), 0)])
+        if kind in ("deletes", "mixed"):
+            data = _file(t, list(range(100, 110)), 3)
+            t = append_files(t, [data])
+            for i in range(level + 1):
+                t = append_files(t, [tables.write_position_delete(t, data, [i])])
+    return {"uri": uri, "warehouse": wh}
+
+
 def snapshot_state(root: str) -> dict[str, tuple[int, int]]:
     """Every file under ``root`` (but the catalog database) with its size and mtime."""
     out = {}
@@ -109,4 +155,4 @@ def snapshot_state(root: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-__all__ = ["NS", "build_fleet", "snapshot_state"]
+__all__ = ["NS", "RANKED_KINDS", "build_fleet", "build_ranked_fleet", "snapshot_state"]

@@ -241,13 +241,15 @@ NOTES: dict[str, str] = {
         'why, `metrics` is null); `severity` is `info`, `warning` or `critical`; `command` is the exact '
         'command that fixes a finding (null when no icectl command does: partition skew); `steps` are the '
         'maintain steps the findings call for, in order; `orphan_files` is null without `--orphans`; `worst` '
-        'is the worst status.'
+        'is the worst status. `rank` (1: most in need) and `score` are the fleet ranking\'s (the need score of '
+        'docs/metrics.md, null when not measured); with `--all` the tables are listed by rank.'
     ),
     'maintain': (
         "A table's `status` is `healthy` (nothing to do), `planned` (a dry run or a refused plan), `done`, "
         "`failed`, `locked`, `skipped` (the budget) or `disabled` (its policy); a step's `status` is "
         '`planned`, `done`, `failed` or `skipped`, `reason` the finding that called for it and `summary` its '
-        "counts; `commits` are every step's commits."
+        "counts; `commits` are every step's commits. With `--all` the tables are maintained by rank, worst "
+        "first; `left_for_next_run` names the tables the budget left (some or all of their steps not run)."
     ),
 }
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, fmt_duration_ms, print_table, say, text_renderer, warn
 from icectl.errors import ExitCode
+from icectl.ops.maintain.fleet import need_score, ranked as rank_tables
 
 if TYPE_CHECKING:
     from icectl.ops.maintain.health import HealthRun, Metrics
@@ -38,27 +39,34 @@ class TableHealthView:
     steps: list[str]
     error: str | None
     seconds: float
+    rank: int  # 1: the table most in need of maintenance (icectl.ops.maintain.fleet)
+    score: float | None  # the need score the rank comes from (null: not measured)
 
 
 @dataclass
 class HealthReport:
-    """``worst``: healthy, warning, critical or error; ``exit_code`` is the command's."""
+    """``worst``: healthy, warning, critical or error; ``exit_code`` is the command's. ``ranked``:
+    the tables are listed by rank (--all), not in the order they were named."""
 
     tables: list[TableHealthView]
     worst: str
     exit_code: int
     counts: dict[str, int]
+    ranked: bool = False
 
 
-def health_report(run: HealthRun, *, prefix: str) -> HealthReport:
+def health_report(run: HealthRun, *, prefix: str, ranked: bool = False) -> HealthReport:
+    rank = {t.table: i for i, t in enumerate(rank_tables(run.tables), 1)}
+    tables = rank_tables(run.tables) if ranked else run.tables
     views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
                              [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
-                              for f in t.findings], t.steps, t.error, t.seconds) for t in run.tables]
+                              for f in t.findings], t.steps, t.error, t.seconds, rank[t.table], need_score(t))
+             for t in tables]
     code = {"healthy": ExitCode.OK, "warning": ExitCode.HEALTH_WARNING}.get(run.worst, ExitCode.HEALTH_CRITICAL)
     counts: dict[str, int] = {}
     for t in run.tables:
         counts[t.status] = counts.get(t.status, 0) + 1
-    return HealthReport(views, run.worst, int(code), counts)
+    return HealthReport(views, run.worst, int(code), counts, ranked)
 
 
 _MARK = {"info": ("info", None), "warning": ("warning", "yellow"), "critical": ("CRITICAL", "red")}
@@ -79,7 +87,9 @@ def _metrics_line(m: Metrics) -> str:
 @text_renderer(HealthReport)
 def _health_text(env: Env, r: HealthReport) -> None:
     for t in r.tables:
-        say(env, (f"{t.table}: {t.status}", _STATUS_STYLE.get(t.status)))
+        need = f" (rank {t.rank}, need {t.score})" if r.ranked and t.score is not None else \
+            f" (rank {t.rank})" if r.ranked else ""
+        say(env, (f"{t.table}: {t.status}{need}", _STATUS_STYLE.get(t.status)))
         if t.error:
             warn(env, f"{t.table}: cannot be measured: {t.error}")
             continue
@@ -130,6 +140,7 @@ class MaintainReport:
     tables: list[TableRunView]
     failed: list[str]
     commits: list[dict] = field(default_factory=list)
+    left_for_next_run: list[str] = field(default_factory=list)  # tables the budget left that need steps
 
 
 def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:
@@ -139,7 +150,7 @@ def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:
                            t.locked_by, t.error, t.seconds) for t in run.tables]
     commits = [c for t in run.tables for s in t.steps for c in s.commits]
     return MaintainReport(run.dry_run, run.applied, run.budget_seconds, run.budget_exhausted, run.seconds, tables,
-                          run.failed, commits)
+                          run.failed, commits, list(run.left_for_next_run))
 
 
 @text_renderer(MaintainReport)
@@ -172,5 +183,7 @@ def _maintain_text(env: Env, r: MaintainReport) -> None:
         print_table(env, ["status", "tables"], [[k, str(v)] for k, v in sorted(rows.items())], right={"tables"},
                     title=f"{len(r.tables)} tables in {fmt_duration_ms(int(r.seconds * 1000))}"
                     + (" (budget spent)" if r.budget_exhausted else ""))
+        if r.left_for_next_run:
+            say(env, f"left for the next run: {', '.join(r.left_for_next_run)}")
     else:
         say(env, "no tables")

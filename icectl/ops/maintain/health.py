@@ -73,6 +73,9 @@ class Metrics:
     snapshots: int = 0
     expirable_snapshots: int = 0
     oldest_snapshot_age_ms: int | None = None
+    # since the newest replace snapshot (compact, rewrite-manifests, rewrite-deletes), or the oldest
+    # snapshot when there is none (never maintained); null without snapshots
+    maintenance_age_ms: int | None = None
     max_snapshot_age_ms: int = 0  # history.expire.max-snapshot-age-ms
     metadata_size: int | None = None
     metadata_log_entries: int = 0
@@ -234,6 +237,9 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
     md = table.metadata
     m.snapshots = len(md.snapshots)
     m.oldest_snapshot_age_ms = now_ms - min(s.timestamp_ms for s in md.snapshots) if md.snapshots else None
+    replaced = [s.timestamp_ms for s in md.snapshots if s.summary.get("operation") == "replace"]
+    if md.snapshots:
+        m.maintenance_age_ms = now_ms - (max(replaced) if replaced else min(s.timestamp_ms for s in md.snapshots))
     m.max_snapshot_age_ms = MAX_SNAPSHOT_AGE_MS.read(md.properties)
     m.metadata_log_entries = len(md.metadata_log)
     m.previous_versions_max = METADATA_PREVIOUS_VERSIONS_MAX.read(md.properties)

@@ -11,7 +11,16 @@ it, with the options of that check's finding (the same planners, so a step never
 nothing). A failed step fails the table; its later steps still run (each plans and commits on its
 own), except after a commit whose outcome is unknown. No step starts once the budget is spent (a
 running step is never interrupted: a Spark job or a commit cut short helps nobody); the steps and
-tables left are reported as skipped. Last, the table's health is measured again.
+tables left are reported as skipped (and named in ``left_for_next_run``). Last, the table's health
+is measured again.
+
+With ``rank`` (``maintain --all``), every table is measured first and the tables are maintained in
+the order of their need score (:mod:`icectl.ops.maintain.fleet`), worst first, so a budget that runs
+out leaves the tables that need maintenance least.
+
+Test seam: ``MaintainOptions.clock`` is the monotonic clock (seconds) the budget and the step
+durations are measured with; a test gives a fake one (advanced, e.g., from the ``progress`` callback
+when a step is done) to make the budget deterministic without sleeping.
 """
 from __future__ import annotations
 
@@ -20,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from icectl.errors import CommitStateUnknownError, IcectlError
-from icectl.ops.maintain.health import STEP_CHECK, Finding, TableHealth, check_table
+from icectl.ops.maintain.fleet import ranked
+from icectl.ops.maintain.health import STEP_CHECK, Finding, Metrics, TableHealth, check_table, failed_table
 from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
 from icectl.table.loaded import Table, load_table
 from icectl.ops.maintain.compact import CompactOptions, plan_compaction, run_compaction
@@ -56,6 +66,7 @@ class TableRun:
     error: str | None = None
     locked_by: str | None = None
     seconds: float = 0.0
+    metrics: Metrics | None = field(default=None, repr=False)  # the latest measurement (after, else before)
 
 
 @dataclass
@@ -65,6 +76,7 @@ class MaintainRun:
     tables: list[TableRun] = field(default_factory=list)
     seconds: float = 0.0
     budget_exhausted: bool = False
+    left_for_next_run: list[str] = field(default_factory=list)  # tables the budget left (some or all steps)
 
     @property
     def failed(self) -> list[str]:
@@ -81,16 +93,19 @@ class MaintainOptions:
     budget_ms: int | None = None
     job_settings: Any = None  # icectl.ops.spark_job.JobSettings for compact
     lease_ms: int | None = None
+    rank: bool = False  # measure every table first, maintain the worst first (icectl.ops.maintain.fleet)
+    clock: Callable[[], float] = time.monotonic  # the test seam of the module docstring
 
 
 class _Clock:
-    def __init__(self, budget_ms: int | None):
-        self.start = time.monotonic()
+    def __init__(self, budget_ms: int | None, now: Callable[[], float] = time.monotonic):
+        self.now = now
+        self.start = now()
         self.budget_ms = budget_ms
 
     @property
     def elapsed_ms(self) -> int:
-        return int((time.monotonic() - self.start) * 1000)
+        return int((self.now() - self.start) * 1000)
 
     @property
     def spent(self) -> bool:
@@ -183,7 +198,7 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
         say(f"{step}: {finding.message}")
         sr = StepRun(step, finding.command or [], "done", finding.message)
         run.steps.append(sr)
-        start = time.monotonic()
+        start = clock.now()
         try:
             sr.summary, sr.commits = _run_step(table, step, finding, opts=opts, now_ms=now, progress=say)
         except _PartialError as e:
@@ -191,36 +206,46 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
         except IcectlError as e:
             sr.status, sr.error = "failed", e.message
             if isinstance(e, CommitStateUnknownError):
-                sr.seconds = round(time.monotonic() - start, 3)
+                sr.seconds = round(clock.now() - start, 3)
                 return
         finally:
-            sr.seconds = round(time.monotonic() - start, 3)
+            sr.seconds = round(clock.now() - start, 3)
         say(f"{step}: {sr.status}" + (f": {sr.error}" if sr.error else ""))
 
 
 def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
              progress: Progress | None = None) -> MaintainRun:
     """Maintain every table; a table that fails is reported and the others are still maintained."""
-    clock = _Clock(opts.budget_ms)
+    clock = _Clock(opts.budget_ms, opts.clock)
     out = MaintainRun(opts.dry_run, opts.budget_ms / 1000 if opts.budget_ms is not None else None)
+    measured: dict[str, TableHealth] = {}
+    if opts.rank:
+        identifiers, measured = _rank(catalog, identifiers, policies, progress)
     for ident in identifiers:
         name = ".".join(ident)
         run = TableRun(name, "healthy", None, None)
         out.tables.append(run)
         if clock.spent:
             run.status, out.budget_exhausted = "skipped", True
+            known = measured.get(name)
+            if known is not None:  # measured for the ranking
+                run.health_before, run.metrics = known.status, known.metrics
+            if known is None or known.steps:  # not when the ranking's measurement found nothing to do
+                out.left_for_next_run.append(name)
             continue
-        start = time.monotonic()
+        start = clock.now()
         try:
             table = load_table(catalog, ident)
             policy = policies.policy_for(name, table.metadata.properties)
             if not policy.enabled:
                 run.status = "disabled"
                 continue
-            if progress:
-                progress(f"{name}: checking")
-            health = check_table(table, policy, orphans=_orphans_on(policy))
-            run.health_before = health.status
+            health = measured.pop(name, None)
+            if health is None:
+                if progress:
+                    progress(f"{name}: checking")
+                health = check_table(table, policy, orphans=_orphans_on(policy))
+            run.health_before, run.metrics = health.status, health.metrics
             if not health.steps:
                 run.health_after = health.status
                 continue
@@ -243,16 +268,39 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
                 lock.release()
             if any(s.status == "skipped" for s in run.steps):
                 out.budget_exhausted = True
+                out.left_for_next_run.append(name)
             after = check_table(table.refresh(), policy, orphans=_orphans_on(policy))
-            run.health_after = after.status
+            run.health_after, run.metrics = after.status, after.metrics
             run.status = "failed" if any(s.status == "failed" for s in run.steps) else \
                 "skipped" if any(s.status == "skipped" for s in run.steps) else "done"
         except IcectlError as e:
             run.status, run.error = "failed", e.message
         finally:
-            run.seconds = round(time.monotonic() - start, 3)
+            run.seconds = round(clock.now() - start, 3)
     out.seconds = round(clock.elapsed_ms / 1000, 3)
     return out
+
+
+def _rank(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile,
+          progress: Progress | None) -> tuple[list[tuple[str, ...]], dict[str, TableHealth]]:
+    """Measure every table (as maintain does before its steps) and order them by need, worst first; a
+    table that cannot be read or whose maintenance is disabled keeps no score (ranked last)."""
+    by_name = {".".join(i): i for i in identifiers}
+    healths: list[TableHealth] = []
+    for name, ident in by_name.items():
+        if progress:
+            progress(f"{name}: checking")
+        try:
+            table = load_table(catalog, ident)
+            policy = policies.policy_for(name, table.metadata.properties)
+            if not policy.enabled:
+                healths.append(TableHealth(name, None, None, "disabled", None, []))
+                continue
+            healths.append(check_table(table, policy, orphans=_orphans_on(policy)))
+        except IcectlError as e:
+            healths.append(failed_table(name, e))
+    order = ranked(healths)
+    return [by_name[h.table] for h in order], {h.table: h for h in order if h.metrics is not None}
 
 
 __all__ = ["MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain"]
