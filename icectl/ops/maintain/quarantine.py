@@ -130,7 +130,7 @@ def plan_quarantine(table: Table, orphans: Iterable[FileInfo], root: str, *, now
     return QuarantineOutcome(root, run, files)
 
 
-def apply_quarantine(table: Table, plan: QuarantineOutcome, *, batch: int = BATCH,
+def apply_quarantine(table: Table, plan: QuarantineOutcome, *, batch: int | None = None,
                      guard: PathGuard | None = None) -> QuarantineOutcome:
     """Move the planned files, a batch at a time: its manifest first (``moving``), then the
     files, then the manifest again (``moved``; a file that did not move leaves it)."""
@@ -139,6 +139,7 @@ def apply_quarantine(table: Table, plan: QuarantineOutcome, *, batch: int = BATC
     if not plan.files:
         return out
     _record_root(table, plan.root)
+    batch = batch or BATCH
     for n, start in enumerate(range(0, len(plan.files), batch)):
         entries = plan.files[start:start + batch]
         manifest = join(plan.root, plan.run_id or "", f"manifest-{n:05d}.jsonl")
