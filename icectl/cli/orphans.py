@@ -137,8 +137,10 @@ def _quarantined(env: Env, t: Table, prefix: str | None, *, action: str, run: st
     planned = act(True)
     report = quarantine_report(planned, table=t.name, action=action, dry_run=dry_run, applied=False,
                                older_than_ms=cutoff)
-    if not dry_run and planned.files:
-        question = (f"Put {len(planned.files)} quarantined files back?" if action == "restore"
+    if not dry_run and (planned.files or planned.settled):
+        question = (f"Put {len(planned.files)} quarantined files back (and tidy {planned.settled} entries of an "
+                    f"interrupted run)?" if planned.settled else f"Put {len(planned.files)} quarantined files back?")
+        question = (question if action == "restore"
                     else f"Delete {len(planned.files)} quarantined files for good?")
         confirm_plan(env, report, question, yes=yes, action="move files" if action == "restore" else "delete files")
         report = quarantine_report(act(False), table=t.name, action=action, dry_run=False, applied=True,

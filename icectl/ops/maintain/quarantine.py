@@ -59,6 +59,7 @@ class QuarantineOutcome:
     files: list[QuarantineEntry] = field(default_factory=list)  # moved, restored or purged
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (path, why), left in quarantine
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    settled: int = 0  # restore: entries a kill left (a file that never moved, a copy beside its original), tidied
 
 
 def quarantine_root(table: Table, prefix: str) -> str:
@@ -148,7 +149,10 @@ def apply_quarantine(table: Table, plan: QuarantineOutcome, *, batch: int | None
         done = [e for e in entries if e.original not in failed]
         for e in done:
             e.state = "moved"
-        _write_manifest(table.io, manifest, done)
+        # A failed move whose copy was made (its original's delete failed) keeps its entry, still
+        # "moving": a restore deletes that copy, which is beside its intact original.
+        halfway = [e for e in entries if e.original in failed and table.io.exists(e.quarantine)]
+        _finish_manifest(table.io, manifest, done + halfway, guard)
         out.files += done
         out.failed += sorted(failed.items())
     return out
@@ -187,6 +191,7 @@ def restore_quarantine(table: Table, root: str, *, run_id: str | None = None, dr
             keep.append(e)
             out.conflicts.append((e.original, f"neither here nor in quarantine ({e.quarantine})"))
         movable = where["quarantine"]
+        out.settled += len(where["original"]) + len(stray)
         if dry_run:
             out.files += movable
             continue
