@@ -238,3 +238,30 @@ def test_entries_a_kill_left_are_settled(demo):
 
 def _table(wh: str) -> Table:
     return load_table(build_catalog(CatalogConfig("default", {"warehouse": wh})), ("demo", "events"))
+
+
+def test_maintain_policy_key_quarantines_instead_of_deleting(demo):
+    wh, loc = demo
+    code, _, err = icectl(wh, "properties", "demo.events", "set", "icectl.maintain.steps=remove-orphans",
+                          "icectl.maintain.orphans-quarantine=attic", "-y")
+    assert code == 0, err
+    orphan = plan_orphans(_table(wh)).orphans[0].path
+    digest = hashlib.sha256(pathlib.Path(orphan).read_bytes()).hexdigest()
+    code, out, err = icectl(wh, "-o", "json", "health", "demo.events", "--orphans")
+    fix = [f for f in json.loads(out)["tables"][0]["findings"] if f["step"] == "remove-orphans"][0]
+    assert "remove-orphans demo.events --quarantine attic --yes" in fix["command"], fix
+    code, out, err = icectl(wh, "-o", "json", "maintain", "demo.events", "-y")
+    assert code == 0, err
+    assert not os.path.exists(orphan)
+    [entry] = [e for _, es in q.quarantined(_table(wh), f"{loc}/attic") for e in es]
+    assert entry.original == orphan and entry.state == "moved"
+    assert hashlib.sha256(pathlib.Path(entry.quarantine).read_bytes()).hexdigest() == digest
+
+
+def test_policy_key_with_dot_dot_is_refused(demo):
+    wh, _ = demo
+    code, _, err = icectl(wh, "properties", "demo.events", "set", "icectl.maintain.orphans-quarantine=../x", "-y")
+    assert code == 0, err
+    code, _, err = icectl(wh, "maintain", "demo.events", "-y")
+    assert code == ExitCode.MAINTENANCE_FAILED and "orphans-quarantine='../x' is not a folder" in err, err
+    assert "demo.events: table properties" in err

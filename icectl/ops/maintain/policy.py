@@ -99,7 +99,8 @@ def _coerce(key: str, value: Any, *, origin: str) -> Any:
             return str(value)
         if key == "orphans-quarantine":
             if not isinstance(value, str) or any(seg in (".", "..") for seg in value.strip("/").split("/")):
-                raise ValueError
+                raise UsageError(f"{origin}: {key}={value!r} is not a folder of the table location (a relative "
+                                 f"path without '.' or '..', outside data/ and metadata/)")
             return value.strip()
     except (TypeError, ValueError):
         raise UsageError(f"{origin}: {key}={value!r} is not a valid {kind}") from None
