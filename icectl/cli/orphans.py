@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -19,7 +19,6 @@ from icectl.ops.maintain.quarantine import (QuarantineOutcome, apply_quarantine,
                                             quarantine_root, restore_quarantine)
 from icectl.ops.maintain.remove_orphans import (DEFAULT_OLDER_THAN_MS, OrphanPlan, plan_orphans, quarantine_roots,
                                                 still_orphans)
-from icectl.table.loaded import Table
 
 def now_ms() -> int:
     """The run's clock, read once (the seam tests move to age a quarantine without sleeping)."""
@@ -97,7 +96,7 @@ def remove_orphans(
     render(env, orphan_report(plan, dry_run=False, deleted=deleted, failed=failed))
 
 
-def _quarantine(env: Env, t: Table, plan: OrphanPlan, root: str, *, now: int, prefix_mismatch: str, dry_run: bool,
+def _quarantine(env: Env, t: Any, plan: OrphanPlan, root: str, *, now: int, prefix_mismatch: str, dry_run: bool,
                 yes: bool) -> None:
     planned = plan_quarantine(t, plan.orphans, root, now_ms=now)
     report = quarantine_report(planned, table=t.name, action="quarantine", dry_run=dry_run, applied=False, plan=plan)
@@ -112,7 +111,7 @@ def _quarantine(env: Env, t: Table, plan: OrphanPlan, root: str, *, now: int, pr
     render(env, quarantine_report(done, table=t.name, action="quarantine", dry_run=False, applied=True, plan=plan))
 
 
-def _quarantined(env: Env, t: Table, prefix: str | None, *, action: str, run: str | None, moved_before_ms: int,
+def _quarantined(env: Env, t: Any, prefix: str | None, *, action: str, run: str | None, moved_before_ms: int,
                  dry_run: bool, yes: bool) -> None:
     """--restore-quarantine and --purge-quarantine: on the folder named, or the one the table has."""
     if prefix is not None:
