@@ -213,8 +213,8 @@ __icectl_spec() {
             ;;
         'remove-orphans')
             subcmds=''
-            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --remove-symlinks --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
-            valopts='--catalog --location --older-than --output --prefix-mismatch --uri --warehouse -c -o'
+            opts='--catalog --dry-run --force --help --location --older-than --output --prefix-mismatch --purge-quarantine --quarantine --remove-symlinks --restore-quarantine --run --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
+            valopts='--catalog --location --older-than --output --prefix-mismatch --quarantine --run --uri --warehouse -c -o'
             numopts=''
             ;;
         'rename')

@@ -87,7 +87,7 @@ function __icectl_value_options
         case 'register'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'remove-orphans'
-            printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--uri' '--warehouse' '-c' '-o'
+            printf '%s\n' -- '--catalog' '--location' '--older-than' '--output' '--prefix-mismatch' '--quarantine' '--run' '--uri' '--warehouse' '-c' '-o'
         case 'rename'
             printf '%s\n' -- '--catalog' '--output' '--uri' '--warehouse' '-c' '-o'
         case 'repair'
@@ -444,7 +444,11 @@ complete -c icectl -n '__icectl_at remove-orphans' -l help -s h -d 'Show this me
 complete -c icectl -n '__icectl_at remove-orphans' -l location -r -d 'List only under this folder of the table'
 complete -c icectl -n '__icectl_at remove-orphans' -l older-than -x -a 'AGE TIME' -d 'Only files last modified before this: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force'
 complete -c icectl -n '__icectl_at remove-orphans' -l prefix-mismatch -x -a 'delete error ignore' -d 'A listed file that matches a reachable one only after ignoring scheme/authority: error, ignore or delete'
+complete -c icectl -n '__icectl_at remove-orphans' -l purge-quarantine -d 'Delete for good the quarantined files moved before --older-than (e.g. --older-than 7d), and their manifest entries'
+complete -c icectl -n '__icectl_at remove-orphans' -l quarantine -r -d 'Move the orphans to this folder (relative to the table location, outside data/ and metadata/) with a manifest of what moved from where, instead of deleting them. With --restore-quarantine or --purge-quarantine: the quarantine folder to act on'
 complete -c icectl -n '__icectl_at remove-orphans' -l remove-symlinks -d 'Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed'
+complete -c icectl -n '__icectl_at remove-orphans' -l restore-quarantine -d 'Put quarantined files back where they were, byte for byte (every run\'s, or --run\'s); a path that exists again is never overwritten'
+complete -c icectl -n '__icectl_at remove-orphans' -l run -r -d 'With --restore-quarantine or --purge-quarantine: only the files of this quarantine run (its id is in the output and the folder name)'
 complete -c icectl -n '__icectl_at remove-orphans' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl rename

@@ -741,7 +741,11 @@ _icectl__remove_orphans() {
         '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:age|time:(AGE TIME)' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
+        '--purge-quarantine[Delete for good the quarantined files moved before --older-than (e.g. --older-than 7d), and their manifest entries]' \
+        '--quarantine=[Move the orphans to this folder (relative to the table location, outside data/ and metadata/) with a manifest of what moved from where, instead of deleting them. With --restore-quarantine or --purge-quarantine\: the quarantine folder to act on]:prefix:_files' \
         '--remove-symlinks[Also remove symbolic links that nothing reaches, as links (never their targets). Without it they are listed as skipped for safety. A link is never followed]' \
+        '--restore-quarantine[Put quarantined files back where they were, byte for byte (every run'\''s, or --run'\''s); a path that exists again is never overwritten]' \
+        '--run=[With --restore-quarantine or --purge-quarantine\: only the files of this quarantine run (its id is in the output and the folder name)]:run:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \

@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     HEALTH_CRITICAL = 14  # health: maintenance overdue (a critical finding), or a table could not be measured
     MAINTENANCE_FAILED = 15  # maintain: a step failed on at least one table (the other tables were maintained)
     PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
+    QUARANTINE_LEFT = 21  # restore-quarantine: some files stay in quarantine (path exists again, or missing), each listed
 
 
 def install_hint(extra: str) -> str:
@@ -192,3 +193,10 @@ class PartialFailureError(IcectlError):
     names each with its error)."""
 
     exit_code = ExitCode.PARTIAL_FAILURE
+
+
+class QuarantineLeftError(IcectlError):
+    """``remove-orphans --restore-quarantine`` put back what it could; the files listed (on
+    stdout) stay in quarantine: their original path exists again, or the file is missing."""
+
+    exit_code = ExitCode.QUARANTINE_LEFT

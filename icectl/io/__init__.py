@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import os
 import posixpath
 import re
@@ -466,6 +467,90 @@ class FileIO:
                 return False
             fs.mv(self._fs_path(src), self._fs_path(dst))
         return True
+
+    def copy(self, src: str, dst: str, *, guard: PathGuard) -> None:
+        """Copy the file ``src`` to ``dst``, both of the table whose ``guard`` is given (a path
+        it refuses is not read or written: RefusedError); never replaces an existing ``dst``
+        (AlreadyExistsError). On an object store a server-side copy (the bytes never pass
+        through here); on local disk the bytes are copied and fsynced before the copy counts."""
+        for p in (src, dst):
+            why = guard.refusal(p)
+            if why is not None:
+                raise RefusedError(f"not copying {src} to {dst}: {p}: {why}")
+        if scheme_of(check_path(src)) == "file" and scheme_of(check_path(dst)) == "file":
+            s, d = local_path(src), local_path(dst)
+            tmp = f"{d}.{uuid.uuid4().hex}.tmp"
+            try:
+                os.makedirs(os.path.dirname(d) or ".", exist_ok=True)
+                with builtins.open(s, "rb") as fi, builtins.open(tmp, "wb") as fo:
+                    while chunk := fi.read(1 << 20):
+                        fo.write(chunk)
+                    fo.flush()
+                    os.fsync(fo.fileno())
+                os.link(tmp, d)
+            except FileExistsError:
+                raise AlreadyExistsError(f"refusing to overwrite existing file: {dst}") from None
+            except FileNotFoundError:
+                raise NotFoundError(f"file not found: {src}") from None
+            except OSError as e:
+                raise _storage_error(dst, e, writing=True) from None
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            return
+        fs = self.filesystem(src)
+        with self._remote(dst, writing=True):
+            if fs.exists(self._fs_path(dst)):
+                raise AlreadyExistsError(f"refusing to overwrite existing file: {dst}")
+            try:
+                fs.copy(self._fs_path(src), self._fs_path(dst))
+            except FileNotFoundError:
+                raise NotFoundError(f"file not found: {src}") from None
+
+    def move(self, src: str, dst: str, *, guard: PathGuard) -> None:
+        """Move the local file ``src`` to ``dst`` within the table whose ``guard`` is given:
+        atomic (``link`` then ``unlink``: after a crash the file is at ``src``, or at both names),
+        never replacing ``dst`` (AlreadyExistsError), refused across devices (a rename cannot be
+        atomic there). Object stores have no rename: :meth:`move_many` copies and deletes."""
+        for p in (src, dst):
+            why = guard.refusal(p)
+            if why is not None:
+                raise RefusedError(f"not moving {src} to {dst}: {p}: {why}")
+        s, d = self.local_file(src), self.local_file(dst)
+        if s is None or d is None:
+            raise UnsupportedError(f"cannot move {src} to {dst}: not both on local disk")
+        try:
+            os.makedirs(os.path.dirname(d) or ".", exist_ok=True)
+            os.link(s, d)
+        except FileExistsError:
+            raise AlreadyExistsError(f"refusing to overwrite existing file: {dst}") from None
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {src}") from None
+        except OSError as e:
+            if e.errno == errno.EXDEV:
+                raise RefusedError(f"not moving {src} to {dst}: they are on different devices") from None
+            raise _storage_error(dst, e, writing=True) from None
+        self.delete(src, guard=guard)
+
+    def move_many(self, pairs: list[tuple[str, str]], *, guard: PathGuard) -> dict[str, str]:
+        """Move each ``(src, dst)`` as :meth:`move` (local disk) or by :meth:`copy` of each and
+        then one :meth:`delete_many` of the sources that were copied (object stores: batched as
+        every delete is); return ``{src: why}`` for each one not moved (it stays at ``src``, or,
+        when only its delete failed, is at both names)."""
+        failed: dict[str, str] = {}
+        copied: list[str] = []
+        for src, dst in pairs:
+            try:
+                if self.local_file(src) is not None and self.local_file(dst) is not None:
+                    self.move(src, dst, guard=guard)
+                else:
+                    self.copy(src, dst, guard=guard)
+                    copied.append(src)
+            except (IcectlError, OSError) as e:
+                failed[src] = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        if copied:
+            failed.update(self.delete_many(copied, guard=guard))
+        return failed
 
     def list_files(self, prefix: str) -> Iterator[FileInfo]:
         """Every file under ``prefix`` (recursively), with size and modification time; local

@@ -103,6 +103,12 @@ ORPHANS = {"table": str, "location": str, "dry_run": bool, "applied": bool, "old
            "listed_files": int, "too_new": int, "orphan_files": [str], "orphan_bytes": int, "deleted_files": [str],
            "failed_deletes": [FAILED_DELETE], "prefix_mismatches": [{"listed": str, "reachable": str}],
            "skipped_for_safety": [SKIPPED_FOR_SAFETY], "commits": [COMMIT]}
+QUARANTINED_FILE = {"original": str, "quarantine": str, "size": int, "mtime_ms": Opt(int), "moved_at_ms": int,
+                    "run_id": str}
+QUARANTINE = {"table": str, "action": str, "quarantine": str, "run_id": Opt(str), "dry_run": bool, "applied": bool,
+              "older_than_ms": Opt(int), "listed_files": Opt(int), "too_new": Opt(int), "files": [QUARANTINED_FILE],
+              "bytes": int, "not_restored": [{"path": str, "reason": str}], "failed": [FAILED_DELETE],
+              "skipped_for_safety": [SKIPPED_FOR_SAFETY], "commits": [COMMIT]}
 REF_CHANGE = {"table": str, "action": str, "dry_run": bool, "applied": bool, "metadata_location": Opt(str),
               "refs_before": Map(int), "refs_after": Map(Opt(int)), "current_snapshot_id": Opt(int),
               "impact": Opt({"branch": str, "from_snapshot_id": Opt(int), "to_snapshot_id": int,
@@ -293,6 +299,7 @@ DOCS_SHAPES: dict[str, Any] = {"list --all": ([INVENTORY_ENTRY], "docs/inventory
 SHAPES: dict[str, Any] = {
     "create": CREATED, "list": LISTING, "catalogs": CATALOGS, "describe": DESCRIBE, "snapshots": [SNAPSHOT], "snapshots --tree": TREE,
     "files": [FILE], "refs": [REF], "validate": VALIDATE, "expire": EXPIRE, "remove-orphans": ORPHANS,
+    "remove-orphans --quarantine, --restore-quarantine, --purge-quarantine": QUARANTINE,
     "rollback, cherry-pick, branch, tag": REF_CHANGE, "compact (plan)": COMPACT_PLAN,
     "compact (result)": COMPACT_RESULT, "rewrite-deletes": REWRITE_DELETES, "upgrade-format": UPGRADE,
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,

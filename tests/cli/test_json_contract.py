@@ -145,6 +145,12 @@ class Case:
 
 
 REF_CHANGE = "rollback, cherry-pick, branch, tag"
+QUARANTINE = "remove-orphans --quarantine, --restore-quarantine, --purge-quarantine"
+
+
+def _quarantine(lab: Lab) -> None:
+    code, _, err = lab.run("remove-orphans", "db.t", "--quarantine", "quarantine", "-y")
+    assert code == 0, err
 SQL_CATALOG = lambda lab: ["--uri", f"sqlite:///{lab.root}/reg.db"]  # noqa: E731 (register needs one)
 
 CASES: dict[str, Case] = {
@@ -181,6 +187,18 @@ CASES: dict[str, Case] = {
     "remove-orphans": Case(("remove-orphans",), lambda lab: ["db.t"], "remove-orphans",
                            lambda lab: ["orphan.parquet", "deleted 1 orphan files"], mutating=True,
                            check=lambda lab, d: d["orphan_files"] == [lab.orphan]),
+    "remove-orphans-quarantine": Case(("remove-orphans",), lambda lab: ["db.t", "--quarantine", "quarantine"],
+                                      QUARANTINE, lambda lab: ["orphan.parquet", "moved 1 files"], mutating=True,
+                                      check=lambda lab, d: [f["original"] for f in d["files"]] == [lab.orphan]),
+    "remove-orphans-restore-quarantine": Case(("remove-orphans",), lambda lab: ["db.t", "--restore-quarantine"],
+                                              QUARANTINE, lambda lab: ["orphan.parquet", "restored 1 files"],
+                                              mutating=True, setup=lambda lab: _quarantine(lab),
+                                              check=lambda lab, d: [f["original"] for f in d["files"]] == [lab.orphan]),
+    "remove-orphans-purge-quarantine": Case(("remove-orphans",), lambda lab: ["db.t", "--purge-quarantine",
+                                                                             "--older-than", lab.future],
+                                            QUARANTINE, lambda lab: ["orphan.parquet", "deleted 1 files"],
+                                            mutating=True, setup=lambda lab: _quarantine(lab),
+                                            check=lambda lab, d: [f["original"] for f in d["files"]] == [lab.orphan]),
     "rollback": Case(("rollback",), lambda lab: ["db.t", "--to-snapshot", str(lab.s4)], REF_CHANGE,
                      lambda lab: [f"main: {lab.s5} -> {lab.s4}", "leaving main's history"], mutating=True,
                      check=lambda lab, d: d["impact"]["leaving_history"] == [lab.s5]),

@@ -1,7 +1,8 @@
 """An injected fault at the k-th I/O step of a command.
 
 The steps are every change a command makes to storage or to the catalog: a FileIO ``write``,
-``open(..., "wb")``, ``delete``, ``rename_no_replace``, ``makedirs`` and ``rmdir``, and every
+``open(..., "wb")``, ``delete``, ``rename_no_replace``, ``makedirs``, ``rmdir``, ``move`` and
+``copy`` (quarantine; a local move's unlink is its own ``delete`` step), and every
 statement of the SQL catalog that is not a read (the pointer's compare-and-set, a table's insert,
 drop and rename, namespace rows). A run with :data:`COUNT` counts them; then, for each k:
 
@@ -229,7 +230,7 @@ def _wrap_glue():
     return original, wrapper
 
 
-IO_STEPS = ("write", "open", "delete", "rename_no_replace", "makedirs", "rmdir")
+IO_STEPS = ("write", "open", "delete", "rename_no_replace", "makedirs", "rmdir", "move", "copy")
 
 
 def install() -> dict[str, Any]:

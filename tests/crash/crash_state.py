@@ -5,6 +5,7 @@ with pyarrow by ``tests/demo_rows.py``) those of before the run or of after a su
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -12,7 +13,8 @@ import pathlib
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for demo_rows
@@ -34,6 +36,7 @@ class DemoWorkspace:
     setup: tuple[tuple[str, ...], ...] = ()  # commands run on the demo before the pristine copy
     kind: str = "sql"  # or "hadoop": the file-system catalog (version-hint.text, rename)
     lost: tuple[str, ...] = ()  # data files removed from storage by the setup step "!lose-data-file"
+    orphans: dict[str, str] = field(default_factory=dict)  # "!plant-orphans": every orphan -> its sha256
 
     @property
     def uri(self) -> str:
@@ -57,6 +60,9 @@ class DemoWorkspace:
             if argv == ("!lose-data-file",):  # what repair is for: a live data file gone from storage
                 self.lost = (self._lose_a_data_file(),)
                 continue
+            if argv == ("!plant-orphans",):  # a dozen orphans more, 10 days old, beside the demo's own
+                self.orphans = self._plant_orphans(12)
+                continue
             code, _, err = self.run(*argv)
             assert code == 0, f"{argv}: {err}"
         shutil.copytree(self.root, self.pristine)
@@ -69,6 +75,19 @@ class DemoWorkspace:
         path = sorted(f.file_path for _, f in t.live_files(t.metadata.current_snapshot) if f.content == 0)[0]
         os.unlink(path)
         return path
+
+    def _plant_orphans(self, n: int) -> dict[str, str]:
+        from icectl.ops.maintain.remove_orphans import plan_orphans
+        from icectl.table.loaded import load_table
+
+        t = load_table(self.catalog(), ("demo", "events"))
+        old = time.time() - 10 * 86400
+        for i in range(n):
+            p = pathlib.Path(t.location) / "data" / f"p={i % 3}" / f"orphan-{i}.parquet"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(os.urandom(64 + i))
+            os.utime(p, (old, old))
+        return {f.path: hashlib.sha256(pathlib.Path(f.path).read_bytes()).hexdigest() for f in plan_orphans(t).orphans}
 
     def reset(self) -> None:
         shutil.rmtree(self.root)

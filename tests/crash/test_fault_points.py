@@ -11,6 +11,8 @@ deleted). A long run of deletes (a purge's) is sampled unless
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pathlib
 import sys
@@ -22,12 +24,16 @@ from crash_faults import COUNT, CRASH, ERROR, UNKNOWN, Crash, Injector, injectin
 from crash_state import DemoWorkspace, observe  # noqa: E402
 
 from icectl.errors import ExitCode  # noqa: E402
+from icectl.ops.maintain import quarantine  # noqa: E402
 
 pytestmark = pytest.mark.slow  # every step of every command, replayed: minutes (CI runs it)
 
 EVENTS = "demo.events"
 S8 = "9115177490179072159"  # tag before-overwrite, an ancestor of main
 S11 = "6807948677818654560"  # the staged WAP snapshot
+
+QUARANTINE = ["remove-orphans", EVENTS, "--quarantine", "quarantine", "-y"]
+RESTORE = ["remove-orphans", EVENTS, "--restore-quarantine", "-y"]
 
 # name -> (format version of the demo, argv, tables to observe[, commands run first])
 COMMANDS: dict[str, tuple] = {
@@ -44,6 +50,8 @@ COMMANDS: dict[str, tuple] = {
     "tag-create": (2, ["tag", "create", EVENTS, "t1", "-y"], [EVENTS]),
     "tag-drop": (2, ["tag", "drop", EVENTS, "before-overwrite", "-y"], [EVENTS]),
     "remove-orphans": (2, ["remove-orphans", EVENTS, "-y"], [EVENTS]),
+    "remove-orphans-quarantine": (2, QUARANTINE, [EVENTS], (("!plant-orphans",),)),
+    "remove-orphans-restore-quarantine": (2, RESTORE, [EVENTS], (("!plant-orphans",), tuple(QUARANTINE))),
     "upgrade-format": (2, ["upgrade-format", EVENTS, "--to", "3", "-y"], [EVENTS]),
     "rewrite-deletes": (2, ["rewrite-deletes", EVENTS, "-y"], [EVENTS]),
     # position delete files of a table upgraded to v3 become deletion vectors
@@ -176,3 +184,44 @@ def fault_every_step(ws: DemoWorkspace, name: str, argv: list[str], names: list[
         assert state in (before, after)
     print(f"{name}: {len(steps)} steps ({len(fault_points(steps))} faulted), {counted.moves} pointer moves, {len(runs) + counted.moves} faulted runs "
           f"({untouched} left every file as it was)")
+
+
+@pytest.mark.parametrize("name", ["remove-orphans-quarantine", "remove-orphans-restore-quarantine"])
+def test_quarantine_fault_at_each_step_loses_no_orphan(name, workspaces, monkeypatch):
+    """Quarantine (13 orphans in manifests of 5) and its restore, crashed or failed at every I/O
+    step: each orphan is at its original path or in quarantine with a manifest entry, bytes
+    unchanged; a restore afterwards puts every one back byte for byte and leaves no entry."""
+    monkeypatch.setattr(quarantine, "BATCH", 5)
+    fv, argv, names, setup = COMMANDS[name]
+    ws = workspaces(fv, setup)
+    assert len(ws.orphans) == 13
+    counted = Injector(COUNT)
+    code, err = _run(ws, argv, counted)
+    assert code == 0, err
+    assert any(s.startswith("move ") for s in counted.steps), counted.steps
+    for mode in (CRASH, ERROR):
+        for k in range(1, len(counted.steps) + 1):
+            ws.reset()
+            inj = Injector(mode, k)
+            code, err = _run(ws, argv, inj)
+            assert inj.fired and "Traceback" not in err
+            where = f"{name}, {mode} at step {k} ({inj.fired})"
+            entries = _entries(ws)
+            for path, digest in ws.orphans.items():
+                homes = [path] + [e["quarantine"] for e in entries if e["original"] == path]
+                assert digest in {_sha(p) for p in homes if os.path.exists(p)}, f"{where}: {path} is lost"
+            code, _, err = ws.run(*RESTORE)
+            assert code == 0, f"{where}, then restore: {err}"
+            assert {p: _sha(p) for p in ws.orphans if os.path.exists(p)} == ws.orphans, where
+            assert _entries(ws) == [], where
+            left = [p for p in ws.files() if "/quarantine/" in p]
+            assert left == [], f"{where}: left in quarantine: {left}"
+
+
+def _entries(ws) -> list[dict]:
+    return [json.loads(line) for p in sorted(ws.files()) if p.endswith(".jsonl") and "/quarantine/" in p
+            for line in pathlib.Path(p).read_text().splitlines() if line.strip()]
+
+
+def _sha(path: str) -> str:
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()

@@ -27,7 +27,7 @@ from icectl.expr.schema import parse_schema
 from icectl.table.snapshot_producer import SnapshotChange
 from helpers import append_files, commit_snapshot
 from icectl.table.loaded import Table, load_table
-from icectl.errors import ExitCode, UsageError
+from icectl.errors import ExitCode, NotFoundError, UsageError
 from icectl.io import FileInfo
 
 DAY = 86_400_000
@@ -232,6 +232,9 @@ class _ListingIO:
 
     def local_file(self, path):  # an object store: no local path
         return None
+
+    def read(self, path):  # no quarantine record (.icectl-quarantine.json) on this store
+        raise NotFoundError(f"file not found: {path}")
 
 
 def _s3_table(listed: list[str]) -> Table:

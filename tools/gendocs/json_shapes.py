@@ -29,7 +29,7 @@ from icectl.cli.views.migrate import MigrationReport
 from icectl.cli.views.report import ProfileView, ReportView
 from icectl.cli.views.housekeeping import (DropReport, NamespaceChange, NamespaceListing, NamespaceProperties,
                                            RenameReport, RewriteManifestsReport)
-from icectl.cli.views.orphans import OrphanReport
+from icectl.cli.views.orphans import OrphanReport, QuarantineReport
 from icectl.cli.views.recovery import RelocationReport, RepairReport
 from icectl.cli.views.refs import RefChange, RefList
 from icectl.cli.views.restore import RestoreReport
@@ -49,6 +49,7 @@ SHAPES: dict[str, type] = {
     "create": Created, "list": Listing, "catalogs": CatalogsReport, "describe": Description,
     "snapshots": SnapshotList, "snapshots --tree": SnapshotForest, "files": FileList, "refs": RefList,
     "validate": ValidationView, "expire": ExpireReport, "remove-orphans": OrphanReport,
+    "remove-orphans --quarantine, --restore-quarantine, --purge-quarantine": QuarantineReport,
     "rollback, cherry-pick, branch, tag": RefChange, "compact (plan)": CompactionPlanView,
     "compact (result)": CompactionOutcome, "rewrite-deletes": DeleteRewriteReport, "upgrade-format": UpgradeResult,
     "register": Registered, "demo": DemoResult, "alter, properties set, properties unset": AlterResult,
@@ -155,6 +156,12 @@ NOTES: dict[str, str] = {
         '`skipped_for_safety` are files under the location that are never deleted, with why: a symbolic link '
         '(never followed; `--remove-symlinks` removes unreached links as links), a real location outside the '
         'table location, or a mount point in between.'
+    ),
+    'remove-orphans --quarantine, --restore-quarantine, --purge-quarantine': (
+        '`action` is `quarantine`, `restore` or `purge`; `files` are the files moved, put back or deleted (in a '
+        'dry run: that would be); `listed_files` and `too_new` only for `quarantine`, `older_than_ms` its orphan '
+        'cutoff or the purge\'s (files moved before it); `not_restored` are files a restore left in quarantine, '
+        'with why (exit code 21).'
     ),
     'rollback, cherry-pick, branch, tag': (
         'In a plan, `refs_after` maps a ref to null where the commit will write a new snapshot (cherry-pick); '

@@ -293,10 +293,14 @@ def _check_orphans(table: Table, policy: Policy, m: Metrics, out: list[Finding],
         extra = [] if age == DEFAULT_OLDER_THAN_MS else ["--older-than", policy.orphans_older_than]
         if age < DEFAULT_OLDER_THAN_MS:
             extra.append("--force")
+        options: dict[str, Any] = {"older_than_ms": age}
+        if policy.orphans_quarantine:  # moved to the quarantine folder, not deleted
+            extra += ["--quarantine", policy.orphans_quarantine]
+            options["quarantine"] = policy.orphans_quarantine
         out.append(_finding(policy, "orphans", "remove-orphans", "warning",
                             f"{m.orphan_files} files ({human_size(m.orphan_bytes)}) under the table location older than "
                             f"{policy.orphans_older_than} are reachable from no snapshot or metadata file",
-                            ["remove-orphans", table.name] + extra + ["--yes"], {"older_than_ms": age}))
+                            ["remove-orphans", table.name] + extra + ["--yes"], options))
 
 
 CHECKS = ("files", "manifests", "snapshots", "statistics", "orphans")

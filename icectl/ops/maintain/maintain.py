@@ -35,6 +35,7 @@ from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
 from icectl.table.loaded import Table, load_table
 from icectl.ops.maintain.compact import CompactOptions, plan_compaction, run_compaction
 from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, FileToDelete, delete_files
+from icectl.ops.maintain.quarantine import apply_quarantine, plan_quarantine, quarantine_root
 from icectl.ops.maintain.remove_orphans import plan_orphans
 from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
 from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
@@ -155,6 +156,16 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         plan = plan_orphans(table, older_than_ms=cutoff, now_ms=now_ms)
         # Again right before deleting, as remove-orphans does: a commit since may reach a file.
         fresh = {f.path for f in plan_orphans(table.refresh(), older_than_ms=cutoff, now_ms=now_ms).orphans}
+        if finding.options.get("quarantine"):  # moved, with a manifest, not deleted
+            planned = plan_quarantine(table, [f for f in plan.orphans if f.path in fresh],
+                                      quarantine_root(table, finding.options["quarantine"]), now_ms=now_ms)
+            moved = apply_quarantine(table, planned)
+            counts = {"quarantined_files": len(moved.files), "quarantined_bytes": sum(e.size for e in moved.files),
+                      "failed_moves": len(moved.failed)}
+            if moved.failed:
+                raise _PartialError(f"{len(moved.failed)} orphan files could not be moved to quarantine (e.g. "
+                                    f"{moved.failed[0][0]}: {moved.failed[0][1]})", counts, [])
+            return counts, []
         files = [FileToDelete(f.path, "orphan", f.size) for f in plan.orphans if f.path in fresh]
         deleted, failed = delete_files(table.io, files, location=table.metadata.location)
         counts = {"deleted_files": len(deleted), "deleted_bytes": sum(f.size or 0 for f in deleted),

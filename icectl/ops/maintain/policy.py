@@ -50,6 +50,7 @@ class Policy:
     snapshots_critical: int = 1000  # expirable snapshots
     metadata_size_critical: int = 32 * 1024 * 1024  # bytes of metadata.json, when expire can shrink it
     orphans_older_than: str = "3d"
+    orphans_quarantine: str = ""  # remove-orphans moves orphans to this folder of the table (--quarantine); "" deletes
     partition_skew: float = 10.0  # largest partition / median partition (bytes): info
     statistics_behind: int = 10  # snapshots since the table statistics' snapshot: info
     source: tuple[str, ...] = field(default=(), compare=False)  # where the values came from
@@ -96,6 +97,11 @@ def _coerce(key: str, value: Any, *, origin: str) -> Any:
         if key == "orphans-older-than":
             parse_duration_ms(str(value), what=f"{origin}: {key}")
             return str(value)
+        if key == "orphans-quarantine":
+            if not isinstance(value, str) or any(seg in (".", "..") for seg in value.strip("/").split("/")):
+                raise UsageError(f"{origin}: {key}={value!r} is not a folder of the table location (a relative "
+                                 f"path without '.' or '..', outside data/ and metadata/)")
+            return value.strip()
     except (TypeError, ValueError):
         raise UsageError(f"{origin}: {key}={value!r} is not a valid {kind}") from None
     return value

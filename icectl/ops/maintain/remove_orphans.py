@@ -20,6 +20,7 @@ its scheme or authority is a *prefix mismatch*: an error by default, never a sil
 """
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Set as AbcSet
 from dataclasses import dataclass, field
@@ -29,11 +30,14 @@ from urllib.parse import urlsplit
 from icectl.table.listing import bounded_map
 from icectl.table.reachability import PathKeys, key_array, live_content, metadata_reach
 from icectl.table.loaded import Table
-from icectl.errors import ExitCode, IcectlError, UsageError
+from icectl.errors import ExitCode, IcectlError, InvalidMetadataError, NotFoundError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
 from icectl.io.safety import table_guard
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 60 * 60 * 1000
+# At the table location: the quarantine folders ``remove-orphans --quarantine`` moved files to
+# (:mod:`icectl.ops.maintain.quarantine`), never listed here. Hidden, so never an orphan itself.
+POINTER = ".icectl-quarantine.json"
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3", "file": "file"}
 
 
@@ -72,6 +76,21 @@ def _hidden(rel_parts: list[str], partition_names: set[str]) -> bool:
                 continue
             return True
     return False
+
+
+def quarantine_roots(table: Table) -> list[str]:
+    """The quarantine folders recorded at the table location (none when there is no record)."""
+    loc = table.metadata.location
+    if not loc:
+        return []
+    path = join(loc, POINTER)
+    try:
+        doc = json.loads(table.io.read(path))
+    except NotFoundError:
+        return []
+    except ValueError as e:
+        raise InvalidMetadataError(f"cannot read {path}: {e}") from None
+    return [str(r) for r in doc.get("quarantine", [])] if isinstance(doc, dict) else []
 
 
 def reachable_metadata_files(table: Table) -> set[str]:
@@ -283,10 +302,15 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
     plan = OrphanPlan(table.name, root, cutoff, 0, remove_symlinks=remove_symlinks)
     guard = table_guard(table.io, md.location, allow_symlinks=remove_symlinks)
     listing = iter(table.io.list_files(root))
+    # Quarantined files are the table's no more than orphans are, and never listed as orphans.
+    quarantine = tuple(q.rstrip("/") + "/" for q in quarantine_roots(table))
     while True:
-        batch = [f for _, f in zip(range(LISTING_BATCH), listing)]
-        if not batch:
+        raw = [f for _, f in zip(range(LISTING_BATCH), listing)]
+        if not raw:
             break
+        batch = [f for f in raw if not f.path.startswith(quarantine)] if quarantine else raw
+        if not batch:
+            continue
         frame = normalized([f.path for f in batch], md.location)
         rel = pl.col("path").str.slice(len(t_path)).str.strip_chars("/")
         flags = frame.select(rel.str.contains(r"(^|/)[._]").alias("maybe_hidden"))
