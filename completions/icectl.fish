@@ -361,6 +361,7 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 
 # icectl health
 complete -c icectl -n '__icectl_at health' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at health' -l allow-empty -d 'With --all, a catalog with no tables is not an error (exit 17 otherwise: a wrong catalog looks empty)'
 complete -c icectl -n '__icectl_at health' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'s location for orphan files (the one check that reads more than metadata)'
 complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md)'
@@ -371,6 +372,7 @@ complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and 
 
 # icectl maintain
 complete -c icectl -n '__icectl_at maintain' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at maintain' -l allow-empty -d 'With --all, a catalog with no tables is not an error (exit 17 otherwise: a wrong catalog looks empty)'
 complete -c icectl -n '__icectl_at maintain' -l budget -r -d 'Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped'
 complete -c icectl -n '__icectl_at maintain' -l dry-run -d 'Show the steps each table\'s health calls for; change nothing'
 complete -c icectl -n '__icectl_at maintain' -l help -s h -d 'Show this message and exit'

@@ -491,6 +491,7 @@ _icectl__files() {
 _icectl__health() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
+        '--allow-empty[With --all, a catalog with no tables is not an error (exit 17 otherwise\: a wrong catalog looks empty)]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
@@ -521,6 +522,7 @@ _icectl__list() {
 _icectl__maintain() {
     _arguments -s -S \
         '--all[Every table of the catalog]' \
+        '--allow-empty[With --all, a catalog with no tables is not an error (exit 17 otherwise\: a wrong catalog looks empty)]' \
         '--budget=[Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped]:duration:_files' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the steps each table'\''s health calls for; change nothing]' \

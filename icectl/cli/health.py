@@ -6,17 +6,14 @@ from typing import Annotated
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.options import AllOpt, PolicyOpt, TargetsArg
+from icectl.cli.options import AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg
 from icectl.cli.output import render
-from icectl.cli.session import command_prefix, open_catalog, open_table
+from icectl.cli.session import command_prefix, open_catalog, open_table, select_tables
 from icectl.cli.views.health import health_report
 from icectl.errors import HealthCriticalError, HealthWarningError
 from icectl.ops.catalogs import looks_like_path
-from icectl.ops.maintain.health import HealthRun, check_table, check_tables, resolve_targets
+from icectl.ops.maintain.health import HealthRun, check_table, check_tables
 from icectl.ops.maintain.policy import load_policy_file
-
-def _targets(env: Env, targets: list[str] | None, all_tables: bool) -> list[tuple[str, ...]]:
-    return resolve_targets(open_catalog(env), list(targets or []), all_tables=all_tables)
 
 
 def health(
@@ -24,6 +21,7 @@ def health(
     targets: TargetsArg = None,
     all_tables: AllOpt = False,
     policy: PolicyOpt = None,
+    allow_empty: AllowEmptyOpt = False,
     orphans: Annotated[bool, typer.Option("--orphans", help="Also list each table's location for orphan files "
                                           "(the one check that reads more than metadata).")] = False,
 ) -> None:
@@ -39,10 +37,11 @@ def health(
     tables = [open_table(env, p) for p in paths]
     run = HealthRun([check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans)
                      for t in tables])
+    described = None
     if names or all_tables or not paths:
-        run.tables += check_tables(open_catalog(env), _targets(env, names, all_tables), policies,
-                                   orphans=orphans).tables
-    report = health_report(run, prefix=command_prefix(env))
+        idents, described = select_tables(env, names, all_tables=all_tables, allow_empty=allow_empty)
+        run.tables += check_tables(open_catalog(env), idents, policies, orphans=orphans).tables
+    report = health_report(run, prefix=command_prefix(env), catalog=described)
     render(env, report)
     need = [t.table for t in run.tables if t.status != "healthy"]
     if run.worst == "warning":

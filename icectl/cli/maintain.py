@@ -7,13 +7,12 @@ import typer
 
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import AllOpt, PolicyOpt, TargetsArg, YesOpt
+from icectl.cli.options import AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg, YesOpt
 from icectl.cli.output import render
-from icectl.cli.session import command_prefix, open_catalog, spark_template
+from icectl.cli.session import command_prefix, open_catalog, select_tables, spark_template
 from icectl.cli.views.health import maintain_report
-from icectl.errors import MaintenanceFailedError
+from icectl.errors import MaintenanceFailedError, NotAllMaintainedError
 from icectl.expr.duration import parse_duration_ms
-from icectl.ops.maintain.health import resolve_targets
 from icectl.ops.maintain.maintain import MaintainOptions, maintain as run_maintain
 from icectl.ops.maintain.policy import load_policy_file
 from icectl.ops.spark_job import JobSettings
@@ -24,6 +23,7 @@ def maintain(
     targets: TargetsArg = None,
     all_tables: AllOpt = False,
     policy: PolicyOpt = None,
+    allow_empty: AllowEmptyOpt = False,
     budget: Annotated[Optional[str], typer.Option("--budget", help="Start no step after this long (e.g. 90m, 2h); "
                                                   "tables and steps left are reported as skipped.")] = None,
     template: Annotated[Optional[str], typer.Option("--template", help="spark-submit job template for compact "
@@ -42,21 +42,29 @@ def maintain(
     budget_ms = None if budget is None else parse_duration_ms(budget, what="--budget")
     policies = load_policy_file(policy)
     catalog = open_catalog(env)
-    idents = resolve_targets(catalog, list(targets or []), all_tables=all_tables)
+    idents, described = select_tables(env, list(targets or []), all_tables=all_tables, allow_empty=allow_empty)
     prefix = command_prefix(env)
     settings = JobSettings(template_path=spark_template(env, template), master=master)
     if dry_run or not yes:
-        plan = run_maintain(catalog, idents, policies, opts=MaintainOptions(dry_run=True, budget_ms=budget_ms))
+        plan = run_maintain(catalog, idents, policies, opts=MaintainOptions(dry_run=True, budget_ms=budget_ms,
+                                                                            job_settings=settings))
         if dry_run or not any(t.status == "planned" for t in plan.tables):
-            render(env, maintain_report(plan, prefix=prefix))
+            render(env, maintain_report(plan, prefix=prefix, catalog=described))
             return
         plan.dry_run = False
-        confirm_plan(env, maintain_report(plan, prefix=prefix), "Run these maintenance steps?", yes=yes)
+        confirm_plan(env, maintain_report(plan, prefix=prefix, catalog=described), "Run these maintenance steps?",
+                     yes=yes)
     progress = (lambda m: env.stderr.write(f"icectl: {m}\n")) if not env.json or env.is_terminal(env.stderr) else None
     run = run_maintain(catalog, idents, policies, opts=MaintainOptions(budget_ms=budget_ms, job_settings=settings),
                        progress=progress)
-    render(env, maintain_report(run, prefix=prefix))
+    render(env, maintain_report(run, prefix=prefix, catalog=described))
     if run.failed:
         raise MaintenanceFailedError(f"maintenance failed on {len(run.failed)} of {len(run.tables)} tables "
                                      f"({', '.join(run.failed[:5])}); the others were maintained",
                                      hint="the report says which step failed and why")
+    skipped = run.not_maintained
+    if skipped:
+        raise NotAllMaintainedError(f"{len(skipped)} of {len(run.tables)} tables were not maintained "
+                                    f"({', '.join(skipped[:5])}): locked by another run or left when the time "
+                                    "budget was spent", hint="the report says why each was skipped; the next run "
+                                    "takes them")

@@ -28,6 +28,8 @@ TargetsArg = Annotated[Optional[list[str]], typer.Argument(
     "also takes a table location or metadata file.",
     show_default=False)]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every table of the catalog.")]
+AllowEmptyOpt = Annotated[bool, typer.Option("--allow-empty", help="With --all, a catalog with no tables is not an "
+                                             "error (exit 17 otherwise: a wrong catalog looks empty).")]
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md).")]
 

@@ -207,14 +207,14 @@ HEALTH = {"tables": [{"table": str, "metadata_location": Opt(str), "format_versi
                       "findings": [{"check": str, "severity": str, "message": str, "step": Opt(str),
                                     "command": Opt(str)}],
                       "steps": [str], "error": Opt(str), "seconds": NUMBER}],
-          "worst": str, "exit_code": int, "counts": Map(int)}
+          "worst": str, "exit_code": int, "counts": Map(int), "catalog": Opt(str)}
 MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "budget_exhausted": bool,
             "seconds": NUMBER,
             "tables": [{"table": str, "status": str, "health_before": Opt(str), "health_after": Opt(str),
                         "steps": [{"step": str, "command": Opt(str), "status": str, "reason": str, "seconds": NUMBER,
                                    "summary": Map(int), "error": Opt(str), "commits": [COMMIT]}],
                         "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
-            "failed": [str], "commits": [COMMIT]}
+            "failed": [str], "commits": [COMMIT], "not_maintained": [str], "catalog": Opt(str)}
 
 PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
 REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],

@@ -48,9 +48,10 @@ class HealthReport:
     worst: str
     exit_code: int
     counts: dict[str, int]
+    catalog: str | None = None  # which catalog, from where (null: only table locations were measured)
 
 
-def health_report(run: HealthRun, *, prefix: str) -> HealthReport:
+def health_report(run: HealthRun, *, prefix: str, catalog: str | None = None) -> HealthReport:
     views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
                              [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
                               for f in t.findings], t.steps, t.error, t.seconds) for t in run.tables]
@@ -58,7 +59,7 @@ def health_report(run: HealthRun, *, prefix: str) -> HealthReport:
     counts: dict[str, int] = {}
     for t in run.tables:
         counts[t.status] = counts.get(t.status, 0) + 1
-    return HealthReport(views, run.worst, int(code), counts)
+    return HealthReport(views, run.worst, int(code), counts, catalog)
 
 
 _MARK = {"info": ("info", None), "warning": ("warning", "yellow"), "critical": ("CRITICAL", "red")}
@@ -92,6 +93,8 @@ def _health_text(env: Env, r: HealthReport) -> None:
                 say(env, f"      fix: {f.command}")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
     say(env, f"{len(r.tables)} tables: {summary}" if r.tables else "no tables")
+    if r.catalog:
+        say(env, f"catalog {r.catalog}")
 
 
 # -- maintain -------------------------------------------------------------------------------------------
@@ -130,16 +133,18 @@ class MaintainReport:
     tables: list[TableRunView]
     failed: list[str]
     commits: list[dict] = field(default_factory=list)
+    not_maintained: list[str] = field(default_factory=list)  # locked by another run, or left by the budget
+    catalog: str | None = None  # which catalog, from where
 
 
-def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:
+def maintain_report(run: MaintainRun, *, prefix: str, catalog: str | None = None) -> MaintainReport:
     tables = [TableRunView(t.table, t.status, t.health_before, t.health_after,
                            [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
                                      s.summary, s.error, s.commits) for s in t.steps],
                            t.locked_by, t.error, t.seconds) for t in run.tables]
     commits = [c for t in run.tables for s in t.steps for c in s.commits]
     return MaintainReport(run.dry_run, run.applied, run.budget_seconds, run.budget_exhausted, run.seconds, tables,
-                          run.failed, commits)
+                          run.failed, commits, run.not_maintained, catalog)
 
 
 @text_renderer(MaintainReport)
@@ -159,7 +164,7 @@ def _maintain_text(env: Env, r: MaintainReport) -> None:
             done = ", ".join(f"{k} {v}" for k, v in s.summary.items() if v)
             say(env, f"  {s.step}: {s.status}" + (f" in {fmt_duration_ms(int(s.seconds * 1000))}" if s.seconds else "")
                 + (f" ({done})" if done else ""))
-            if s.status in ("planned", "skipped"):
+            if s.status in ("planned", "skipped", "unavailable"):
                 say(env, f"      why: {s.reason}")
             if s.command and s.status == "planned":
                 say(env, f"      as: {s.command}")
@@ -174,3 +179,7 @@ def _maintain_text(env: Env, r: MaintainReport) -> None:
                     + (" (budget spent)" if r.budget_exhausted else ""))
     else:
         say(env, "no tables")
+    if r.not_maintained:
+        warn(env, f"not maintained (the next run takes them): {', '.join(r.not_maintained)}")
+    if r.catalog:
+        say(env, f"catalog {r.catalog}")
