@@ -6,10 +6,10 @@ from typing import Annotated
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.options import AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg
-from icectl.cli.output import render
+from icectl.cli.options import JSONL, AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg
+from icectl.cli.output import render, write_json_line
 from icectl.cli.session import command_prefix, open_catalog, open_table, select_tables
-from icectl.cli.views.health import health_report
+from icectl.cli.views.health import health_report, health_summary, table_health_view
 from icectl.errors import HealthCriticalError, HealthWarningError
 from icectl.ops.catalogs import looks_like_path
 from icectl.ops.maintain.health import HealthRun, check_table, check_tables
@@ -35,14 +35,24 @@ def health(
     names = [t for t in targets or [] if not looks_like_path(t)]
     # A table location or metadata file is measured read-only, without a catalog (as describe does).
     tables = [open_table(env, p) for p in paths]
-    run = HealthRun([check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans)
-                     for t in tables])
+    prefix = command_prefix(env)
+    # -o jsonl: each table's line as its measure is done, then the summary line
+    on_table = (lambda t: write_json_line(env.stdout, table_health_view(t, prefix=prefix))) \
+        if env.output == JSONL else None
+    run = HealthRun([])
+    for t in tables:
+        run.tables.append(check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans))
+        if on_table:
+            on_table(run.tables[-1])
     described = None
     if names or all_tables or not paths:
         idents, described = select_tables(env, names, all_tables=all_tables, allow_empty=allow_empty)
-        run.tables += check_tables(open_catalog(env), idents, policies, orphans=orphans).tables
-    report = health_report(run, prefix=command_prefix(env), catalog=described)
-    render(env, report)
+        run.tables += check_tables(open_catalog(env), idents, policies, orphans=orphans, on_table=on_table).tables
+    report = health_report(run, prefix=prefix, catalog=described)
+    if on_table:
+        write_json_line(env.stdout, health_summary(report))
+    else:
+        render(env, report)
     need = [t.table for t in run.tables if t.status != "healthy"]
     if run.worst == "warning":
         raise HealthWarningError(f"{len(need)} of {len(run.tables)} tables need maintenance ({', '.join(need[:5])})",

@@ -7,15 +7,25 @@ import typer
 
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.context import Env
-from icectl.cli.options import AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg, YesOpt
-from icectl.cli.output import render
+from icectl.cli.options import JSONL, AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg, YesOpt
+from icectl.cli.output import progress_writer, render, write_json_line
 from icectl.cli.session import command_prefix, open_catalog, select_tables, spark_template
-from icectl.cli.views.health import maintain_report
+from icectl.cli.views.health import MaintainReport, maintain_report, maintain_summary, table_run_view
 from icectl.errors import MaintenanceFailedError, NotAllMaintainedError
 from icectl.expr.duration import parse_duration_ms
 from icectl.ops.maintain.maintain import MaintainOptions, maintain as run_maintain
 from icectl.ops.maintain.policy import load_policy_file
 from icectl.ops.spark_job import JobSettings
+
+
+def _render(env: Env, report: MaintainReport) -> None:
+    """A plan: as one document, or as JSON Lines (a line a table, then the summary)."""
+    if env.output != JSONL:
+        render(env, report)
+        return
+    for t in report.tables:
+        write_json_line(env.stdout, t)
+    write_json_line(env.stdout, maintain_summary(report))
 
 
 def maintain(
@@ -49,15 +59,21 @@ def maintain(
         plan = run_maintain(catalog, idents, policies, opts=MaintainOptions(dry_run=True, budget_ms=budget_ms,
                                                                             job_settings=settings))
         if dry_run or not any(t.status == "planned" for t in plan.tables):
-            render(env, maintain_report(plan, prefix=prefix, catalog=described))
+            _render(env, maintain_report(plan, prefix=prefix, catalog=described))
             return
         plan.dry_run = False
         confirm_plan(env, maintain_report(plan, prefix=prefix, catalog=described), "Run these maintenance steps?",
                      yes=yes)
-    progress = (lambda m: env.stderr.write(f"icectl: {m}\n")) if not env.json or env.is_terminal(env.stderr) else None
+    # -o jsonl: each table's line as it is done, then the summary line
+    on_table = (lambda t: write_json_line(env.stdout, table_run_view(t, prefix=prefix))) \
+        if env.output == JSONL else None
     run = run_maintain(catalog, idents, policies, opts=MaintainOptions(budget_ms=budget_ms, job_settings=settings),
-                       progress=progress)
-    render(env, maintain_report(run, prefix=prefix, catalog=described))
+                       progress=progress_writer(env), on_table=on_table)
+    report = maintain_report(run, prefix=prefix, catalog=described)
+    if on_table:
+        write_json_line(env.stdout, maintain_summary(report))
+    else:
+        render(env, report)
     if run.failed:
         raise MaintenanceFailedError(f"maintenance failed on {len(run.failed)} of {len(run.tables)} tables "
                                      f"({', '.join(run.failed[:5])}); the others were maintained",

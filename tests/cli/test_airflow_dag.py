@@ -15,6 +15,7 @@ import pathlib
 import shlex
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -128,18 +129,78 @@ def test_the_dag_commands_exist_parse_and_work(prod):
     assert _bash(script, env).returncode == consts["SKIP"]  # all healthy now: maintain is skipped
 
 
-def test_the_crontab_line_runs(prod, tmp_path):
-    env, policy = prod
-    lines = [ln for ln in CRONTAB.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    assert len(lines) == 1
-    fields = lines[0].split(None, 5)
+def _crontab() -> tuple[dict[str, str], str]:
+    """The crontab's environment lines (``NAME=value``) and its one job's command."""
+    assignments, jobs = {}, []
+    for ln in CRONTAB.read_text().splitlines():
+        if not ln.strip() or ln.startswith("#"):
+            continue
+        name, eq, value = ln.partition("=")
+        if eq and name.strip().isidentifier() and " " not in name.strip():
+            assignments[name.strip()] = value.strip()
+        else:
+            jobs.append(ln)
+    assert len(jobs) == 1, jobs
+    fields = jobs[0].split(None, 5)
     assert len(fields) == 6 and all(f.replace("*", "").replace("/", "").replace(",", "").isdigit() or f == "*"
                                     for f in fields[:5]), fields
-    command = fields[5].replace("/etc/icectl/policy.yaml", policy).replace("/var/log/icectl", str(tmp_path))
-    assert command.startswith("icectl ")
-    p = _bash(command, env)
-    assert p.returncode == 0, (tmp_path / "maintain.err").read_text()
+    assert "%" not in fields[5]  # cron turns % into a newline
+    return assignments, fields[5]
+
+
+def test_the_crontab_line_runs_three_times_under_crons_environment(tmp_path):
+    """The job's command as cron runs it: ``env -i`` with cron's defaults (PATH=/usr/bin:/bin,
+    SHELL=/bin/sh, HOME, LOGNAME) and the crontab's own NAME=value lines, through /bin/sh, three
+    times; icectl is where the crontab says (a virtualenv at /opt/icectl, here under tmp_path) and
+    the catalog in ~/.icectl.yaml. The log is JSON Lines: every line parses, three runs of a line per
+    table and a summary; stderr went to its own file; an overlapping run is kept out by flock."""
     import json
 
-    report = json.loads((tmp_path / "maintain.jsonl").read_text())
-    assert report["applied"] is True and report["failed"] == []
+    assignments, command = _crontab()
+    assert assignments.get("SHELL") == "/bin/sh" and "/usr/bin:/bin" in assignments.get("PATH", "")
+    opt, logs, etc = tmp_path / "opt" / "icectl", tmp_path / "var" / "log" / "icectl", tmp_path / "etc"
+    (opt / "bin").mkdir(parents=True)
+    shim = opt / "bin" / "icectl"  # the virtualenv's console script: this checkout's icectl
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m icectl "$@"\n')
+    shim.chmod(0o755)
+    cat = build_fleet(str(tmp_path / "fleet"), catalog_name="prod")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".icectl.yaml").write_text(f"catalog:\n  prod:\n    type: sql\n    uri: {cat['uri']}\n"
+                                       f"    warehouse: {cat['warehouse']}\n")
+    etc.mkdir()
+    (etc / "policy.yaml").write_text(NO_COMPACT)
+
+    def here(text: str) -> str:
+        return (text.replace("/opt/icectl", str(opt)).replace("/var/log/icectl", str(logs))
+                .replace("/etc/icectl", str(etc)))
+
+    assert not logs.exists()  # the job creates its log folder
+    env = {"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh", "HOME": str(home), "LOGNAME": "root"}
+    env.update({k: here(v) for k, v in assignments.items()})
+    argv = ["env", "-i", *[f"{k}={v}" for k, v in env.items()], env["SHELL"], "-c", here(command)]
+    codes = []
+    for _ in range(3):
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert p.stdout == "" and p.stderr == "", (p.stdout, p.stderr)  # all of it went to the two files
+        codes.append(p.returncode)
+    err = (logs / "maintain.err").read_text()
+    assert codes == [0, 0, 0], err
+    lines = [json.loads(line) for line in (logs / "maintain.jsonl").read_text().splitlines()]
+    summaries = [i for i, d in enumerate(lines) if d.get("summary")]
+    assert len(summaries) == 3 and summaries[-1] == len(lines) - 1
+    runs = [lines[a + 1:b] for a, b in zip([-1] + summaries, summaries)]
+    assert all(len(r) == 6 and all("table" in t and "status" in t for t in r) for r in runs)
+    assert "done" in {t["status"] for t in runs[0]} and all(t["status"] == "healthy" for t in runs[2])
+    assert [lines[i]["applied"] for i in summaries] == [True, False, False]
+    assert "icectl: fleet.old_snapshots: expire: done" in err and not err.lstrip().startswith("{")
+    # A run that overlaps one still going is kept out (flock -n), and writes nothing to the log.
+    size = (logs / "maintain.jsonl").stat().st_size
+    holder = subprocess.Popen(["flock", str(logs / "maintain.lock"), "sleep", "30"])
+    try:
+        time.sleep(1)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 1 and (logs / "maintain.jsonl").stat().st_size == size
+    finally:
+        holder.kill()
+        holder.wait()

@@ -385,3 +385,48 @@ def test_bad_optional(fleet, value):
     pathlib.Path(fleet.policy).write_text(f"defaults:\n  optional: {value}\n")
     code, out, err = fleet.run("maintain", "--all", "--policy", fleet.policy, "--yes")
     assert_one_error(code, out, err, ExitCode.USAGE, contains="optional")
+
+
+# -- -o jsonl (issue 24) ------------------------------------------------------------------------------------
+
+def test_jsonl_is_a_line_per_table_then_a_summary_with_timestamped_progress(fleet):
+    from output_shapes import HEALTH_SUMMARY, MAINTAIN_SUMMARY
+
+    code, out, err = fleet.run("-o", "jsonl", "health", "--all", "--policy", fleet.policy)
+    assert code == ExitCode.HEALTH_WARNING, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [t["table"] for t in lines[:-1]] == sorted(EXPECTED_STEPS)
+    for t in lines[:-1]:
+        check_shape(t, SHAPES["health"]["tables"][0])
+    check_shape(lines[-1], HEALTH_SUMMARY)
+    assert lines[-1]["summary"] is True and lines[-1]["tables"] == len(EXPECTED_STEPS) and lines[-1]["exit_code"] == 13
+    code, out, err = fleet.run("-o", "jsonl", "maintain", "--all", "--policy", fleet.policy, "--yes")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    for t in lines[:-1]:
+        check_shape(t, SHAPES["maintain"]["tables"][0])
+    check_shape(lines[-1], MAINTAIN_SUMMARY)
+    assert {t["table"]: t["status"] for t in lines[:-1]}["fleet.old_snapshots"] == "done"
+    assert lines[-1]["exit_code"] == 0 and lines[-1]["counts"] == {"done": 5, "healthy": 1}
+    # progress on stderr, timestamped, per table and step, with -o jsonl too
+    import re
+    assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ icectl: fleet.old_snapshots: expire: done$", err, re.M), err
+
+
+def test_jsonl_is_written_as_each_table_finishes(fleet, monkeypatch):
+    """The first table's line is on stdout before the second table is measured."""
+    from icectl.ops.maintain import maintain as maintain_mod
+
+    seen: list[str] = []
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+    real = maintain_mod.load_table
+
+    def spy(catalog, ident):
+        seen.append(env.stdout.getvalue())
+        return real(catalog, ident)
+
+    monkeypatch.setattr(maintain_mod, "load_table", spy)
+    code = run(["--uri", fleet.catalog["uri"], "--warehouse", fleet.catalog["warehouse"], "-o", "jsonl", "maintain",
+                "--all", "--policy", fleet.policy, "--yes"], env)
+    assert code == 0, env.stderr.getvalue()
+    assert seen[0] == "" and json.loads(seen[-1].splitlines()[-1])["table"] == "fleet.old_snapshots"

@@ -10,8 +10,8 @@ from icectl.cli.output import fmt_bytes, fmt_duration_ms, print_table, say, text
 from icectl.errors import ExitCode
 
 if TYPE_CHECKING:
-    from icectl.ops.maintain.health import HealthRun, Metrics
-    from icectl.ops.maintain.maintain import MaintainRun
+    from icectl.ops.maintain.health import HealthRun, Metrics, TableHealth
+    from icectl.ops.maintain.maintain import MaintainRun, TableRun
 
 
 def command_text(prefix: str, args: list[str] | None) -> str | None:
@@ -51,10 +51,31 @@ class HealthReport:
     catalog: str | None = None  # which catalog, from where (null: only table locations were measured)
 
 
+@dataclass
+class HealthSummary:
+    """The last line of ``health -o jsonl``: the report without its tables (each was a line)."""
+
+    summary: bool  # always true: the line that is not a table's
+    command: str
+    tables: int
+    worst: str
+    exit_code: int
+    counts: dict[str, int]
+    catalog: str | None
+
+
+def table_health_view(t: TableHealth, *, prefix: str) -> TableHealthView:
+    return TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
+                           [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
+                            for f in t.findings], t.steps, t.error, t.seconds)
+
+
+def health_summary(r: HealthReport) -> HealthSummary:
+    return HealthSummary(True, "health", len(r.tables), r.worst, r.exit_code, r.counts, r.catalog)
+
+
 def health_report(run: HealthRun, *, prefix: str, catalog: str | None = None) -> HealthReport:
-    views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
-                             [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
-                              for f in t.findings], t.steps, t.error, t.seconds) for t in run.tables]
+    views = [table_health_view(t, prefix=prefix) for t in run.tables]
     code = {"healthy": ExitCode.OK, "warning": ExitCode.HEALTH_WARNING}.get(run.worst, ExitCode.HEALTH_CRITICAL)
     counts: dict[str, int] = {}
     for t in run.tables:
@@ -137,11 +158,49 @@ class MaintainReport:
     catalog: str | None = None  # which catalog, from where
 
 
+@dataclass
+class MaintainSummary:
+    """The last line of ``maintain -o jsonl``: the report without its tables (each was a line) and
+    commits, with the run's exit code."""
+
+    summary: bool  # always true: the line that is not a table's
+    command: str
+    dry_run: bool
+    applied: bool
+    budget_seconds: float | None
+    budget_exhausted: bool
+    seconds: float
+    tables: int
+    counts: dict[str, int]
+    failed: list[str]
+    not_maintained: list[str]
+    exit_code: int
+    catalog: str | None
+
+
+def table_run_view(t: TableRun, *, prefix: str) -> TableRunView:
+    return TableRunView(t.table, t.status, t.health_before, t.health_after,
+                        [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
+                                  s.summary, s.error, s.commits) for s in t.steps],
+                        t.locked_by, t.error, t.seconds)
+
+
+def maintain_exit_code(r: MaintainReport) -> int:
+    if r.failed:
+        return int(ExitCode.MAINTENANCE_FAILED)
+    return int(ExitCode.NOT_ALL_MAINTAINED) if r.not_maintained and not r.dry_run else int(ExitCode.OK)
+
+
+def maintain_summary(r: MaintainReport) -> MaintainSummary:
+    counts: dict[str, int] = {}
+    for t in r.tables:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    return MaintainSummary(True, "maintain", r.dry_run, r.applied, r.budget_seconds, r.budget_exhausted, r.seconds,
+                           len(r.tables), counts, r.failed, r.not_maintained, maintain_exit_code(r), r.catalog)
+
+
 def maintain_report(run: MaintainRun, *, prefix: str, catalog: str | None = None) -> MaintainReport:
-    tables = [TableRunView(t.table, t.status, t.health_before, t.health_after,
-                           [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
-                                     s.summary, s.error, s.commits) for s in t.steps],
-                           t.locked_by, t.error, t.seconds) for t in run.tables]
+    tables = [table_run_view(t, prefix=prefix) for t in run.tables]
     commits = [c for t in run.tables for s in t.steps for c in s.commits]
     return MaintainReport(run.dry_run, run.applied, run.budget_seconds, run.budget_exhausted, run.seconds, tables,
                           run.failed, commits, run.not_maintained, catalog)

@@ -244,8 +244,9 @@ def _missing_engines(catalog: Any, identifiers: list[tuple[str, ...]], policies:
 
 
 def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
-             progress: Progress | None = None) -> MaintainRun:
-    """Maintain every table; a table that fails is reported and the others are still maintained."""
+             progress: Progress | None = None, on_table: Callable[[TableRun], None] | None = None) -> MaintainRun:
+    """Maintain every table; a table that fails is reported and the others are still maintained.
+    ``on_table(run)`` is called as each table is done."""
     missing = _missing_engines(catalog, identifiers, policies, opts)
     clock = _Clock(opts.budget_ms)
     out = MaintainRun(opts.dry_run, opts.budget_ms / 1000 if opts.budget_ms is not None else None)
@@ -255,6 +256,8 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
         out.tables.append(run)
         if clock.spent:
             run.status, out.budget_exhausted = "skipped", True
+            if on_table:
+                on_table(run)
             continue
         start = time.monotonic()
         try:
@@ -303,6 +306,10 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
             run.status, run.error = "failed", e.message
         finally:
             run.seconds = round(time.monotonic() - start, 3)
+            if progress and run.status not in ("healthy", "planned"):
+                progress(f"{name}: {run.status}" + (f": {run.error}" if run.error else ""))
+            if on_table:
+                on_table(run)
     out.seconds = round(clock.elapsed_ms / 1000, 3)
     return out
 
