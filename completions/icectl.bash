@@ -129,7 +129,7 @@ __icectl_spec() {
             ;;
         'health')
             subcmds=''
-            opts='--all --catalog --help --metrics-file --orphans --output --policy --uri --verbose --warehouse --wide -c -h -o -v'
+            opts='--all --allow-empty --catalog --help --metrics-file --orphans --output --policy --uri --verbose --warehouse --wide -c -h -o -v'
             valopts='--catalog --metrics-file --output --policy --uri --warehouse -c -o'
             numopts=''
             ;;
@@ -141,7 +141,7 @@ __icectl_spec() {
             ;;
         'maintain')
             subcmds=''
-            opts='--all --budget --catalog --dry-run --help --master --metrics-file --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
+            opts='--all --allow-empty --budget --catalog --dry-run --help --master --metrics-file --output --policy --template --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--budget --catalog --master --metrics-file --output --policy --template --uri --warehouse -c -o'
             numopts=''
             ;;

@@ -156,7 +156,7 @@ complete -c icectl -e
 
 # Global options (accepted before or after the command)
 complete -c icectl -l catalog -s c -r -d 'Catalog name from the configuration file'
-complete -c icectl -l output -s o -x -a 'json jsonl table' -d 'Output format: table (human), json (one document) or jsonl (one JSON object a line; list --all)'
+complete -c icectl -l output -s o -x -a 'json jsonl table' -d 'Output format: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)'
 complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog; any other scheme is refused'
 complete -c icectl -l verbose -s v -d 'Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted'
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'
@@ -361,6 +361,7 @@ complete -c icectl -n '__icectl_at files' -l snapshot -x -d 'List the files of t
 
 # icectl health
 complete -c icectl -n '__icectl_at health' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at health' -l allow-empty -d 'With --all, a catalog with no tables is not an error (exit 17 otherwise: a wrong catalog looks empty)'
 complete -c icectl -n '__icectl_at health' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at health' -l metrics-file -r -d 'Also write the measurements in the Prometheus text format (node_exporter\'s textfile collector), atomically; needs icectl[metrics]'
 complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'s location for orphan files (the one check that reads more than metadata)'
@@ -372,6 +373,7 @@ complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and 
 
 # icectl maintain
 complete -c icectl -n '__icectl_at maintain' -l all -d 'Every table of the catalog'
+complete -c icectl -n '__icectl_at maintain' -l allow-empty -d 'With --all, a catalog with no tables is not an error (exit 17 otherwise: a wrong catalog looks empty)'
 complete -c icectl -n '__icectl_at maintain' -l budget -r -d 'Start no step after this long (e.g. 90m, 2h); tables and steps left are reported as skipped'
 complete -c icectl -n '__icectl_at maintain' -l dry-run -d 'Show the steps each table\'s health calls for; change nothing'
 complete -c icectl -n '__icectl_at maintain' -l help -s h -d 'Show this message and exit'

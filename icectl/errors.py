@@ -26,6 +26,8 @@ class ExitCode(IntEnum):
     HEALTH_CRITICAL = 14  # health: maintenance overdue (a critical finding), or a table could not be measured
     MAINTENANCE_FAILED = 15  # maintain: a step failed on at least one table (the other tables were maintained)
     PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
+    EMPTY_SELECTION = 17  # health/maintain --all: the catalog has no tables (without --allow-empty)
+    NOT_ALL_MAINTAINED = 18  # maintain: some tables were skipped (locked by another run, time budget spent)
     QUARANTINE_LEFT = 21  # restore-quarantine: some files stay in quarantine (path exists again, or missing), each listed
 
 
@@ -193,6 +195,18 @@ class PartialFailureError(IcectlError):
     names each with its error)."""
 
     exit_code = ExitCode.PARTIAL_FAILURE
+
+
+class EmptySelectionError(IcectlError):
+    """``--all`` found no table: a wrong catalog (name, URI, warehouse) looks the same as an empty one."""
+
+    exit_code = ExitCode.EMPTY_SELECTION
+
+
+class NotAllMaintainedError(IcectlError):
+    """maintain skipped some tables (another run held their lock, or the time budget was spent)."""
+
+    exit_code = ExitCode.NOT_ALL_MAINTAINED
 
 
 class QuarantineLeftError(IcectlError):

@@ -11,10 +11,11 @@ Fixtures:
   postgres_db    (function) the name of a fresh, empty database on that server, dropped afterwards.
 
 Markers (declared in pyproject.toml; --strict-markers is on): spark, s3, interop, slow, rest,
-postgres, gcs, adls, browser. Every test under tests/interop/ is also given the `interop` and `spark` markers here at
+postgres, gcs, adls, browser, airflow (a real Airflow in its own virtualenv, .cache/airflow-venv, built
+by the test on first use and kept). Every test under tests/interop/ is also given the `interop` and `spark` markers here at
 collection, in case a module forgets its `pytestmark`, so that
 `python -m pytest -m 'not spark and not s3 and not interop'` never starts a JVM. The fast inner
-loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres and not gcs and not adls and not browser"`.
+loop is `-m "not slow and not spark and not s3 and not interop and not rest and not postgres and not gcs and not adls and not browser and not airflow"`.
 """
 from __future__ import annotations
 

@@ -1,45 +1,58 @@
-"""Airflow DAG: measure every table's health, and run maintenance only when a table needs it.
+"""Airflow DAG: measure every table's health, and maintain only the tables that need it.
 
-The ``health`` task branches on icectl's exit code: 0 (every table healthy) becomes Airflow's
-"skipped" (exit 99, BashOperator's ``skip_on_exit_code``), so ``maintain`` does not run; 13
-(maintenance recommended) and 14 (overdue, or a table could not be measured) succeed and
-``maintain`` runs; any other code (a bad option, an unreachable catalog) fails the task. ``maintain``
-fails when a table failed (exit 15); the other tables were still maintained, and its JSON report
-(stdout, in the task log and in XCom) says which step failed and why.
+``health`` (``IcectlOperator``, the ``icectl[airflow]`` extra) runs ``icectl health --all`` and
+pushes its whole JSON report to XCom; it succeeds when tables are healthy (0) or need maintenance
+(13, 14) and fails on anything else: an unreachable catalog, or one with no tables (exit 17: a
+wrong catalog name looks empty). ``tables_to_maintain`` reads the report from XCom and returns the
+tables whose health calls for a step; ``branch`` skips ``maintain`` when there are none. ``maintain``
+gets that list through XCom, runs ``icectl maintain`` on those tables only, and pushes its JSON
+report (every table, its steps, their counts and commits) to XCom. It fails when a table failed
+(exit 15; the task log names each table and step), and is skipped, with the reason, when another
+run held every table's lock (exit 18). icectl's progress lines, timestamped, are in the task log
+while it runs.
 
-Needs Airflow 2.6+ and icectl on the workers (``pip install 'icectl[spark]'`` for ``compact``), with
-the catalog in ``~/.icectl.yaml`` or ``$ICECTL_CONFIG``.
+Needs Airflow 3 (or 2.9+) and ``pip install 'icectl[airflow,spark]'`` on the workers, with the
+catalog in ``~/.icectl.yaml`` or ``$ICECTL_CONFIG``; ``ICECTL_POLICY`` names the policy file.
 """
 from __future__ import annotations
 
-import shlex
+import os
 
 import pendulum
-from airflow import DAG
-from airflow.operators.bash import BashOperator
 
-CATALOG = "prod"
-POLICY = "/etc/icectl/policy.yaml"
+try:  # Airflow 3
+    from airflow.sdk import DAG, task
+except ImportError:  # Airflow 2.9+
+    from airflow import DAG
+    from airflow.decorators import task
 
-# The commands, as argument lists (tests/cli/test_airflow_dag.py runs them against a real catalog).
-HEALTH = ["icectl", "--catalog", CATALOG, "--output", "json", "health", "--all", "--orphans", "--policy", POLICY]
-MAINTAIN = ["icectl", "--catalog", CATALOG, "--output", "json", "maintain", "--all", "--policy", POLICY,
-            "--budget", "3h", "--yes"]
+from icectl.integrations.airflow import IcectlOperator
 
-SKIP = 99
-HEALTH_BRANCH = (f"{shlex.join(HEALTH)}; code=$?; "
-                 f"if [ $code -eq 0 ]; then exit {SKIP}; fi; "
-                 "if [ $code -eq 13 ] || [ $code -eq 14 ]; then exit 0; fi; exit $code")
+CATALOG = os.environ.get("ICECTL_DAG_CATALOG", "prod")
+POLICY = os.environ.get("ICECTL_POLICY", "/etc/icectl/policy.yaml")
 
 with DAG(
     dag_id="icectl_maintain",
     schedule="10 3 * * *",
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
-    max_active_runs=1,  # icectl's per-table lock also keeps overlapping runs apart
+    max_active_runs=1,
     tags=["iceberg", "maintenance"],
 ) as dag:
-    health = BashOperator(task_id="health", bash_command=HEALTH_BRANCH, skip_on_exit_code=SKIP)
-    maintain = BashOperator(task_id="maintain", bash_command=shlex.join(MAINTAIN), do_xcom_push=True,
-                            execution_timeout=pendulum.duration(hours=4))
-    health >> maintain
+    health = IcectlOperator(task_id="health", command="health", arguments=["--all", "--policy", POLICY],
+                            catalog=CATALOG)
+
+    @task
+    def tables_to_maintain(report: dict) -> list[str]:
+        """The tables whose health calls for a maintenance step."""
+        return [t["table"] for t in report["tables"] if t["steps"]]
+
+    @task.branch
+    def branch(tables: list[str]) -> str | None:
+        return "maintain" if tables else None  # None: maintain is skipped
+
+    tables = tables_to_maintain(health.output)
+    maintain = IcectlOperator(task_id="maintain", command="maintain",
+                              arguments=["--policy", POLICY, "--budget", "3h", "--yes"], targets=tables,
+                              catalog=CATALOG)
+    branch(tables) >> maintain

@@ -6,18 +6,15 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.context import Env
-from icectl.cli.options import AllOpt, PolicyOpt, TargetsArg
-from icectl.cli.output import render
-from icectl.cli.session import command_prefix, open_catalog, open_table
-from icectl.cli.views.health import health_report
+from icectl.cli.options import JSONL, AllOpt, AllowEmptyOpt, PolicyOpt, TargetsArg
+from icectl.cli.output import render, write_json_line
+from icectl.cli.session import command_prefix, open_catalog, open_table, select_tables
+from icectl.cli.views.health import health_report, health_summary, table_health_view
 from icectl.cli.views.metrics import health_metrics, require_metrics, write_metrics_file
 from icectl.errors import HealthCriticalError, HealthWarningError
 from icectl.ops.catalogs import looks_like_path
-from icectl.ops.maintain.health import HealthRun, check_table, check_tables, resolve_targets
+from icectl.ops.maintain.health import HealthRun, check_table, check_tables
 from icectl.ops.maintain.policy import load_policy_file
-
-def _targets(env: Env, targets: list[str] | None, all_tables: bool) -> list[tuple[str, ...]]:
-    return resolve_targets(open_catalog(env), list(targets or []), all_tables=all_tables)
 
 
 def health(
@@ -25,6 +22,7 @@ def health(
     targets: TargetsArg = None,
     all_tables: AllOpt = False,
     policy: PolicyOpt = None,
+    allow_empty: AllowEmptyOpt = False,
     orphans: Annotated[bool, typer.Option("--orphans", help="Also list each table's location for orphan files "
                                           "(the one check that reads more than metadata).")] = False,
     metrics_file: Annotated[Optional[str], typer.Option("--metrics-file", metavar="FILE",
@@ -45,13 +43,24 @@ def health(
     names = [t for t in targets or [] if not looks_like_path(t)]
     # A table location or metadata file is measured read-only, without a catalog (as describe does).
     tables = [open_table(env, p) for p in paths]
-    run = HealthRun([check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans)
-                     for t in tables])
+    prefix = command_prefix(env)
+    # -o jsonl: each table's line as its measure is done, then the summary line
+    on_table = (lambda t: write_json_line(env.stdout, table_health_view(t, prefix=prefix))) \
+        if env.output == JSONL else None
+    run = HealthRun([])
+    for t in tables:
+        run.tables.append(check_table(t, policies.policy_for(t.name, t.metadata.properties), orphans=orphans))
+        if on_table:
+            on_table(run.tables[-1])
+    described = None
     if names or all_tables or not paths:
-        run.tables += check_tables(open_catalog(env), _targets(env, names, all_tables), policies,
-                                   orphans=orphans).tables
-    report = health_report(run, prefix=command_prefix(env), ranked=all_tables)
-    render(env, report)
+        idents, described = select_tables(env, names, all_tables=all_tables, allow_empty=allow_empty)
+        run.tables += check_tables(open_catalog(env), idents, policies, orphans=orphans, on_table=on_table).tables
+    report = health_report(run, prefix=prefix, catalog=described, ranked=all_tables)
+    if on_table:
+        write_json_line(env.stdout, health_summary(report))
+    else:
+        render(env, report)
     if metrics_file:
         catalog = open_catalog(env).name if names or all_tables or not paths else ""
         write_metrics_file(metrics_file, health_metrics(run, catalog=catalog))

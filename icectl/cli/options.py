@@ -12,7 +12,7 @@ OUTPUT_FORMATS = (TABLE, JSON, JSONL)
 DEFAULT_OUTPUTS = (TABLE, JSON)
 STREAM_OUTPUTS = (TABLE, JSON, JSONL)  # the outputs of a command that lists one record a line
 OutputOpt = Annotated[str, typer.Option("--output", "-o", help="Output format: table (human), json (one "
-                                        "document) or jsonl (one JSON object a line; list --all).",
+                                        "document) or jsonl (one JSON object a line; list --all, health, maintain).",
                                         metavar="table|json|jsonl")]
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]
@@ -28,6 +28,8 @@ TargetsArg = Annotated[Optional[list[str]], typer.Argument(
     "also takes a table location or metadata file.",
     show_default=False)]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every table of the catalog.")]
+AllowEmptyOpt = Annotated[bool, typer.Option("--allow-empty", help="With --all, a catalog with no tables is not an "
+                                             "error (exit 17 otherwise: a wrong catalog looks empty).")]
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md).")]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from enum import Enum
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
@@ -163,6 +164,23 @@ def write_jsonl(out: TextIO, result: Any) -> None:
         out.write(dumps(row) + "\n")
         if flush:
             out.flush()
+
+
+def write_json_line(out: TextIO, record: Any) -> None:
+    """One record as one compact JSON line, flushed (``-o jsonl`` written as a run goes)."""
+    out.write(json.JSONEncoder(default=_default).encode(record) + "\n")
+    out.flush()
+
+
+def progress_writer(env: Env) -> Callable[[str], None]:
+    """Progress lines on stderr, each with its UTC time (``2026-05-01T03:10:04Z icectl: db.t: expire:
+    done``), written and flushed as a long run goes, in every output mode: a task log or a cron
+    stderr file shows where the run is."""
+    def write(message: str) -> None:
+        env.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} icectl: {message}\n")
+        env.stderr.flush()
+
+    return write
 
 
 BATCH = 10_000  # rows written at once; the first batch is read before anything is written

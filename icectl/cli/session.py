@@ -5,7 +5,9 @@ from __future__ import annotations
 import shlex
 
 from icectl.cli.context import Env
+from icectl.errors import EmptySelectionError
 from icectl.ops import catalogs
+from icectl.ops.maintain.health import resolve_targets
 from icectl.ops.catalogs import Catalog, CatalogConfig, CatalogOptions, FileIO, Identifier, Table
 
 
@@ -38,6 +40,20 @@ def open_catalog(env: Env) -> Catalog:
             env.stderr.write(f"icectl: catalog {describe_catalog(cfg)}\n")
         env.opened_catalog = catalogs.open_catalog(catalog_options(env), cfg)
     return env.opened_catalog
+
+
+def select_tables(env: Env, names: list[str], *, all_tables: bool,
+                  allow_empty: bool) -> tuple[list[Identifier], str]:
+    """The tables ``names`` (or ``--all``) mean in this run's catalog, and which catalog that is and
+    where its configuration came from. ``--all`` over no table is an error (exit 17) unless
+    ``allow_empty``: a wrong catalog name, URI or warehouse looks just like an empty catalog."""
+    described = describe_catalog(catalog_config(env))
+    idents = resolve_targets(open_catalog(env), names, all_tables=all_tables)
+    if all_tables and not idents and not allow_empty:
+        raise EmptySelectionError(f"--all found no tables in catalog {described}",
+                                  hint="check the catalog's name, URI and warehouse (icectl list shows what it "
+                                       "sees); --allow-empty accepts an empty catalog")
+    return idents, described
 
 
 def locate_table(env: Env, name: str) -> tuple[Catalog, Identifier]:

@@ -15,7 +15,7 @@ from typing import Any, Callable, TypeVar
 from icectl.table.loaded import Table
 from icectl.io import join
 from icectl.io.safety import table_guard
-from icectl.errors import IcectlError, NotFoundError, UsageError
+from icectl.errors import IcectlError, NotFoundError, UsageError, install_hint
 from icectl.spark import environment, protocol, submit
 from icectl.spark.protocol import NdvPlan, NdvResult, RewritePlan, RewriteResult
 
@@ -59,6 +59,19 @@ def shareable_properties(properties: dict[str, str]) -> dict[str, str]:
     to a shared work folder or on the command line. Catalog properties (a URI may hold a
     password) stay home; the job's driver and executors take credentials from their environment."""
     return {k: v for k, v in properties.items() if k.startswith(_STORAGE) and not _SECRET.search(k)}
+
+
+def missing_engine(settings: JobSettings) -> str | None:
+    """Why a Spark job cannot start here (no spark-submit, or no Java for a local master), or None.
+    Checked before anything is committed, by the commands that run a job among other steps."""
+    template = submit.load_template(settings.template_path, master=settings.master)
+    exe = template.spark_submit or submit.default_spark_submit() or "spark-submit"
+    if shutil.which(exe) is None and not os.path.exists(exe):
+        return (f"spark-submit not found: {exe} (install icectl's Spark extra: "
+                f"{install_hint('spark')}, or set spark_submit in the job template)")
+    if template.master.startswith("local") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "java not found: Spark needs a Java runtime (e.g. apt-get install openjdk-17-jre-headless)"
+    return None
 
 
 def prepare(table: Table, settings: JobSettings, *, command: str = "compact") -> PreparedJob:

@@ -213,15 +213,23 @@ HEALTH = {"tables": [{"table": str, "metadata_location": Opt(str), "format_versi
                       "metrics": Opt(METRICS),
                       "findings": [{"check": str, "severity": str, "message": str, "step": Opt(str),
                                     "command": Opt(str)}],
-                      "steps": [str], "error": Opt(str), "seconds": NUMBER, "rank": int, "score": Opt(NUMBER)}],
-          "worst": str, "exit_code": int, "counts": Map(int), "ranked": bool}
+                      "steps": [str], "error": Opt(str), "seconds": NUMBER, "rank": Opt(int), "score": Opt(NUMBER)}],
+          "worst": str, "exit_code": int, "counts": Map(int), "catalog": Opt(str), "ranked": bool}
 MAINTAIN = {"dry_run": bool, "applied": bool, "budget_seconds": Opt(NUMBER), "budget_exhausted": bool,
             "seconds": NUMBER,
             "tables": [{"table": str, "status": str, "health_before": Opt(str), "health_after": Opt(str),
                         "steps": [{"step": str, "command": Opt(str), "status": str, "reason": str, "seconds": NUMBER,
                                    "summary": Map(int), "error": Opt(str), "commits": [COMMIT]}],
                         "locked_by": Opt(str), "error": Opt(str), "seconds": NUMBER}],
-            "failed": [str], "commits": [COMMIT], "left_for_next_run": [str]}
+            "failed": [str], "commits": [COMMIT], "left_for_next_run": [str], "not_maintained": [str],
+            "catalog": Opt(str)}
+# -o jsonl: a line per table (an element of "tables" above), as each is done, then this summary line.
+HEALTH_SUMMARY = {"summary": bool, "command": str, "tables": int, "worst": str, "exit_code": int,
+                  "counts": Map(int), "catalog": Opt(str)}
+MAINTAIN_SUMMARY = {"summary": bool, "command": str, "dry_run": bool, "applied": bool,
+                    "budget_seconds": Opt(NUMBER), "budget_exhausted": bool, "seconds": NUMBER, "tables": int,
+                    "counts": Map(int), "failed": [str], "not_maintained": [str], "exit_code": int,
+                    "catalog": Opt(str)}
 
 PROBLEM = {"path": str, "kind": str, "problem": str, "records": Opt(int), "bytes": Opt(int)}
 REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(str), "problems": [PROBLEM],
@@ -309,6 +317,7 @@ SHAPES: dict[str, Any] = {
     "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
     "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
+    "health -o jsonl (last line)": HEALTH_SUMMARY, "maintain -o jsonl (last line)": MAINTAIN_SUMMARY,
     "migrate": MIGRATE, "profile": PROFILE_RESULT, "report": REPORT,
     "describe (a view)": VIEW_DESCRIBE, "drop (a view)": VIEW_DROP,
 }

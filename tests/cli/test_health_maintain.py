@@ -225,7 +225,8 @@ def test_a_held_lock_skips_the_table_and_an_expired_one_is_broken(fleet):
     assert held.acquire()
     loc = fleet.locations()["fleet.old_snapshots"]
     code, out, err = fleet.run("-o", "json", "maintain", "fleet.old_snapshots", "--policy", fleet.policy, "--yes")
-    assert code == 0, err
+    assert code == ExitCode.NOT_ALL_MAINTAINED, err  # not a silent green: the table was not maintained
+    assert json.loads(out)["not_maintained"] == ["fleet.old_snapshots"]
     t = json.loads(out)["tables"][0]
     assert t["status"] == "locked" and t["locked_by"] == held.mine.owner and t["steps"] == []
     assert fleet.locations()["fleet.old_snapshots"] == loc
@@ -266,7 +267,7 @@ def test_the_lock_admits_one_process_at_a_time(fleet, stale):
 def test_the_budget(fleet):
     before = fleet.state()
     code, out, err = fleet.run("-o", "json", "maintain", "--all", "--policy", fleet.policy, "--budget", "0s", "--yes")
-    assert code == 0, err
+    assert code == ExitCode.NOT_ALL_MAINTAINED, err
     doc = json.loads(out)
     assert doc["budget_exhausted"] is True and doc["budget_seconds"] == 0
     assert all(t["status"] == "skipped" for t in doc["tables"]) and fleet.state() == before
@@ -325,3 +326,110 @@ def test_health_of_a_table_location_without_a_catalog(fleet):
         code, out, err = fleet.run("-o", "json", "health", target, catalog=False)
         assert code == ExitCode.HEALTH_WARNING, err
         assert json.loads(out)["tables"][0]["steps"] == ["expire"]
+
+
+# -- no silent green (issue 24) -----------------------------------------------------------------------------
+
+def test_all_over_an_empty_catalog_is_an_error_naming_the_catalog(fleet, tmp_path):
+    """The fleet's rows under another catalog_name look like an empty catalog: --all says so (exit 17)
+    and names the catalog it resolved, and from where, unless --allow-empty."""
+    (tmp_path / ".icectl.yaml").write_text(f"catalog:\n  prod:\n    type: sql\n    uri: {fleet.catalog['uri']}\n"
+                                           f"    warehouse: {fleet.catalog['warehouse']}\n")
+    for cmd in (["health", "--all"], ["maintain", "--all", "--yes"]):
+        code, out, err = fleet.run(*cmd, catalog=False)
+        assert_one_error(code, out, err, ExitCode.EMPTY_SELECTION,
+                         contains="--all found no tables in catalog prod (sql, sqlite:///")
+        assert ".icectl.yaml:2" in err  # where the catalog came from
+        code, out, err = fleet.run("-o", "json", *cmd, "--allow-empty", catalog=False)
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["tables"] == [] and doc["catalog"].startswith("prod (sql, sqlite:///")
+    (tmp_path / ".icectl.yaml").unlink()
+    code, doc = fleet.health("--all", "--policy", fleet.policy)
+    assert doc["catalog"].startswith("default (sql, ") and len(doc["tables"]) == len(EXPECTED_STEPS)
+    code, out, err = fleet.run("health", "--all", "--policy", fleet.policy)
+    assert out.splitlines()[-1].startswith("catalog default (sql, sqlite:///")
+
+
+def _template(fleet, spark_submit: str) -> str:
+    path = fleet.root / "template.yaml"
+    path.write_text(f"spark_submit: {spark_submit}\nmaster: 'local[1]'\n")
+    return str(path)
+
+
+def test_a_step_whose_engine_is_missing_stops_maintain_before_any_commit(fleet):
+    """compact in the policy and no spark-submit: a configuration error before anything is
+    committed (not exit 15 after the other steps committed)."""
+    pathlib.Path(fleet.policy).write_text("defaults:\n  steps: [compact, expire]\n")
+    template = _template(fleet, "/nonexistent/spark-submit")
+    before = fleet.state()
+    code, out, err = fleet.run("maintain", "--all", "--policy", fleet.policy, "--yes", "--template", template)
+    assert_one_error(code, out, err, ExitCode.USAGE, contains="runs compact, but spark-submit not found")
+    assert "optional" in err and fleet.state() == before
+
+
+def test_an_optional_step_whose_engine_is_missing_is_reported_and_the_rest_runs(fleet):
+    pathlib.Path(fleet.policy).write_text("defaults:\n  steps: [compact, expire]\n  optional: [compact]\n")
+    code, out, err = fleet.run("-o", "json", "maintain", "--all", "--policy", fleet.policy, "--yes",
+                               "--template", _template(fleet, "/nonexistent/spark-submit"))
+    assert code == 0, err
+    doc = json.loads(out)
+    status = {t["table"]: t["status"] for t in doc["tables"]}
+    assert status["fleet.old_snapshots"] == "done" and doc["not_maintained"] == []
+    unavailable = [s for t in doc["tables"] for s in t["steps"] if s["step"] == "compact"]
+    assert all(s["status"] == "unavailable" and "spark-submit not found" in s["reason"] for s in unavailable)
+
+
+@pytest.mark.parametrize("value", ["[vacuum]", "yes"])
+def test_bad_optional(fleet, value):
+    pathlib.Path(fleet.policy).write_text(f"defaults:\n  optional: {value}\n")
+    code, out, err = fleet.run("maintain", "--all", "--policy", fleet.policy, "--yes")
+    assert_one_error(code, out, err, ExitCode.USAGE, contains="optional")
+
+
+# -- -o jsonl (issue 24) ------------------------------------------------------------------------------------
+
+def test_jsonl_is_a_line_per_table_then_a_summary_with_timestamped_progress(fleet):
+    from output_shapes import HEALTH_SUMMARY, MAINTAIN_SUMMARY
+
+    code, out, err = fleet.run("-o", "jsonl", "health", "--all", "--policy", fleet.policy)
+    assert code == ExitCode.HEALTH_WARNING, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [t["table"] for t in lines[:-1]] == sorted(EXPECTED_STEPS)
+    for t in lines[:-1]:
+        check_shape(t, SHAPES["health"]["tables"][0])
+    check_shape(lines[-1], HEALTH_SUMMARY)
+    assert lines[-1]["summary"] is True and lines[-1]["tables"] == len(EXPECTED_STEPS) and lines[-1]["exit_code"] == 13
+    code, out, err = fleet.run("-o", "jsonl", "maintain", "--all", "--policy", fleet.policy, "--yes")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    for t in lines[:-1]:
+        check_shape(t, SHAPES["maintain"]["tables"][0])
+    check_shape(lines[-1], MAINTAIN_SUMMARY)
+    assert {t["table"]: t["status"] for t in lines[:-1]}["fleet.old_snapshots"] == "done"
+    assert lines[-1]["exit_code"] == 0 and lines[-1]["counts"] == {"done": 5, "healthy": 1}
+    # progress on stderr, timestamped, per table and step, with -o jsonl too
+    import re
+    assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ icectl: fleet.old_snapshots: expire: done$", err, re.M), err
+
+
+def test_jsonl_is_written_as_each_table_finishes(fleet, monkeypatch):
+    """The first table's line is on stdout before the second table is measured."""
+    from icectl.ops.maintain import maintain as maintain_mod
+
+    seen: list[str] = []
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+    real = maintain_mod.load_table
+
+    def spy(catalog, ident):
+        seen.append(env.stdout.getvalue())
+        return real(catalog, ident)
+
+    monkeypatch.setattr(maintain_mod, "load_table", spy)
+    code = run(["--uri", fleet.catalog["uri"], "--warehouse", fleet.catalog["warehouse"], "-o", "jsonl", "maintain",
+                "--all", "--policy", fleet.policy, "--yes"], env)
+    assert code == 0, env.stderr.getvalue()
+    # with --all the tables go worst first (the fleet ranking): the line before the last table's
+    # measure is the one of the table maintained before it
+    order = [t["table"] for t in map(json.loads, env.stdout.getvalue().splitlines()) if "table" in t]
+    assert seen[0] == "" and json.loads(seen[-1].splitlines()[-1])["table"] == order[-2]

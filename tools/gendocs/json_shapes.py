@@ -24,7 +24,7 @@ from icectl.cli.views.catalog_views import ViewDescription, ViewDropReport
 from icectl.cli.views.compact import CompactionOutcome, CompactionPlanView
 from icectl.cli.views.expire import ExpireReport
 from icectl.cli.views.files import FileList
-from icectl.cli.views.health import HealthReport, MaintainReport
+from icectl.cli.views.health import HealthReport, HealthSummary, MaintainReport, MaintainSummary
 from icectl.cli.views.migrate import MigrationReport
 from icectl.cli.views.report import ProfileView, ReportView
 from icectl.cli.views.housekeeping import (DropReport, NamespaceChange, NamespaceListing, NamespaceProperties,
@@ -58,6 +58,7 @@ SHAPES: dict[str, type] = {
     "rewrite-manifests": RewriteManifestsReport, "diff": TableDiff, "restore": RestoreReport, "repair": RepairReport,
     "rewrite-table-path": RelocationReport, "compute-stats": ComputeStatsReport,
     "compute-partition-stats": PartitionStatsReport, "health": HealthReport, "maintain": MaintainReport,
+    "health -o jsonl (last line)": HealthSummary, "maintain -o jsonl (last line)": MaintainSummary,
     "migrate": MigrationReport, "profile": ProfileView, "report": ReportView,
     "describe (a view)": ViewDescription, "drop (a view)": ViewDropReport,
 }
@@ -248,15 +249,28 @@ NOTES: dict[str, str] = {
         'why, `metrics` is null); `severity` is `info`, `warning` or `critical`; `command` is the exact '
         'command that fixes a finding (null when no icectl command does: partition skew); `steps` are the '
         'maintain steps the findings call for, in order; `orphan_files` is null without `--orphans`; `worst` '
-        'is the worst status. `rank` (1: most in need) and `score` are the fleet ranking\'s (the need score of '
-        'docs/metrics.md, null when not measured); with `--all` the tables are listed by rank.'
+        'is the worst status; `catalog` is the catalog measured and where its configuration came from (null '
+        'when only table locations were given). `rank` (1: most in need) and `score` are the fleet ranking\'s (the '
+        'need score of docs/metrics.md, null when not measured); with `--all` the tables are listed by rank.'
+    ),
+    'health -o jsonl (last line)': (
+        'With `-o jsonl`, `health` prints one line per table (an element of `health`\'s `tables`) as each is '
+        'measured, then this line (`summary` is always true; `tables` is the count).'
+    ),
+    'maintain -o jsonl (last line)': (
+        'With `-o jsonl`, `maintain` prints one line per table (an element of `maintain`\'s `tables`) as each is '
+        'done, then this line (`summary` is always true; `tables` is the count, `counts` by table status, '
+        '`exit_code` the run\'s: 0, 15 or 18).'
     ),
     'maintain': (
         "A table's `status` is `healthy` (nothing to do), `planned` (a dry run or a refused plan), `done`, "
-        "`failed`, `locked`, `skipped` (the budget) or `disabled` (its policy); a step's `status` is "
-        '`planned`, `done`, `failed` or `skipped`, `reason` the finding that called for it and `summary` its '
-        "counts; `commits` are every step's commits. With `--all` the tables are maintained by rank, worst "
-        "first; `left_for_next_run` names the tables the budget left (some or all of their steps not run)."
+        "`failed`, `locked`, `skipped` (the budget), `disabled` (its policy) or `unavailable` (its only steps "
+        "are optional and their engine is missing); a step's `status` is "
+        '`planned`, `done`, `failed`, `skipped` or `unavailable`, `reason` the finding that called for it and '
+        "`summary` its counts; `commits` are every step's commits; `not_maintained` lists the tables `locked` "
+        "or `skipped` (exit code 18); `catalog` is the catalog and where its configuration came from. With "
+        "`--all` the tables are maintained by rank, worst first; `left_for_next_run` names the tables the budget "
+        "left that still needed a step."
     ),
 }
 

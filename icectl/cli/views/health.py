@@ -11,8 +11,8 @@ from icectl.errors import ExitCode
 from icectl.ops.maintain.fleet import need_score, ranked as rank_tables
 
 if TYPE_CHECKING:
-    from icectl.ops.maintain.health import HealthRun, Metrics
-    from icectl.ops.maintain.maintain import MaintainRun
+    from icectl.ops.maintain.health import HealthRun, Metrics, TableHealth
+    from icectl.ops.maintain.maintain import MaintainRun, TableRun
 
 
 def command_text(prefix: str, args: list[str] | None) -> str | None:
@@ -39,7 +39,7 @@ class TableHealthView:
     steps: list[str]
     error: str | None
     seconds: float
-    rank: int  # 1: the table most in need of maintenance (icectl.ops.maintain.fleet)
+    rank: int | None  # 1: the table most in need (icectl.ops.maintain.fleet); null in a -o jsonl line
     score: float | None  # the need score the rank comes from (null: not measured)
 
 
@@ -52,21 +52,42 @@ class HealthReport:
     worst: str
     exit_code: int
     counts: dict[str, int]
+    catalog: str | None = None  # which catalog, from where (null: only table locations were measured)
     ranked: bool = False
 
 
-def health_report(run: HealthRun, *, prefix: str, ranked: bool = False) -> HealthReport:
+@dataclass
+class HealthSummary:
+    """The last line of ``health -o jsonl``: the report without its tables (each was a line)."""
+
+    summary: bool  # always true: the line that is not a table's
+    command: str
+    tables: int
+    worst: str
+    exit_code: int
+    counts: dict[str, int]
+    catalog: str | None
+
+
+def table_health_view(t: TableHealth, *, prefix: str, rank: int | None = None) -> TableHealthView:
+    return TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
+                           [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
+                            for f in t.findings], t.steps, t.error, t.seconds, rank, need_score(t))
+
+
+def health_summary(r: HealthReport) -> HealthSummary:
+    return HealthSummary(True, "health", len(r.tables), r.worst, r.exit_code, r.counts, r.catalog)
+
+
+def health_report(run: HealthRun, *, prefix: str, catalog: str | None = None, ranked: bool = False) -> HealthReport:
     rank = {t.table: i for i, t in enumerate(rank_tables(run.tables), 1)}
     tables = rank_tables(run.tables) if ranked else run.tables
-    views = [TableHealthView(t.table, t.metadata_location, t.format_version, t.status, t.metrics,
-                             [FindingView(f.check, f.severity, f.message, f.step, command_text(prefix, f.command))
-                              for f in t.findings], t.steps, t.error, t.seconds, rank[t.table], need_score(t))
-             for t in tables]
+    views = [table_health_view(t, prefix=prefix, rank=rank[t.table]) for t in tables]
     code = {"healthy": ExitCode.OK, "warning": ExitCode.HEALTH_WARNING}.get(run.worst, ExitCode.HEALTH_CRITICAL)
     counts: dict[str, int] = {}
     for t in run.tables:
         counts[t.status] = counts.get(t.status, 0) + 1
-    return HealthReport(views, run.worst, int(code), counts, ranked)
+    return HealthReport(views, run.worst, int(code), counts, catalog=catalog, ranked=ranked)
 
 
 _MARK = {"info": ("info", None), "warning": ("warning", "yellow"), "critical": ("CRITICAL", "red")}
@@ -102,6 +123,8 @@ def _health_text(env: Env, r: HealthReport) -> None:
                 say(env, f"      fix: {f.command}")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(r.counts.items()))
     say(env, f"{len(r.tables)} tables: {summary}" if r.tables else "no tables")
+    if r.catalog:
+        say(env, f"catalog {r.catalog}")
 
 
 # -- maintain -------------------------------------------------------------------------------------------
@@ -141,16 +164,56 @@ class MaintainReport:
     failed: list[str]
     commits: list[dict] = field(default_factory=list)
     left_for_next_run: list[str] = field(default_factory=list)  # tables the budget left that need steps
+    not_maintained: list[str] = field(default_factory=list)  # locked by another run, or left by the budget
+    catalog: str | None = None  # which catalog, from where
 
 
-def maintain_report(run: MaintainRun, *, prefix: str) -> MaintainReport:
-    tables = [TableRunView(t.table, t.status, t.health_before, t.health_after,
-                           [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
-                                     s.summary, s.error, s.commits) for s in t.steps],
-                           t.locked_by, t.error, t.seconds) for t in run.tables]
+@dataclass
+class MaintainSummary:
+    """The last line of ``maintain -o jsonl``: the report without its tables (each was a line) and
+    commits, with the run's exit code."""
+
+    summary: bool  # always true: the line that is not a table's
+    command: str
+    dry_run: bool
+    applied: bool
+    budget_seconds: float | None
+    budget_exhausted: bool
+    seconds: float
+    tables: int
+    counts: dict[str, int]
+    failed: list[str]
+    not_maintained: list[str]
+    exit_code: int
+    catalog: str | None
+
+
+def table_run_view(t: TableRun, *, prefix: str) -> TableRunView:
+    return TableRunView(t.table, t.status, t.health_before, t.health_after,
+                        [StepView(s.step, command_text(prefix, s.command), s.status, s.reason, s.seconds,
+                                  s.summary, s.error, s.commits) for s in t.steps],
+                        t.locked_by, t.error, t.seconds)
+
+
+def maintain_exit_code(r: MaintainReport) -> int:
+    if r.failed:
+        return int(ExitCode.MAINTENANCE_FAILED)
+    return int(ExitCode.NOT_ALL_MAINTAINED) if r.not_maintained and not r.dry_run else int(ExitCode.OK)
+
+
+def maintain_summary(r: MaintainReport) -> MaintainSummary:
+    counts: dict[str, int] = {}
+    for t in r.tables:
+        counts[t.status] = counts.get(t.status, 0) + 1
+    return MaintainSummary(True, "maintain", r.dry_run, r.applied, r.budget_seconds, r.budget_exhausted, r.seconds,
+                           len(r.tables), counts, r.failed, r.not_maintained, maintain_exit_code(r), r.catalog)
+
+
+def maintain_report(run: MaintainRun, *, prefix: str, catalog: str | None = None) -> MaintainReport:
+    tables = [table_run_view(t, prefix=prefix) for t in run.tables]
     commits = [c for t in run.tables for s in t.steps for c in s.commits]
     return MaintainReport(run.dry_run, run.applied, run.budget_seconds, run.budget_exhausted, run.seconds, tables,
-                          run.failed, commits, list(run.left_for_next_run))
+                          run.failed, commits, list(run.left_for_next_run), run.not_maintained, catalog)
 
 
 @text_renderer(MaintainReport)
@@ -170,7 +233,7 @@ def _maintain_text(env: Env, r: MaintainReport) -> None:
             done = ", ".join(f"{k} {v}" for k, v in s.summary.items() if v)
             say(env, f"  {s.step}: {s.status}" + (f" in {fmt_duration_ms(int(s.seconds * 1000))}" if s.seconds else "")
                 + (f" ({done})" if done else ""))
-            if s.status in ("planned", "skipped"):
+            if s.status in ("planned", "skipped", "unavailable"):
                 say(env, f"      why: {s.reason}")
             if s.command and s.status == "planned":
                 say(env, f"      as: {s.command}")
@@ -187,3 +250,7 @@ def _maintain_text(env: Env, r: MaintainReport) -> None:
             say(env, f"left for the next run: {', '.join(r.left_for_next_run)}")
     else:
         say(env, "no tables")
+    if r.not_maintained:
+        warn(env, f"not maintained (the next run takes them): {', '.join(r.not_maintained)}")
+    if r.catalog:
+        say(env, f"catalog {r.catalog}")

@@ -395,20 +395,25 @@ class HealthRun:
 
 
 def check_tables(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *,
-                 now_ms: int | None = None, orphans: bool = False, progress: Any = None) -> HealthRun:
+                 now_ms: int | None = None, orphans: bool = False, progress: Any = None,
+                 on_table: Any = None) -> HealthRun:
     """Measure every table; a table that cannot be read is reported (status ``error``), the others
-    are still measured."""
+    are still measured. ``on_table(health)`` is called as each table's measure is done."""
     out = []
     for ident in identifiers:
         name = ".".join(ident)
         if progress:
-            progress(f"checking {name}")
+            progress(f"{name}: checking")
         try:
             table = load_table(catalog, ident)
             out.append(check_table(table, policies.policy_for(name, table.metadata.properties), now_ms=now_ms,
                                    orphans=orphans))
         except IcectlError as e:
             out.append(failed_table(name, e))
+        if progress:
+            progress(f"{name}: {out[-1].status}")
+        if on_table:
+            on_table(out[-1])
     return HealthRun(out)
 
 

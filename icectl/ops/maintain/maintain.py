@@ -21,6 +21,11 @@ out leaves the tables that need maintenance least.
 Test seam: ``MaintainOptions.clock`` is the monotonic clock (seconds) the budget and the step
 durations are measured with; a test gives a fake one (advanced, e.g., from the ``progress`` callback
 when a step is done) to make the budget deterministic without sleeping.
+
+A step that needs an engine icectl does not carry (compact: Spark) is checked before any table is
+touched: when the engine is missing, a policy that enables the step is a configuration error
+(nothing is committed), unless the policy lists the step as ``optional``; then the step is reported
+as ``unavailable`` where health calls for it, and the table's other steps run.
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from icectl.errors import CommitStateUnknownError, IcectlError
+from icectl.errors import CommitStateUnknownError, IcectlError, UsageError
 from icectl.ops.maintain.fleet import ranked
 from icectl.ops.maintain.health import STEP_CHECK, Finding, Metrics, TableHealth, check_table, failed_table
 from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
@@ -40,7 +45,12 @@ from icectl.ops.maintain.remove_orphans import plan_orphans
 from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
 from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
 from icectl.ops.maintain.table_lock import DEFAULT_LEASE_MS, TableLock
-from icectl.ops.spark_job import JobSettings
+from icectl.ops.spark_job import JobSettings, missing_engine
+
+# The steps that run an engine icectl does not carry, and the check that finds it missing.
+ENGINE_STEPS: dict[str, Callable[["MaintainOptions"], str | None]] = {
+    "compact": lambda opts: missing_engine(opts.job_settings or JobSettings()),
+}
 
 Progress = Callable[[str], None]
 
@@ -49,7 +59,7 @@ Progress = Callable[[str], None]
 class StepRun:
     step: str
     command: list[str]  # icectl's arguments that do the same
-    status: str  # planned | done | failed | skipped
+    status: str  # planned | done | failed | skipped | unavailable (optional, its engine missing)
     reason: str  # the finding that called for it
     seconds: float = 0.0
     summary: dict[str, int] = field(default_factory=dict)
@@ -60,7 +70,7 @@ class StepRun:
 @dataclass
 class TableRun:
     table: str
-    status: str  # healthy | planned | done | failed | locked | skipped | disabled
+    status: str  # healthy | planned | done | failed | locked | skipped | disabled | unavailable
     health_before: str | None  # healthy | warning | critical | error
     health_after: str | None
     steps: list[StepRun] = field(default_factory=list)
@@ -82,6 +92,11 @@ class MaintainRun:
     @property
     def failed(self) -> list[str]:
         return [t.table for t in self.tables if t.status == "failed"]
+
+    @property
+    def not_maintained(self) -> list[str]:
+        """The tables skipped: locked by another run, or left when the time budget was spent."""
+        return [t.table for t in self.tables if t.status in ("locked", "skipped")]
 
     @property
     def applied(self) -> bool:
@@ -188,10 +203,15 @@ class _PartialError(IcectlError):
 
 
 def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: TableRun, *, opts: MaintainOptions,
-                    clock: _Clock, lock: Any, progress: Progress | None) -> None:
+                    clock: _Clock, lock: Any, progress: Progress | None, missing: dict[str, str]) -> None:
     say = (lambda m: progress(f"{table.name}: {m}")) if progress else (lambda m: None)
     for i, step in enumerate(STEPS):
         if not policy.step_enabled(step):
+            continue
+        if step in missing:
+            if step in health.steps:
+                run.steps.append(StepRun(step, [], "unavailable", f"optional, and {missing[step]}"))
+                say(f"{step}: unavailable: {missing[step]}")
             continue
         if clock.spent:
             run.steps += [StepRun(s, [], "skipped", "the time budget is spent") for s in STEPS[i:]
@@ -224,9 +244,36 @@ def _maintain_table(table: Table, policy: Policy, health: TableHealth, run: Tabl
         say(f"{step}: {sr.status}" + (f": {sr.error}" if sr.error else ""))
 
 
+def _missing_engines(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile,
+                     opts: MaintainOptions) -> dict[str, str]:
+    """{step: why its engine cannot run} for the engine steps; a UsageError when a table's policy
+    enables such a step without marking it optional (before any table is touched)."""
+    missing = {step: why for step, check in ENGINE_STEPS.items() if (why := check(opts)) is not None}
+    if not missing:
+        return missing
+    required: dict[str, list[str]] = {}
+    for ident in identifiers:
+        name = ".".join(ident)
+        try:
+            policy = policies.policy_for(name, load_table(catalog, ident).metadata.properties)
+        except IcectlError:
+            continue  # the run reports it, table by table
+        for step in missing:
+            if policy.step_enabled(step) and step not in policy.optional:
+                required.setdefault(step, []).append(name)
+    for step, names in required.items():
+        raise UsageError(f"the maintenance policy of {len(names)} tables ({', '.join(names[:5])}) runs {step}, "
+                         f"but {missing[step]}; nothing was changed",
+                         hint=f"install the engine, or list the step in the policy's optional (optional: [{step}]: "
+                              f"skipped where its engine is missing) or remove it from steps")
+    return missing
+
+
 def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile, *, opts: MaintainOptions,
-             progress: Progress | None = None) -> MaintainRun:
-    """Maintain every table; a table that fails is reported and the others are still maintained."""
+             progress: Progress | None = None, on_table: Callable[[TableRun], None] | None = None) -> MaintainRun:
+    """Maintain every table; a table that fails is reported and the others are still maintained.
+    ``on_table(run)`` is called as each table is done."""
+    missing = _missing_engines(catalog, identifiers, policies, opts)
     clock = _Clock(opts.budget_ms, opts.clock)
     out = MaintainRun(opts.dry_run, opts.budget_ms / 1000 if opts.budget_ms is not None else None)
     measured: dict[str, TableHealth] = {}
@@ -243,6 +290,8 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
                 run.health_before, run.metrics = known.status, known.metrics
             if known is None or known.steps:  # not when the ranking's measurement found nothing to do
                 out.left_for_next_run.append(name)
+            if on_table:
+                on_table(run)
             continue
         start = clock.now()
         try:
@@ -260,11 +309,16 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
             if not health.steps:
                 run.health_after = health.status
                 continue
+            if all(step in missing for step in health.steps):  # nothing it can do here: not locked
+                run.status, run.health_after = "unavailable", health.status
+                run.steps = [StepRun(step, [], "unavailable", f"optional, and {missing[step]}") for step in health.steps]
+                continue
             if opts.dry_run:
                 run.status = "planned"
                 for step in health.steps:
                     f = health.finding_for(step)
-                    run.steps.append(StepRun(step, f.command or [], "planned", f.message))
+                    run.steps.append(StepRun(step, f.command or [], "planned", f.message) if step not in missing
+                                     else StepRun(step, [], "unavailable", f"optional, and {missing[step]}"))
                 continue
             lock = TableLock(table, lease_ms=opts.lease_ms or clock.lease_ms())
             if not lock.acquire():
@@ -274,7 +328,8 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
                     progress(f"{name}: locked by {run.locked_by}: skipped")
                 continue
             try:
-                _maintain_table(table, policy, health, run, opts=opts, clock=clock, lock=lock, progress=progress)
+                _maintain_table(table, policy, health, run, opts=opts, clock=clock, lock=lock, progress=progress,
+                                missing=missing)
             finally:
                 lock.release()
             if any(s.status == "skipped" for s in run.steps):
@@ -288,6 +343,10 @@ def maintain(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyF
             run.status, run.error = "failed", e.message
         finally:
             run.seconds = round(clock.now() - start, 3)
+            if progress and run.status not in ("healthy", "planned"):
+                progress(f"{name}: {run.status}" + (f": {run.error}" if run.error else ""))
+            if on_table:
+                on_table(run)
     out.seconds = round(clock.elapsed_ms / 1000, 3)
     return out
 
@@ -314,4 +373,4 @@ def _rank(catalog: Any, identifiers: list[tuple[str, ...]], policies: PolicyFile
     return [by_name[h.table] for h in order], {h.table: h for h in order if h.metrics is not None}
 
 
-__all__ = ["MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain"]
+__all__ = ["ENGINE_STEPS", "MaintainOptions", "MaintainRun", "StepRun", "TableRun", "maintain"]

@@ -12,6 +12,7 @@ word over what a table's owner set, and a table can opt out with ``icectl.mainta
     defaults:
       steps: [rewrite-deletes, compact, rewrite-manifests, expire, remove-orphans]
       delete-record-ratio: 0.05
+      optional: [compact]   # skipped, not an error, where Spark is not installed
     tables:
       "raw.*": {steps: [expire, remove-orphans]}
       "db.events": {enabled: false}
@@ -53,6 +54,9 @@ class Policy:
     orphans_quarantine: str = ""  # remove-orphans moves orphans to this folder of the table (--quarantine); "" deletes
     partition_skew: float = 10.0  # largest partition / median partition (bytes): info
     statistics_behind: int = 10  # snapshots since the table statistics' snapshot: info
+    # Steps that maintain skips (reported) when their engine is missing (compact without Spark);
+    # any other step whose engine is missing stops maintain before it commits anything.
+    optional: tuple[str, ...] = ()
     source: tuple[str, ...] = field(default=(), compare=False)  # where the values came from
 
     def step_enabled(self, step: str) -> bool:

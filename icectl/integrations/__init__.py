@@ -1,0 +1,1 @@
+"""Integrations with schedulers (each an optional extra: ``icectl[airflow]``)."""
