@@ -12,7 +12,7 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import IcectlError, NoSuchTableError, NoSuchViewError, UsageError
+from icectl.errors import IcectlError, InvalidMetadataError, NoSuchTableError, NoSuchViewError, NotFoundError, UsageError
 from icectl.io import FileIO
 from icectl.table.catalog_contract import ViewState
 from icectl.table.identifier import ident_str
@@ -96,6 +96,16 @@ def open_table(catalog: Catalog, identifier: Identifier) -> Table:
         if near:
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
         raise
+    except (InvalidMetadataError, NotFoundError) as e:
+        # The catalog has the table but its current metadata file is broken or gone: one line that
+        # says so, and the way back (restore finds the newest good file).
+        if catalog.read_only:
+            raise
+        e.args = (f"the current metadata file of {ident_str(identifier)} cannot be read: {e.message}",)
+        e.message = e.args[0]
+        e.hint = (f"icectl restore {ident_str(identifier)} --dry-run finds the newest readable metadata file of the "
+                  "table")
+        raise
 
 
 def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | LoadedView:
@@ -112,6 +122,16 @@ def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | Load
         near = similar_tables(catalog, identifier)
         if near:
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
+        raise
+    except (InvalidMetadataError, NotFoundError) as e:
+        # The catalog has the table but its current metadata file is broken or gone: one line that
+        # says so, and the way back (restore finds the newest good file).
+        if catalog.read_only:
+            raise
+        e.args = (f"the current metadata file of {ident_str(identifier)} cannot be read: {e.message}",)
+        e.message = e.args[0]
+        e.hint = (f"icectl restore {ident_str(identifier)} --dry-run finds the newest readable metadata file of the "
+                  "table")
         raise
 
 
