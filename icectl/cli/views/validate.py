@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import print_table, say, text_renderer
-from icectl.validate.codes import fix_command
+from icectl.ops.inspect.validation import fix_command
 
 if TYPE_CHECKING:
     from icectl.ops.inspect.validation import Checked, ValidationReport
