@@ -161,17 +161,22 @@ def gather(catalog: Catalog, ident: Identifier, io: FileIO, pointer: str) -> tup
         todo.append(c)
 
     try:
-        for info in io.list_files(folder):
-            if _is_metadata_name(info.path) and _folder(info.path) == folder:
-                add(info.path, "metadata folder", info.modified_ms)
-    except NotFoundError:
-        pass
-    try:
         previous = catalog.previous_metadata_location(ident)
     except IcectlError:
         previous = None
     if previous:
         add(previous, "catalog previous_metadata_location")
+    modified: dict[str, int | None] = {}
+    try:
+        for info in io.list_files(folder):
+            if _is_metadata_name(info.path) and _folder(info.path) == folder:
+                modified[_plain(info.path)] = info.modified_ms
+                add(info.path, "metadata folder", info.modified_ms)
+    except NotFoundError:
+        pass
+    for c in todo:
+        if c.modified_ms is None:
+            c.modified_ms = modified.get(_plain(c.location))
     if current.metadata is not None:
         for e in current.metadata.metadata_log:
             add(e.metadata_file, f"metadata log of {pointer.rsplit('/', 1)[-1]}")
