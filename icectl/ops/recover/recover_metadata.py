@@ -231,7 +231,19 @@ def plan_recovery(catalog: Catalog, ident: Identifier, *, metadata_file: str | N
     if metadata_file is not None and version is not None:
         raise UsageError("give at most one of --to-metadata and --to-version")
     name = ident_str(ident)
-    pointer = catalog.pointer_location(ident)
+    try:
+        pointer = catalog.pointer_location(ident)
+    except NoSuchTableError:
+        raise
+    except IcectlError as e:
+        # A catalog that reads the metadata file itself to say where the table points (REST: the
+        # server loads the table) cannot name a broken file: only its operator can move the pointer.
+        raise UnsupportedError(
+            f"the {catalog.kind} catalog cannot say which metadata file {name} points at without reading it: "
+            f"{e.message}",
+            hint=f"ask the catalog's operator to point {name} at an earlier metadata file of its metadata folder "
+                 "(a register with overwrite); icectl restore --dry-run on a catalog that names the file "
+                 "(SQL, Hive, Glue, file-system) lists the candidates") from None
     io = table_io(catalog, ident)
     folder = _folder(pointer)
     current, others = gather(catalog, ident, io, pointer)
