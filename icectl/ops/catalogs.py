@@ -12,7 +12,8 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import IcectlError, InvalidMetadataError, NoSuchTableError, NoSuchViewError, NotFoundError, UsageError
+from icectl.errors import (IcectlError, InvalidMetadataError, NoSuchTableError, NoSuchViewError, NotFoundError,
+                           UnsupportedFormatVersionError, UsageError)
 from icectl.io import FileIO
 from icectl.table.catalog_contract import ViewState
 from icectl.table.identifier import ident_str
@@ -81,6 +82,18 @@ def path_io(opts: CatalogOptions) -> FileIO:
     return FileIO(catalog_properties(opts) if configured else {})
 
 
+def name_the_way_back(e: IcectlError, catalog: Catalog, identifier: Identifier) -> None:
+    """The catalog has the table but its current metadata file is broken or gone: the error says
+    so in one line, and its hint names the way back (restore finds the newest good file). A table
+    by path has no catalog pointer to move, and a newer format version is not broken."""
+    if catalog.read_only or isinstance(e, UnsupportedFormatVersionError):
+        return
+    name = ident_str(identifier)
+    e.message = f"the current metadata file of {name} cannot be read: {e.message}"
+    e.args = (e.message,)
+    e.hint = f"icectl restore {name} --dry-run finds the newest readable metadata file of the table"
+
+
 def open_table(catalog: Catalog, identifier: Identifier) -> Table:
     """The table ``identifier``; a name that is a view of the catalog is refused with one line
     (NoSuchTableError, exit 3) that says so, and a missing table's error suggests the nearest names
@@ -97,14 +110,7 @@ def open_table(catalog: Catalog, identifier: Identifier) -> Table:
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
         raise
     except (InvalidMetadataError, NotFoundError) as e:
-        # The catalog has the table but its current metadata file is broken or gone: one line that
-        # says so, and the way back (restore finds the newest good file).
-        if catalog.read_only:
-            raise
-        e.args = (f"the current metadata file of {ident_str(identifier)} cannot be read: {e.message}",)
-        e.message = e.args[0]
-        e.hint = (f"icectl restore {ident_str(identifier)} --dry-run finds the newest readable metadata file of the "
-                  "table")
+        name_the_way_back(e, catalog, identifier)
         raise
 
 
@@ -124,14 +130,7 @@ def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | Load
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
         raise
     except (InvalidMetadataError, NotFoundError) as e:
-        # The catalog has the table but its current metadata file is broken or gone: one line that
-        # says so, and the way back (restore finds the newest good file).
-        if catalog.read_only:
-            raise
-        e.args = (f"the current metadata file of {ident_str(identifier)} cannot be read: {e.message}",)
-        e.message = e.args[0]
-        e.hint = (f"icectl restore {ident_str(identifier)} --dry-run finds the newest readable metadata file of the "
-                  "table")
+        name_the_way_back(e, catalog, identifier)
         raise
 
 
