@@ -65,6 +65,18 @@ class Catalog(ABC):
     def load_metadata_location(self, ident: Identifier) -> str:
         return self.load(ident).metadata_location
 
+    def pointer_location(self, ident: Identifier) -> str:
+        """The metadata file the catalog names as current, whether or not it exists (the
+        file-system catalog's ``vN`` of its version hint even when that file is gone);
+        NoSuchTableError if the catalog has no such table."""
+        return self.load_metadata_location(ident)
+
+    def previous_metadata_location(self, ident: Identifier) -> str | None:
+        """The metadata file that was current before the current one, where the catalog keeps it
+        (SQL/JDBC, Hive and Glue: ``previous_metadata_location``); None elsewhere. Reads only the
+        catalog's record, never a metadata file (a restore from a broken current file uses it)."""
+        return None
+
     def io_for(self, ident: Identifier) -> FileIO:
         """The FileIO for a table's files: the catalog's, with the storage properties the catalog
         handed out when it last loaded the table (REST: vended credentials) merged over it."""

@@ -285,6 +285,9 @@ class GlueCatalog(MetastoreCatalog):
     def load_metadata_location(self, ident: Identifier) -> str:
         return self._get_table(ident)["Parameters"][METADATA_LOCATION]
 
+    def previous_metadata_location(self, ident: Identifier) -> str | None:
+        return self._get_table(ident)["Parameters"].get(PREVIOUS_METADATA_LOCATION) or None
+
     def default_table_location(self, ident: Identifier) -> str:
         """The database's location and the table's name, else ``<warehouse>/<db>.db/<table>``
         (Java's and PyIceberg's Hive-style default)."""

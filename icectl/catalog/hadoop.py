@@ -70,6 +70,14 @@ class HadoopCatalog(MetastoreCatalog):
             raise InvalidMetadataError(f"{HINT} names version {version} but {path} does not exist")
         return path
 
+    def pointer_location(self, ident: Identifier) -> str:
+        try:
+            return self.load_metadata_location(ident)
+        except InvalidMetadataError:
+            version = self.current_version(ident)
+            assert version is not None  # load_metadata_location raised NoSuchTableError otherwise
+            return self._version_path(ident, version)
+
     def _check(self, table_location: str, ident: Identifier, format_version: int) -> None:
         if format_version >= 4:
             raise UnsupportedError(

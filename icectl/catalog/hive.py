@@ -56,8 +56,8 @@ from icectl.catalog.base import (Identifier, MetastoreCatalog, NamespaceProperti
 from icectl.catalog.hive_types import hive_type_string
 from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable, backoff, thrift_reason
 from icectl.errors import (AlreadyExistsError, CommitConflictError, CommitStateUnknownError, IcectlError,
-                           NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
-                           StorageError, UnsupportedError, UsageError, install_hint)
+                           InvalidMetadataError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+                           NotFoundError, NoSuchViewError, StorageError, UnsupportedError, UsageError, install_hint)
 from icectl.io import FileIO, join
 from icectl.io.safety import table_guard
 from icectl.spec.metadata import TableMetadata
@@ -279,6 +279,9 @@ class HiveCatalog(MetastoreCatalog):
             raise NoSuchTableError(f"table {ident_str(ident)} of catalog {self.name} has no metadata_location")
         return location
 
+    def previous_metadata_location(self, ident: Identifier) -> str | None:
+        return (self._hive_table(ident).parameters or {}).get(PREVIOUS_METADATA_LOCATION) or None
+
     def load(self, ident: Identifier) -> TableState:
         state = super().load(ident)
         self._loaded = {state.metadata_location: dict(state.metadata.properties)}
@@ -309,7 +312,10 @@ class HiveCatalog(MetastoreCatalog):
         self.write_metadata(location, md)
         base_props = self._loaded.get(base_location)
         if base_props is None:
-            base_props = dict(read_metadata_file(self.io, base_location).properties)
+            try:
+                base_props = dict(read_metadata_file(self.io, base_location).properties)
+            except (InvalidMetadataError, NotFoundError):
+                base_props = {}  # a broken current file (a restore from it): no properties to remove
         removed = [k for k in base_props if k not in md.properties]
         outcome = "failed"
         try:

@@ -230,6 +230,14 @@ class SqlCatalog(MetastoreCatalog):
             raise NoSuchTableError(f"table {ident_str(ident)} does not exist in catalog {self.name}")
         return row[0]
 
+    def previous_metadata_location(self, ident: Identifier) -> str | None:
+        self.load_metadata_location(ident)  # NoSuchTableError
+        row = self._exec(
+            "SELECT previous_metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+            "AND table_name = ?" + self._type_filter(),
+            (self.name, ".".join(ident[:-1]), ident[-1])).fetchone()
+        return row[0] if row and row[0] else None
+
     def _create_pointer(self, ident: Identifier, md: TableMetadata, location: str) -> str:
         self._ready(write=True)
         if self._exists(ident):

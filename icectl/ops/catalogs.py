@@ -12,7 +12,8 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import IcectlError, NoSuchTableError, NoSuchViewError, UsageError
+from icectl.errors import (IcectlError, InvalidMetadataError, NoSuchTableError, NoSuchViewError, NotFoundError,
+                           UnsupportedFormatVersionError, UsageError)
 from icectl.io import FileIO
 from icectl.table.catalog_contract import ViewState
 from icectl.table.identifier import ident_str
@@ -81,6 +82,18 @@ def path_io(opts: CatalogOptions) -> FileIO:
     return FileIO(catalog_properties(opts) if configured else {})
 
 
+def name_the_way_back(e: IcectlError, catalog: Catalog, identifier: Identifier) -> None:
+    """The catalog has the table but its current metadata file is broken or gone: the error says
+    so in one line, and its hint names the way back (restore finds the newest good file). A table
+    by path has no catalog pointer to move, and a newer format version is not broken."""
+    if catalog.read_only or isinstance(e, UnsupportedFormatVersionError):
+        return
+    name = ident_str(identifier)
+    e.message = f"the current metadata file of {name} cannot be read: {e.message}"
+    e.args = (e.message,)
+    e.hint = f"icectl restore {name} --dry-run finds the newest readable metadata file of the table"
+
+
 def open_table(catalog: Catalog, identifier: Identifier) -> Table:
     """The table ``identifier``; a name that is a view of the catalog is refused with one line
     (NoSuchTableError, exit 3) that says so, and a missing table's error suggests the nearest names
@@ -95,6 +108,9 @@ def open_table(catalog: Catalog, identifier: Identifier) -> Table:
         near = similar_tables(catalog, identifier)
         if near:
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
+        raise
+    except (InvalidMetadataError, NotFoundError) as e:
+        name_the_way_back(e, catalog, identifier)
         raise
 
 
@@ -112,6 +128,9 @@ def open_table_or_view(catalog: Catalog, identifier: Identifier) -> Table | Load
         near = similar_tables(catalog, identifier)
         if near:
             e.hint = f"did you mean {' or '.join(near)}?" + (f" ({e.hint})" if e.hint else "")
+        raise
+    except (InvalidMetadataError, NotFoundError) as e:
+        name_the_way_back(e, catalog, identifier)
         raise
 
 

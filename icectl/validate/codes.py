@@ -168,5 +168,33 @@ CODES: dict[str, tuple[Severity, str, str]] = {
                       "version.history.num-entries is not a positive integer (Java refuses the next commit)"),
 }
 
+# code -> the command that fixes what the finding says ({table}: the table's name), for the codes
+# a command can fix; every other code has no fix (null in JSON). A dry run first: each command
+# shows its plan and changes nothing without --yes.
+RESTORE_FIX = "icectl restore {table} --dry-run"  # the current metadata file is broken: the newest good one
+REPAIR_FIX = "icectl repair {table} --dry-run"  # lost or unreadable files: removed or rebuilt
+FIXES: dict[str, str] = {
+    "META_UNREADABLE": RESTORE_FIX,
+    "META_INVALID_JSON": RESTORE_FIX,
+    "META_FORMAT_VERSION": RESTORE_FIX,
+    "META_FIELD_MISSING": RESTORE_FIX,
+    "META_FIELD_TYPE": RESTORE_FIX,
+    "META_INVALID": RESTORE_FIX,
+    "MANIFEST_UNREADABLE": REPAIR_FIX,
+    "FILE_MISSING": REPAIR_FIX,
+    "FILE_SIZE_MISMATCH": REPAIR_FIX,
+    "FILE_UNREADABLE": REPAIR_FIX,
+    "PUFFIN_INVALID": REPAIR_FIX,
+    "DV_BLOB_MISMATCH": REPAIR_FIX,
+    "DV_CORRUPT": REPAIR_FIX,
+}
+
+
+def fix_command(code: str, table: str) -> str | None:
+    """The command that fixes a finding of ``code`` in ``table`` (None when no command does)."""
+    template = FIXES.get(code)
+    return template.format(table=table) if template is not None else None
+
+
 # The codes of view metadata (``validate NS.VIEW`` and a view metadata file).
 VIEW_CODES = tuple(c for c in CODES if c.startswith("VIEW_"))

@@ -86,7 +86,14 @@ VALIDATE = {"table": str, "metadata_location": Opt(str), "format_version": Opt(i
             "checked": {"snapshots": int, "manifest_lists": int, "manifests": int, "entries": int, "files": int},
             "seconds": NUMBER, "findings": [{"severity": str, "code": str, "rule": str, "message": str,
                                              "file": Opt(str), "snapshot_id": Opt(int), "manifest": Opt(str),
-                                             "entry": Opt(int)}]}
+                                             "entry": Opt(int), "fix": Opt(str)}]}
+RECOVERY = {"table": str, "metadata_location": str, "broken": Opt(str), "table_uuid": Opt(str),
+            "restore_from": Opt(str), "restore_from_version": int, "restore_from_timestamp_ms": Opt(int),
+            "current_snapshot_id_after": Opt(int), "refs_after": Map(int), "schema_id_after": Opt(int),
+            "checked_files": int, "missing_files": [{"path": str, "kind": str, "snapshot_id": int}],
+            "candidates": [{"location": str, "version": int, "found_in": str, "table_uuid": Opt(str),
+                            "problem": Opt(str)}],
+            "dry_run": bool, "applied": bool, "new_metadata_location": Opt(str)}
 FAILED_DELETE = {"path": str, "error": str}
 SKIPPED_FOR_SAFETY = {"path": str, "reason": str}  # a file the path guard (icectl.io.safety) refused
 EXPIRE = {"table": str, "dry_run": bool, "applied": bool, "expired_snapshot_ids": [int],
@@ -313,7 +320,8 @@ SHAPES: dict[str, Any] = {
     "register": REGISTER, "demo": DEMO, "alter, properties set, properties unset": ALTER, "properties": PROPERTIES,
     "drop": DROP, "rename": RENAME, "namespace list": NAMESPACE_LIST,
     "namespace create, namespace drop": NAMESPACE_CHANGE, "namespace properties": NAMESPACE_PROPERTIES,
-    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "repair": REPAIR,
+    "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE,
+    "restore (broken current metadata)": RECOVERY, "repair": REPAIR,
     "rewrite-table-path": RELOCATION, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,
     "rewrite-manifests": REWRITE_MANIFESTS, "diff": DIFF, "restore": RESTORE, "health": HEALTH,
     "maintain": MAINTAIN, "compute-stats": COMPUTE_STATS, "compute-partition-stats": PARTITION_STATS,

@@ -532,7 +532,6 @@ def test_manifest_with_an_avro_map_is_a_validate_finding(ws_map):
     (["restore", "db.t", "--to-time", "1000000000000", "--yes"], ExitCode.NOT_FOUND, "1000000000000"),
     (["restore", "db.t", "--to-metadata", "/no/such/00001-x.metadata.json", "--yes"], ExitCode.NOT_FOUND,
      "/no/such/00001-x.metadata.json"),
-    (["restore", "db.t", "--yes"], ExitCode.USAGE, "exactly one of"),
     (["restore", "db.t", "--to-version", "1", "--to-time", "1", "--yes"], ExitCode.USAGE, "exactly one of"),
 ])
 def test_diff_and_restore_bad_input(ws, args, expected, contains):
@@ -540,6 +539,15 @@ def test_diff_and_restore_bad_input(ws, args, expected, contains):
     # JSON: one error object on stderr, nothing on stdout.
     code, out, err = ws.run("-o", "json", *args)
     assert code == expected and out == "" and json.loads(err)["error"]["exit_code"] == expected
+
+
+def test_restore_without_a_target_on_a_readable_table_changes_nothing(ws):
+    """Issue 25 changed this: without --to-*, restore looks for a broken current metadata file
+    (it was a usage error before); on a readable table it says there is nothing to recover."""
+    before = ws.listing()
+    code, out, err = ws.run("restore", "db.t", "--yes")
+    assert code == 0 and "nothing to recover" in out, (out, err)
+    assert ws.listing() == before
 
 
 def test_restore_to_a_state_whose_files_are_gone(ws):

@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/ for demo_rows
 from demo_rows import snapshot_rows  # noqa: E402
 
-from icectl.errors import NoSuchTableError  # noqa: E402
+from icectl.errors import InvalidMetadataError, NoSuchTableError, NotFoundError  # noqa: E402
 
 State = dict[str, "dict[str, Any] | None"]  # table -> {"ref NAME": rows, "columns": ...}, None when absent
 
@@ -62,6 +62,11 @@ class DemoWorkspace:
                 continue
             if argv == ("!plant-orphans",):  # a dozen orphans more, 10 days old, beside the demo's own
                 self.orphans = self._plant_orphans(12)
+                continue
+            if argv == ("!truncate-current-metadata",):  # what restore without --to-* is for
+                location = self.catalog().load_metadata_location(("demo", "events"))
+                data = pathlib.Path(location).read_bytes()
+                pathlib.Path(location).write_bytes(data[: len(data) // 2])
                 continue
             code, _, err = self.run(*argv)
             assert code == 0, f"{argv}: {err}"
@@ -151,6 +156,13 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
             t = load_table(catalog, ident)
         except NoSuchTableError:
             out[name] = None
+            continue
+        except (InvalidMetadataError, NotFoundError):
+            # a broken current metadata file (what a restore from it starts from): the pointer, and
+            # the file kept as it was
+            location = catalog.load_metadata_location(ident)
+            assert os.path.exists(location), f"{name}: the broken metadata file {location} was deleted"
+            out[name] = {"broken": location, "size": os.path.getsize(location)}
             continue
         code, stdout, stderr = ws.run("-o", "json", "validate", name, "--deep", "--all-snapshots")
         if code == 8 and ws.lost:

@@ -68,6 +68,9 @@ COMMANDS: dict[str, tuple] = {
     # repair of a lost data file on every ref head that reaches it
     "repair": (2, ["repair", EVENTS, "--all-refs", "-y"], [EVENTS], (("!lose-data-file",),)),
     "restore": (2, ["restore", EVENTS, "--to-version", "10", "-y"], [EVENTS]),
+    # issue 25: the current metadata file truncated; restore makes the newest good file current
+    "restore-broken": (2, ["restore", EVENTS, "-y"], [EVENTS], (("!truncate-current-metadata",),)),
+    "restore-broken-v3": (3, ["restore", EVENTS, "-y"], [EVENTS], (("!truncate-current-metadata",),)),
     "maintain": (2, ["maintain", EVENTS, "-y"], [EVENTS],
                  (("properties", EVENTS, "set", "icectl.maintain.steps=rewrite-deletes,expire,remove-orphans",
                    "-y"),)),
@@ -131,7 +134,7 @@ def test_a_fault_at_each_step_leaves_the_table_before_or_after(name, workspaces)
 
 # The file-system catalog: its pointer is vN.metadata.json, renamed into place without replacing,
 # then version-hint.text.
-HADOOP = ["expire", "rollback", "rewrite-manifests", "rewrite-deletes", "alter", "tag-create"]
+HADOOP = ["expire", "rollback", "rewrite-manifests", "rewrite-deletes", "alter", "tag-create", "restore-broken"]
 
 
 @pytest.mark.parametrize("name", HADOOP)

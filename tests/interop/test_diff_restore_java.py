@@ -214,3 +214,56 @@ def test_restore_adds_back_a_tag_head_java_expired_without_deleting_files(spark,
     assert _rows(spark, name) == sorted(rows + [(2000, "e")])
     refs = {row[0]: row[1] for row in spark.sql(f"SELECT name, snapshot_id FROM {name}.refs").collect()}
     assert refs["t1"] == first
+
+
+# -- restore from a broken current metadata file (issue 25) ----------------------------------------------
+
+def _damage(path: str, how: str, other: str) -> None:
+    p = pathlib.Path(path)
+    if how == "truncated":
+        p.write_bytes(p.read_bytes()[:200])
+    elif how == "emptied":
+        p.write_bytes(b"")
+    elif how == "other-table":
+        p.write_bytes(pathlib.Path(other).read_bytes())
+    elif how == "deleted":
+        p.unlink()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_restore_from_a_broken_current_metadata_file_java_reads_the_rows(spark, jc, version):
+    """Tables Java wrote (v2 merge-on-read: position deletes; v3: deletion vectors) in the JDBC
+    catalog; a later append, then the current metadata file truncated, emptied, replaced by another
+    table's file, deleted: restore --dry-run finds the file before the append and changes nothing;
+    --yes moves the JDBC pointer (compare-and-set against the broken file); Spark reads exactly
+    the rows of that version; validate is clean; Java appends afterwards."""
+    other = _metadata_location(spark, _make(spark, version))
+    for how in ("truncated", "emptied", "other-table", "deleted"):
+        name = _make(spark, version)
+        ident = name.split(".", 1)[1]
+        if version == 2:
+            assert spark.sql(f"SELECT count(*) FROM {name}.delete_files").collect()[0][0] > 0
+        good_rows = _rows(spark, name)
+        good = _metadata_location(spark, name)
+        spark.sql(f"INSERT INTO {name} VALUES (500, 'a'), (501, 'z')")
+        broken = _metadata_location(spark, name)
+        _damage(broken, how, other)
+        if how != "other-table":
+            res = L.icectl(*jc, "describe", ident, expect=None)
+            assert res.code in (3, 4) and f"icectl restore {ident} --dry-run" in res.stderr, (how, res.stderr)
+        folder = pathlib.Path(broken).parent
+        before = sorted((f.name, f.stat().st_size) for f in folder.iterdir())
+        plan = L.icectl(*jc, "-o", "json", "restore", ident, "--dry-run").json
+        assert plan["broken"], (how, plan)
+        assert L.norm(plan["restore_from"]) == good, (how, plan["restore_from"], good)
+        assert sorted((f.name, f.stat().st_size) for f in folder.iterdir()) == before  # nothing written
+        done = L.icectl(*jc, "-o", "json", "restore", ident, "--yes").json
+        assert done["applied"], (how, done)
+        assert L.norm(_metadata_location(spark, name)) == L.norm(done["new_metadata_location"])
+        spark.sql(f"REFRESH TABLE {name}")
+        assert _rows(spark, name) == good_rows, how
+        L.icectl(*jc, "validate", ident, "--deep")
+        if how != "deleted":
+            assert pathlib.Path(broken).exists()  # the broken file is kept
+        spark.sql(f"INSERT INTO {name} VALUES (1000, 'b')")
+        assert _rows(spark, name) == sorted(good_rows + [(1000, "b")]), how

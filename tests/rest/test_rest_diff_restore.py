@@ -128,3 +128,25 @@ def test_repair_over_rest_drops_a_lost_data_file(rest_env, demo, spark_rest):
     after = count(spark_rest, t)
     assert before - lost["record_count"] <= after < before
     assert all(r["problems"] == [] for r in icectl_json(rest_env, "repair", t, "--all-refs", "--dry-run")["refs"])
+
+
+def test_restore_from_a_broken_current_metadata_file_over_rest(rest_env, demo):
+    """issue 25: the REST server reads the metadata file itself, so a broken current file makes
+    every load fail on the server; icectl's commands say so in one line and restore refuses with
+    what to ask the catalog's operator (exit 7), changing nothing."""
+    import os
+
+    t = rest_env.table()
+    current = icectl_json(rest_env, "describe", t)["metadata_location"]
+    path = current.removeprefix("file:")
+    data = open(path, "rb").read()
+    try:
+        open(path, "wb").write(data[:100])
+        c, out, err = rest_env.cli("describe", t)
+        assert c != 0 and len(err.strip().splitlines()) <= 2 and "Traceback" not in err, err
+        c, out, err = rest_env.cli("restore", t, "--dry-run")
+        assert c == 7 and "catalog's operator" in err, (c, err)
+        assert os.path.getsize(path) == 100  # nothing written, the broken file kept
+    finally:
+        open(path, "wb").write(data)
+    assert icectl_json(rest_env, "describe", t)["metadata_location"] == current

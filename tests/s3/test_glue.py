@@ -284,6 +284,37 @@ def test_restore_replaces_metadata(glue):
     assert params["metadata_location"] == t.metadata_location
 
 
+def test_restore_from_a_broken_current_metadata_file(glue):
+    """issue 25: the current metadata file truncated; restore finds the previous one (Glue's
+    previous_metadata_location among the candidates) and moves the pointer with Glue's VersionId
+    guard against the broken file; PyIceberg reads the rows of that version."""
+    props, db = glue
+    create(db)
+    py = pyiceberg_catalog(props)
+    append(py.load_table(f"{db}.t"), [1])
+    append(py.load_table(f"{db}.t"), [2])
+    params = glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]["Parameters"]
+    broken, previous = params["metadata_location"], params["previous_metadata_location"]
+    t = py.load_table(f"{db}.t")
+    with t.io.new_output(broken).create(overwrite=True) as f:
+        f.write(b'{"format-version": 2, "table-uu')
+    code, _, err = cli(["-c", "glue", "describe", f"{db}.t"])
+    assert code == ExitCode.INVALID_METADATA and f"icectl restore {db}.t --dry-run" in err
+    code, out, err = cli(["-c", "glue", "-o", "json", "restore", f"{db}.t", "--dry-run"])
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["broken"] and plan["restore_from"] == previous
+    assert any(c["location"] == previous and c["found_in"] == "catalog previous_metadata_location"
+               for c in plan["candidates"])
+    assert glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]["Parameters"]["metadata_location"] \
+        == broken
+    ok(["-c", "glue", "restore", f"{db}.t", "--yes"])
+    params = glue_client(props).get_table(DatabaseName=db, Name="t")["Table"]["Parameters"]
+    assert params["previous_metadata_location"] == broken and params["metadata_location"] not in (broken, previous)
+    assert rows(py.load_table(f"{db}.t")) == [1]
+    ok(["-c", "glue", "validate", f"{db}.t"])
+
+
 def test_errors_are_one_line(glue, monkeypatch, tmp_path):
     props, db = glue
     code, _, err = cli(["-c", "glue", "describe", f"{db}.nope"])

@@ -221,9 +221,10 @@ def test_cli_json_findings_and_exit_8(tmp_path, no_config):
     assert code == 8
     assert json.loads(err)["error"]["exit_code"] == 8
     f = json.loads(out)["findings"][0]
-    assert set(f) == {"severity", "code", "rule", "message", "file", "snapshot_id", "manifest", "entry"}
+    assert set(f) == {"severity", "code", "rule", "message", "file", "snapshot_id", "manifest", "entry", "fix"}
     assert (f["severity"], f["code"], f["rule"], f["snapshot_id"]) == (
         "error", "REF_MISSING_SNAPSHOT", "Snapshot Reference", 123456789)
+    assert f["fix"] is None  # no command fixes a ref to a missing snapshot
 
 
 def test_cli_text_groups_by_severity_and_warnings_exit_0(tmp_path, no_config):
@@ -482,3 +483,32 @@ def test_live_index_tells_which_manifest_sets_can_repeat_a_path():
         out = Collector()
         check_snapshot_files(Snapshot(1, 0), members, out, index=index)
         assert [(f.manifest, f.entry, f.file) for f in out.findings] == expected
+
+
+def test_a_finding_a_command_fixes_names_it_in_text_and_json(tmp_path, no_config):
+    build_case(CASES["missing-data-file"], tmp_path)
+    code, out, err = cli(tmp_path, "-o", "json", "validate", "db.t", "--deep")
+    assert code == 8
+    f = next(f for f in json.loads(out)["findings"] if f["code"] == "FILE_MISSING")
+    assert f["fix"] == "icectl repair db.t --dry-run"
+    code, out, err = cli(tmp_path, "validate", "db.t", "--deep")
+    assert "fix: icectl repair db.t --dry-run (FILE_MISSING)" in out
+
+
+def test_a_broken_current_metadata_file_names_restore(tmp_path, no_config):
+    build_case(CASES["truncated-json"], tmp_path)
+    code, out, err = cli(tmp_path, "-o", "json", "validate", "db.t")
+    assert code == 8
+    f = json.loads(out)["findings"][0]
+    assert (f["code"], f["fix"]) == ("META_INVALID_JSON", "icectl restore db.t --dry-run")
+
+
+def test_every_fix_names_a_known_code_and_a_real_command():
+    from icectl.cli.main import COMMANDS
+    from icectl.validate.codes import FIXES
+
+    names = set(COMMANDS)
+    for code, template in FIXES.items():
+        assert code in CODES
+        words = template.format(table="db.t").split()
+        assert words[0] == "icectl" and words[1] in names and words[2] == "db.t", template

@@ -32,7 +32,7 @@ from icectl.cli.views.housekeeping import (DropReport, NamespaceChange, Namespac
 from icectl.cli.views.orphans import OrphanReport, QuarantineReport
 from icectl.cli.views.recovery import RelocationReport, RepairReport
 from icectl.cli.views.refs import RefChange, RefList
-from icectl.cli.views.restore import RestoreReport
+from icectl.cli.views.restore import RecoveryReport, RestoreReport
 from icectl.cli.views.rewrite_deletes import DeleteRewriteReport
 from icectl.cli.views.snapshots import SnapshotForest, SnapshotList
 from icectl.cli.views.statistics import ComputeStatsReport, PartitionStatsReport
@@ -55,7 +55,8 @@ SHAPES: dict[str, type] = {
     "register": Registered, "demo": DemoResult, "alter, properties set, properties unset": AlterResult,
     "properties": PropertyList, "drop": DropReport, "rename": RenameReport, "namespace list": NamespaceListing,
     "namespace create, namespace drop": NamespaceChange, "namespace properties": NamespaceProperties,
-    "rewrite-manifests": RewriteManifestsReport, "diff": TableDiff, "restore": RestoreReport, "repair": RepairReport,
+    "rewrite-manifests": RewriteManifestsReport, "diff": TableDiff, "restore": RestoreReport,
+    "restore (broken current metadata)": RecoveryReport, "repair": RepairReport,
     "rewrite-table-path": RelocationReport, "compute-stats": ComputeStatsReport,
     "compute-partition-stats": PartitionStatsReport, "health": HealthReport, "maintain": MaintainReport,
     "health -o jsonl (last line)": HealthSummary, "maintain -o jsonl (last line)": MaintainSummary,
@@ -224,6 +225,13 @@ NOTES: dict[str, str] = {
         '`manifest-list`, `manifest` or a file content); `not_restored_snapshots` are snapshots of the old '
         'file that a later `expire` removed and no ref of it needs; `commits` is empty when nothing is to be '
         'done or the restore is refused.'
+    ),
+    'restore (broken current metadata)': (
+        "`restore TABLE` without `--to-*` (and `--to-version`/`--to-metadata` when the current file cannot be "
+        "read): `metadata_location` is the catalog's current file, `broken` what is wrong with it (null when "
+        "it is fine: nothing to recover), `restore_from` the newest good file (null when none), "
+        "`candidates` every other file looked at, newest first, `problem` null for a good one; "
+        "`new_metadata_location` is the file written and made current (null until then)."
     ),
     'compute-stats': (
         "`ndv` (the blob's property), `estimate` and the bounds (2 standard deviations) once applied; "

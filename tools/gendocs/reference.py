@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tools.gendocs.tree import GENERATED, ArgumentSpec, CommandSpec, OptionSpec, Tree
-from icectl.validate.codes import CODES
+from icectl.validate.codes import CODES, FIXES
 
 COMMANDS_TITLE = "# Command reference"
 
@@ -95,13 +95,16 @@ break a "should" of the spec or are suspicious but readable. Rules name sections
 table spec (and of the v4 walk-through). Besides the spec: the manifest key `schema-id` is not
 required (Iceberg Java, the reference implementation, does not write it), and timestamps in the
 snapshot and metadata logs may go back by up to a minute (Iceberg Java's clock-skew tolerance).
+The fix column names the command that fixes a finding (`validate` prints it as `fix: ...`, and
+JSON has it as `fix`, null when no command fixes that finding); `TABLE` is the table's name.
 
-| code | severity | rule (spec section) | meaning |
-|---|---|---|---|
+| code | severity | rule (spec section) | meaning | fix |
+|---|---|---|---|---|
 """
 
 
 def validation_codes_markdown() -> str:
-    rows = [f"| `{code}` | {sev.value} | {_cell(rule)} | {_cell(meaning)} |"
+    rows = [f"| `{code}` | {sev.value} | {_cell(rule)} | {_cell(meaning)} | "
+            + (f"`{FIXES[code].format(table='TABLE')}`" if code in FIXES else "") + " |"
             for code, (sev, rule, meaning) in CODES.items()]
     return VALIDATION_INTRO + "\n".join(rows) + "\n"

@@ -8,6 +8,7 @@ from icectl.cli.context import Env
 from icectl.cli.output import fmt_ts, print_kv, print_table, say, text_renderer
 from icectl.cli.views.diff import print_diff
 from icectl.ops.inspect.diff import TableDiff
+from icectl.ops.recover.recover_metadata import RecoveryPlan
 from icectl.ops.recover.restore import MissingFile
 
 if TYPE_CHECKING:
@@ -82,3 +83,77 @@ def _restore_text(env: Env, r: RestoreReport) -> None:
     if r.diff is not None:
         say(env, "diff from today to the restored state:")
         print_diff(env, r.diff)
+
+
+@dataclass
+class RecoveryCandidate:
+    """A metadata file looked at; ``problem`` is null for a good one."""
+
+    location: str
+    version: int
+    found_in: str
+    table_uuid: str | None
+    problem: str | None
+
+
+@dataclass
+class RecoveryReport:
+    """``restore`` without ``--to-*`` (or with one when the current file is broken): what is wrong
+    with the current metadata file and the newest good one made current."""
+
+    table: str
+    metadata_location: str  # the catalog's current file
+    broken: str | None  # what is wrong with it; null when it is fine
+    table_uuid: str | None
+    restore_from: str | None  # the good file; null when none (or none needed)
+    restore_from_version: int
+    restore_from_timestamp_ms: int | None
+    current_snapshot_id_after: int | None
+    refs_after: dict[str, int]
+    schema_id_after: int | None
+    checked_files: int
+    missing_files: list[MissingFile]
+    candidates: list[RecoveryCandidate]
+    dry_run: bool
+    applied: bool
+    new_metadata_location: str | None
+
+
+def recovery_report(plan: RecoveryPlan, new_location: str | None, *, dry_run: bool) -> RecoveryReport:
+    return RecoveryReport(
+        table=plan.table, metadata_location=plan.metadata_location, broken=plan.broken, table_uuid=plan.table_uuid,
+        restore_from=plan.restore_from, restore_from_version=plan.restore_from_version,
+        restore_from_timestamp_ms=plan.restore_from_timestamp_ms,
+        current_snapshot_id_after=plan.current_snapshot_id_after, refs_after=plan.refs_after,
+        schema_id_after=plan.schema_id_after, checked_files=plan.checked_files, missing_files=plan.missing_files,
+        candidates=[RecoveryCandidate(c.location, c.version, c.found_in, c.table_uuid, c.problem)
+                    for c in plan.candidates],
+        dry_run=dry_run, applied=new_location is not None, new_metadata_location=new_location)
+
+
+@text_renderer(RecoveryReport)
+def _recovery_text(env: Env, r: RecoveryReport) -> None:
+    if r.applied:
+        say(env, f"restored {r.table}: {r.new_metadata_location} (the state of {r.restore_from}) is current; "
+                 f"the broken {r.metadata_location} is kept")
+        return
+    if r.broken is None and r.restore_from is None:
+        say(env, f"{r.table}: the current metadata file {r.metadata_location} is readable and valid: nothing to "
+                 "recover (--to-version N or --to-metadata FILE restores an earlier state)")
+        return
+    say(env, f"{r.table}: the current metadata file is broken" + (" (dry run: nothing changed)" if r.dry_run else ""))
+    rows: list[tuple[str, object]] = [("current", r.metadata_location), ("what is wrong", r.broken or "nothing")]
+    if r.restore_from is not None:
+        rows += [("restore from", r.restore_from), ("its time", fmt_ts(r.restore_from_timestamp_ms)),
+                 ("current snapshot", r.current_snapshot_id_after),
+                 ("refs", ", ".join(f"{n}={s}" for n, s in sorted(r.refs_after.items())) or "none"),
+                 ("schema", r.schema_id_after), ("files checked", r.checked_files)]
+    print_kv(env, rows)
+    skipped = [c for c in r.candidates if c.problem is not None]
+    if skipped:
+        print_table(env, ["candidate", "found in", "why not"],
+                    [[c.location.rsplit("/", 1)[-1], c.found_in, c.problem] for c in skipped],
+                    title="newer or other files not chosen" if r.restore_from else "files looked at")
+    if r.missing_files:
+        print_table(env, ["kind", "needed by snapshot", "missing file"],
+                    [[f.kind, str(f.snapshot_id), f.path] for f in r.missing_files], title="files that are gone")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from icectl.cli.context import Env
 from icectl.cli.output import print_table, say, text_renderer
+from icectl.ops.inspect.validation import fix_command
 
 if TYPE_CHECKING:
     from icectl.ops.inspect.validation import Checked, ValidationReport
@@ -21,6 +22,7 @@ class FindingView:
     snapshot_id: int | None
     manifest: str | None
     entry: int | None
+    fix: str | None  # the command that fixes it (docs/reference/validation-codes.md); null when none
     where: str = field(repr=False)
 
 
@@ -47,7 +49,8 @@ def validation_view(report: ValidationReport) -> ValidationView:
     return ValidationView(
         report.table, report.metadata_location, report.format_version, report.deep, report.all_snapshots, report.ok,
         len(report.errors), len(report.warnings), report.checked, report.seconds,
-        [FindingView(f.severity.value, f.code, f.rule, f.message, f.file, f.snapshot_id, f.manifest, f.entry, f.where)
+        [FindingView(f.severity.value, f.code, f.rule, f.message, f.file, f.snapshot_id, f.manifest, f.entry,
+                     fix_command(f.code, report.table) if report.kind == "table" else None, f.where)
          for f in report.findings], kind=report.kind)
 
 
@@ -67,6 +70,12 @@ def _validation_text(env: Env, report: ValidationView) -> None:
         if group:
             print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
                         title=f"{title} ({len(group)})")
+    fixes: dict[str, list[str]] = {}
+    for f in report.findings:
+        if f.fix is not None and f.code not in fixes.setdefault(f.fix, []):
+            fixes[f.fix].append(f.code)
+    for command, codes in fixes.items():
+        say(env, f"fix: {command} ({', '.join(codes)})")
     if report.ok and not report.warnings:
         say(env, ("valid: no findings", "green"))
     elif report.ok:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from icectl.catalog.base import Catalog, Identifier
+from icectl.validate.codes import fix_command
 from icectl.validate.findings import Checked, ValidateOptions, ValidationReport
 from icectl.validate.run import validate_table
 
-__all__ = ["Checked", "ValidationReport", "check_table"]
+__all__ = ["Checked", "ValidationReport", "check_table", "fix_command"]
 
 
 def check_table(catalog: Catalog, identifier: Identifier, *, deep: bool = False, all_snapshots: bool = False,
