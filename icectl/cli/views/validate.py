@@ -62,7 +62,7 @@ def _validation_text(env: Env, report: ValidationView) -> None:
         say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
                  f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
                  f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
-    for title, severity in (("Errors", "error"), ("Warnings", "warning")):
+    for title, severity in (("Errors", "error"), ("Warnings", "warning"), ("Notes", "note")):
         group = [f for f in report.findings if f.severity == severity]
         if group:
             print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
