@@ -12,11 +12,14 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from icectl.errors import ConflictingChangeError
 from icectl.formats.manifest import DataFile
 from icectl.formats.parquet import iceberg_field, write_parquet
+from icectl.ops.recover.repair_metrics import apply_metrics_repair, plan_metrics_repair
 from icectl.formats.parquet_footer import footer_metrics, metrics_target, read_footer
 from icectl.spark.rewrite import describe_parquet_file
 from icectl.spec.conversions import from_bytes, to_bytes
+from icectl.table.loaded import load_table
 from icectl.validate.codes import Severity
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
@@ -173,3 +176,51 @@ def test_a_full_table_with_truncated_bounds_is_clean_but_missing_bounds_are_a_no
     cat2, t2 = _table(tmp_path / "b", 2, {"write.metadata.metrics.default": "counts"})
     append_files(t2, [_drop("lower_bounds", 2)(_drop("upper_bounds", 2)(_write(t2, *ROWS)))])
     assert _deep(cat2).findings == []  # counts: no bounds are expected
+
+
+def _repair_table(tmp_path, fv):
+    cat, t = _table(tmp_path, fv)
+    good = _write(t, [10, 20], ["x", "y"], [1.0, 2.0])
+    bad = _write(t, *ROWS)
+    broken = dataclasses.replace(bad, record_count=3, file_size_in_bytes=bad.file_size_in_bytes + 5,
+                                 upper_bounds={**bad.upper_bounds, 1: to_bytes("long", 2)})
+    t = append_files(t, [good])
+    t = append_files(t, [broken])
+    return cat, t, good, bad
+
+
+@pytest.mark.parametrize("fv", [1, 2, 3])
+def test_repair_metrics_carries_the_footer_values_and_keeps_the_rest(tmp_path, fv):
+    cat, t, good, bad = _repair_table(tmp_path, fv)
+    before = {f.code for f in _deep(cat).findings}
+    assert {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH", "BOUND_HIDES_ROWS"} <= before
+    plan = plan_metrics_repair(t)
+    assert [c.path for c in plan.changes] == [bad.file_path] and plan.files_checked == 2
+    assert {code for code, _ in plan.changes[0].differences} == {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH",
+                                                                   "BOUND_HIDES_ROWS"}
+    old = {e.data_file.file_path: e for m in t.manifests(t.metadata.current_snapshot)
+           for e in t.read_entries(m, live_only=True)}
+    result = apply_metrics_repair(t, plan)
+    t2 = load_table(cat, IDENT)
+    snap = t2.metadata.current_snapshot
+    assert snap.snapshot_id == result.new_snapshot_id and snap.summary["operation"] == "replace"
+    assert snap.summary["total-records"] == "6" and snap.summary["total-data-files"] == "2"
+    new = {e.data_file.file_path: e for m in t2.manifests(snap) for e in t2.read_entries(m, live_only=True)}
+    assert set(new) == set(old)
+    for path, e in new.items():
+        o = old[path]
+        assert (e.snapshot_id, e.sequence_number, e.file_sequence_number, e.data_file.first_row_id) == \
+            (o.snapshot_id, o.sequence_number, o.file_sequence_number, o.data_file.first_row_id)
+    fixed = new[bad.file_path].data_file
+    assert fixed.record_count == 4 and fixed.file_size_in_bytes == bad.file_size_in_bytes
+    assert from_bytes("long", fixed.upper_bounds[1]) == 4
+    assert _deep(cat).findings == []
+    assert plan_metrics_repair(t2).changes == []
+
+
+def test_repair_metrics_refuses_when_main_moved(tmp_path):
+    cat, t, good, bad = _repair_table(tmp_path, 2)
+    plan = plan_metrics_repair(t)
+    append_files(t, [_write(t, [5], ["z"], [0.0])])
+    with pytest.raises(ConflictingChangeError):
+        apply_metrics_repair(load_table(cat, IDENT), plan)
