@@ -771,6 +771,7 @@ _icectl__repair() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--metrics[Instead\: compare main'\''s Parquet data files'\'' manifest metrics with their footers and commit manifests carrying the footers'\'' values (a replace snapshot)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \

@@ -10,9 +10,10 @@ from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
-from icectl.cli.views.recovery import repair_report
+from icectl.cli.views.recovery import metrics_repair_report, repair_report
 from icectl.errors import InvalidMetadataError
 from icectl.ops.recover.repair import apply_repair, plan_repair
+from icectl.ops.recover.repair_metrics import apply_metrics_repair, plan_metrics_repair
 
 
 def repair(
@@ -22,6 +23,9 @@ def repair(
                                            "not only main.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the problems and the fix, with the records and "
                                           "bytes lost; commit nothing.")] = False,
+    metrics: Annotated[bool, typer.Option("--metrics", help="Instead: compare main's Parquet data files' manifest "
+                                          "metrics with their footers and commit manifests carrying the footers' "
+                                          "values (a replace snapshot).")] = False,
     yes: YesOpt = False,
 ) -> None:
     """Fix a snapshot that references missing or unreadable files, with the smallest commit.
@@ -31,6 +35,15 @@ def repair(
     needed, rebuild lost manifests from what other manifests still hold."""
     env: Env = ctx.obj
     t = open_table(env, table)
+    if metrics:
+        mplan = plan_metrics_repair(t)
+        if dry_run or not mplan.changes:
+            render(env, metrics_repair_report(mplan, None, dry_run=dry_run))
+        else:
+            confirm_plan(env, metrics_repair_report(mplan, None, dry_run=False), f"Repair the metrics of {mplan.table}?",
+                         yes=yes, action="repair the table")
+            render(env, metrics_repair_report(mplan, apply_metrics_repair(t, mplan), dry_run=False))
+        return
     plan = plan_repair(t, all_refs=all_refs)
     result = None
     if dry_run or not plan.changes:

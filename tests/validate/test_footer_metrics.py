@@ -5,13 +5,18 @@ format versions 1, 2 and 3. The manifests' metrics are icectl's writer metrics
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 import uuid
 
+import io
+
 import pyarrow as pa
 import pytest
 
+from icectl.cli.context import Env
+from icectl.cli.main import run
 from icectl.errors import ConflictingChangeError
 from icectl.formats.manifest import DataFile
 from icectl.formats.parquet import iceberg_field, write_parquet
@@ -51,6 +56,13 @@ def _table(tmp_path, fv, properties=None):
     cat = make_catalog(str(tmp_path))
     t = create_table(cat, IDENT, schema_text=SCHEMA, format_version=fv, properties=properties or {})
     return cat, t
+
+
+def cli(tmp_path, *args: str) -> tuple[int, str, str]:
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    pre = ["-c", "corpus", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--warehouse", f"{tmp_path}/warehouse"]
+    code = run([*pre, *args], env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
 
 
 def _deep(cat):
@@ -196,7 +208,7 @@ def test_repair_metrics_carries_the_footer_values_and_keeps_the_rest(tmp_path, f
     assert {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH", "BOUND_HIDES_ROWS"} <= before
     plan = plan_metrics_repair(t)
     assert [c.path for c in plan.changes] == [bad.file_path] and plan.files_checked == 2
-    assert {code for code, _ in plan.changes[0].differences} == {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH",
+    assert {d.code for d in plan.changes[0].differences} == {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH",
                                                                    "BOUND_HIDES_ROWS"}
     old = {e.data_file.file_path: e for m in t.manifests(t.metadata.current_snapshot)
            for e in t.read_entries(m, live_only=True)}
@@ -224,3 +236,25 @@ def test_repair_metrics_refuses_when_main_moved(tmp_path):
     append_files(t, [_write(t, [5], ["z"], [0.0])])
     with pytest.raises(ConflictingChangeError):
         apply_metrics_repair(load_table(cat, IDENT), plan)
+
+
+def test_cli_repair_metrics_dry_run_then_yes(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    cat, t, good, bad = _repair_table(tmp_path, 2)
+    before = t.metadata_location
+    code, out, err = cli(tmp_path, "-o", "json", "repair", "db.t", "--metrics", "--dry-run")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["metrics_files_checked"] == 2 and not r["applied"] and r["metrics_snapshot_id"] is None
+    assert [c["path"] for c in r["metrics"]] == [bad.file_path]
+    assert {d["code"] for d in r["metrics"][0]["differences"]} == {"RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH",
+                                                                   "BOUND_HIDES_ROWS"}
+    assert load_table(cat, IDENT).metadata_location == before
+    code, out, err = cli(tmp_path, "repair", "db.t", "--metrics", "--dry-run")
+    assert code == 0 and "BOUND_HIDES_ROWS" in out and "dry run" in out
+    code, out, err = cli(tmp_path, "repair", "db.t", "--metrics", "--yes")
+    assert code == 0, err
+    assert "replace snapshot" in out
+    assert _deep(cat).findings == []

@@ -230,7 +230,9 @@ NOTES: dict[str, str] = {
     'repair': (
         'One entry in `refs` per ref checked; `operation` (`delete`, `overwrite`, `replace`) is null when the '
         "ref needs no repair; `problem` is `missing` or `unreadable: ...`; a removed file's `reason` is "
-        '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied.'
+        '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied. With '
+        '`--metrics`, `refs` is empty and `metrics` lists the files whose entries get their footer\'s metrics, each '
+        'difference with its validate code; `metrics_snapshot_id` once applied.'
     ),
     'rewrite-table-path': (
         '`metadata_location` is the new metadata file under the target; the counts are the files written (or '

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, num, print_kv, print_table, say, text_renderer, warn
 from icectl.ops.recover.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
+from icectl.ops.recover.repair_metrics import MetricsChange
 
 if TYPE_CHECKING:
     from icectl.ops.recover.rewrite_table_path import RelocationPlan, RelocationResult
     from icectl.ops.recover.repair import RepairPlan, RepairResult
+    from icectl.ops.recover.repair_metrics import MetricsRepairPlan, MetricsRepairResult
 
 
 # -- repair --------------------------------------------------------------------------------------------------
@@ -31,6 +33,21 @@ class RepairReport:
     dry_run: bool
     applied: bool
     commits: list[dict] = field(default_factory=list)
+    # repair --metrics: the Parquet data files whose entries get their footers' metrics
+    metrics: list[MetricsChange] = field(default_factory=list)
+    metrics_files_checked: int = 0
+    metrics_snapshot_id: int | None = None
+
+
+def metrics_repair_report(plan: MetricsRepairPlan, result: MetricsRepairResult | None, *,
+                          dry_run: bool) -> RepairReport:
+    applied = result is not None and result.committed is not None
+    return RepairReport(
+        table=plan.table, all_refs=False, refs=[], statistics=[], records_lost=0, bytes_lost=0, unrepairable=[],
+        metadata_location=result.committed.table.metadata_location if applied else None, dry_run=dry_run,
+        applied=applied, commits=[result.committed.sent_json()] if applied else list(plan.planned_commits),
+        metrics=plan.changes, metrics_files_checked=plan.files_checked,
+        metrics_snapshot_id=result.new_snapshot_id if applied else None)
 
 
 def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: bool) -> RepairReport:
@@ -47,6 +64,9 @@ def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: boo
 
 @text_renderer(RepairReport)
 def _repair_text(env: Env, r: RepairReport) -> None:
+    if r.metrics_files_checked or r.metrics:
+        _metrics_text(env, r)
+        return
     if r.applied:
         for ref in r.refs:
             if ref.new_snapshot_id is not None:
@@ -156,3 +176,18 @@ def _relocation_text(env: Env, r: RelocationReport) -> None:
                    ("files to copy", f"{r.copy_plan_rows} ({fmt_bytes(r.copy_bytes)})")])
     if r.note:
         say(env, r.note)
+
+
+def _metrics_text(env: Env, r: RepairReport) -> None:
+    if r.applied:
+        say(env, f"repaired the metrics of {len(r.metrics)} files: replace snapshot {r.metrics_snapshot_id}")
+        say(env, f"committed {r.metadata_location}")
+        return
+    say(env, f"{r.table}: checked the footers of {num(r.metrics_files_checked)} Parquet data files"
+        + (" (dry run: nothing changed)" if r.dry_run else ""))
+    if not r.metrics:
+        say(env, "every entry's metrics are what its footer says: nothing to repair")
+        return
+    print_table(env, ["file", "code", "difference"],
+                [[c.path if i == 0 else "", d.code, d.message] for c in r.metrics for i, d in enumerate(c.differences)],
+                title=f"Entries to carry their footer's metrics ({len(r.metrics)} files, replace commit)")

@@ -38,12 +38,18 @@ THREADS = 8
 
 
 @dataclass
+class MetricsDifference:
+    code: str  # a validate code (RECORD_COUNT_MISMATCH, BOUND_HIDES_ROWS, ...)
+    message: str
+
+
+@dataclass
 class MetricsChange:
     """One data file whose entry gets the footer's metrics: what differs (codes and messages)."""
 
     path: str
     manifest: str
-    differences: list[tuple[str, str]]
+    differences: list[MetricsDifference]
 
 
 @dataclass
@@ -119,7 +125,7 @@ def plan_metrics_repair(table: Table) -> MetricsRepairPlan:
         if bad:
             plan.unreadable.append(bad)
         elif fixed is not None:
-            plan.changes.append(MetricsChange(df.file_path, mpath, diffs))
+            plan.changes.append(MetricsChange(df.file_path, mpath, [MetricsDifference(c, m) for c, m in diffs]))
             plan._fixed[(mpath, df.file_path)] = fixed
     if plan.changes:
         plan.planned_commits = [snapshot_commit_json(md, MAIN_BRANCH)]
@@ -179,5 +185,5 @@ def apply_metrics_repair(table: Table, plan: MetricsRepairPlan, *, retries: int 
     return MetricsRepairResult(plan, c, sid)
 
 
-__all__ = ["MetricsChange", "MetricsRepairPlan", "MetricsRepairResult", "apply_metrics_repair",
+__all__ = ["MetricsChange", "MetricsDifference", "MetricsRepairPlan", "MetricsRepairResult", "apply_metrics_repair",
            "plan_metrics_repair"]
