@@ -28,11 +28,12 @@ def repair(
                                           "values (a replace snapshot).")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Fix a snapshot that references missing or unreadable files, with the smallest commit.
+    """Fix a snapshot that references missing or unreadable files, or whose file metrics lie, with the smallest commit.
 
     Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
     vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
-    needed, rebuild lost manifests from what other manifests still hold."""
+    needed, rebuild lost manifests from what other manifests still hold. Then compare main's Parquet data files'
+    manifest metrics with their footers and commit manifests that carry the footers' values (--metrics: only that)."""
     env: Env = ctx.obj
     t = open_table(env, table)
     if metrics:
@@ -44,15 +45,22 @@ def repair(
                          yes=yes, action="repair the table")
             render(env, metrics_repair_report(mplan, apply_metrics_repair(t, mplan), dry_run=False))
         return
-    plan = plan_repair(t, all_refs=all_refs)
-    result = None
-    if dry_run or not plan.changes:
-        render(env, repair_report(plan, None, dry_run=dry_run))
+    # the default set: missing and unreadable files, then main's file metrics (on what the first leaves)
+    plan = plan_repair(t, all_refs=all_refs, metrics=True)
+    mplan = plan_metrics_repair(t)
+    result = mresult = None
+    if dry_run or not (plan.changes or mplan.changes):
+        render(env, repair_report(plan, None, dry_run=dry_run, metrics=(mplan, None)))
     else:
-        confirm_plan(env, repair_report(plan, None, dry_run=False), f"Repair {plan.table}?", yes=yes,
-                     action="repair the table")
-        result = apply_repair(t, plan)
-        render(env, repair_report(plan, result, dry_run=False))
+        confirm_plan(env, repair_report(plan, None, dry_run=False, metrics=(mplan, None)), f"Repair {plan.table}?",
+                     yes=yes, action="repair the table")
+        if plan.changes:
+            result = apply_repair(t, plan)
+            t = result.committed[-1].table
+            mplan = plan_metrics_repair(t)  # the files the first commit kept
+        if mplan.changes:
+            mresult = apply_metrics_repair(t, mplan)
+        render(env, repair_report(plan, result, dry_run=False, metrics=(mplan, mresult)))
     if plan.unrepairable:
         raise InvalidMetadataError(f"cannot repair {plan.unrepairable[0]}"
                                    + (f" (and {len(plan.unrepairable) - 1} more)" if len(plan.unrepairable) > 1 else ""))

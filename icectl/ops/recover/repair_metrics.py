@@ -112,9 +112,14 @@ def plan_metrics_repair(table: Table) -> MetricsRepairPlan:
         return plan
     head = md.snapshot_by_id(ref.snapshot_id)
     target = metrics_target(md)
-    manifests = table.manifests(head)
-    for m in manifests:
-        plan._manifests[m.manifest_path] = (m, table.read_entries(m, live_only=True))
+    try:
+        manifests = table.manifests(head)
+        for m in manifests:
+            plan._manifests[m.manifest_path] = (m, table.read_entries(m, live_only=True))
+    except IcectlError as e:  # a lost manifest list or manifest: the files kind of repair says so
+        plan.unreadable.append(e.message)
+        plan._manifests.clear()
+        return plan
     work = [(m.manifest_path, e.data_file) for m, entries in plan._manifests.values()
             if m.content == ManifestContent.DATA for e in entries
             if e.data_file.content == FileContent.DATA and e.data_file.file_format.lower() == "parquet"]
