@@ -189,7 +189,7 @@ complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
-complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Fix a snapshot that references missing or unreadable files, or whose file metrics lie, with the smallest commit'
+complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Fix missing or unreadable files and file metrics that lie, with the smallest commit'
 complete -c icectl -n '__icectl_at' -f -a 'report' -d 'Write a self-contained HTML page of a table\'s shape and findings, for a ticket'
 complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a new commit'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'

@@ -96,7 +96,7 @@ _icectl_commands() {
         'register:Register an existing table metadata file in a (SQL) catalog'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
-        'repair:Fix a snapshot that references missing or unreadable files, or whose file metrics lie, with the smallest commit'
+        'repair:Fix missing or unreadable files and file metrics that lie, with the smallest commit'
         'report:Write a self-contained HTML page of a table'\''s shape and findings, for a ticket'
         'restore:Restore a table to an earlier metadata file, as a new commit'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'

@@ -28,7 +28,7 @@ def repair(
                                           "values (a replace snapshot).")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Fix a snapshot that references missing or unreadable files, or whose file metrics lie, with the smallest commit.
+    """Fix missing or unreadable files and file metrics that lie, with the smallest commit.
 
     Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
     vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
