@@ -28,20 +28,24 @@ def break_metrics(table: Table, pick: Callable[[DataFile], bool], change: Callab
     head = table.metadata.current_snapshot
     target: list[str] = []
     sid = new_snapshot_id()
+    before_sizes = [sum(f.file_size_in_bytes for _, f in table.live_files(head) if f.content == FileContent.DATA)]
 
     def build(txn: Transaction) -> list[Any]:
         t = txn.table
         md = t.metadata
         seq = md.last_sequence_number + 1 if md.format_version >= 2 else 0
         out = []
+        live: list[DataFile] = []
         for m in t.manifests(head):
             entries = t.read_entries(m, live_only=True)
+            live += [e.data_file for e in entries]
             hit = next((e for e in entries if not target and e.data_file.content == FileContent.DATA
                         and pick(e.data_file)), None)
             if hit is None:
                 out.append(m)
                 continue
             target.append(hit.data_file.file_path)
+            live[-len(entries):] = [change(e.data_file) if e is hit else e.data_file for e in entries]
             rewritten = [ManifestEntry(EntryStatus.EXISTING, e.snapshot_id, e.sequence_number, e.file_sequence_number,
                                        change(e.data_file) if e is hit else e.data_file) for e in entries]
             out.append(write_manifest_file(t, rewritten, txn=txn, spec_id=m.partition_spec_id, content=m.content,
@@ -49,6 +53,10 @@ def break_metrics(table: Table, pick: Callable[[DataFile], bool], change: Callab
         assert target, "no data file to break"
         summary = summarize_change(head, SnapshotChange("replace"))
         summary.update({k: v for k, v in head.summary.items() if k.startswith("total-")})
+        data = [f for f in live if f.content == FileContent.DATA]  # the totals the lying entries add up to
+        summary["total-records"] = str(sum(f.record_count for f in data))
+        summary["total-files-size"] = str(int(head.summary.get("total-files-size", "0"))
+                                          + sum(f.file_size_in_bytes for f in data) - before_sizes[0])
         return snapshot_from_manifests(txn, head, out, snapshot_id=sid, sequence_number=seq, summary=summary,
                                        ref_name=MAIN_BRANCH)
 

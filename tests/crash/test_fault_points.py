@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple] = {
     # repair of a lost data file on every ref head that reaches it
     "repair": (2, ["repair", EVENTS, "--all-refs", "-y"], [EVENTS], (("!lose-data-file",),)),
     "restore": (2, ["restore", EVENTS, "--to-version", "10", "-y"], [EVENTS]),
+    # repair of file metrics that lie (a wrong bound, record count and size), in v2 and v3 (row lineage)
+    "repair-metrics": (2, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
+    "repair-metrics-v3": (3, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
+    "repair-default-metrics": (2, ["repair", EVENTS, "-y"], [EVENTS], (("!break-metrics",),)),
     "maintain": (2, ["maintain", EVENTS, "-y"], [EVENTS],
                  (("properties", EVENTS, "set", "icectl.maintain.steps=rewrite-deletes,expire,remove-orphans",
                    "-y"),)),
