@@ -2,7 +2,9 @@
 recorded size; Parquet (and Avro, ORC) row counts equal ``record_count`` (footers only, never the
 data); Puffin footers are valid and each deletion vector is a ``deletion-vector-v1`` blob for its
 data file whose CRC and cardinality check out; snapshot summary totals equal what the manifests
-say; statistics files exist with their recorded sizes.
+say; statistics files exist with their recorded sizes. A Parquet data file's entry (read again
+from its manifest, with its metrics) is compared with what its footer proves under the table's
+metrics modes (:mod:`icectl.validate.file_metrics`): the footer is read once for both.
 """
 from __future__ import annotations
 

@@ -258,3 +258,16 @@ def test_cli_repair_metrics_dry_run_then_yes(tmp_path, monkeypatch):
     assert code == 0, err
     assert "replace snapshot" in out
     assert _deep(cat).findings == []
+
+
+def test_cli_text_shows_notes_and_exits_0(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    cat, t = _table(tmp_path, 2)
+    append_files(t, [_drop("upper_bounds", 1)(_write(t, *ROWS))])
+    code, out, err = cli(tmp_path, "validate", "db.t", "--deep")
+    assert code == 0, err
+    assert "Notes (1)" in out and "METRIC_MISSING" in out and "valid, with 1 notes" in out
+    code, out, err = cli(tmp_path, "-o", "json", "validate", "db.t", "--deep")
+    assert json.loads(out)["findings"][0]["severity"] == "note"

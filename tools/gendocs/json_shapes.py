@@ -142,7 +142,7 @@ NOTES: dict[str, str] = {
     ),
     'validate': (
         '`errors` and `warnings` count the findings; `format_version` is null when the metadata cannot be '
-        'read.'
+        'read. A finding\'s `severity` is `error`, `warning` or `note` (a missing optional metric; not counted).'
     ),
     'expire': (
         '`deleted_files` are the files to delete (plan) or deleted, with old metadata files as kind '

@@ -67,7 +67,10 @@ def _validation_text(env: Env, report: ValidationView) -> None:
         if group:
             print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
                         title=f"{title} ({len(group)})")
-    if report.ok and not report.warnings:
+    notes = sum(1 for f in report.findings if f.severity == "note")
+    if report.ok and not report.warnings and notes:
+        say(env, (f"valid, with {notes} notes", "green"))
+    elif report.ok and not report.warnings:
         say(env, ("valid: no findings", "green"))
     elif report.ok:
         say(env, (f"valid, with {report.warnings} warnings", "yellow"))
