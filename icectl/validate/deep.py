@@ -66,11 +66,14 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
     local = table.io.local_file(table.location or "/") is not None
     target = metrics_target(table.metadata) if table.metadata.current_schema_or_none is not None else None
     with ThreadPoolExecutor(LOCAL_THREADS if local else REMOTE_THREADS) as pool:
-        if target is not None:
-            _attach_entries(table.io, files, pool)
-        for findings in pool.map(lambda fc: _check_file(table.io, fc, target), list(files.values())):
-            for code, msg, where in findings:
-                out.add(code, msg, **where)
+        for batch in _batches(files) if target is not None else [list(files.values())]:
+            if target is not None:
+                _attach_entries(table.io, batch, pool)
+            for findings in pool.map(lambda fc: _check_file(table.io, fc, target), batch):
+                for code, msg, where in findings:
+                    out.add(code, msg, **where)
+            for fc in batch:
+                fc.data_file = None  # the entries of one batch at a time in memory
         for findings in pool.map(lambda item: _check_puffin(table, item[0], item[1]), list(dvs.items())):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
@@ -84,10 +87,27 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
 Found = list[tuple[str, str, dict[str, Any]]]
 
 
-def _attach_entries(io: Any, files: dict[str, _FileCheck], pool: ThreadPoolExecutor) -> None:
+BATCH_FILES = 20_000  # files whose entries (with their metrics) are held at once
+
+
+def _batches(files: dict[str, _FileCheck]) -> list[list[_FileCheck]]:
+    """The files in batches of whole manifests (a manifest's files together: it is read once),
+    about BATCH_FILES files each."""
+    by_manifest: dict[str, list[_FileCheck]] = {}
+    for fc in files.values():
+        by_manifest.setdefault(fc.manifest, []).append(fc)
+    batches: list[list[_FileCheck]] = [[]]
+    for group in by_manifest.values():
+        if batches[-1] and len(batches[-1]) + len(group) > BATCH_FILES:
+            batches.append([])
+        batches[-1].extend(group)
+    return batches
+
+
+def _attach_entries(io: Any, files: list[_FileCheck], pool: ThreadPoolExecutor) -> None:
     """Each Parquet data file's entry (its metrics), read again from its manifest with stats."""
     wanted: dict[str, list[_FileCheck]] = {}
-    for fc in files.values():
+    for fc in files:
         if fc.file_format.lower() == "parquet":
             wanted.setdefault(fc.manifest, []).append(fc)
 

@@ -26,6 +26,7 @@ from icectl.spark.rewrite import describe_parquet_file
 from icectl.spec.conversions import from_bytes, to_bytes
 from icectl.table.loaded import load_table
 from icectl.validate.codes import Severity
+from icectl.validate import deep
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 
@@ -271,3 +272,12 @@ def test_cli_text_shows_notes_and_exits_0(tmp_path, monkeypatch):
     assert "Notes (1)" in out and "METRIC_MISSING" in out and "valid, with 1 notes" in out
     code, out, err = cli(tmp_path, "-o", "json", "validate", "db.t", "--deep")
     assert json.loads(out)["findings"][0]["severity"] == "note"
+
+
+def test_files_are_checked_in_batches_of_whole_manifests(tmp_path, monkeypatch):
+    monkeypatch.setattr(deep, "BATCH_FILES", 1)
+    cat, t = _table(tmp_path, 2)
+    t = append_files(t, [_write(t, [1, 2], ["a", "b"], [1.0, 2.0]), _write(t, [3], ["c"], [3.0])])
+    t = append_files(t, [_set("upper_bounds", 1, to_bytes("long", 4))(_write(t, [4, 5], ["d", "e"], [4.0, 5.0]))])
+    report = _deep(cat)
+    assert _codes(report) == ["BOUND_HIDES_ROWS"] and report.checked.files == 3
