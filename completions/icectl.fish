@@ -189,7 +189,7 @@ complete -c icectl -n '__icectl_at' -f -a 'refs' -d 'List branches and tags with
 complete -c icectl -n '__icectl_at' -f -a 'register' -d 'Register an existing table metadata file in a (SQL) catalog'
 complete -c icectl -n '__icectl_at' -f -a 'remove-orphans' -d 'Find and delete files under the table location that no snapshot or metadata file reaches'
 complete -c icectl -n '__icectl_at' -f -a 'rename' -d 'Rename a table, or move it to another namespace (its files stay where they are)'
-complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Fix a snapshot that references missing or unreadable files, with the smallest commit'
+complete -c icectl -n '__icectl_at' -f -a 'repair' -d 'Fix missing or unreadable files and file metrics that lie, with the smallest commit'
 complete -c icectl -n '__icectl_at' -f -a 'report' -d 'Write a self-contained HTML page of a table\'s shape and findings, for a ticket'
 complete -c icectl -n '__icectl_at' -f -a 'restore' -d 'Restore a table to an earlier metadata file, as a new commit'
 complete -c icectl -n '__icectl_at' -f -a 'rewrite-deletes' -d 'Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
@@ -462,6 +462,7 @@ complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confir
 complete -c icectl -n '__icectl_at repair' -l all-refs -d 'Check and repair the head of every branch and tag, not only main'
 complete -c icectl -n '__icectl_at repair' -l dry-run -d 'Show the problems and the fix, with the records and bytes lost; commit nothing'
 complete -c icectl -n '__icectl_at repair' -l help -s h -d 'Show this message and exit'
+complete -c icectl -n '__icectl_at repair' -l metrics -d 'Instead: compare main\'s Parquet data files\' manifest metrics with their footers and commit manifests carrying the footers\' values (a replace snapshot)'
 complete -c icectl -n '__icectl_at repair' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'
 
 # icectl report

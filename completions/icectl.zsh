@@ -96,7 +96,7 @@ _icectl_commands() {
         'register:Register an existing table metadata file in a (SQL) catalog'
         'remove-orphans:Find and delete files under the table location that no snapshot or metadata file reaches'
         'rename:Rename a table, or move it to another namespace (its files stay where they are)'
-        'repair:Fix a snapshot that references missing or unreadable files, with the smallest commit'
+        'repair:Fix missing or unreadable files and file metrics that lie, with the smallest commit'
         'report:Write a self-contained HTML page of a table'\''s shape and findings, for a ticket'
         'restore:Restore a table to an earlier metadata file, as a new commit'
         'rewrite-deletes:Merge position deletes (v2), convert them to deletion vectors (v3+), drop dangling deletes'
@@ -779,6 +779,7 @@ _icectl__repair() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
+        '--metrics[Instead\: compare main'\''s Parquet data files'\'' manifest metrics with their footers and commit manifests carrying the footers'\'' values (a replace snapshot)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \

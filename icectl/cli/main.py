@@ -59,7 +59,7 @@ COMMANDS = {c.name: c for c in (
     LazyCommand("rewrite-manifests", "icectl.cli.rewrite_manifests", "rewrite_manifests",
                 "Rewrite the current snapshot's manifests, clustered by partition."),
     LazyCommand("repair", "icectl.cli.repair", "repair",
-                "Fix a snapshot that references missing or unreadable files, with the smallest commit."),
+                "Fix missing or unreadable files and file metrics that lie, with the smallest commit."),
     LazyCommand("rewrite-table-path", "icectl.cli.rewrite_table_path", "rewrite_table_path",
                 "Copy a table's metadata with every path moved to another prefix."),
     LazyCommand("diff", "icectl.cli.diff", "diff",

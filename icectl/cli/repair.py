@@ -10,9 +10,10 @@ from icectl.cli.options import YesOpt
 from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
-from icectl.cli.views.recovery import repair_report
+from icectl.cli.views.recovery import metrics_repair_report, repair_report
 from icectl.errors import InvalidMetadataError
 from icectl.ops.recover.repair import apply_repair, plan_repair
+from icectl.ops.recover.repair_metrics import apply_metrics_repair, plan_metrics_repair
 
 
 def repair(
@@ -22,24 +23,44 @@ def repair(
                                            "not only main.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the problems and the fix, with the records and "
                                           "bytes lost; commit nothing.")] = False,
+    metrics: Annotated[bool, typer.Option("--metrics", help="Instead: compare main's Parquet data files' manifest "
+                                          "metrics with their footers and commit manifests carrying the footers' "
+                                          "values (a replace snapshot).")] = False,
     yes: YesOpt = False,
 ) -> None:
-    """Fix a snapshot that references missing or unreadable files, with the smallest commit.
+    """Fix missing or unreadable files and file metrics that lie, with the smallest commit.
 
     Find the files the current snapshot references that are missing or unreadable (data, deletes, deletion
     vectors, manifests, manifest list) and commit the smallest fix: drop missing files and the deletes only they
-    needed, rebuild lost manifests from what other manifests still hold."""
+    needed, rebuild lost manifests from what other manifests still hold. Then compare main's Parquet data files'
+    manifest metrics with their footers and commit manifests that carry the footers' values (--metrics: only that)."""
     env: Env = ctx.obj
     t = open_table(env, table)
-    plan = plan_repair(t, all_refs=all_refs)
-    result = None
-    if dry_run or not plan.changes:
-        render(env, repair_report(plan, None, dry_run=dry_run))
+    if metrics:
+        mplan = plan_metrics_repair(t)
+        if dry_run or not mplan.changes:
+            render(env, metrics_repair_report(mplan, None, dry_run=dry_run))
+        else:
+            confirm_plan(env, metrics_repair_report(mplan, None, dry_run=False), f"Repair the metrics of {mplan.table}?",
+                         yes=yes, action="repair the table")
+            render(env, metrics_repair_report(mplan, apply_metrics_repair(t, mplan), dry_run=False))
+        return
+    # the default set: missing and unreadable files, then main's file metrics (on what the first leaves)
+    plan = plan_repair(t, all_refs=all_refs, metrics=True)
+    mplan = plan_metrics_repair(t)
+    result = mresult = None
+    if dry_run or not (plan.changes or mplan.changes):
+        render(env, repair_report(plan, None, dry_run=dry_run, metrics=(mplan, None)))
     else:
-        confirm_plan(env, repair_report(plan, None, dry_run=False), f"Repair {plan.table}?", yes=yes,
-                     action="repair the table")
-        result = apply_repair(t, plan)
-        render(env, repair_report(plan, result, dry_run=False))
+        confirm_plan(env, repair_report(plan, None, dry_run=False, metrics=(mplan, None)), f"Repair {plan.table}?",
+                     yes=yes, action="repair the table")
+        if plan.changes:
+            result = apply_repair(t, plan)
+            t = result.committed[-1].table
+            mplan = plan_metrics_repair(t)  # the files the first commit kept
+        if mplan.changes:
+            mresult = apply_metrics_repair(t, mplan)
+        render(env, repair_report(plan, result, dry_run=False, metrics=(mplan, mresult)))
     if plan.unrepairable:
         raise InvalidMetadataError(f"cannot repair {plan.unrepairable[0]}"
                                    + (f" (and {len(plan.unrepairable) - 1} more)" if len(plan.unrepairable) > 1 else ""))

@@ -10,32 +10,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from icectl.spec.conversions import to_bytes, to_internal
+from icectl.spec.conversions import to_bytes, to_internal, truncate_lower, truncate_upper
 from icectl.spec.types import PrimitiveType
 
 TRUNCATE_LENGTH = 16
-
-
-def _truncate_upper_str(s: str) -> str | None:
-    """The smallest string above every string with this prefix, or None (no bound) if none."""
-    chars = list(s[:TRUNCATE_LENGTH])
-    while chars:
-        c = ord(chars[-1])
-        if c < 0x10FFFF and not (0xD7FF <= c < 0xDFFF):
-            chars[-1] = chr(c + 1)
-            return "".join(chars)
-        chars.pop()
-    return None
-
-
-def _truncate_upper_bytes(b: bytes) -> bytes | None:
-    arr = bytearray(b[:TRUNCATE_LENGTH])
-    while arr:
-        if arr[-1] < 0xFF:
-            arr[-1] += 1
-            return bytes(arr)
-        arr.pop()
-    return None
 
 
 class ColumnMetrics:
@@ -92,10 +70,8 @@ class ColumnMetrics:
             vmin, vmax = self.lo[fid], self.hi[fid]
             if t.base == "uuid":
                 vmin, vmax = uuid.UUID(bytes=vmin), uuid.UUID(bytes=vmax)
-            if t.base == "string":
-                lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_str(vmax))
-            elif t.base == "binary":
-                lower, upper = vmin[:TRUNCATE_LENGTH], (vmax if len(vmax) <= TRUNCATE_LENGTH else _truncate_upper_bytes(vmax))
+            if t.base in ("string", "binary"):
+                lower, upper = truncate_lower(t, vmin, TRUNCATE_LENGTH), truncate_upper(t, vmax, TRUNCATE_LENGTH)
             else:
                 lower, upper = to_internal(t, vmin), to_internal(t, vmax)
             lo[fid] = to_bytes(t, lower).hex()

@@ -63,7 +63,7 @@ from icectl.spec.types import (
 
 __all__ = [
     "to_bytes", "from_bytes", "to_internal", "MalformedValue", "BINARY_WIDTHS", "to_json", "from_json", "human",
-    "decimal_min_bytes", "decimal_from_unscaled", "unscaled",
+    "decimal_min_bytes", "decimal_from_unscaled", "unscaled", "truncate_lower", "truncate_upper",
 ]
 
 # Enough digits for any decimal(38, S) and its arithmetic, so no context rounding ever happens.
@@ -546,3 +546,45 @@ def human(t: IcebergType | str, value: Any) -> str:
         return str(value)
     except (InvalidMetadataError, TypeError, ValueError, OverflowError):
         return repr(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Truncated bounds (the ``truncate(N)`` metrics mode): strings to N characters, binary to N bytes.
+
+def truncate_lower(t: PrimitiveType, value: Any, n: int) -> Any:
+    """A lower bound of a ``truncate(n)`` column: a prefix is never above the value."""
+    if t.base in ("string", "binary"):
+        return value[:n]
+    return value
+
+
+def truncate_upper(t: PrimitiveType, value: Any, n: int) -> Any:
+    """An upper bound of a ``truncate(n)`` column, or None when there is none (Java's
+    ``UnicodeUtil.truncateStringMax`` / ``BinaryUtil.truncateBinaryMax``): a value not longer than
+    ``n`` is kept; else its first ``n`` characters (bytes) with the last one that can be
+    incremented incremented and what follows it dropped (a character never into the surrogate
+    range, and not past U+10FFFF; a byte not past 0xFF)."""
+    if t.base == "string":
+        if len(value) <= n:
+            return value
+        chars = list(value[:n])
+        while chars:
+            c = ord(chars[-1]) + 1
+            if 0xD800 <= c <= 0xDFFF:
+                c = 0xE000
+            if c <= 0x10FFFF:
+                chars[-1] = chr(c)
+                return "".join(chars)
+            chars.pop()
+        return None
+    if t.base == "binary":
+        if len(value) <= n:
+            return value
+        arr = bytearray(value[:n])
+        while arr:
+            if arr[-1] < 0xFF:
+                arr[-1] += 1
+                return bytes(arr)
+            arr.pop()
+        return None
+    return value

@@ -145,6 +145,46 @@ def parse_metrics_mode(raw: str) -> str:
     return low
 
 
+MAX_INFERRED_METRICS_COLUMNS = 100  # write.metadata.metrics.max-inferred-column-defaults (Java's default)
+DEFAULT_METRICS_MODE = "truncate(16)"
+
+
+def column_metrics_modes(properties: dict[str, str], leaves: list[tuple[int, str]],
+                         sorted_ids: set[int] | frozenset[int] = frozenset()) -> dict[int, str]:
+    """The metrics mode of each leaf column (field id, dotted name), as Iceberg Java's
+    MetricsConfig.forTable resolves it: ``write.metadata.metrics.column.<name>`` over
+    ``write.metadata.metrics.default``; without an explicit default, the first
+    ``write.metadata.metrics.max-inferred-column-defaults`` (100) leaves get truncate(16) and the
+    rest none; a sort-order column whose mode is none or counts gets truncate(16). A value that
+    is not a metrics mode counts as the default (Java: falls back to it with a warning)."""
+    explicit = properties.get("write.metadata.metrics.default")
+    try:
+        default = parse_metrics_mode(explicit) if explicit is not None else DEFAULT_METRICS_MODE
+    except ValueError:
+        default = DEFAULT_METRICS_MODE
+    limit_text = properties.get("write.metadata.metrics.max-inferred-column-defaults", "")
+    limit = int(limit_text) if limit_text.isdigit() else MAX_INFERRED_METRICS_COLUMNS
+    modes: dict[int, str] = {}
+    for i, (fid, name) in enumerate(leaves):
+        mode = default if explicit is not None or i < limit else "none"
+        override = properties.get("write.metadata.metrics.column." + name)
+        if override is not None:
+            try:
+                mode = parse_metrics_mode(override)
+            except ValueError:
+                pass
+        if fid in sorted_ids and mode in ("none", "counts"):
+            mode = DEFAULT_METRICS_MODE
+        modes[fid] = mode
+    return modes
+
+
+def truncate_length(mode: str) -> int | None:
+    """N of ``truncate(N)``; None for the other modes."""
+    m = _METRICS_MODE.fullmatch(mode)
+    return int(m.group(1)) if m is not None and m.group(1) is not None else None
+
+
 # -- constructors --------------------------------------------------------------------------------
 
 def _int(name: str, default: int, meaning: str, section: str, *, kind: str = "int", minimum: int = 0,
@@ -324,4 +364,4 @@ __all__ = ["BEHAVIOR", "BLOOM_FILTER_COLUMN", "COLUMN_PREFIXES", "COMMIT_MAX_RET
            "NAME_MAPPING", "OBJECT_STORAGE_PATH", "PARQUET_COMPRESSION", "PARQUET_ROW_GROUP_SIZE_BYTES",
            "PATH_PROPERTIES", "PROPERTY_PREFIXES", "PropertyPrefix", "READ", "SECTIONS", "SPLIT_SIZE",
            "STATS_ENABLED_COLUMN", "TABLE_PROPERTIES", "TARGET_FILE_SIZE_BYTES", "TableProperty", "WRITE",
-           "check_setting", "parse_metrics_mode", "properties_markdown"]
+           "check_setting", "column_metrics_modes", "parse_metrics_mode", "truncate_length", "properties_markdown"]

@@ -11,9 +11,10 @@ from enum import Enum
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # nothing is wrong for a reader; something optional is missing
 
 
-E, W = Severity.ERROR, Severity.WARNING
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 
 # code -> (severity, rule, meaning). Codes are stable: add new ones, never rename or reuse.
 CODES: dict[str, tuple[Severity, str, str]] = {
@@ -134,6 +135,22 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "FILE_SIZE_MISMATCH": (E, "Manifests: file_size_in_bytes", "a file's size is not the recorded size"),
     "FILE_UNREADABLE": (E, "Appendix A: Format-specific Requirements", "a data or delete file's footer cannot be read"),
     "RECORD_COUNT_MISMATCH": (E, "Manifests: record_count", "a file holds another number of rows than record_count"),
+    # --deep: a Parquet data file's manifest metrics against its footer (ParquetUtil.footerMetrics)
+    "BOUND_HIDES_ROWS": (E, "Manifests: lower_bounds/upper_bounds; Scan Planning",
+                         "a lower bound above the column's minimum in the file's footer, or an upper bound below "
+                         "its maximum: filtered scans skip rows of the file"),
+    "BOUND_LOOSE": (W, "Manifests: lower_bounds/upper_bounds",
+                    "a bound below the footer's minimum or above its maximum (safe, but filters prune less) "
+                    "that is not a truncation of it"),
+    "METRIC_VALUE_COUNT": (E, "Manifests: value_counts",
+                           "a column's value count is not the footer's (count and null filters read it)"),
+    "METRIC_NULL_COUNT": (E, "Manifests: null_value_counts",
+                          "a column's null count is not the footer's (is null / not null filters read it)"),
+    "METRIC_NAN_COUNT": (E, "Manifests: nan_value_counts",
+                         "a column's NaN count is above the non-null values its footer counts"),
+    "METRIC_COLUMN_SIZE": (W, "Manifests: column_sizes", "a column's size is not the footer's"),
+    "METRIC_MISSING": (N, "Manifests: value_counts, null_value_counts, lower_bounds, upper_bounds",
+                       "a metric the table's metrics mode asks for and the footer proves is not in the entry"),
     "PUFFIN_INVALID": (E, "Puffin: File structure", "a Puffin file's footer is invalid"),
     "DV_BLOB_MISMATCH": (E, "Deletion Vectors; Puffin: deletion-vector-v1",
                          "a deletion vector's offset and length are not a deletion-vector-v1 blob for its data file"),
@@ -173,6 +190,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
 # shows its plan and changes nothing without --yes.
 RESTORE_FIX = "icectl restore {table} --dry-run"  # the current metadata file is broken: the newest good one
 REPAIR_FIX = "icectl repair {table} --dry-run"  # lost or unreadable files: removed or rebuilt
+METRICS_FIX = "icectl repair {table} --metrics --dry-run"  # entries whose metrics are not the footer's
 FIXES: dict[str, str] = {
     "META_UNREADABLE": RESTORE_FIX,
     "META_INVALID_JSON": RESTORE_FIX,
@@ -187,6 +205,14 @@ FIXES: dict[str, str] = {
     "PUFFIN_INVALID": REPAIR_FIX,
     "DV_BLOB_MISMATCH": REPAIR_FIX,
     "DV_CORRUPT": REPAIR_FIX,
+    "RECORD_COUNT_MISMATCH": METRICS_FIX,
+    "BOUND_HIDES_ROWS": METRICS_FIX,
+    "BOUND_LOOSE": METRICS_FIX,
+    "METRIC_VALUE_COUNT": METRICS_FIX,
+    "METRIC_NULL_COUNT": METRICS_FIX,
+    "METRIC_NAN_COUNT": METRICS_FIX,
+    "METRIC_COLUMN_SIZE": METRICS_FIX,
+    "METRIC_MISSING": METRICS_FIX,
 }
 
 

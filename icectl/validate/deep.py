@@ -2,7 +2,9 @@
 recorded size; Parquet (and Avro, ORC) row counts equal ``record_count`` (footers only, never the
 data); Puffin footers are valid and each deletion vector is a ``deletion-vector-v1`` blob for its
 data file whose CRC and cardinality check out; snapshot summary totals equal what the manifests
-say; statistics files exist with their recorded sizes.
+say; statistics files exist with their recorded sizes. A Parquet data file's entry (read again
+from its manifest, with its metrics) is compared with what its footer proves under the table's
+metrics modes (:mod:`icectl.validate.file_metrics`): the footer is read once for both.
 """
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from typing import Any
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
 from icectl.formats import puffin
 from icectl.formats.avro import open_avro
+from icectl.formats.manifest import DataFile, ManifestFile, read_manifest
+from icectl.formats.parquet_footer import MetricsTarget, footer_metrics, metrics_target, read_footer
+from icectl.validate.file_metrics import compare
 from icectl.validate.entries import LiveFile
 from icectl.validate.findings import Checked, Collector
 from icectl.validate.manifests import ManifestScan
@@ -30,6 +35,7 @@ class _FileCheck:
     manifest: str
     entry: int
     snapshot_id: int
+    data_file: DataFile | None = None  # a Parquet data file's entry, its metrics compared with the footer
 
 
 def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], bool]], out: Collector,
@@ -58,10 +64,16 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
     stats = [(table.resolve(s.statistics_path), s.file_size_in_bytes, s.snapshot_id, s.raw)
              for s in table.metadata.statistics + table.metadata.partition_statistics]
     local = table.io.local_file(table.location or "/") is not None
+    target = metrics_target(table.metadata) if table.metadata.current_schema_or_none is not None else None
     with ThreadPoolExecutor(LOCAL_THREADS if local else REMOTE_THREADS) as pool:
-        for findings in pool.map(lambda fc: _check_file(table.io, fc), list(files.values())):
-            for code, msg, where in findings:
-                out.add(code, msg, **where)
+        for batch in _batches(files) if target is not None else [list(files.values())]:
+            if target is not None:
+                _attach_entries(table.io, batch, pool)
+            for findings in pool.map(lambda fc: _check_file(table.io, fc, target), batch):
+                for code, msg, where in findings:
+                    out.add(code, msg, **where)
+            for fc in batch:
+                fc.data_file = None  # the entries of one batch at a time in memory
         for findings in pool.map(lambda item: _check_puffin(table, item[0], item[1]), list(dvs.items())):
             for code, msg, where in findings:
                 out.add(code, msg, **where)
@@ -75,7 +87,44 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
 Found = list[tuple[str, str, dict[str, Any]]]
 
 
-def _check_file(io: Any, fc: _FileCheck) -> Found:
+BATCH_FILES = 20_000  # files whose entries (with their metrics) are held at once
+
+
+def _batches(files: dict[str, _FileCheck]) -> list[list[_FileCheck]]:
+    """The files in batches of whole manifests (a manifest's files together: it is read once),
+    about BATCH_FILES files each."""
+    by_manifest: dict[str, list[_FileCheck]] = {}
+    for fc in files.values():
+        by_manifest.setdefault(fc.manifest, []).append(fc)
+    batches: list[list[_FileCheck]] = [[]]
+    for group in by_manifest.values():
+        if batches[-1] and len(batches[-1]) + len(group) > BATCH_FILES:
+            batches.append([])
+        batches[-1].extend(group)
+    return batches
+
+
+def _attach_entries(io: Any, files: list[_FileCheck], pool: ThreadPoolExecutor) -> None:
+    """Each Parquet data file's entry (its metrics), read again from its manifest with stats."""
+    wanted: dict[str, list[_FileCheck]] = {}
+    for fc in files:
+        if fc.file_format.lower() == "parquet":
+            wanted.setdefault(fc.manifest, []).append(fc)
+
+    def load(manifest: str) -> None:
+        try:
+            entries = read_manifest(io.read(manifest), ManifestFile(manifest, 0, 0))
+        except IcectlError:
+            return  # the manifest checks report it
+        for fc in wanted[manifest]:
+            df = entries[fc.entry].data_file if 0 <= fc.entry < len(entries) else None
+            if df is not None and df.content == 0 and df.file_path == fc.path:
+                fc.data_file = df
+
+    list(pool.map(load, list(wanted)))
+
+
+def _check_file(io: Any, fc: _FileCheck, target: MetricsTarget | None = None) -> Found:
     where = {"file": fc.path, "manifest": fc.manifest, "entry": fc.entry, "snapshot_id": fc.snapshot_id}
     try:
         size = io.size(fc.path)
@@ -87,13 +136,22 @@ def _check_file(io: Any, fc: _FileCheck) -> Found:
     if size != fc.size:
         found.append(("FILE_SIZE_MISMATCH", f"the file has {size} bytes, file_size_in_bytes is {fc.size}", where))
     try:
-        rows = _row_count(io, fc.path, fc.file_format)
+        meta = read_footer(io, fc.path) if fc.data_file is not None else None
+        rows = int(meta.num_rows) if meta is not None else _row_count(io, fc.path, fc.file_format)
     except Exception as e:  # a corrupt footer: pyarrow raises many kinds (the Avro reader InvalidMetadataError)
         found.append(("FILE_UNREADABLE", f"cannot read the {fc.file_format} footer ({type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''})", where))
         return found
     if rows is not None and rows != fc.record_count:
         found.append(("RECORD_COUNT_MISMATCH", f"the file holds {rows} rows, record_count is {fc.record_count}", where))
+    if meta is not None and target is not None and fc.data_file is not None:
+        try:
+            fm = footer_metrics(meta, target.types, target.modes)
+        except Exception as e:  # noqa: BLE001  # statistics pyarrow cannot give: the file is still read
+            found.append(("FILE_UNREADABLE", f"cannot read the Parquet column statistics ({type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''})", where))
+            return found
+        found.extend((code, msg, where) for code, msg in compare(fc.data_file, fm, target.names))
     return found
 
 

@@ -14,7 +14,8 @@ The checks form a one-way graph, each module importing only those above it in th
 - :mod:`icectl.validate.manifests`: each manifest decoded once (:mod:`icectl.formats.avro`), its
   header and partition struct checked;
 - :mod:`icectl.validate.deep` (``--deep``: the files themselves: existence and size, Parquet row
-  counts, Puffin footers and deletion vectors, snapshot summary totals);
+  counts, Puffin footers and deletion vectors, snapshot summary totals; each Parquet data file's
+  manifest metrics against its footer by :mod:`icectl.validate.file_metrics`);
 - :mod:`icectl.validate.snapshots`: manifest lists and the rules across a snapshot's manifests
   (a live path listed twice, deletion vectors);
 - this module.

@@ -248,7 +248,9 @@ REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(
               "new_snapshot_id": Opt(int)}
 REPAIR = {"table": str, "all_refs": bool, "refs": [REF_REPAIR], "statistics": [PROBLEM], "records_lost": int,
           "bytes_lost": int, "unrepairable": [str], "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
-          "commits": [COMMIT]}
+          "commits": [COMMIT], "metrics": [{"path": str, "manifest": str,
+                                            "differences": [{"code": str, "message": str}]}],
+          "metrics_files_checked": int, "metrics_snapshot_id": Opt(int)}
 RELOCATION = {"source_metadata_location": str, "source_prefix": str, "target_prefix": str, "format_version": int,
               "metadata_location": str, "start_version": Opt(str), "end_version": str, "metadata_files": int,
               "manifest_lists": int, "manifests": int, "position_delete_files": int, "statistics_files": int,

@@ -37,6 +37,7 @@ class DemoWorkspace:
     kind: str = "sql"  # or "hadoop": the file-system catalog (version-hint.text, rename)
     lost: tuple[str, ...] = ()  # data files removed from storage by the setup step "!lose-data-file"
     orphans: dict[str, str] = field(default_factory=dict)  # "!plant-orphans": every orphan -> its sha256
+    broken: tuple[str, ...] = ()  # data files whose entry the setup step "!break-metrics" made lie
 
     @property
     def uri(self) -> str:
@@ -68,6 +69,9 @@ class DemoWorkspace:
                 data = pathlib.Path(location).read_bytes()
                 pathlib.Path(location).write_bytes(data[: len(data) // 2])
                 continue
+            if argv == ("!break-metrics",):  # what repair --metrics is for: an entry that lies
+                self.broken = (self._break_metrics(),)
+                continue
             code, _, err = self.run(*argv)
             assert code == 0, f"{argv}: {err}"
         shutil.copytree(self.root, self.pristine)
@@ -93,6 +97,20 @@ class DemoWorkspace:
             p.write_bytes(os.urandom(64 + i))
             os.utime(p, (old, old))
         return {f.path: hashlib.sha256(pathlib.Path(f.path).read_bytes()).hexdigest() for f in plan_orphans(t).orphans}
+
+    def _break_metrics(self) -> str:
+        """main's head gets a manifest whose entry for a data file of several rows has an ``id``
+        upper bound at its minimum (rows hidden), one row fewer and a size one byte off."""
+        from dataclasses import replace
+
+        from break_metrics import break_metrics
+        from icectl.table.loaded import load_table
+
+        t = load_table(self.catalog(), ("demo", "events"))
+        return break_metrics(t, lambda df: df.record_count > 1 and df.lower_bounds.get(1) != df.upper_bounds.get(1),
+                             lambda df: replace(df, record_count=df.record_count - 1,
+                                                file_size_in_bytes=df.file_size_in_bytes + 1,
+                                                upper_bounds={**df.upper_bounds, 1: df.lower_bounds[1]}))
 
     def reset(self) -> None:
         shutil.rmtree(self.root)
@@ -169,6 +187,10 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
             # the file the setup removed: older snapshots still name it after a repair; nothing else
             errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
             assert all(f["code"] == "FILE_MISSING" and f["file"] in ws.lost for f in errors), errors
+        elif code == 8 and ws.broken:
+            # the entry the setup made lie: the snapshot it committed still holds it after a repair
+            errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
+            assert all(f["code"] in _METRIC_ERRORS and f["file"] in ws.broken for f in errors), errors
         else:
             assert code == 0, f"{name} does not validate clean (exit {code}): {stdout[-2000:]} {stderr}"
         md = t.metadata
@@ -176,10 +198,18 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
         missing = sorted(p for p in reach.paths() if not t.io.exists(p) and p not in ws.lost)
         assert not missing, f"{name}: {len(missing)} files a retained snapshot reaches are gone: {missing[:5]}"
         assert t.io.exists(t.metadata_location)
-        out[name] = {"format-version": md.format_version, "columns": [f.name for f in md.schema.fields],
+        head: dict[str, Any] = {}
+        if ws.broken:  # what main's head says of the files: lying before a repair, true after
+            head_code, head_out, _ = ws.run("-o", "json", "validate", name, "--deep")
+            head = {"head findings": sorted({f["code"] for f in json.loads(head_out)["findings"]})}
+        out[name] = {**head, "format-version": md.format_version, "columns": [f.name for f in md.schema.fields],
                      "properties": dict(md.properties),
                      **{f"ref {ref}": _rows(t, r.snapshot_id) for ref, r in sorted(md.all_refs.items())}}
     return out
+
+
+_METRIC_ERRORS = {"BOUND_HIDES_ROWS", "RECORD_COUNT_MISMATCH", "FILE_SIZE_MISMATCH", "METRIC_VALUE_COUNT",
+                  "METRIC_NULL_COUNT"}
 
 
 def _rows(t: Any, snapshot_id: int) -> Any:

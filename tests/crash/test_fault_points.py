@@ -71,6 +71,10 @@ COMMANDS: dict[str, tuple] = {
     # issue 25: the current metadata file truncated; restore makes the newest good file current
     "restore-broken": (2, ["restore", EVENTS, "-y"], [EVENTS], (("!truncate-current-metadata",),)),
     "restore-broken-v3": (3, ["restore", EVENTS, "-y"], [EVENTS], (("!truncate-current-metadata",),)),
+    # repair of file metrics that lie (a wrong bound, record count and size), in v2 and v3 (row lineage)
+    "repair-metrics": (2, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
+    "repair-metrics-v3": (3, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
+    "repair-default-metrics": (2, ["repair", EVENTS, "-y"], [EVENTS], (("!break-metrics",),)),
     "maintain": (2, ["maintain", EVENTS, "-y"], [EVENTS],
                  (("properties", EVENTS, "set", "icectl.maintain.steps=rewrite-deletes,expire,remove-orphans",
                    "-y"),)),

@@ -26,7 +26,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
 
 REPORT_KEYS = {"table", "all_refs", "refs", "statistics", "records_lost", "bytes_lost", "unrepairable",
-               "metadata_location", "dry_run", "applied", "commits"}
+               "metadata_location", "dry_run", "applied", "commits", "metrics", "metrics_files_checked",
+               "metrics_snapshot_id"}  # the metrics kind (issue 25)
 REF_KEYS = {"ref", "ref_type", "snapshot_id", "operation", "problems", "removed_files", "rebuilt_manifests",
             "records_lost", "bytes_lost", "delete_records_dropped", "unrepairable", "new_snapshot_id"}
 

@@ -145,7 +145,7 @@ NOTES: dict[str, str] = {
     ),
     'validate': (
         '`errors` and `warnings` count the findings; `format_version` is null when the metadata cannot be '
-        'read.'
+        'read. A finding\'s `severity` is `error`, `warning` or `note` (a missing optional metric; not counted).'
     ),
     'expire': (
         '`deleted_files` are the files to delete (plan) or deleted, with old metadata files as kind '
@@ -246,7 +246,9 @@ NOTES: dict[str, str] = {
     'repair': (
         'One entry in `refs` per ref checked; `operation` (`delete`, `overwrite`, `replace`) is null when the '
         "ref needs no repair; `problem` is `missing` or `unreadable: ...`; a removed file's `reason` is "
-        '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied.'
+        '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied. With '
+        '`--metrics`, `refs` is empty and `metrics` lists the files whose entries get their footer\'s metrics, each '
+        'difference with its validate code; `metrics_snapshot_id` once applied.'
     ),
     'rewrite-table-path': (
         '`metadata_location` is the new metadata file under the target; the counts are the files written (or '

@@ -91,7 +91,8 @@ VALIDATION_INTRO = """\
 
 Every finding of `icectl validate` has one of these codes (stable: new codes are added, none is
 renamed or reused). Errors break a rule readers rely on and make `validate` exit with 8; warnings
-break a "should" of the spec or are suspicious but readable. Rules name sections of the Iceberg
+break a "should" of the spec or are suspicious but readable; notes say that something optional is
+missing (a file metric the table's metrics mode asks for). Rules name sections of the Iceberg
 table spec (and of the v4 walk-through). Besides the spec: the manifest key `schema-id` is not
 required (Iceberg Java, the reference implementation, does not write it), and timestamps in the
 snapshot and metadata logs may go back by up to a minute (Iceberg Java's clock-skew tolerance).

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, num, print_kv, print_table, say, text_renderer, warn
 from icectl.ops.recover.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
+from icectl.ops.recover.repair_metrics import MetricsChange
 
 if TYPE_CHECKING:
     from icectl.ops.recover.rewrite_table_path import RelocationPlan, RelocationResult
     from icectl.ops.recover.repair import RepairPlan, RepairResult
+    from icectl.ops.recover.repair_metrics import MetricsRepairPlan, MetricsRepairResult
 
 
 # -- repair --------------------------------------------------------------------------------------------------
@@ -31,30 +33,64 @@ class RepairReport:
     dry_run: bool
     applied: bool
     commits: list[dict] = field(default_factory=list)
+    # repair --metrics: the Parquet data files whose entries get their footers' metrics
+    metrics: list[MetricsChange] = field(default_factory=list)
+    metrics_files_checked: int = 0
+    metrics_snapshot_id: int | None = None
 
 
-def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: bool) -> RepairReport:
+def metrics_repair_report(plan: MetricsRepairPlan, result: MetricsRepairResult | None, *,
+                          dry_run: bool) -> RepairReport:
+    applied = result is not None and result.committed is not None
+    return RepairReport(
+        table=plan.table, all_refs=False, refs=[], statistics=[], records_lost=0, bytes_lost=0, unrepairable=[],
+        metadata_location=result.committed.table.metadata_location if applied else None, dry_run=dry_run,
+        applied=applied, commits=[result.committed.sent_json()] if applied else list(plan.planned_commits),
+        metrics=plan.changes, metrics_files_checked=plan.files_checked,
+        metrics_snapshot_id=result.new_snapshot_id if applied else None)
+
+
+def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: bool,
+                  metrics: tuple[MetricsRepairPlan, MetricsRepairResult | None] | None = None) -> RepairReport:
     applied = result is not None and bool(result.committed)
+    mplan, mresult = metrics if metrics is not None else (None, None)
+    mapplied = mresult is not None and mresult.committed is not None
+    commits = [c.sent_json() for c in result.committed] if applied else list(plan.planned_commits)
+    if mplan is not None:
+        commits += [mresult.committed.sent_json()] if mapplied else ([] if applied else list(mplan.planned_commits))
+    location = mresult.committed.table.metadata_location if mapplied else (
+        result.committed[-1].table.metadata_location if applied else None)
     return RepairReport(
         table=plan.table, all_refs=plan.all_refs, refs=plan.refs, statistics=plan.statistics,
         records_lost=sum(r.records_lost for r in plan.refs if r.unrepairable is None),
         bytes_lost=sum(r.bytes_lost for r in plan.refs if r.unrepairable is None),
-        unrepairable=plan.unrepairable,
-        metadata_location=result.committed[-1].table.metadata_location if applied else None,
-        dry_run=dry_run, applied=applied,
-        commits=[c.sent_json() for c in result.committed] if applied else list(plan.planned_commits))
+        unrepairable=plan.unrepairable, metadata_location=location,
+        dry_run=dry_run, applied=applied or mapplied, commits=commits,
+        metrics=mplan.changes if mplan is not None else [],
+        metrics_files_checked=mplan.files_checked if mplan is not None else 0,
+        metrics_snapshot_id=mresult.new_snapshot_id if mapplied else None)
 
 
 @text_renderer(RepairReport)
 def _repair_text(env: Env, r: RepairReport) -> None:
+    if r.refs or r.statistics or not (r.metrics_files_checked or r.metrics):
+        _files_text(env, r)
+    if r.metrics_files_checked or r.metrics:
+        _metrics_text(env, r)
+
+
+def _files_text(env: Env, r: RepairReport) -> None:
     if r.applied:
+        if not any(ref.new_snapshot_id is not None for ref in r.refs) and not r.statistics:
+            return  # only the metrics were repaired
         for ref in r.refs:
             if ref.new_snapshot_id is not None:
                 say(env, f"repaired {ref.ref}: {ref.operation} snapshot {ref.new_snapshot_id} "
                          f"({num(ref.records_lost)} records, {fmt_bytes(ref.bytes_lost)} lost)")
         if r.statistics:
             say(env, f"removed {len(r.statistics)} missing statistics files from the metadata")
-        say(env, f"committed {r.metadata_location}")
+        if r.metrics_snapshot_id is None:
+            say(env, f"committed {r.metadata_location}")
         for u in r.unrepairable:
             warn(env, f"not repaired: {u}")
         return
@@ -156,3 +192,20 @@ def _relocation_text(env: Env, r: RelocationReport) -> None:
                    ("files to copy", f"{r.copy_plan_rows} ({fmt_bytes(r.copy_bytes)})")])
     if r.note:
         say(env, r.note)
+
+
+def _metrics_text(env: Env, r: RepairReport) -> None:
+    if r.metrics_snapshot_id is not None:
+        say(env, f"repaired the metrics of {len(r.metrics)} files: replace snapshot {r.metrics_snapshot_id}")
+        say(env, f"committed {r.metadata_location}")
+        return
+    if r.applied:
+        return
+    say(env, f"{r.table}: checked the footers of {num(r.metrics_files_checked)} Parquet data files"
+        + (" (dry run: nothing changed)" if r.dry_run else ""))
+    if not r.metrics:
+        say(env, "every entry's metrics are what its footer says: nothing to repair")
+        return
+    print_table(env, ["file", "code", "difference"],
+                [[c.path if i == 0 else "", d.code, d.message] for c in r.metrics for i, d in enumerate(c.differences)],
+                title=f"Entries to carry their footer's metrics ({len(r.metrics)} files, replace commit)")

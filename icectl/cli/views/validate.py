@@ -65,7 +65,7 @@ def _validation_text(env: Env, report: ValidationView) -> None:
         say(env, f"{report.table}: format version {report.format_version if report.format_version is not None else '?'}, "
                  f"{ch.snapshots} snapshots ({scope}), {ch.manifest_lists} manifest lists, {ch.manifests} manifests, "
                  f"{ch.entries:,} entries" + (f", {ch.files:,} files (deep)" if report.deep else "") + " checked")
-    for title, severity in (("Errors", "error"), ("Warnings", "warning")):
+    for title, severity in (("Errors", "error"), ("Warnings", "warning"), ("Notes", "note")):
         group = [f for f in report.findings if f.severity == severity]
         if group:
             print_table(env, ["code", "where", "message", "rule"], [[f.code, f.where, f.message, f.rule] for f in group],
@@ -76,7 +76,10 @@ def _validation_text(env: Env, report: ValidationView) -> None:
             fixes[f.fix].append(f.code)
     for command, codes in fixes.items():
         say(env, f"fix: {command} ({', '.join(codes)})")
-    if report.ok and not report.warnings:
+    notes = sum(1 for f in report.findings if f.severity == "note")
+    if report.ok and not report.warnings and notes:
+        say(env, (f"valid, with {notes} notes", "green"))
+    elif report.ok and not report.warnings:
         say(env, ("valid: no findings", "green"))
     elif report.ok:
         say(env, (f"valid, with {report.warnings} warnings", "yellow"))

@@ -59,6 +59,7 @@ from icectl.table.transaction import Committed, Transaction, snapshot_commit_jso
 from icectl.table.updates import RemovePartitionStatistics, RemoveStatistics, TableUpdate, updates_json
 from icectl.formats import puffin
 from icectl.formats.avro import open_avro
+from icectl.formats.parquet_footer import read_footer
 from icectl.table.builder import MetadataBuilder
 
 THREADS = 8
@@ -154,8 +155,11 @@ def _size(f: DataFile) -> int:
     return f.content_size_in_bytes if f.is_deletion_vector and f.content_size_in_bytes else f.file_size_in_bytes
 
 
-def file_problem(table: Table, f: DataFile) -> str | None:
-    """None when the content file can be read, else ``missing`` or ``unreadable: why``."""
+def file_problem(table: Table, f: DataFile, *, metrics: bool = False) -> str | None:
+    """None when the content file can be read, else ``missing`` or ``unreadable: why``. With
+    ``metrics`` (the run repairs metrics too), a Parquet data file whose footer reads but whose
+    size is not ``file_size_in_bytes`` is whole: its entry's size is what is wrong, and the
+    metrics repair (:mod:`icectl.ops.recover.repair_metrics`) fixes it."""
     io = table.io
     try:
         size = io.size(f.file_path)
@@ -164,7 +168,14 @@ def file_problem(table: Table, f: DataFile) -> str | None:
     except IcectlError as e:
         return f"unreadable: {e.message}"
     if size != f.file_size_in_bytes:
-        return f"unreadable: the file has {size} bytes, file_size_in_bytes is {f.file_size_in_bytes}"
+        wrong = f"unreadable: the file has {size} bytes, file_size_in_bytes is {f.file_size_in_bytes}"
+        if not (metrics and f.content == FileContent.DATA and f.file_format.lower() == "parquet"):
+            return wrong
+        try:
+            read_footer(io, f.file_path)
+        except Exception:  # noqa: BLE001  # pyarrow raises many kinds for a corrupt footer
+            return wrong
+        return None
     try:
         if f.is_deletion_vector:
             puffin.read_deletion_vector(puffin.FileIOSource(io, f.file_path), f.content_offset or 0,
@@ -356,7 +367,8 @@ def _only_needed_by_removed(table: Table, entries: list[ManifestEntry], removed_
     return out
 
 
-def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]) -> RefRepair:
+def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool], *,
+              metrics: bool = False) -> RefRepair:
     md = table.metadata
     head = md.snapshot_by_id(ref.snapshot_id)
     r = RefRepair(name, ref.ref_type, ref.snapshot_id, None, [], [], [], 0, 0, 0)
@@ -389,7 +401,8 @@ def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]
     live = [e for s in slots if s.entries for e in s.entries] + [e for _, _, es in rebuilt for e in es]
     unique = {_key(e.data_file): e for e in live}
     with ThreadPoolExecutor(THREADS) as pool:
-        checked = list(pool.map(lambda e: (e, file_problem(table, e.data_file)), list(unique.values())))
+        checked = list(pool.map(lambda e: (e, file_problem(table, e.data_file, metrics=metrics)),
+                                  list(unique.values())))
     removed: dict[tuple, tuple[ManifestEntry, str]] = {}
     for e, problem in checked:
         if problem is not None:
@@ -447,14 +460,16 @@ def _statistics_problems(table: Table) -> tuple[list[Problem], list[TableUpdate]
     return problems, updates
 
 
-def plan_repair(table: Table, *, all_refs: bool = False) -> RepairPlan:
+def plan_repair(table: Table, *, all_refs: bool = False, metrics: bool = False) -> RepairPlan:
+    """The files kind of ``repair``; with ``metrics`` the run repairs main's metrics after it
+    (a Parquet data file of main with a readable footer and a wrong size is left to that)."""
     md = table.metadata
     refs = md.all_refs
     names = [MAIN_BRANCH] if MAIN_BRANCH in refs else []
     if all_refs:
         names += sorted(n for n in refs if n != MAIN_BRANCH)
     pools: dict[str, _Pool] = {}
-    repairs = [_plan_ref(table, n, refs[n], pools) for n in names]
+    repairs = [_plan_ref(table, n, refs[n], pools, metrics=metrics and n == MAIN_BRANCH) for n in names]
     stats, stats_updates = _statistics_problems(table)
     plan = RepairPlan(table.name, table.metadata_location, md.format_version, all_refs, repairs, stats,
                       _stats_updates=stats_updates)
