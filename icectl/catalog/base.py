@@ -150,6 +150,12 @@ class Catalog(ABC):
     # Catalogs that hold views set ``supports_views``; the others refuse every view method with
     # one line (UnsupportedError), and ``list`` shows no views for them.
     supports_views: bool = False
+    # Whether ``register_view`` points the catalog at the given file, history and all (False: a
+    # REST server without ``register-view`` creates the view from the file's current version).
+    registers_view_files: bool = True
+    # Whether ``drop_view`` leaves the view's metadata files in place (False: Iceberg Java's REST
+    # server deletes the current one, so no other catalog may point at it).
+    view_drop_keeps_files: bool = True
 
     def _no_views(self) -> UnsupportedError:
         return UnsupportedError(f"the {self.kind} catalog {self.name} has no views",

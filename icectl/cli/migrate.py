@@ -32,7 +32,7 @@ def _label(value: str | None) -> str:
 def migrate(
     ctx: typer.Context,
     names: Annotated[Optional[list[str]], typer.Argument(
-        help="Namespaces (their tables, and those of the namespaces below) or NAMESPACE.TABLE.",
+        help="Namespaces (their tables and views, and those of the namespaces below) or NAMESPACE.TABLE / NAMESPACE.VIEW.",
         show_default=False)] = None,
     source: Annotated[Optional[str], typer.Option("--from", help="The catalog the tables leave: a configured "
                                                   "catalog's name or a catalog URI.")] = None,
@@ -47,8 +47,8 @@ def migrate(
 ) -> None:
     """Move tables to another catalog at their metadata files; nothing is copied or deleted.
 
-    Each table is registered in the target at its current metadata file, checked, then removed
-    from the source.
+    Each table (and view) is registered in the target at its current metadata file, checked, then
+    removed from the source.
 
     No file is copied or deleted. A re-run resumes; a table in both catalogs at different metadata
     files is a conflict, never overwritten; exit 5 when a table is left behind (a conflict, a commit
