@@ -39,7 +39,8 @@ def build_namespace(catalog: Any, namespace: str, n: int, *, location_root: str 
     return out
 
 
-VIEW_FIXTURE = pathlib.Path(__file__).resolve().parent / "validate" / "view_fixtures" / "java" / "ValidViewMetadata.json"
+VIEW_FIXTURE = (pathlib.Path(__file__).resolve().parent / "validate" / "view_fixtures" / "java"
+                / "ValidViewMetadata.json")
 
 
 def build_views(catalog: Any, namespace: str, n: int, root: str) -> list[Identifier]:
