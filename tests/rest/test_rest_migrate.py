@@ -12,6 +12,12 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from migrate_java import build_source, java_session, prove, write_config  # noqa: E402
+from migrate_tables import build_views  # noqa: E402
+
+from icectl.catalog import CatalogConfig, build_catalog  # noqa: E402
+from icectl.catalog.sql import SqlCatalog  # noqa: E402
+from icectl.io import FileIO  # noqa: E402
+from icectl.ops.migrate import apply_migration, plan_migration  # noqa: E402
 
 pytestmark = [pytest.mark.interop]
 
@@ -30,3 +36,19 @@ def test_a_namespace_moves_to_the_rest_server_and_java_reads_it(rest_views_serve
         prove(spark, namespace, idents, "rc")
     finally:
         spark.stop()
+
+
+def test_a_view_of_the_rest_server_stays_there_when_the_target_would_share_its_file(rest_views_server, tmp_path):
+    """Iceberg Java's REST server deletes a dropped view's current metadata file: a SQL target, which
+    would point at that file, does not get the view; it stays in the server, its file in place."""
+    rest = build_catalog(CatalogConfig("rv", {"type": "rest", "uri": rest_views_server.url}))
+    sql = SqlCatalog("dst", f"sqlite:///{tmp_path / 'dst.db'}", str(tmp_path / "wh-dst"), FileIO())
+    namespace = "m" + uuid.uuid4().hex[:8]
+    rest.create_namespace((namespace,))
+    (view,) = build_views(rest, namespace, 1, str(tmp_path / "wh"))
+    at = rest.load_view_metadata_location(view)
+    plan = apply_migration(rest, sql, plan_migration(rest, sql, [namespace]))
+    (entry,) = plan.entries
+    assert (entry.kind, entry.outcome) == ("view", "unsupported") and "deletes a view's current" in entry.detail
+    assert rest.load_view_metadata_location(view) == at and pathlib.Path(at).exists()
+    assert not sql.view_exists(view)
