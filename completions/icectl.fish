@@ -368,7 +368,7 @@ complete -c icectl -n '__icectl_at health' -l orphans -d 'Also list each table\'
 complete -c icectl -n '__icectl_at health' -l policy -r -d 'YAML policy file: thresholds and steps, by default and per table pattern (see docs/maintenance.md)'
 
 # icectl list
-complete -c icectl -n '__icectl_at list' -l all -d 'The catalog\'s inventory: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, a line each as it is read (-o json: an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)'
+complete -c icectl -n '__icectl_at list' -l all -d 'The catalog\'s inventory: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, then every view with its current version, a line each as it is read (-o json: an array, -o jsonl: an object a line); one whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)'
 complete -c icectl -n '__icectl_at list' -l help -s h -d 'Show this message and exit'
 
 # icectl maintain

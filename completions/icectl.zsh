@@ -508,7 +508,7 @@ _icectl__health() {
 (( $+functions[_icectl__list] )) ||
 _icectl__list() {
     _arguments -s -S \
-        '--all[The catalog'\''s inventory\: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, a line each as it is read (-o json\: an array, -o jsonl\: an object a line); a table whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)]' \
+        '--all[The catalog'\''s inventory\: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, then every view with its current version, a line each as it is read (-o json\: an array, -o jsonl\: an object a line); one whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \

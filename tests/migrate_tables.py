@@ -1,10 +1,14 @@
 """Tables for the ``migrate`` tests: a namespace of small real tables (one Parquet data file each,
-some with a tag) in a catalog, and where each table is afterwards (source, target, both, neither)."""
+some with a tag) in a catalog, views with a history of two versions (Iceberg Java's
+``ValidViewMetadata.json`` test resource, tests/validate/view_fixtures), and where each entry is
+afterwards (source, target, both, neither)."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import sys
+import uuid
 from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -35,9 +39,39 @@ def build_namespace(catalog: Any, namespace: str, n: int, *, location_root: str 
     return out
 
 
+VIEW_FIXTURE = (pathlib.Path(__file__).resolve().parent / "validate" / "view_fixtures" / "java"
+                / "ValidViewMetadata.json")
+
+
+def build_views(catalog: Any, namespace: str, n: int, root: str) -> list[Identifier]:
+    """``n`` views ``NAMESPACE.v0`` ... registered in ``catalog`` at metadata files written under
+    ``root`` (Java's two-version view; each its own uuid, location and SQL)."""
+    out = []
+    for i in range(n):
+        ident = (namespace, f"v{i}")
+        doc = json.loads(VIEW_FIXTURE.read_text())
+        location = os.path.join(root, namespace, ident[1])
+        doc.update({"view-uuid": str(uuid.uuid4()), "location": location})
+        doc["versions"][1]["representations"][0]["sql"] = f"SELECT {i} AS id, 'abc' AS data"
+        path = os.path.join(location, "metadata", f"00001-{uuid.uuid4()}.metadata.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        catalog.register_view(ident, path)
+        out.append(ident)
+    return out
+
+
 def location_in(catalog: Any, ident: Identifier) -> str | None:
+    """The table's (or view's) metadata location in ``catalog``; None when it has neither."""
     try:
         return catalog.load_metadata_location(ident)
+    except NotFoundError:
+        pass
+    if not catalog.supports_views:
+        return None
+    try:
+        return catalog.load_view_metadata_location(ident)
     except NotFoundError:
         return None
 

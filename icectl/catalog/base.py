@@ -125,6 +125,27 @@ class Catalog(ABC):
             for ident in self.list_tables(ns):
                 yield ListedTable(ident)
 
+    def walk_views(self) -> Iterator[Identifier]:
+        """Every view of the catalog, namespace by namespace (depth first, each namespace once),
+        as a stream; none for a catalog without views. A namespace dropped during the walk is
+        passed over."""
+        if not self.supports_views:
+            return
+        seen: set[Identifier] = set()
+        todo = [tuple(n) for n in reversed(self.list_namespaces(None))]
+        while todo:
+            ns = todo.pop()
+            if ns in seen:
+                continue
+            seen.add(ns)
+            try:
+                views = self.list_views(ns)
+                children = self.list_namespaces(ns)
+            except NotFoundError:
+                continue
+            yield from views
+            todo += [tuple(c) for c in reversed(children) if tuple(c) not in seen]
+
     def load_listed(self, table: ListedTable) -> TableState:
         """The current state of a table :meth:`walk_tables` found (from the metadata location the
         listing already holds, when it holds one, without asking the catalog again)."""
@@ -162,6 +183,12 @@ class Catalog(ABC):
     # Catalogs that hold views set ``supports_views``; the others refuse every view method with
     # one line (UnsupportedError), and ``list`` shows no views for them.
     supports_views: bool = False
+    # Whether ``register_view`` points the catalog at the given file, history and all (False: a
+    # REST server without ``register-view`` creates the view from the file's current version).
+    registers_view_files: bool = True
+    # Whether ``drop_view`` leaves the view's metadata files in place (False: Iceberg Java's REST
+    # server deletes the current one, so no other catalog may point at it).
+    view_drop_keeps_files: bool = True
 
     def _no_views(self) -> UnsupportedError:
         return UnsupportedError(f"the {self.kind} catalog {self.name} has no views",

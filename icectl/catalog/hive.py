@@ -647,12 +647,14 @@ class HiveCatalog(MetastoreCatalog):
         md = read_view_metadata_file(self.io, metadata_location)
         self._get_database(db)
         tbl = view_table(db, name, md, metadata_location)
-        try:
-            with self._table_lock(db, name):
+        taken = False
+        with self._table_lock(db, name):
+            try:  # caught inside the lock: a Thrift exception is immutable, and contextmanager sets its traceback
                 self._call(lambda c: c.create_table(tbl), f"register view {ident_str(ident)}")
-        except AlreadyExistsException:
-            raise AlreadyExistsError(f"{ident_str(ident)} already exists in catalog {self.name} (a table or a "
-                                     "view)") from None
+            except AlreadyExistsException:
+                taken = True
+        if taken:
+            raise AlreadyExistsError(f"{ident_str(ident)} already exists in catalog {self.name} (a table or a view)")
         return ViewState(metadata_location, md)
 
 

@@ -400,6 +400,14 @@ class RestCatalog(Catalog):
     def supports_views(self) -> bool:  # type: ignore[override]
         return LIST_VIEWS in self.endpoints
 
+    @property
+    def registers_view_files(self) -> bool:  # type: ignore[override]
+        return REGISTER_VIEW in self.endpoints
+
+    # Iceberg Java's server deletes a dropped view's current metadata file (icectl cannot tell
+    # another server's behaviour, so it assumes the same).
+    view_drop_keeps_files = False
+
     def _check_views(self) -> None:
         if not self.supports_views:
             raise UnsupportedError(f"the REST catalog {self.name} offers no views (its /v1/config lists no "

@@ -32,7 +32,8 @@ def _label(value: str | None) -> str:
 def migrate(
     ctx: typer.Context,
     names: Annotated[Optional[list[str]], typer.Argument(
-        help="Namespaces (their tables, and those of the namespaces below) or NAMESPACE.TABLE.",
+        help="Namespaces (their tables and views, and those of the namespaces below) or NAMESPACE.TABLE "
+        "(or NAMESPACE.VIEW).",
         show_default=False)] = None,
     source: Annotated[Optional[str], typer.Option("--from", help="The catalog the tables leave: a configured "
                                                   "catalog's name or a catalog URI.")] = None,
@@ -47,8 +48,8 @@ def migrate(
 ) -> None:
     """Move tables to another catalog at their metadata files; nothing is copied or deleted.
 
-    Each table is registered in the target at its current metadata file, checked, then removed
-    from the source.
+    Each table (and view) is registered in the target at its current metadata file, checked, then
+    removed from the source.
 
     No file is copied or deleted. A re-run resumes; a table in both catalogs at different metadata
     files is a conflict, never overwritten; exit 5 when a table is left behind (a conflict, a commit
@@ -66,7 +67,7 @@ def migrate(
         return
     if plan.pending:
         confirm_plan(env, migration_report(plan, dry_run=False, applied=False),
-                     f"Move {len(plan.pending)} tables from {plan.source} to {plan.target}?", yes=yes,
+                     f"Move {_entries(plan.pending)} from {plan.source} to {plan.target}?", yes=yes,
                      action="migrate the tables")
     progress = None
     if not env.json or env.is_terminal(env.stderr):
@@ -75,6 +76,12 @@ def migrate(
     apply_migration(src, dst, plan, progress=progress)
     render(env, migration_report(plan, dry_run=False, applied=True))
     _exit_code(plan)
+
+
+def _entries(entries: list[MigrationEntry]) -> str:
+    """``3 tables`` or ``3 tables and 2 views``."""
+    views = sum(e.kind == "view" for e in entries)
+    return f"{len(entries) - views} tables" + (f" and {views} views" if views else "")
 
 
 def _exit_code(plan: MigrationPlan) -> None:

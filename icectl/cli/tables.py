@@ -60,14 +60,14 @@ def list_(
     namespace: Annotated[Optional[str], typer.Argument(help="Namespace to list tables of; omit to list everything.")] = None,
     all_tables: Annotated[bool, typer.Option(
         "--all", help="The catalog's inventory: every table of every namespace (nested too) with its format "
-        "version, location, current snapshot, metadata file and last update, a line each as it is read (-o json: "
-        "an array, -o jsonl: an object a line); a table whose metadata cannot be read is listed with its error and "
-        "the exit code is 16 (see docs/inventory.md).")] = False,
+        "version, location, current snapshot, metadata file and last update, then every view with its current "
+        "version, a line each as it is read (-o json: an array, -o jsonl: an object a line); one whose metadata "
+        "cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md).")] = False,
 ) -> None:
     """List namespaces, tables and views in the catalog.
 
-    With --all, the catalog's inventory instead: a line per table, with what its metadata says,
-    printed as the tables are read."""
+    With --all, the catalog's inventory instead: a line per table and per view, with what its
+    metadata says, printed as they are read."""
     env: Env = ctx.obj
     if all_tables:
         if namespace:
@@ -90,6 +90,7 @@ def _inventory(env: Env) -> None:
     render(env, result)
     t = result.tally
     if t.errors:
-        raise PartialFailureError(f"{t.errors} of {t.tables} tables could not be read ({', '.join(t.failed)}"
+        what = f"{t.tables + t.views} tables and views" if t.views else f"{t.tables} tables"
+        raise PartialFailureError(f"{t.errors} of {what} could not be read ({', '.join(t.failed)}"
                                   f"{', ...' if t.errors > len(t.failed) else ''})",
                                   hint="each is listed with its error; icectl validate NAME says more")

@@ -19,7 +19,18 @@ metadata location it was interrupted between 2 and 5 and is finished (source rem
 different locations it is a ``conflict``, reported and never overwritten.
 
 The plan and the state machine are per entry and generic in its ``kind``: :data:`KINDS` maps a kind
-("table") to the catalog calls that find, register, load and drop such an entry.
+("table", "view") to the catalog calls that find, register, load, compare and drop such an entry.
+
+Views differ in two ways (docs/migrate.md, "Views"):
+
+- a target whose ``register_view`` cannot point at a file (Iceberg 1.10's REST server has no
+  ``register-view``) creates the view from the file's current version: a new view uuid, a new
+  metadata file and a history of one version. The check then compares what is kept (the current
+  version's SQL, schema, default catalog and namespace, and the properties), the entry's ``detail``
+  says the history was not carried, and a re-run finds it finished by comparing the same things;
+- a source whose ``drop_view`` deletes the view's current metadata file (Iceberg Java's REST
+  server) cannot hand a view to a target that would point at that very file: such a view is
+  ``unsupported`` (the source keeps it); to a REST target (which writes its own file) it moves.
 """
 from __future__ import annotations
 
@@ -27,11 +38,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from icectl.catalog.base import Catalog, Identifier, ident_str
-from icectl.errors import (AlreadyExistsError, CommitConflictError, ExitCode, IcectlError, NoSuchNamespaceError, NotFoundError,
-                           UnsupportedError, UsageError)
+from icectl.errors import (AlreadyExistsError, CommitConflictError, ExitCode, IcectlError, NoSuchNamespaceError,
+                           NoSuchViewError, NotFoundError, UnsupportedError, UsageError)
 from icectl.ops.evolve.namespaces import parse_namespace
 from icectl.spec.metadata import TableMetadata
-from icectl.table.metadata_io import read_metadata_file
+from icectl.spec.view import ViewMetadata
+from icectl.table.metadata_io import read_metadata_file, read_view_metadata_file
 
 # What the plan says will happen to an entry.
 MIGRATE = "migrate"  # in the source only: register in the target, check, remove from the source
@@ -49,6 +61,8 @@ CHANGED = "changed"  # the source moved during the run: left in the source, not 
 FAILED = "failed"  # an error stopped it (see ``error``); it is where the error left it, in at least one catalog
 
 TABLE = "table"
+VIEW = "view"
+KIND_NAMES = (TABLE, VIEW)
 
 # Outcomes after which a run is not complete: the exit code says so.
 INCOMPLETE = (CONFLICT, CHANGED, FAILED, UNSUPPORTED, UNREADABLE)
@@ -56,15 +70,20 @@ INCOMPLETE = (CONFLICT, CHANGED, FAILED, UNSUPPORTED, UNREADABLE)
 
 @dataclass(frozen=True)
 class Kind:
-    """The catalog calls for one kind of entry (tables now; views have the same four)."""
+    """The catalog calls for one kind of entry."""
 
     name: str
     locate: Callable[[Catalog, Identifier], str]  # current metadata location; NotFoundError if absent
-    register: Callable[[Catalog, Identifier, str], object]  # AlreadyExistsError when the name is taken
+    # Register at a metadata location; the target's metadata location after it (AlreadyExistsError
+    # when the name is taken).
+    register: Callable[[Catalog, Identifier, str], str]
     load: Callable[[Catalog, Identifier], tuple[str, dict]]  # (metadata location, identity to compare)
     read: Callable[[Catalog, str], dict]  # the identity in a metadata file, read with the catalog's IO
     drop: Callable[[Catalog, Identifier], None]  # the entry only, never a file
     list_names: Callable[[Catalog, Identifier], list[Identifier]]  # entries directly in a namespace
+    # The identity keys a target keeps when it does not point at the registered file (None: every key
+    # and the metadata location must be equal).
+    kept: Callable[[Catalog], tuple[str, ...] | None] = lambda target: None
 
 
 def table_identity(md: TableMetadata) -> dict:
@@ -82,18 +101,66 @@ def _read_table(catalog: Catalog, location: str) -> dict:
     return table_identity(read_metadata_file(catalog.io, location))
 
 
-def _register_table(catalog: Catalog, ident: Identifier, location: str) -> object:
-    return catalog.register_table(ident, location)
+def _register_table(catalog: Catalog, ident: Identifier, location: str) -> str:
+    catalog.register_table(ident, location)
+    return location
 
 
 def _drop_table(catalog: Catalog, ident: Identifier) -> None:
     catalog.drop_table(ident, purge=False)
 
 
+# What a target that creates a view from a file's current version keeps of it.
+VIEW_KEPT = ("sql", "schema", "default_catalog", "default_namespace", "properties")
+
+
+def view_identity(md: ViewMetadata) -> dict:
+    """What must be equal in both catalogs: view uuid, current version id, and what every target
+    keeps (:data:`VIEW_KEPT`): the current version's representations, its schema's fields, default
+    catalog and namespace, and the view's properties."""
+    version = md.current_version
+    schema = md.schema_by_id(version.schema_id) or md.schema
+    return {"view_uuid": md.view_uuid, "current_version_id": md.current_version_id,
+            "sql": sorted([r.type, r.dialect or "", r.sql or ""] for r in version.representations),
+            "schema": {k: v for k, v in schema.to_json().items() if k != "schema-id"},
+            "default_catalog": version.default_catalog, "default_namespace": list(version.default_namespace),
+            "properties": dict(sorted(md.properties.items()))}
+
+
+def _locate_view(catalog: Catalog, ident: Identifier) -> str:
+    if not catalog.supports_views:
+        raise NoSuchViewError(f"the {catalog.kind} catalog {catalog.name} has no views")
+    return catalog.load_view_metadata_location(ident)
+
+
+def _load_view(catalog: Catalog, ident: Identifier) -> tuple[str, dict]:
+    state = catalog.load_view(ident)
+    return state.metadata_location, view_identity(state.metadata)
+
+
+def _read_view(catalog: Catalog, location: str) -> dict:
+    return view_identity(read_view_metadata_file(catalog.io, location))
+
+
+def _register_view(catalog: Catalog, ident: Identifier, location: str) -> str:
+    return catalog.register_view(ident, location).metadata_location
+
+
+def _list_views(catalog: Catalog, ns: Identifier) -> list[Identifier]:
+    return list(catalog.list_views(ns)) if catalog.supports_views else []
+
+
 KINDS: dict[str, Kind] = {
     TABLE: Kind(TABLE, locate=lambda c, i: c.load_metadata_location(i), register=_register_table, load=_load_table,
                 read=_read_table, drop=_drop_table, list_names=lambda c, ns: list(c.list_tables(ns))),
+    VIEW: Kind(VIEW, locate=_locate_view, register=_register_view, load=_load_view, read=_read_view,
+               drop=lambda c, i: c.drop_view(i), list_names=_list_views,
+               kept=lambda target: None if target.registers_view_files else VIEW_KEPT),
 }
+
+HISTORY_NOT_CARRIED = ("the {target} catalog {name} has no register-view: it created the view from its current "
+                       "version (a new view uuid and metadata file; the older versions and the version log were "
+                       "not carried)")
 
 
 @dataclass
@@ -168,7 +235,7 @@ def _namespace_exists(catalog: Catalog, ns: Identifier) -> bool:
 
 
 def select(source: Catalog, target: Catalog, names: list[str], *, all_entries: bool,
-           kinds: tuple[str, ...] = (TABLE,)) -> list[tuple[str, Identifier]]:
+           kinds: tuple[str, ...] = KIND_NAMES) -> list[tuple[str, Identifier]]:
     """(kind, identifier) of what ``names`` mean: each ``NAMESPACE.TABLE``, or a namespace (its entries
     and those of the namespaces below it, in the source and, for a re-run, in the target), or with
     ``all_entries`` every namespace of the source. A name found in neither catalog is an error
@@ -194,7 +261,8 @@ def select(source: Catalog, target: Catalog, names: list[str], *, all_entries: b
             found += hits
             continue
         if not (_namespace_exists(source, parts) or _namespace_exists(target, parts)):
-            raise NotFoundError(f"{name} is neither a table nor a namespace in catalog {source.name} or {target.name}")
+            raise NotFoundError(f"{name} is neither a table, a view nor a namespace in catalog {source.name} "
+                                f"or {target.name}")
         for k in kinds:
             for c in (source, target):
                 found += [(k, tuple(i)) for i in _below(c, KINDS[k], parts)]
@@ -224,6 +292,8 @@ def classify(source: Catalog, target: Catalog, kind: str, ident: Identifier) -> 
             entry.action, entry.detail, entry.exit_code = refusal
     elif src == dst:
         entry.action = FINISH
+    elif k.kept(target) is not None and not _differences(source, target, k, ident, src, dst):
+        entry.action, entry.detail = FINISH, _not_carried(target)  # the target made its own file of it
     else:
         entry.action, entry.exit_code = CONFLICT, int(ExitCode.CONFLICT)
         entry.detail = (f"registered in both catalogs at different metadata files; neither is changed "
@@ -235,8 +305,8 @@ def _target_refusal(source: Catalog, target: Catalog, kind: Kind,
                     ident: Identifier) -> tuple[str, str, int] | None:
     """(action, why, exit code) when the target cannot take this entry (its metadata unreadable, or
     a format version the target cannot hold), or None."""
-    if kind.name != TABLE:
-        return None
+    if kind.name == VIEW:
+        return _view_refusal(source, target, ident)
     try:
         md = source.load(ident).metadata
     except IcectlError as e:
@@ -244,6 +314,24 @@ def _target_refusal(source: Catalog, target: Catalog, kind: Kind,
     if md.format_version >= 4 and not target.supports_v4:
         return UNSUPPORTED, f"format version 4 tables cannot live in a {target.kind} catalog", int(ExitCode.UNSUPPORTED)
     return None
+
+
+def _view_refusal(source: Catalog, target: Catalog, ident: Identifier) -> tuple[str, str, int] | None:
+    try:
+        source.load_view(ident)
+    except IcectlError as e:
+        return UNREADABLE, f"cannot read its view metadata in {source.name}: {e.message}", int(e.exit_code)
+    if not target.supports_views:
+        return UNSUPPORTED, f"the {target.kind} catalog {target.name} has no views", int(ExitCode.UNSUPPORTED)
+    if not source.view_drop_keeps_files and target.registers_view_files:
+        return UNSUPPORTED, (f"the {source.kind} catalog {source.name} deletes a view's current metadata file when "
+                             f"the view is dropped, and {target.name} would point at that file; left in "
+                             f"{source.name} (re-create it in {target.name} from its SQL)"), int(ExitCode.UNSUPPORTED)
+    return None
+
+
+def _not_carried(target: Catalog) -> str:
+    return HISTORY_NOT_CARRIED.format(target=target.kind, name=target.name)
 
 
 def plan_migration(source: Catalog, target: Catalog, names: list[str], *, all_entries: bool = False,
@@ -256,6 +344,9 @@ def plan_migration(source: Catalog, target: Catalog, names: list[str], *, all_en
                                hint="use --keep-source, then remove the source entry yourself")
     selected = select(source, target, names, all_entries=all_entries)
     entries = [classify(source, target, kind, ident) for kind, ident in selected]
+    for e in entries:
+        if e.action == MIGRATE and KINDS[e.kind].kept(target) is not None:
+            e.detail = _not_carried(target)
     wanted = sorted({e.ident[:-1] for e in entries if e.action == MIGRATE})
     missing = [".".join(ns) for ns in wanted if not _namespace_exists(target, ns)]
     return MigrationPlan(source.name, target.name, keep_source, entries, namespaces_to_create=missing)
@@ -316,18 +407,22 @@ def _apply_entry(source: Catalog, target: Catalog, planned: MigrationEntry, *, k
         return
     registered = now.source_metadata_location
     assert registered is not None
+    at = now.target_metadata_location  # the target's metadata location once registered
     if now.action == MIGRATE:
         try:
-            kind.register(target, ident, registered)
+            at = kind.register(target, ident, registered)
         except AlreadyExistsError:  # registered by someone else since: look again, never overwrite
             again = classify(source, target, planned.kind, ident)
             if again.action != FINISH:
                 planned.outcome, planned.detail, planned.exit_code = again.action, again.detail, again.exit_code
                 planned.target_metadata_location = again.target_metadata_location
                 return
-        planned.target_metadata_location = registered
+            at = again.target_metadata_location
+        planned.target_metadata_location = at
         notify(planned, REGISTERED)
     _verify(source, target, kind, ident, registered)
+    if kind.kept(target) is not None:
+        planned.detail = _not_carried(target)
     notify(planned, VERIFIED)
     current = kind.locate(source, ident)
     if current != registered:
@@ -335,7 +430,7 @@ def _apply_entry(source: Catalog, target: Catalog, planned: MigrationEntry, *, k
         planned.outcome, planned.exit_code = CHANGED, int(ExitCode.CONFLICT)
         planned.detail = (f"the source committed {current} while it was migrated; left in {source.name} "
                           f"(run again to migrate it with that commit)")
-        if now.action == MIGRATE and _locate(target, kind, ident) == registered:
+        if now.action == MIGRATE and at is not None and _locate(target, kind, ident) == at:
             kind.drop(target, ident)  # our own entry, still at the file we registered: the source has it all
             planned.target_metadata_location = None
         return
@@ -350,13 +445,30 @@ def _apply_entry(source: Catalog, target: Catalog, planned: MigrationEntry, *, k
 
 def _verify(source: Catalog, target: Catalog, kind: Kind, ident: Identifier, registered: str) -> None:
     """The target loads the very metadata the source pointed at: same metadata file, uuid, current
-    snapshot and refs (CommitConflictError naming what differs)."""
+    snapshot and refs for a table; view uuid, current version id and its content for a view; only
+    what is kept (:attr:`Kind.kept`) when the target wrote its own file (CommitConflictError naming
+    what differs)."""
     t_loc, t_id = kind.load(target, ident)
-    s_id = kind.read(source, registered)
-    diffs = []
-    if t_loc != registered:
-        diffs.append(f"metadata location {t_loc} (registered {registered})")
-    diffs += [f"{key} {t_id[key]!r} (source {s_id[key]!r})" for key in t_id if t_id[key] != s_id[key]]
+    diffs = _compare(target, kind, registered, t_loc, t_id, kind.read(source, registered))
     if diffs:
-        raise CommitConflictError(f"{ident_str(ident)} in {target.name} is not the table of {source.name}: "
+        raise CommitConflictError(f"{ident_str(ident)} in {target.name} is not the {kind.name} of {source.name}: "
                                   + "; ".join(diffs))
+
+
+def _compare(target: Catalog, kind: Kind, registered: str, t_loc: str, t_id: dict, s_id: dict) -> list[str]:
+    kept = kind.kept(target)
+    diffs = []
+    if kept is None and t_loc != registered:
+        diffs.append(f"metadata location {t_loc} (registered {registered})")
+    keys = [key for key in t_id if kept is None or key in kept]
+    return diffs + [f"{key} {t_id[key]!r} (source {s_id[key]!r})" for key in keys if t_id[key] != s_id[key]]
+
+
+def _differences(source: Catalog, target: Catalog, kind: Kind, ident: Identifier, src: str, dst: str) -> list[str]:
+    """What differs between the source's entry (at ``src``) and the target's (at ``dst``); a file
+    that cannot be read differs."""
+    try:
+        t_loc, t_id = kind.load(target, ident)
+        return _compare(target, kind, src, t_loc, t_id, kind.read(source, src))
+    except IcectlError as e:
+        return [e.message]

@@ -302,13 +302,14 @@ PROFILE_RESULT = {"table": str, "charts": [str], "profile": PROFILE}
 # report --html: the page written, its charts, the profile they draw and validate's report on the page.
 REPORT = {"table": str, "html": str, "charts": [str], "profile": PROFILE, "validation": VALIDATE}
 
-# list --all: one entry per table (an array with -o json, an object a line with -o jsonl); kind is
-# "table" (views will be another kind); every value but kind, name and namespace is null when the
-# metadata could not be read, and error says why.
+# list --all: one entry per table, then per view (an array with -o json, an object a line with -o jsonl);
+# kind is "table" or "view" (a table's current version fields are null, a view's snapshot fields);
+# every value but kind, name and namespace is null when the metadata could not be read, and error says why.
 INVENTORY_ENTRY = {"kind": str, "name": str, "namespace": str, "format_version": Opt(int), "location": Opt(str),
                    "current_snapshot_id": Opt(int), "current_snapshot_timestamp_ms": Opt(int),
                    "metadata_location": Opt(str), "last_updated_ms": Opt(int),
-                   "error": Opt({"kind": str, "type": str, "message": str, "exit_code": int})}
+                   "error": Opt({"kind": str, "type": str, "message": str, "exit_code": int}),
+                   "current_version_id": Opt(int), "current_version_timestamp_ms": Opt(int)}
 
 # Shapes documented on a page of docs/ rather than in README.md: name -> (shape, page).
 DOCS_SHAPES: dict[str, Any] = {"list --all": ([INVENTORY_ENTRY], "docs/inventory.md")}

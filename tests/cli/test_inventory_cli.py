@@ -132,7 +132,8 @@ def test_jsonl_lists_every_table_with_its_metadata_and_the_broken_ones_with_thei
                     "location": big.location, "current_snapshot_id": big.snapshot_id,
                     "current_snapshot_timestamp_ms": good["current_snapshot_timestamp_ms"],
                     "metadata_location": big.metadata["ns3.deep.t00008"],
-                    "last_updated_ms": good["last_updated_ms"], "error": None}
+                    "last_updated_ms": good["last_updated_ms"], "error": None, "current_version_id": None,
+                    "current_version_timestamp_ms": None}
     assert good["current_snapshot_timestamp_ms"] > 1_700_000_000_000 and good["last_updated_ms"] >= \
         good["current_snapshot_timestamp_ms"]
     corrupt, missing = by_name["bad.corrupt"], by_name["bad.missing"]
@@ -162,14 +163,44 @@ def test_text_piped_is_tab_separated_a_line_a_table(big):
     assert err.startswith("icectl: error: 2 of 2002 tables could not be read")
     lines = out.splitlines()
     assert lines[0].split("\t") == ["kind", "name", "format_version", "current_snapshot_id", "snapshot_time",
-                                    "last_updated", "location", "metadata_location", "error"]
-    assert len(lines) == 2003 and all(line.count("\t") == 8 for line in lines)
+                                    "last_updated", "location", "metadata_location", "error", "current_version_id",
+                                    "version_time"]
+    assert len(lines) == 2003 and all(line.count("\t") == 10 for line in lines)
     cells = dict((line.split("\t")[1], line.split("\t")) for line in lines[1:])
     row = cells["ns0.t00000"]
     assert row[0] == "table" and row[2] == "2" and row[3] == str(big.snapshot_id) and row[6] == big.location
     assert row[4].endswith("Z") and row[7] == big.metadata["ns0.t00000"] and row[8] == ""
     assert cells["bad.corrupt"][8].startswith("invalid-metadata: ") and cells["bad.corrupt"][2] == ""
     assert cells["bad.missing"][8].startswith("not-found: ")
+
+
+def test_views_are_listed_after_the_tables_and_an_unreadable_one_with_its_error(tmp_path):
+    from migrate_tables import build_views
+
+    from icectl.catalog.sql import SqlCatalog
+    from icectl.io import FileIO
+
+    cat = build(tmp_path, 3, broken=False)
+    sql = SqlCatalog("default", cat.uri, cat.warehouse, FileIO())
+    good, bad = build_views(sql, "ns0", 2, cat.warehouse)
+    view_md = sql.load_view(good)
+    pathlib.Path(sql.load_view_metadata_location(bad)).write_text("{not json")
+    code, out, err = cat.run("-o", "jsonl", "list", "--all")
+    assert code == ExitCode.PARTIAL_FAILURE, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    for r in rows:
+        check_shape(r, INVENTORY_ENTRY)
+    assert [r["kind"] for r in rows] == ["table"] * 3 + ["view"] * 2, "views come after the tables"
+    assert rows[3] == {"kind": "view", "name": "ns0.v0", "namespace": "ns0", "format_version": 1,
+                       "location": view_md.metadata.location, "current_snapshot_id": None,
+                       "current_snapshot_timestamp_ms": None, "metadata_location": view_md.metadata_location,
+                       "last_updated_ms": 5555, "error": None, "current_version_id": 2,
+                       "current_version_timestamp_ms": 5555}
+    assert rows[4]["name"] == "ns0.v1" and rows[4]["error"]["kind"] == "invalid-metadata"
+    assert "1 of 5 tables and views could not be read (ns0.v1)" in json.loads(err)["error"]["message"]
+    code, out, err = cat.run("list", "--all")
+    view = [line.split("\t") for line in out.splitlines() if line.startswith("view\t")]
+    assert [v[1] for v in view] == ["ns0.v0", "ns0.v1"] and view[0][9:] == ["2", "1970-01-01T00:00:05.555Z"]
 
 
 def test_text_on_a_terminal_is_a_fixed_width_line_a_table(tmp_path, monkeypatch):

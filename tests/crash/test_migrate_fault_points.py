@@ -1,6 +1,6 @@
-"""``migrate`` under the crash suite's fault points (tests/crash/crash_faults.py): four tables moved
-from a SQLite catalog to another one, and to a Hive Metastore; the steps counted (each SQL catalog
-statement that writes: the target's namespace and table inserts, the source's deletes; every call of
+"""``migrate`` under the crash suite's fault points (tests/crash/crash_faults.py): four tables and two
+views moved from a SQLite catalog to another one, and to a Hive Metastore; the steps counted (each SQL catalog
+statement that writes: the target's namespace, table and view inserts, the source's deletes; every call of
 the metastore's Thrift client; any FileIO write or delete, of which a migration must make none), then
 the run failed at each step:
 
@@ -10,7 +10,7 @@ the run failed at each step:
   the command reports it with a documented exit code;
 - Hive: ``lost``, each metastore call takes effect and its answer is lost.
 
-After each: every table is in at least one catalog, at its metadata file (never in none), no file
+After each: every table and view is in at least one catalog, at its metadata file (never in none), no file
 was written or deleted; then a re-run (no fault) ends with every table in exactly one catalog, the
 target, at the metadata file it had in the source."""
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from crash_faults import COUNT, CRASH, ENV, ERROR, LOST, Crash, Injector, injecting  # noqa: E402
 from test_metastore_fault_points import metastore, quick_status_check  # noqa: E402,F401 (fixtures)
-from migrate_tables import build_namespace, files_under, where  # noqa: E402
+from migrate_tables import build_namespace, build_views, files_under, where  # noqa: E402
 
 from icectl.catalog import CatalogConfig, build_catalog  # noqa: E402
 from icectl.catalog.sql import SqlCatalog  # noqa: E402
@@ -55,7 +55,8 @@ class Workspace:
         root.mkdir(parents=True)
         self.target = target or {"uri": f"sqlite:///{root / 'dst.db'}", "warehouse": str(root / "wh-dst")}
         self.src_db, self.dst_db = root / "src.db", root / "dst.db"
-        self.idents = build_namespace(self.catalogs()[0], "db", 4)
+        self.idents = build_namespace(self.catalogs()[0], "db", 4) + build_views(self.catalogs()[0], "db", 2,
+                                                                                   str(root / "wh"))
         self.pristine = root / "src.db.pristine"
         shutil.copyfile(self.src_db, self.pristine)
         self.before = where(*self.catalogs(), self.idents)
@@ -79,6 +80,8 @@ class Workspace:
             try:
                 for ident in target.list_tables(("db",)):
                     target.drop_table(ident)
+                for ident in target.list_views(("db",)):
+                    target.drop_view(ident)
                 target.drop_namespace(("db",))
             except NotFoundError:
                 pass
@@ -129,9 +132,9 @@ def steps(ws) -> list[str]:
     assert code == 0, err
     ws.check_rerun_finishes("the count run")
     assert not [s for s in inj.steps if not s.startswith(("sql ", "thrift "))], f"a migration wrote a file: {inj.steps}"
-    # the target's namespace (a row per property) and 4 tables, the source's 4 deletes
+    # the target's namespace (a row per property), 4 tables and 2 views, the source's 6 deletes
     kinds = [s.split()[1] for s in inj.steps]
-    assert kinds.count("delete") == 4 and sum(".metadata.json" in s for s in inj.steps) == 4, inj.steps
+    assert kinds.count("delete") == 6 and sum(".metadata.json" in s for s in inj.steps) == 6, inj.steps
     return inj.steps
 
 

@@ -1,6 +1,7 @@
-"""``migrate`` from a SQL catalog to a Hive Metastore (tests/migrate_java.py): 20 tables, a Java
-commit to a source table during the run (left in the source, moved by the re-run), Iceberg Java's
-HiveCatalog reads every table afterwards and the source lists none."""
+"""``migrate`` from a SQL catalog to a Hive Metastore (tests/migrate_java.py): 20 tables and 2 views
+Java made (their uuid and history kept), a Java commit to a source table during the run (left in the
+source, moved by the re-run); Iceberg Java's HiveCatalog reads every table and queries both views
+afterwards, and the source lists none."""
 from __future__ import annotations
 
 import pathlib

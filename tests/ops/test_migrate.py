@@ -26,7 +26,7 @@ from icectl.table.updates import SetProperties
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from cli.output_shapes import SHAPES, check_shape  # noqa: E402
 from helpers import create_table  # noqa: E402
-from migrate_tables import build_namespace, files_under, where  # noqa: E402
+from migrate_tables import build_namespace, build_views, files_under, where  # noqa: E402
 from validate_corpus import tables  # noqa: E402
 
 
@@ -77,6 +77,54 @@ def test_a_namespace_of_20_tables_moves_and_a_rerun_is_done(lab):
     again = apply_migration(lab.src, lab.dst, plan_migration(lab.src, lab.dst, ["db"]))
     assert again.counts() == {"done": 20} and not again.incomplete
     assert where(lab.src, lab.dst, lab.idents) == after
+
+
+def test_views_move_with_their_uuid_and_history_and_a_rerun_is_done(lab):
+    views = build_views(lab.src, "db", 2, str(lab.root / "wh"))
+    before = where(lab.src, lab.dst, views)
+    src_md = {v: lab.src.load_view(v).metadata for v in views}
+    files = lab.files()
+    plan = plan_migration(lab.src, lab.dst, ["db"])
+    assert [(e.kind, e.name) for e in plan.entries if e.kind == "view"] == [("view", "db.v0"), ("view", "db.v1")]
+    assert plan.counts() == {"migrate": 22}
+    apply_migration(lab.src, lab.dst, plan)
+    assert plan.counts() == {"migrated": 22}, [(e.name, e.detail) for e in plan.incomplete]
+    assert where(lab.src, lab.dst, views) == {v: (None, src) for v, (src, _) in before.items()}
+    assert lab.src.list_views(("db",)) == [] and lab.dst.list_views(("db",)) == views
+    for v in views:
+        md = lab.dst.load_view(v).metadata
+        assert md == src_md[v] and [x.version_id for x in md.versions] == [1, 2], "uuid or history not kept"
+    assert lab.files() == files, "a migration wrote or deleted a file"
+    again = apply_migration(lab.src, lab.dst, plan_migration(lab.src, lab.dst, ["db"]))
+    assert again.counts() == {"done": 22}
+
+
+def test_a_view_in_both_is_finished_at_the_same_file_a_conflict_at_another(lab):
+    v0, v1 = build_views(lab.src, "db", 2, str(lab.root / "wh"))
+    lab.dst.create_namespace(("db",))
+    lab.dst.register_view(v0, lab.src.load_view_metadata_location(v0))  # an interrupted run
+    other = build_views(lab.dst, "other", 1, str(lab.root / "wh-dst"))[0]
+    other_file = lab.dst.load_view_metadata_location(other)
+    lab.dst.drop_view(other)
+    lab.dst.register_view(v1, other_file)  # a different view by the same name
+    plan = apply_migration(lab.src, lab.dst, plan_migration(lab.src, lab.dst, ["db.v0", "db.v1"]))
+    by = {e.name: e for e in plan.entries}
+    assert by["db.v0"].outcome == "finished" and by["db.v1"].outcome == "conflict"
+    assert where(lab.src, lab.dst, [v0]) == {v0: (None, lab.dst.load_view_metadata_location(v0))}
+    assert lab.src.load_view_metadata_location(v1) != lab.dst.load_view_metadata_location(v1), "overwritten"
+
+
+def test_a_view_from_a_catalog_that_deletes_it_on_drop_stays_there(lab, monkeypatch):
+    """A source whose drop_view deletes the current metadata file (Iceberg Java's REST server) must
+    not hand the view to a target that would point at that file: unsupported, left in the source."""
+    (view,) = build_views(lab.src, "db", 1, str(lab.root / "wh"))
+    monkeypatch.setattr(lab.src, "view_drop_keeps_files", False)
+    plan = apply_migration(lab.src, lab.dst, plan_migration(lab.src, lab.dst, ["db"]))
+    entry = next(e for e in plan.entries if e.kind == "view")
+    assert entry.outcome == "unsupported" and "deletes a view's current metadata file" in entry.detail
+    assert entry.exit_code == ExitCode.UNSUPPORTED
+    assert where(lab.src, lab.dst, [view]) == {view: (lab.src.load_view_metadata_location(view), None)}
+    assert plan.counts() == {"migrated": 20, "unsupported": 1}
 
 
 def test_in_both_at_the_same_file_is_finished_at_different_files_a_conflict(lab):

@@ -63,6 +63,25 @@ def rest_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def rest_views_server(tmp_path_factory):
+    """A second server whose JdbcCatalog holds views (``jdbc.schema-version=V1``: the /views routes
+    in its /v1/config; no register-view, as Iceberg 1.10's REST spec has none)."""
+    d = oracle_dir()
+    if not (d / "rest_server.py").exists():
+        pytest.skip(f"no REST server oracle at {d}")
+    sys.path.insert(0, str(d))
+    import rest_server as module  # noqa: E402
+
+    root = tmp_path_factory.mktemp("rest-views-server")
+    url, stop = module.start(str(root), props={"jdbc.schema-version": "V1"})
+    try:
+        yield RestServer(url, root, pathlib.Path(stop.warehouse), pathlib.Path(stop.sqlite), pathlib.Path(stop.log),
+                         module)
+    finally:
+        stop()
+
+
+@pytest.fixture(scope="session")
 def proxy(rest_server):
     p = FaultProxy(rest_server.url)
     yield p

@@ -1,4 +1,4 @@
-"""What ``list --all`` prints: the catalog's inventory, a line per table as each is read.
+"""What ``list --all`` prints: the catalog's inventory, a line per table (then per view) as each is read.
 
 Nothing here needs all the rows first: JSON is an array written element by element, JSON Lines an
 object a line, and text a line per table whose columns do not depend on the other rows. On a
@@ -23,15 +23,19 @@ if TYPE_CHECKING:
 
 @dataclass
 class Tally:
-    """What went by: tables, and those whose metadata could not be read (their first names)."""
+    """What went by: tables, views, and those whose metadata could not be read (their first names)."""
 
     tables: int = 0
     errors: int = 0
     failed: list[str] = field(default_factory=list)
+    views: int = 0
 
     def count(self, entries: Iterable[InventoryEntry]) -> Iterator[InventoryEntry]:
         for e in entries:
-            self.tables += 1
+            if e.kind == "view":
+                self.views += 1
+            else:
+                self.tables += 1
             if e.error is not None:
                 self.errors += 1
                 if len(self.failed) < 5:
@@ -41,7 +45,7 @@ class Tally:
 
 @dataclass
 class Inventory:
-    """Every table of a catalog (``list --all``); as JSON, the array of its entries."""
+    """Every table and view of a catalog (``list --all``); as JSON, the array of its entries."""
 
     json_root: ClassVar[str] = "entries"
     json_stream: ClassVar[bool] = True  # each entry written as it is read
@@ -56,15 +60,16 @@ class Inventory:
         return cls(tally.count(entries), catalog, described, tally)
 
 
+# A view's current version id and its time come last (a table leaves them empty; a view, the snapshot's).
 TSV_COLUMNS = ["kind", "name", "format_version", "current_snapshot_id", "snapshot_time", "last_updated", "location",
-               "metadata_location", "error"]
+               "metadata_location", "error", "current_version_id", "version_time"]
 
 
 def _tsv(e: InventoryEntry) -> str:
     err = f"{e.error.kind}: {e.error.message}" if e.error else ""
     cells = [e.kind, e.name, opt(e.format_version), opt(e.current_snapshot_id),
              opt(iso_ts(e.current_snapshot_timestamp_ms)), opt(iso_ts(e.last_updated_ms)), opt(e.location),
-             opt(e.metadata_location), err]
+             opt(e.metadata_location), err, opt(e.current_version_id), opt(iso_ts(e.current_version_timestamp_ms))]
     return "\t".join(one_line(c).replace("\t", "\\t") for c in cells)
 
 
@@ -126,13 +131,16 @@ def _inventory_text(env: Env, inv: Inventory) -> None:
         if e.error is not None:
             say(env, (cols.error_line(e.name, one_line(f"{e.error.kind}: {e.error.message}")), "red"))
             continue
-        when = millis_to_iso(e.current_snapshot_timestamp_ms, sep=" ", zone="", timespec="seconds")[:16] \
-            if e.current_snapshot_timestamp_ms is not None else "no snapshot"
-        out.write(cols.line(e.name, opt(e.format_version), opt(e.current_snapshot_id), when,
-                            one_line(e.metadata_location or "")) + "\n")
+        if e.kind == "view":  # its current version where a table has its snapshot
+            at, current, none = e.current_version_timestamp_ms, f"view version {opt(e.current_version_id)}", "-"
+        else:
+            at, current, none = e.current_snapshot_timestamp_ms, opt(e.current_snapshot_id), "no snapshot"
+        when = millis_to_iso(at, sep=" ", zone="", timespec="seconds")[:16] if at is not None else none
+        out.write(cols.line(e.name, opt(e.format_version), current, when, one_line(e.metadata_location or "")) + "\n")
         out.flush()
     t = inv.tally
-    say(env, f"{t.tables:,} tables" + (f", {t.errors:,} could not be read" if t.errors else "")
+    say(env, f"{t.tables:,} tables" + (f", {t.views:,} views" if t.views else "")
+        + (f", {t.errors:,} could not be read" if t.errors else "")
         + f" (catalog {inv.catalog})")
 
 

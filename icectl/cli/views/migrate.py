@@ -10,7 +10,7 @@ from icectl.ops.migrate import MigrationEntry, MigrationPlan
 
 @dataclass
 class MigrationReport:
-    """``migrate``'s plan (``applied`` false) or report. Each entry: its ``kind`` ("table"), name, the
+    """``migrate``'s plan (``applied`` false) or report. Each entry: its ``kind`` ("table" or "view"), name, the
     planned ``action`` (migrate, finish, done, conflict, unsupported, unreadable), the ``outcome``
     once applied (migrated, finished, copied, done, changed, conflict, failed, ...; null in a plan),
     its metadata location in each catalog (null where it is not), and why (``detail``)."""
