@@ -41,7 +41,8 @@ def test_inventory_of_a_rest_catalog(rest_env):
     by = {r["name"]: r for r in mine}
     assert by[f"{ns}.a"] == {"kind": "table", "name": f"{ns}.a", "namespace": ns, "format_version": 2,
                              "location": a["location"], "current_snapshot_id": None,
-                             "current_snapshot_timestamp_ms": None, "metadata_location": a["metadata_location"],
+                             "current_snapshot_timestamp_ms": None, "current_version_id": None,
+                             "current_version_timestamp_ms": None, "metadata_location": a["metadata_location"],
                              "last_updated_ms": a["last_updated_ms"], "error": None}
     assert by[f"{ns}.b"]["format_version"] == 3
     events = by[f"{ns}.sub.events"]
