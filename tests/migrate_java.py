@@ -14,6 +14,7 @@ import io
 import json
 import pathlib
 import sys
+import uuid
 from typing import Any
 
 import yaml
@@ -29,6 +30,10 @@ from icectl.cli.main import run  # noqa: E402
 from icectl.ops.migrate import VERIFIED, apply_migration, plan_migration  # noqa: E402
 
 N = 20
+# The source catalog's name (icectl's config, the SQL catalog's catalog_name and Spark's catalog): a
+# new one per build_source, since getOrCreate hands back the test session's Spark, whose catalogs
+# (`jc` among them) earlier tests loaded on other databases and without view support.
+SRC = "jc"
 CHANGED = 5  # the table Java commits to during the first run
 VIEW_ROWS = {"v0": [(1, "one")], "v1": [(2, "two"), (3, "three")]}
 
@@ -36,7 +41,7 @@ VIEW_ROWS = {"v0": [(1, "one")], "v1": [(2, "two"), (3, "three")]}
 def write_config(path: pathlib.Path, source_db: pathlib.Path, source_wh: pathlib.Path,
                  target: dict[str, str]) -> None:
     path.write_text(yaml.safe_dump({"catalog": {
-        "jc": {"uri": f"sqlite:///{source_db}", "warehouse": str(source_wh)}, "dst": target}}))
+        SRC: {"uri": f"sqlite:///{source_db}", "warehouse": str(source_wh)}, "dst": target}}))
 
 
 def java_session(source_db: pathlib.Path, source_wh: pathlib.Path, conf: dict[str, str]) -> Any:
@@ -44,11 +49,16 @@ def java_session(source_db: pathlib.Path, source_wh: pathlib.Path, conf: dict[st
     (the target catalog). The source's tables must exist first (no catalog-table initialisation:
     its read lock would fail icectl's commits)."""
     jdbc_uri = f"jdbc:sqlite:{source_db}"
+    c = f"spark.sql.catalog.{SRC}"
     spark = oracle_module().session(str(source_wh), jdbc_uri=jdbc_uri, extra_conf={
         "spark.sql.session.timeZone": "UTC", "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-        "spark.sql.catalog.jc.cache-enabled": "false", "spark.sql.catalog.jc.jdbc.init-catalog-tables": "false",
-        "spark.sql.catalog.jc.jdbc.schema-version": "V1",  # Java's JdbcCatalog then holds views
-        "spark.sql.catalog.jc.warehouse": str(source_wh), **conf})
+        c: "org.apache.iceberg.spark.SparkCatalog", f"{c}.type": "jdbc", f"{c}.uri": jdbc_uri,
+        f"{c}.cache-enabled": "false", f"{c}.jdbc.init-catalog-tables": "false",
+        f"{c}.jdbc.schema-version": "V1",  # Java's JdbcCatalog then holds views
+        f"{c}.warehouse": str(source_wh), **conf})
+    # The target's Spark catalog (`rc`, the Hive one) may also be loaded already, on another server:
+    # load every catalog again from this conf (the callers stop this session when done).
+    spark._jsparkSession.sessionState().catalogManager().reset()
     ensure_jdbc_driver(spark, jdbc_uri)
     return spark
 
@@ -57,14 +67,16 @@ def build_source(source_db: pathlib.Path, source_wh: pathlib.Path, namespace: st
     from icectl.catalog.sql import SqlCatalog
     from icectl.io import FileIO
 
-    return build_namespace(SqlCatalog("jc", f"sqlite:///{source_db}", str(source_wh), FileIO()), namespace, N)
+    global SRC
+    SRC = "jm" + uuid.uuid4().hex[:8]
+    return build_namespace(SqlCatalog(SRC, f"sqlite:///{source_db}", str(source_wh), FileIO()), namespace, N)
 
 
 def make_views(spark: Any, namespace: str) -> list[tuple[str, ...]]:
     """Two views in the source made by Iceberg Java (Spark SQL); ``v1`` replaced once (two versions)."""
-    spark.sql(f"CREATE VIEW jc.{namespace}.v0 AS SELECT 1 AS id, 'one' AS name")
-    spark.sql(f"CREATE VIEW jc.{namespace}.v1 (id, name) AS SELECT 2 AS id, 'two' AS name")
-    spark.sql(f"CREATE OR REPLACE VIEW jc.{namespace}.v1 (id COMMENT 'the id', name) COMMENT 'two rows' AS "
+    spark.sql(f"CREATE VIEW {SRC}.{namespace}.v0 AS SELECT 1 AS id, 'one' AS name")
+    spark.sql(f"CREATE VIEW {SRC}.{namespace}.v1 (id, name) AS SELECT 2 AS id, 'two' AS name")
+    spark.sql(f"CREATE OR REPLACE VIEW {SRC}.{namespace}.v1 (id COMMENT 'the id', name) COMMENT 'two rows' AS "
               f"SELECT id, name FROM VALUES (2, 'two'), (3, 'three') AS t(id, name)")
     return [(namespace, "v0"), (namespace, "v1")]
 
@@ -78,21 +90,21 @@ def cli(*args: str) -> tuple[int, str, str]:
 def prove(spark: Any, namespace: str, idents: list[tuple[str, ...]], java_target: str) -> None:
     """The whole proof, on catalogs ``jc`` and ``dst`` of the configuration in ``ICECTL_CONFIG``;
     ``java_target`` is Spark's name for the target catalog."""
-    source = build_catalog(resolve_catalog_config("jc"))
+    source = build_catalog(resolve_catalog_config(SRC))
     target = build_catalog(resolve_catalog_config("dst"))
     before = where(source, target, idents)
     views = make_views(spark, namespace)
-    java_before = {v: java_view(spark, "jc", ".".join(v)) for v in views}
+    java_before = {v: java_view(spark, SRC, ".".join(v)) for v in views}
     assert java_before[views[1]]["history"] == 2
     changed = idents[CHANGED]
     java_commit: dict[str, str] = {}
 
     def commit_in_source(entry, step):
         if step == VERIFIED and entry.ident == changed:
-            spark.sql(f"INSERT INTO jc.{namespace}.{changed[1]} VALUES (999, 'java', TIMESTAMP '2026-01-03 00:00:00')")
+            spark.sql(f"INSERT INTO {SRC}.{namespace}.{changed[1]} VALUES (999, 'java', TIMESTAMP '2026-01-03 00:00:00')")
             java_commit["at"] = source.load_metadata_location(changed)
 
-    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--dry-run")
+    code, out, err = cli("-o", "json", "migrate", "--from", SRC, "--to", "dst", namespace, "--dry-run")
     assert code == 0, err
     assert json.loads(out)["counts"] == {"migrate": N + 2}
     plan = apply_migration(source, target, plan_migration(source, target, [namespace]), progress=commit_in_source)
@@ -104,7 +116,7 @@ def prove(spark: Any, namespace: str, idents: list[tuple[str, ...]], java_target
     assert entry.outcome == "changed" and entry.source_metadata_location == java_commit["at"] != before[changed][0]
     assert where(source, target, [changed]) == {changed: (java_commit["at"], None)}, "Java's commit was lost"
 
-    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--yes")
+    code, out, err = cli("-o", "json", "migrate", "--from", SRC, "--to", "dst", namespace, "--yes")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["counts"] == {"done": N + 1, "migrated": 1}
@@ -112,8 +124,8 @@ def prove(spark: Any, namespace: str, idents: list[tuple[str, ...]], java_target
     expected[changed] = (None, java_commit["at"])
     assert where(source, target, idents) == expected
     assert source.list_tables((namespace,)) == [] and source.list_views((namespace,)) == []
-    assert spark.sql(f"SHOW TABLES IN jc.{namespace}").collect() == []
-    assert spark.sql(f"SHOW VIEWS IN jc.{namespace}").collect() == []
+    assert spark.sql(f"SHOW TABLES IN {SRC}.{namespace}").collect() == []
+    assert spark.sql(f"SHOW VIEWS IN {SRC}.{namespace}").collect() == []
 
     for view in views:
         name = f"{java_target}.{namespace}.{view[1]}"
@@ -138,5 +150,5 @@ def prove(spark: Any, namespace: str, idents: list[tuple[str, ...]], java_target
     spark.sql(f"INSERT INTO {java_target}.{namespace}.t00 VALUES (7, 'after', TIMESTAMP '2026-01-04 00:00:00')")
     assert spark.sql(f"SELECT count(*) FROM {java_target}.{namespace}.t00").collect()[0][0] == 4
 
-    code, out, err = cli("-o", "json", "migrate", "--from", "jc", "--to", "dst", namespace, "--yes")
+    code, out, err = cli("-o", "json", "migrate", "--from", SRC, "--to", "dst", namespace, "--yes")
     assert code == 0 and json.loads(out)["counts"] == {"done": N + 2}, err
