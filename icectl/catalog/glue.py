@@ -414,40 +414,31 @@ class GlueCatalog(MetastoreCatalog):
         self._read.pop(ident, None)  # compare against the table as it is now
         return super().replace_metadata(ident, base_location, metadata)
 
+    def _iceberg_tables(self, ns: Identifier) -> Iterator[dict[str, Any]]:
+        """The database's Iceberg tables as ``get_tables`` gives them, a page at a time."""
+        db = self._database(ns)
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"DatabaseName": db}
+            if token:
+                kwargs["NextToken"] = token
+            page = self._call("get_tables", missing=lambda: self._missing_namespace(ns), **kwargs)
+            yield from (t for t in page.get("TableList", []) if is_iceberg(t))
+            token = page.get("NextToken")
+            if not token:
+                return
+
     def list_tables(self, namespace: Identifier | None = None) -> list[Identifier]:
         namespaces = self.list_namespaces() if namespace is None else [namespace]
-        out: list[Identifier] = []
-        for ns in namespaces:
-            db = self._database(ns)
-            token: str | None = None
-            while True:
-                kwargs: dict[str, Any] = {"DatabaseName": db}
-                if token:
-                    kwargs["NextToken"] = token
-                page = self._call("get_tables", missing=lambda ns=ns: self._missing_namespace(ns), **kwargs)
-                out += [(db, t["Name"]) for t in page.get("TableList", []) if is_iceberg(t)]
-                token = page.get("NextToken")
-                if not token:
-                    break
-        return sorted(out)
+        return sorted((self._database(ns), t["Name"]) for ns in namespaces for t in self._iceberg_tables(ns))
 
     def walk_tables(self) -> Iterator[ListedTable]:
         """Each database's Iceberg tables a ``get_tables`` page at a time, with the metadata
         location their parameters hold (no ``get_table`` per table, nothing remembered)."""
         for ns in self.list_namespaces():
             db = self._database(ns)
-            token: str | None = None
-            while True:
-                kwargs: dict[str, Any] = {"DatabaseName": db}
-                if token:
-                    kwargs["NextToken"] = token
-                page = self._call("get_tables", missing=lambda ns=ns: self._missing_namespace(ns), **kwargs)
-                for t in page.get("TableList", []):
-                    if is_iceberg(t):
-                        yield ListedTable((db, t["Name"]), (t.get("Parameters") or {}).get(METADATA_LOCATION) or None)
-                token = page.get("NextToken")
-                if not token:
-                    break
+            for t in self._iceberg_tables(ns):
+                yield ListedTable((db, t["Name"]), (t.get("Parameters") or {}).get(METADATA_LOCATION) or None)
 
     def drop_table(self, ident: Identifier, *, purge: bool = False) -> None:
         """Delete the Glue table (an Iceberg one only). The files stay, with ``purge`` too: the
