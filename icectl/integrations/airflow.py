@@ -20,12 +20,18 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from icectl.errors import install_hint
+
 try:  # Airflow 3: the task SDK
     from airflow.sdk import BaseOperator
     from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 except ImportError:  # Airflow 2.9+
-    from airflow.exceptions import AirflowException, AirflowSkipException
-    from airflow.models import BaseOperator
+    try:
+        from airflow.exceptions import AirflowException, AirflowSkipException
+        from airflow.models import BaseOperator
+    except ImportError as e:  # no Airflow in this install: the airflow extra names it
+        raise ImportError(f"icectl.integrations.airflow needs Apache Airflow, which this install lacks; "
+                          f"{install_hint('airflow')}") from e
 
 # icectl's exit codes (docs/exit-codes.md) that are a result, per command, not a failure
 RESULT_CODES = {"health": (0, 13, 14), "maintain": (0,)}
