@@ -7,12 +7,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import pathlib
+import sys
 
 import pytest
 
 from helpers import append_files
 from icectl.cli.context import Env
 from icectl.cli.main import run
+from icectl.cli.session import open_table
 from icectl.errors import ExitCode, IncompleteRebuildError
 from icectl.ops.recover.repair import apply_repair, plan_repair
 from icectl.validate.findings import ValidateOptions
@@ -140,3 +143,32 @@ def test_cli_plan_refusal_exit_19_and_accept_loss(tmp_path):
     assert code == 0 and doc["applied"] and doc["refs"][0]["operation"] == "overwrite"
     code, out, err = cli(tmp_path, "repair", "db.t")
     assert code == 0 and "nothing to repair" in out
+
+
+def test_the_docs_section_runs(tmp_path, monkeypatch):
+    """docs/incidents.md's "Rebuild a lost manifest list" block, in order, on the demo table whose
+    head's manifest list was deleted: the dry run says the rebuild is proven complete, the repair
+    commits, validate is clean, and the table has the rows it had."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "cli"))
+    from test_readme import section_commands  # noqa: PLC0415 (a sibling test module, for its block parser)
+    cmds = section_commands("docs/incidents.md", "Rebuild a lost manifest list")
+    assert [c.split("#")[0].split()[:2] for c in cmds] == [["icectl", "repair"], ["icectl", "repair"],
+                                                          ["icectl", "validate"]]
+    monkeypatch.chdir(tmp_path)
+
+    def icectl(argv: list[str]) -> tuple[int, str]:
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+        return run(argv, env), env.stdout.getvalue() + env.stderr.getvalue()
+
+    assert icectl(["demo"])[0] == 0
+    t = open_table(Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()), "demo.events")
+    before = live(t)
+    os.unlink(t.resolve(t.metadata.current_snapshot.manifest_list))
+    outs = []
+    for cmd in cmds:
+        code, out = icectl(cmd.split("#", 1)[0].split()[1:])
+        assert code == 0, (cmd, out)
+        outs.append(out)
+    assert "proven complete" in outs[0] and "repaired main: replace snapshot" in outs[1], outs
+    after = open_table(Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()), "demo.events")
+    assert live(after) == before and errors(after) == []
