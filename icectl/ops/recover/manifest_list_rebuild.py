@@ -35,7 +35,7 @@ from __future__ import annotations
 import posixpath
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from icectl.errors import IcectlError, NotFoundError
 from icectl.formats.manifest import (
@@ -84,7 +84,6 @@ class ManifestListRebuild:
     complete: bool
     unaccounted: list[str]  # each total that differs, or why nothing can be proven
     may_be_missing: list[str]  # manifests of the commit that its -m{N} numbering says are absent
-    _manifests: list[ManifestFile] = field(default_factory=list, repr=False)
 
 
 def _size(e: ManifestEntry) -> int:
@@ -162,9 +161,10 @@ def _carried(table: Table, snap: Snapshot) -> tuple[dict[str, ManifestFile], set
     return mine, listed
 
 
-def rebuild_manifest_list(table: Table, snap: Snapshot) -> ManifestListRebuild:
+def rebuild_manifest_list(table: Table, snap: Snapshot) -> tuple[ManifestListRebuild, list[ManifestFile]]:
     """The manifest list of ``snap`` rebuilt from the parent's and the manifests ``snap`` wrote
-    (see the module docstring), with the proof against its summary."""
+    (see the module docstring): what was found with the proof against its summary, and the
+    manifest-list entries, in order."""
     md = table.metadata
     sid = snap.snapshot_id
     lost = table.resolve(snap.manifest_list or "")
@@ -186,8 +186,9 @@ def rebuild_manifest_list(table: Table, snap: Snapshot) -> ManifestListRebuild:
     parent_paths = {p.manifest_path for p in parent_manifests}
     carried, listed = _carried(table, snap)
 
-    # the manifests in the metadata folder that no other snapshot's list names with another writer
-    folder = join(md.location or "", "metadata")
+    # the manifests in the folder the lost list was in (the metadata folder, or write.metadata.path)
+    # that no other snapshot's list names with another writer
+    folder = posixpath.dirname(lost) if "/" in lost else join(md.location or "", "metadata")
     candidates = sorted(f.path for f in table.io.list_files(folder)
                         if f.path.endswith(".avro") and not posixpath.basename(f.path).startswith("snap-")
                         and f.path not in parent_paths and (f.path not in listed or f.path in carried))
@@ -293,7 +294,7 @@ def rebuild_manifest_list(table: Table, snap: Snapshot) -> ManifestListRebuild:
         unaccounted.append(f"the parent's manifest list is {parent_list}: the manifests it carried are unknown")
     return ManifestListRebuild(
         sid, lost, snap.parent_snapshot_id, parent_list, len(kept), replaced, [r.manifest_path for r in mine], checks,
-        not unaccounted, unaccounted, missing, _manifests=data + deletes)
+        not unaccounted, unaccounted, missing), data + deletes
 
 
 __all__ = ["ManifestListRebuild", "TotalCheck", "rebuild_manifest_list"]

@@ -402,8 +402,7 @@ def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]
         if head.manifest_list is None:  # v1 inline manifests: a manifest is what is lost
             r.unrepairable = f"the manifests of snapshot {head.snapshot_id} cannot be read: {what}"
             return r
-        r.manifest_list = rebuild_manifest_list(table, head)
-        manifests = r.manifest_list._manifests
+        r.manifest_list, manifests = rebuild_manifest_list(table, head)
     with ThreadPoolExecutor(THREADS) as pool:
         slots = list(pool.map(lambda m: _read_slot(table, m), manifests))
     lost = [s for s in slots if s.entries is None]
@@ -581,6 +580,12 @@ def _ref_updates(txn: Transaction, table: Table, r: RefRepair, *, snapshot_id: i
         summary["deleted-records"] = str(int(summary.get("deleted-records", "0")) + w.lost_records)
     if w.lost_deletes:
         summary["removed-delete-files"] = str(int(summary.get("removed-delete-files", "0")) + w.lost_deletes)
+    if r.manifest_list is not None and not r.manifest_list.complete:  # what the rebuild could not find
+        short = {c.key: c.recorded - c.rebuilt for c in r.manifest_list.checks if c.recorded > c.rebuilt}
+        for total, change in (("total-data-files", "deleted-data-files"), ("total-records", "deleted-records"),
+                              ("total-delete-files", "removed-delete-files")):
+            if short.get(total):
+                summary[change] = str(int(summary.get(change, "0")) + short[total])
     summary.update(_totals(kept))
     return snapshot_from_manifests(txn, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
                                    summary=summary, ref_name=r.ref, on=table)
