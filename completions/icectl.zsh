@@ -775,6 +775,7 @@ _icectl__rename() {
 (( $+functions[_icectl__repair] )) ||
 _icectl__repair() {
     _arguments -s -S \
+        '--accept-loss[Commit a rebuilt manifest list that the snapshot summary does not prove complete (what was found; the plan says what is missing)]' \
         '--all-refs[Check and repair the head of every branch and tag, not only main]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \

@@ -28,6 +28,7 @@ class ExitCode(IntEnum):
     PARTIAL_FAILURE = 16  # list --all: some tables could not be read (each is listed with its error, the rest in full)
     EMPTY_SELECTION = 17  # health/maintain --all: the catalog has no tables (without --allow-empty)
     NOT_ALL_MAINTAINED = 18  # maintain: some tables were skipped (locked by another run, time budget spent)
+    INCOMPLETE_REBUILD = 19  # repair: a rebuilt manifest list is not proven complete; refused without --accept-loss
     QUARANTINE_LEFT = 21  # restore-quarantine: some files stay in quarantine (path exists again, or missing), each listed
 
 
@@ -207,6 +208,13 @@ class NotAllMaintainedError(IcectlError):
     """maintain skipped some tables (another run held their lock, or the time budget was spent)."""
 
     exit_code = ExitCode.NOT_ALL_MAINTAINED
+
+
+class IncompleteRebuildError(IcectlError):
+    """``repair`` rebuilt a lost manifest list that the snapshot summary does not prove complete
+    (the plan says which totals differ); nothing is committed without ``--accept-loss``."""
+
+    exit_code = ExitCode.INCOMPLETE_REBUILD
 
 
 class QuarantineLeftError(IcectlError):

@@ -245,7 +245,12 @@ REF_REPAIR = {"ref": str, "ref_type": str, "snapshot_id": int, "operation": Opt(
                                      "recorded_records": Opt(int), "recovered_files": int, "recovered_records": int,
                                      "lost_files": Opt(int), "lost_records": Opt(int), "sources": [str]}],
               "records_lost": int, "bytes_lost": int, "delete_records_dropped": int, "unrepairable": Opt(str),
-              "new_snapshot_id": Opt(int)}
+              "new_snapshot_id": Opt(int),
+              "manifest_list": Opt({"snapshot_id": int, "manifest_list": str, "parent_snapshot_id": Opt(int),
+                                    "parent_list": str, "parent_manifests_kept": int, "parent_manifests_replaced": int,
+                                    "snapshot_manifests": [str],
+                                    "checks": [{"key": str, "recorded": int, "rebuilt": int}],
+                                    "complete": bool, "unaccounted": [str], "may_be_missing": [str]})}
 REPAIR = {"table": str, "all_refs": bool, "refs": [REF_REPAIR], "statistics": [PROBLEM], "records_lost": int,
           "bytes_lost": int, "unrepairable": [str], "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
           "commits": [COMMIT], "metrics": [{"path": str, "manifest": str,

@@ -39,6 +39,8 @@ TOUR: tuple[tuple[str, str | None], ...] = (
 ELSEWHERE: dict[tuple[str, str | None], str] = {
     ("docs/configuration.md", None): "tests/cli/test_catalogs_cli.py::test_docs_configuration_examples_run",
     ("docs/configuration.md", "Glue catalogs"): "tests/s3/test_glue.py::test_docs_glue_example_runs (moto)",
+    ("docs/incidents.md", "Rebuild a lost manifest list"):
+        "tests/ops/test_repair_manifest_list.py::test_the_docs_section_runs (a head's manifest list deleted first)",
 }
 # A page whose own test runs its ```sh blocks says so, anywhere in the page:
 #   <!-- sh blocks run by: tests/cli/test_views.py::test_docs_examples_run -->

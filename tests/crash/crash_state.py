@@ -61,6 +61,9 @@ class DemoWorkspace:
             if argv == ("!lose-data-file",):  # what repair is for: a live data file gone from storage
                 self.lost = (self._lose_a_data_file(),)
                 continue
+            if argv == ("!lose-manifest-list",):  # what the manifest-list rebuild is for: main's head's list gone
+                self.lost = (self._lose_the_head_manifest_list(),)
+                continue
             if argv == ("!plant-orphans",):  # a dozen orphans more, 10 days old, beside the demo's own
                 self.orphans = self._plant_orphans(12)
                 continue
@@ -76,6 +79,14 @@ class DemoWorkspace:
             assert code == 0, f"{argv}: {err}"
         shutil.copytree(self.root, self.pristine)
         return self
+
+    def _lose_the_head_manifest_list(self) -> str:
+        from icectl.table.loaded import load_table
+
+        t = load_table(self.catalog(), ("demo", "events"))
+        path = t.resolve(t.metadata.current_snapshot.manifest_list)
+        os.unlink(path)
+        return path
 
     def _lose_a_data_file(self) -> str:
         from icectl.table.loaded import load_table
@@ -186,7 +197,9 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
         if code == 8 and ws.lost:
             # the file the setup removed: older snapshots still name it after a repair; nothing else
             errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
-            assert all(f["code"] == "FILE_MISSING" and f["file"] in ws.lost for f in errors), errors
+            # (or the manifest list the setup removed: the snapshot it was is still in the history)
+            assert all(f["code"] in ("FILE_MISSING", "MANIFEST_LIST_UNREADABLE") and f["file"] in ws.lost
+                       for f in errors), errors
         elif code == 8 and ws.broken:
             # the entry the setup made lie: the snapshot it committed still holds it after a repair
             errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
@@ -194,7 +207,8 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
         else:
             assert code == 0, f"{name} does not validate clean (exit {code}): {stdout[-2000:]} {stderr}"
         md = t.metadata
-        reach = reachable_files(t, md, md.snapshots)
+        # a snapshot whose manifest list the setup removed reaches nothing (repair rebuilds it on top)
+        reach = reachable_files(t, md, [s for s in md.snapshots if t.resolve(s.manifest_list or "") not in ws.lost])
         missing = sorted(p for p in reach.paths() if not t.io.exists(p) and p not in ws.lost)
         assert not missing, f"{name}: {len(missing)} files a retained snapshot reaches are gone: {missing[:5]}"
         assert t.io.exists(t.metadata_location)
@@ -216,5 +230,5 @@ def _rows(t: Any, snapshot_id: int) -> Any:
     """The snapshot's rows, or "unreadable" when a file it needs is gone (a table to repair)."""
     try:
         return snapshot_rows(t, snapshot_id)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotFoundError):  # a data file or a manifest list gone
         return "unreadable"

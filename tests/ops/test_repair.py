@@ -29,7 +29,8 @@ REPORT_KEYS = {"table", "all_refs", "refs", "statistics", "records_lost", "bytes
                "metadata_location", "dry_run", "applied", "commits", "metrics", "metrics_files_checked",
                "metrics_snapshot_id"}  # the metrics kind (issue 25)
 REF_KEYS = {"ref", "ref_type", "snapshot_id", "operation", "problems", "removed_files", "rebuilt_manifests",
-            "records_lost", "bytes_lost", "delete_records_dropped", "unrepairable", "new_snapshot_id"}
+            "records_lost", "bytes_lost", "delete_records_dropped", "unrepairable", "new_snapshot_id",
+            "manifest_list"}  # a lost manifest list, rebuilt (issue 25 item 2)
 
 
 @pytest.fixture(autouse=True)
@@ -152,17 +153,15 @@ def test_unreadable_data_file_and_missing_statistics(tmp_path):
     assert {e[0] for e in live(after)} == {f.file_path for f in base.data_files[:3]}
 
 
-def test_missing_manifest_list_is_reported_not_repaired(tmp_path):
+def test_missing_manifest_list_is_rebuilt_not_reported_unrepairable(tmp_path):
+    # issue 25 item 2: this used to be "cannot repair"; tests/ops/test_repair_manifest_list.py has the rest
     base = tables.build(str(tmp_path), 2, catalog="hadoop")
     t = base.table
     os.unlink(t.metadata.current_snapshot.manifest_list)
     plan = plan_repair(t)
-    assert plan.changes is False and plan.unrepairable and "manifest list" in plan.unrepairable[0]
+    assert plan.changes is True and plan.unrepairable == [] and plan.refs[0].manifest_list.complete
     code, out, err = cli(tmp_path, "repair", "db.t", "--yes", "-o", "json")
-    assert code == ExitCode.INVALID_METADATA and json.loads(out)["applied"] is False
-    assert json.loads(err)["error"]["message"].startswith("cannot repair main: the manifest list of snapshot")
-    code, out, err = cli(tmp_path, "repair", "db.t", "--yes")
-    assert code == ExitCode.INVALID_METADATA and one_error(err) and "cannot repair main" in err
+    assert code == 0 and json.loads(out)["applied"] is True and json.loads(out)["refs"][0]["operation"] == "replace"
 
 
 def one_error(err: str) -> bool:

@@ -109,6 +109,8 @@ def _files_text(env: Env, r: RepairReport) -> None:
             continue
         if ref.operation is None:
             continue
+        if ref.manifest_list is not None:
+            _manifest_list_text(env, ref)
         for m in ref.rebuilt_manifests:
             held = f"held {m.recorded_files} files, {num(m.recorded_records)} records" \
                 if m.recorded_files is not None else "its counts are unknown"
@@ -124,6 +126,27 @@ def _files_text(env: Env, r: RepairReport) -> None:
         if ref.delete_records_dropped:
             say(env, (f"{ref.ref}: {num(ref.delete_records_dropped)} delete records are dropped with missing delete "
                       "files: the rows they deleted come back", "yellow"))
+
+
+def _manifest_list_text(env: Env, ref: RefRepair) -> None:
+    b = ref.manifest_list
+    parent = {"read": f"the parent's ({b.parent_snapshot_id}): {b.parent_manifests_kept} manifests kept, "
+                      f"{b.parent_manifests_replaced} replaced by the snapshot",
+              "none": "no parent"}.get(b.parent_list, f"the parent's manifest list is {b.parent_list}")
+    say(env, f"{ref.ref}: rebuild the manifest list of snapshot {b.snapshot_id} from {parent}, and "
+             f"{len(b.snapshot_manifests)} manifests the snapshot wrote")
+    if b.checks:
+        print_table(env, ["summary", "recorded", "rebuilt", ""],
+                    [[c.key, num(c.recorded), num(c.rebuilt), "ok" if c.matches else f"{c.rebuilt - c.recorded:+d}"]
+                     for c in b.checks], right={"recorded", "rebuilt"}, title="The rebuilt list against the summary")
+    if b.complete:
+        say(env, (f"{ref.ref}: the rebuild is proven complete: every total of the summary matches", "green"))
+        return
+    for u in b.unaccounted:
+        say(env, (f"{ref.ref}: cannot account for {u}", "yellow"))
+    for path in b.may_be_missing:
+        say(env, (f"{ref.ref}: may be missing: {path}", "yellow"))
+    say(env, (f"{ref.ref}: the rebuild is not proven complete: committing it needs --accept-loss", "yellow"))
 
 
 # -- rewrite-table-path -------------------------------------------------------------------------------------

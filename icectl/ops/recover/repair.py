@@ -28,8 +28,13 @@ delete file that still applies (a ``RowDelta`` that only removes deletes), ``rep
 only rebuilds manifests (``RewriteManifests``). Sequence numbers and v3 row lineage follow the
 spec: the new snapshot takes the next sequence number; kept entries keep their data and file
 sequence numbers and ``first_row_id``; new manifests get ``first_row_id`` ranges in the manifest
-list. Its summary's totals are counted from the files it keeps. A head whose manifest list is
-gone cannot be repaired here (nothing says what it held): the plan says so.
+list. Its summary's totals are counted from the files it keeps.
+
+A head whose manifest list is missing or unreadable gets it rebuilt from the parent's manifest list
+and the manifests the head wrote (:mod:`icectl.ops.recover.manifest_list_rebuild`), checked against
+the head's summary: the repair is a new ``replace`` snapshot on top of the head with the rebuilt
+list (the head's own ``manifest-list`` is never changed). A rebuild the summary does not prove
+complete is an ``overwrite`` and is committed only when the caller accepts the loss.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from icectl.errors import ConflictingChangeError, IcectlError, NotFoundError
+from icectl.errors import ConflictingChangeError, IcectlError, IncompleteRebuildError, NotFoundError
 from icectl.formats.manifest import (
     DataFile,
     EntryStatus,
@@ -46,6 +51,7 @@ from icectl.formats.manifest import (
     ManifestEntry,
     ManifestFile,
 )
+from icectl.ops.recover.manifest_list_rebuild import ManifestListRebuild, rebuild_manifest_list
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
 from icectl.table.loaded import Table
 from icectl.table.snapshot_producer import (
@@ -116,7 +122,13 @@ class RefRepair:
     delete_records_dropped: int  # rows that removed delete files deleted: they come back
     unrepairable: str | None = None
     new_snapshot_id: int | None = None
+    manifest_list: ManifestListRebuild | None = None  # the head's lost manifest list, rebuilt
     _work: Any = field(default=None, repr=False)
+
+    @property
+    def needs_accept_loss(self) -> bool:
+        """The rebuilt manifest list is not proven complete: committing it may lose files."""
+        return self.changes and self.manifest_list is not None and not self.manifest_list.complete
 
     @property
     def changes(self) -> bool:
@@ -141,6 +153,12 @@ class RepairPlan:
     @property
     def unrepairable(self) -> list[str]:
         return [f"{r.ref}: {r.unrepairable}" for r in self.refs if r.unrepairable]
+
+    @property
+    def incomplete_rebuilds(self) -> list[str]:
+        """The refs whose rebuilt manifest list the summary does not prove complete, with why."""
+        return [f"{r.ref}: {'; '.join(r.manifest_list.unaccounted)}" for r in self.refs
+                if r.needs_accept_loss and r.manifest_list is not None]
 
 
 @dataclass
@@ -226,6 +244,7 @@ class _Work:
     lost_records: int
     lost_deletes: int
     restores_rows: bool
+    list_rebuilt: bool = False
 
 
 def _read_slot(table: Table, m: ManifestFile) -> _Slot:
@@ -380,9 +399,10 @@ def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]
     except IcectlError as e:
         what = "missing" if isinstance(e, NotFoundError) else f"unreadable: {e.message}"
         r.problems.append(Problem(table.resolve(head.manifest_list or ""), "manifest-list", what))
-        r.unrepairable = (f"the manifest list of snapshot {head.snapshot_id} is {what.split(':')[0]}: nothing says "
-                          "what it held; roll the ref back to an earlier snapshot")
-        return r
+        if head.manifest_list is None:  # v1 inline manifests: a manifest is what is lost
+            r.unrepairable = f"the manifests of snapshot {head.snapshot_id} cannot be read: {what}"
+            return r
+        r.manifest_list, manifests = rebuild_manifest_list(table, head)
     with ThreadPoolExecutor(THREADS) as pool:
         slots = list(pool.map(lambda m: _read_slot(table, m), manifests))
     lost = [s for s in slots if s.entries is None]
@@ -432,11 +452,16 @@ def _plan_ref(table: Table, name: str, ref: SnapshotRef, pools: dict[str, _Pool]
     restores = restores or lost_deletes > 0  # delete files nobody holds any more: their rows come back
     r.problems.sort(key=lambda p: (p.kind, p.path))
     r.removed_files.sort(key=lambda f: (f.kind, f.path))
-    if not lost and not removed:
+    rebuilt_list = r.manifest_list is not None
+    if rebuilt_list and not r.manifest_list.complete:
+        r.records_lost += max(0, next((c.recorded - c.rebuilt for c in r.manifest_list.checks
+                                       if c.key == "total-records"), 0))
+    if not lost and not removed and not rebuilt_list:
         return r
     data_removed = bool(removed_data) or lost_files > 0
-    r.operation = "overwrite" if restores else ("delete" if data_removed or removed else "replace")
-    r._work = _Work(slots, rebuilt, set(removed), lost_files, lost_records, lost_deletes, restores)
+    r.operation = "overwrite" if restores or (rebuilt_list and not r.manifest_list.complete) else (
+        "delete" if data_removed or removed else "replace")
+    r._work = _Work(slots, rebuilt, set(removed), lost_files, lost_records, lost_deletes, restores, rebuilt_list)
     return r
 
 
@@ -555,19 +580,31 @@ def _ref_updates(txn: Transaction, table: Table, r: RefRepair, *, snapshot_id: i
         summary["deleted-records"] = str(int(summary.get("deleted-records", "0")) + w.lost_records)
     if w.lost_deletes:
         summary["removed-delete-files"] = str(int(summary.get("removed-delete-files", "0")) + w.lost_deletes)
+    if r.manifest_list is not None and not r.manifest_list.complete:  # what the rebuild could not find
+        short = {c.key: c.recorded - c.rebuilt for c in r.manifest_list.checks if c.recorded > c.rebuilt}
+        for total, change in (("total-data-files", "deleted-data-files"), ("total-records", "deleted-records"),
+                              ("total-delete-files", "removed-delete-files")):
+            if short.get(total):
+                summary[change] = str(int(summary.get(change, "0")) + short[total])
     summary.update(_totals(kept))
     return snapshot_from_manifests(txn, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
                                    summary=summary, ref_name=r.ref, on=table)
 
 
-def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None) -> RepairResult:
+def apply_repair(table: Table, plan: RepairPlan, *, retries: int | None = None,
+                 accept_loss: bool = False) -> RepairResult:
     """One commit for every ref to repair (and the statistics removals): a snapshot per ref on top
     of its head, each built on the metadata the ones before it leave (sequence numbers and v3 row
     ids in order), so a crash or a conflict leaves every ref as it was or every ref repaired. The
     commit is re-checked against the table as it is then: a ref that moved since the plan stops
-    the repair."""
+    the repair. A rebuilt manifest list that is not proven complete is refused unless
+    ``accept_loss``."""
     from dataclasses import replace
 
+    if plan.incomplete_rebuilds and not accept_loss:
+        raise IncompleteRebuildError(f"cannot prove the rebuilt manifest list of {plan.incomplete_rebuilds[0]}; "
+                                     "nothing was committed",
+                                     hint="check the plan (--dry-run); --accept-loss commits what was found")
     todo = [r for r in plan.refs if r.changes]
     sids = {id(r): new_snapshot_id() for r in todo}
     stats = list(plan._stats_updates)
