@@ -90,6 +90,20 @@ class Workspace:
         env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
         return run(ARGV, env), env.stderr.getvalue()
 
+    def run_faulted(self, mode: str, k: int, steps: list[str]) -> tuple[str, int | None, str]:
+        """From the built state, run with ``mode`` injected at step ``k`` (which must fire):
+        (what, exit code or None when it crashed, stderr)."""
+        self.reset()
+        what = f"{mode} at step {k} ({steps[k - 1]})"
+        inj = Injector(mode, k)
+        with injecting(inj):
+            try:
+                code, err = self.run()
+            except Crash:
+                code, err = None, ""
+        assert inj.fired, f"{what}: did not fire"
+        return what, code, err
+
     def subprocess(self, fault: str, log: pathlib.Path) -> subprocess.CompletedProcess:
         env = {**os.environ, ENV: fault, ENV + "_LOG": str(log), "ICECTL_CONFIG": str(self.config)}
         return subprocess.run([sys.executable, "-c", BOOT, str(HERE), *ARGV], env=env, capture_output=True,
@@ -141,15 +155,7 @@ def steps(ws) -> list[str]:
 @pytest.mark.parametrize("mode", [CRASH, ERROR])
 def test_failed_at_each_step_every_table_stays_reachable_and_a_rerun_finishes(ws, steps, mode):
     for k in range(1, len(steps) + 1):
-        ws.reset()
-        what = f"{mode} at step {k} ({steps[k - 1]})"
-        inj = Injector(mode, k)
-        with injecting(inj):
-            try:
-                code, err = ws.run()
-            except Crash:
-                code, err = None, ""
-        assert inj.fired, f"{what}: did not fire"
+        what, code, err = ws.run_faulted(mode, k, steps)
         if mode == CRASH:
             assert code is None, f"{what}: the crash did not stop the command"
         else:
@@ -201,15 +207,7 @@ def test_to_a_metastore_failed_at_each_call_every_table_stays_reachable(hive_ws)
         for k in range(1, len(steps) + 1):
             if mode == LOST and not steps[k - 1].startswith("thrift "):
                 continue
-            ws.reset()
-            what = f"{mode} at step {k} ({steps[k - 1]})"
-            inj = Injector(mode, k)
-            with injecting(inj):
-                try:
-                    code, err = ws.run()
-                except Crash:
-                    code, err = None, ""
-            assert inj.fired, f"{what}: did not fire"
+            what, code, err = ws.run_faulted(mode, k, steps)
             assert (code is None) if mode == CRASH else (code in DOCUMENTED and "Traceback" not in err), \
                 f"{what}: exit {code}: {err}"
             ws.check_reachable(what)
