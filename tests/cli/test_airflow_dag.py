@@ -2,15 +2,26 @@
 
 The DAG is read with :mod:`ast` here (tests/integrations/test_airflow_dag_run.py runs it with a real
 Airflow); the crontab's job runs three times as cron runs it, against a generated catalog
-(tests/ops/fleet.py) configured as the catalog ``prod``.
+(tests/ops/fleet.py) configured as the catalog ``prod``. docs/scheduling.md shows both files as
+they are, and its metrics example runs here.
 """
 from __future__ import annotations
 
 import ast
+import io
+import json
 import pathlib
+import re
+import shlex
 import subprocess
 import sys
 import time
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from icectl.cli.context import Env
+from icectl.cli.main import run
+from icectl.cli.views.metrics import SERIES
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ops"))
 
@@ -19,6 +30,7 @@ from fleet import build_fleet  # noqa: E402
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DAG = REPO / "docs" / "airflow" / "icectl_maintain_dag.py"
 CRONTAB = REPO / "docs" / "cron" / "icectl-maintain.crontab"
+PAGE = REPO / "docs" / "scheduling.md"
 NO_COMPACT = "defaults:\n  steps: [rewrite-deletes, rewrite-manifests, expire, remove-orphans]\n"
 
 
@@ -58,8 +70,6 @@ def test_the_crontab_line_runs_three_times_under_crons_environment(tmp_path):
     times; icectl is where the crontab says (a virtualenv at /opt/icectl, here under tmp_path) and
     the catalog in ~/.icectl.yaml. The log is JSON Lines: every line parses, three runs of a line per
     table and a summary; stderr went to its own file; an overlapping run is kept out by flock."""
-    import json
-
     assignments, command = _crontab()
     assert assignments.get("SHELL") == "/bin/sh" and "/usr/bin:/bin" in assignments.get("PATH", "")
     opt, logs, etc = tmp_path / "opt" / "icectl", tmp_path / "var" / "log" / "icectl", tmp_path / "etc"
@@ -108,3 +118,46 @@ def test_the_crontab_line_runs_three_times_under_crons_environment(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```$", text, re.S | re.M)
+
+
+def test_the_scheduling_page_runs(tmp_path, monkeypatch):
+    """docs/scheduling.md: the crontab and the DAG are shown as shipped; its ``sh`` block runs as
+    written on the demo catalog (a fresh home), ``maintain``'s output is JSON Lines, and the metrics
+    files hold the series the page lists (the documented ones, icectl.cli.views.metrics.SERIES), the
+    example lines among them as shown."""
+    text = PAGE.read_text()
+    assert CRONTAB.read_text() in _blocks(text, "text")
+    assert _blocks(text, "python") == [DAG.read_text()]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    commands = [line for block in _blocks(text, "sh") for line in block.splitlines() if line.strip()]
+    assert commands[0] == "icectl demo" and len(commands) == 3, commands
+    out = ""
+    for command in commands:
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+        code = run(shlex.split(command)[1:], env)
+        assert code in (0, 13), f"{command}: {env.stderr.getvalue()}"
+        out = env.stdout.getvalue()
+    lines = [json.loads(line) for line in out.splitlines()]  # -o jsonl: a line per table, then the summary
+    assert [d["table"] for d in lines[:-1]] == ["demo.events"] and lines[-1]["summary"] is True
+    metrics = text.split("\n## Metrics\n", 1)[1]
+    listed = re.findall(r"^- `(icectl_\w+)`", metrics, re.M)
+    assert listed == [s.name for s in SERIES]
+    written = {}
+    for name in ("icectl_health.prom", "icectl_maintain.prom"):
+        families = list(text_string_to_metric_families((tmp_path / name).read_text()))
+        assert {f.name for f in families} <= set(listed), name
+        written[name] = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}
+    assert {name for name, _ in written["icectl_maintain.prom"]} >= {
+        s.name for s in SERIES if "maintain" in s.commands and s.name != "icectl_table_orphan_bytes"}
+    example = _blocks(metrics, "text")[0]
+    for fam in text_string_to_metric_families(example):
+        for sample in fam.samples:
+            key = (sample.name, tuple(sorted(sample.labels.items())))
+            assert written["icectl_maintain.prom"].get(key) == sample.value, (key, sample.value)

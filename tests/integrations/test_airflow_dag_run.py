@@ -1,11 +1,13 @@
-"""The shipped Airflow DAG (docs/airflow/icectl_maintain_dag.py), run by a real Airflow.
+"""The shipped Airflow DAG (docs/airflow/icectl_maintain_dag.py), run by a real Airflow, 3 and 2.
 
-Airflow lives in its own virtualenv, ``.cache/airflow-venv`` (built here on first use: a pinned
-``apache-airflow`` from PyPI, then this checkout with its ``airflow`` extra; kept for the next
-run). One Airflow home per session (a temporary folder, SQLite metadata database from
-``airflow db migrate``); each scenario is one ``airflow dags test icectl_maintain DATE`` against its
-own demo catalog (tests/ops/fleet.py, configured as the catalog ``prod`` through ``ICECTL_CONFIG``),
-and reads the tasks' states and XComs from the metadata database:
+Each Airflow lives in its own virtualenv, built here on first use and kept for the next run:
+``.cache/airflow-venv`` (a pinned ``apache-airflow`` 3 from PyPI) and ``.cache/airflow2-venv`` (a
+pinned 2.10, with tests/integrations/airflow2-constraints-3.11.txt on Python 3.11), then this checkout,
+editable (installed again only when pyproject.toml changed). One Airflow home per Airflow and
+session (a temporary folder, SQLite metadata database from ``airflow db migrate``); each scenario
+is one ``airflow dags test icectl_maintain DATE`` against its own demo catalog (tests/ops/fleet.py,
+configured as the catalog ``prod`` through ``ICECTL_CONFIG``), and reads the tasks' states and
+XComs from the metadata database. On Airflow 3:
 
 (b) tables need maintenance: maintain runs on the tables health named (through XCom), its XCom
     holds the JSON report with every one of them, and their files shrink;
@@ -14,10 +16,12 @@ and reads the tasks' states and XComs from the metadata database:
 (d) a catalog with no tables: the health task fails;
 (e) every table that needs maintenance is locked by another process: maintain is skipped and its
     XCom report lists them as not maintained.
-The DAG file's own imports give no deprecation warning.
+The DAG file's own imports give no deprecation warning, on either Airflow. On Airflow 2.10 (the
+operator's and the DAG's ``airflow.models`` / ``airflow.decorators`` import paths), scenario (b).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
@@ -36,31 +40,42 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DAG = REPO / "docs" / "airflow" / "icectl_maintain_dag.py"
-VENV = REPO / ".cache" / "airflow-venv"
-AIRFLOW_VERSION = "3.3.2"  # pinned: a plain install of it resolves here without a constraints file
 NO_COMPACT = "defaults:\n  steps: [rewrite-deletes, rewrite-manifests, expire, remove-orphans]\n"
+# major version -> (the pinned apache-airflow, its virtualenv, a constraints file or None)
+# 3.3.2: a plain install of it resolves here without a constraints file; 2.10: with ours on 3.11
+AIRFLOWS = {
+    3: ("3.3.2", REPO / ".cache" / "airflow-venv", None),
+    2: ("2.10.5", REPO / ".cache" / "airflow2-venv",
+        pathlib.Path(__file__).with_name("airflow2-constraints-3.11.txt")),
+}
 
 
-def _venv() -> pathlib.Path:
-    py = VENV / "bin" / "python"
-    stamp = VENV / "installed.txt"
-    want = f"apache-airflow=={AIRFLOW_VERSION}\n"
+def _venv(major: int) -> pathlib.Path:
+    version, venv, constraints = AIRFLOWS[major]
+    py = venv / "bin" / "python"
+    stamp = venv / "installed.txt"
+    want = f"apache-airflow=={version}\n"
     if not py.exists() or not stamp.exists() or stamp.read_text() != want:
         if not py.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", f"apache-airflow=={AIRFLOW_VERSION}"], check=True,
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        use = ["-c", str(constraints)] if constraints and sys.version_info[:2] == (3, 11) else []
+        subprocess.run([str(py), "-m", "pip", "install", "-q", f"apache-airflow=={version}", *use], check=True,
                        timeout=1800)
         stamp.write_text(want)
-    # this checkout, each run (its code changes; its dependencies are installed once)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True, timeout=1800,
-                   capture_output=True)
+    # this checkout, editable: its code is read from here; installed again when its dependencies change
+    ours = venv / "icectl-installed.txt"
+    key = f"{REPO}\n{hashlib.sha256((REPO / 'pyproject.toml').read_bytes()).hexdigest()}\n"
+    if not ours.exists() or ours.read_text() != key:
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "-e", str(REPO)], check=True, timeout=1800,
+                       capture_output=True)
+        ours.write_text(key)
     return py
 
 
-@pytest.fixture(scope="session")
-def airflow(tmp_path_factory):
-    py = _venv()
-    home = tmp_path_factory.mktemp("airflow-home")
+def _airflow(tmp_path_factory, major: int) -> tuple[pathlib.Path, pathlib.Path, dict[str, str]]:
+    """(the virtualenv's python, AIRFLOW_HOME, the environment) of a migrated Airflow home."""
+    py = _venv(major)
+    home = tmp_path_factory.mktemp(f"airflow{major}-home")
     dags = home / "dags"
     dags.mkdir()
     (dags / DAG.name).write_text(DAG.read_text())
@@ -73,6 +88,16 @@ def airflow(tmp_path_factory):
                        timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return py, home, env
+
+
+@pytest.fixture(scope="session")
+def airflow(tmp_path_factory):
+    return _airflow(tmp_path_factory, 3)
+
+
+@pytest.fixture(scope="session")
+def airflow2(tmp_path_factory):
+    return _airflow(tmp_path_factory, 2)
 
 
 class Scenario:
@@ -122,10 +147,12 @@ def _run_dag(airflow, scenario: Scenario) -> tuple[subprocess.CompletedProcess, 
     return p, states, xcoms
 
 
-def test_the_dags_own_imports_warn_nothing(airflow):
+@pytest.mark.parametrize("which", ["airflow", "airflow2"])
+def test_the_dags_own_imports_warn_nothing(which, request):
     """Every warning raised while the DAG file and the operator are imported, with warnings on:
-    none may come from them (Airflow 3 deprecates airflow.operators.bash, airflow.exceptions ...)."""
-    py, home, env = airflow
+    none may come from them (Airflow 3 deprecates airflow.operators.bash, airflow.exceptions ...),
+    on Airflow 3 and on Airflow 2, whose DagBag also loads the DAG folder without an import error."""
+    py, home, env = request.getfixturevalue(which)
     code = ("import runpy, warnings, json\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
@@ -136,6 +163,14 @@ def test_the_dags_own_imports_warn_nothing(airflow):
     found = json.loads(p.stdout.strip().splitlines()[-1])
     ours = [w for w in found if w[1] == str(DAG) or w[1].startswith(str(REPO / "icectl"))]
     assert ours == [], ours
+    if which == "airflow":
+        return  # Airflow 3 parses it in every airflow dags test below
+    bag = ("from airflow.models import DagBag\n"
+           f"b = DagBag(dag_folder={str(home / 'dags')!r}, include_examples=False)\n"
+           "print(dict(b.import_errors), sorted(t.task_id for t in b.dags['icectl_maintain'].tasks))\n")
+    p = subprocess.run([str(py), "-c", bag], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().splitlines()[-1] == "{} ['branch', 'health', 'maintain', 'tables_to_maintain']", p.stdout
 
 
 def _snapshot_files(scenario: Scenario, table: str) -> int:
@@ -143,8 +178,9 @@ def _snapshot_files(scenario: Scenario, table: str) -> int:
     return len(list(meta.glob("snap-*.avro")))
 
 
-def test_the_dag_maintains_what_health_found_then_skips_when_healthy(airflow, tmp_path):
-    s = Scenario(tmp_path)
+def _maintains_what_health_found(airflow, s: Scenario) -> None:
+    """Scenario (b): maintain runs on the tables health named, through XCom; its XCom holds the
+    report of every one of them, done and healthy after; expired snapshots' files are gone."""
     before = _snapshot_files(s, "old_snapshots")
     p, states, xcoms = _run_dag(airflow, s)
     log = p.stdout + p.stderr
@@ -158,6 +194,11 @@ def test_the_dag_maintains_what_health_found_then_skips_when_healthy(airflow, tm
     assert _snapshot_files(s, "old_snapshots") < before  # expired snapshots' files are gone
     assert "icectl: fleet.old_snapshots: expire: done" in log  # progress lines in the task log
     assert not [ln for ln in log.splitlines() if "Warning" in ln and ("icectl_maintain_dag" in ln or "icectl/" in ln)]
+
+
+def test_the_dag_maintains_what_health_found_then_skips_when_healthy(airflow, tmp_path):
+    s = Scenario(tmp_path)
+    _maintains_what_health_found(airflow, s)
     # (a) healthy now: health green, maintain skipped
     p, states, xcoms = _run_dag(airflow, s)
     assert states.get("health") == "success" and states.get("maintain") == "skipped", (states, p.stdout[-3000:])
@@ -199,3 +240,8 @@ def test_tables_locked_by_another_process_are_skipped_and_reported(airflow, tmp_
     report = xcoms["maintain"]
     assert sorted(report["not_maintained"]) == ["fleet.deletes", "fleet.dv", "fleet.manifests", "fleet.old_snapshots"]
     assert all(t["status"] == "locked" and t["locked_by"] == "other-host:4242" for t in report["tables"])
+
+
+def test_on_airflow_2_the_dag_maintains_what_health_found(airflow2, tmp_path):
+    """Airflow 2.10: the operator from airflow.models, the DAG's airflow.decorators tasks; scenario (b)."""
+    _maintains_what_health_found(airflow2, Scenario(tmp_path))

@@ -133,14 +133,21 @@ def test_repair_over_rest_drops_a_lost_data_file(rest_env, demo, spark_rest):
 def test_restore_from_a_broken_current_metadata_file_over_rest(rest_env, demo):
     """issue 25: the REST server reads the metadata file itself, so a broken current file makes
     every load fail on the server; icectl's commands say so in one line and restore refuses with
-    what to ask the catalog's operator (exit 7), changing nothing."""
+    what to ask the catalog's operator (exit 7), changing nothing.
+
+    Iceberg Java's JdbcTableOperations retries reading the file 20 times with a backoff up to 5 s
+    (about 90 s a load; no catalog property shortens it), longer than icectl's 60 s read timeout,
+    so each icectl request would wait 60 s per attempt: icectl gets a 2 s read timeout and one
+    retry here (the same failure: no usable answer from the server), and the defaults back after."""
     import os
 
     t = rest_env.table()
     current = icectl_json(rest_env, "describe", t)["metadata_location"]
     path = current.removeprefix("file:")
     data = open(path, "rb").read()
+    short = {"rest.client.socket-timeout-ms": "2000", "rest.client.max-retries": "1"}
     try:
+        rest_env.write(**short)
         open(path, "wb").write(data[:100])
         c, out, err = rest_env.cli("describe", t)
         assert c != 0 and len(err.strip().splitlines()) <= 2 and "Traceback" not in err, err
@@ -149,4 +156,7 @@ def test_restore_from_a_broken_current_metadata_file_over_rest(rest_env, demo):
         assert os.path.getsize(path) == 100  # nothing written, the broken file kept
     finally:
         open(path, "wb").write(data)
+        for k in short:
+            del rest_env.properties[k]
+        rest_env.write()
     assert icectl_json(rest_env, "describe", t)["metadata_location"] == current
