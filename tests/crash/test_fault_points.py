@@ -75,6 +75,10 @@ COMMANDS: dict[str, tuple] = {
     "repair-metrics": (2, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
     "repair-metrics-v3": (3, ["repair", EVENTS, "--metrics", "-y"], [EVENTS], (("!break-metrics",),)),
     "repair-default-metrics": (2, ["repair", EVENTS, "-y"], [EVENTS], (("!break-metrics",),)),
+    # issue 25 item 4: a data file live twice in main's head keeps one entry (v2; v3 with row lineage)
+    "repair-duplicates": (2, ["repair", EVENTS, "--duplicates", "-y"], [EVENTS], (("!duplicate-data-file",),)),
+    "repair-duplicates-v3": (3, ["repair", EVENTS, "--duplicates", "-y"], [EVENTS], (("!duplicate-data-file",),)),
+    "repair-default-duplicates": (2, ["repair", EVENTS, "-y"], [EVENTS], (("!duplicate-data-file",),)),
     "maintain": (2, ["maintain", EVENTS, "-y"], [EVENTS],
                  (("properties", EVENTS, "set", "icectl.maintain.steps=rewrite-deletes,expire,remove-orphans",
                    "-y"),)),
