@@ -16,6 +16,11 @@ one whose data sequence number is lower or equal. Which entry is kept follows fr
   rows read do not change at all);
 - ties go to the first entry in manifest-list order.
 
+On v3 the lowest is also the only entry Java can read at all: a deletion vector must not be older
+than its data file's entry (``DeleteFileIndex.findDV`` refuses "DV data sequence number ... must be
+greater than or equal to data file sequence number"), and a data file appended again after its DV
+was written has a newer entry than the DV.
+
 Entries of one file that disagree on the partition (or spec) cannot be reduced to one safely (which
 deletes apply depends on it): such a file is reported and left as it is. Entries that disagree on
 ``record_count`` or ``file_size_in_bytes`` keep the chosen entry's values; ``repair --metrics``
