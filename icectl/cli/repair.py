@@ -11,7 +11,7 @@ from icectl.cli.output import render
 from icectl.cli.confirm import confirm_plan
 from icectl.cli.session import open_table
 from icectl.cli.views.recovery import duplicates_repair_report, metrics_repair_report, repair_report
-from icectl.errors import InvalidMetadataError
+from icectl.errors import InvalidMetadataError, UsageError
 from icectl.ops.recover.repair import apply_repair, plan_repair
 from icectl.ops.recover.repair_duplicates import apply_duplicates_repair, plan_duplicates_repair
 from icectl.ops.recover.repair_metrics import apply_metrics_repair, plan_metrics_repair
@@ -40,6 +40,8 @@ def repair(
     manifest metrics with their footers and commit manifests that carry the footers' values (--metrics: only that).
     Files live more than once in main's head keep one entry (--duplicates: only that)."""
     env: Env = ctx.obj
+    if metrics and duplicates:
+        raise UsageError("--metrics and --duplicates each run one kind of repair: give one, or neither for every kind")
     t = open_table(env, table)
     if duplicates:
         dplan = plan_duplicates_repair(t)

@@ -151,6 +151,8 @@ def test_cli_duplicates_kind_and_the_default_set(tmp_path):
     assert findings(base.table) == []
     code, out, err = cli(tmp_path, "repair", "db.t", "--duplicates")
     assert code == 0 and "every live file is listed once" in out
+    code, out, err = cli(tmp_path, "repair", "db.t", "--duplicates", "--metrics", "--dry-run")
+    assert code == ExitCode.USAGE and err.startswith("icectl: error: --metrics and --duplicates")
     # two deletion vectors for one data file: one error line that says why, nothing written
     base3 = tables.build(str(tmp_path / "v3"), 3, catalog="hadoop")
     append_files(base3.table, [tables.write_dv(base3.table, base3.data_files[0], [1])])
