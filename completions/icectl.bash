@@ -225,7 +225,7 @@ __icectl_spec() {
             ;;
         'repair')
             subcmds=''
-            opts='--accept-loss --all-refs --catalog --dry-run --help --metrics --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
+            opts='--accept-loss --all-refs --catalog --dry-run --duplicates --help --metrics --output --uri --verbose --warehouse --wide --yes -c -h -o -v -y'
             valopts='--catalog --output --uri --warehouse -c -o'
             numopts=''
             ;;

@@ -462,6 +462,7 @@ complete -c icectl -n '__icectl_at rename' -l yes -s y -d 'Do not ask for confir
 complete -c icectl -n '__icectl_at repair' -l accept-loss -d 'Commit a rebuilt manifest list that the snapshot summary does not prove complete (what was found; the plan says what is missing)'
 complete -c icectl -n '__icectl_at repair' -l all-refs -d 'Check and repair the head of every branch and tag, not only main'
 complete -c icectl -n '__icectl_at repair' -l dry-run -d 'Show the problems and the fix, with the records and bytes lost; commit nothing'
+complete -c icectl -n '__icectl_at repair' -l duplicates -d 'Instead: keep one entry of each file live more than once in main\'s head (a data file its lowest data sequence number, a delete file its highest; a replace snapshot)'
 complete -c icectl -n '__icectl_at repair' -l help -s h -d 'Show this message and exit'
 complete -c icectl -n '__icectl_at repair' -l metrics -d 'Instead: compare main\'s Parquet data files\' manifest metrics with their footers and commit manifests carrying the footers\' values (a replace snapshot)'
 complete -c icectl -n '__icectl_at repair' -l yes -s y -d 'Do not ask for confirmation (for cron and Airflow)'

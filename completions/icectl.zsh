@@ -779,6 +779,7 @@ _icectl__repair() {
         '--all-refs[Check and repair the head of every branch and tag, not only main]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the problems and the fix, with the records and bytes lost; commit nothing]' \
+        '--duplicates[Instead\: keep one entry of each file live more than once in main'\''s head (a data file its lowest data sequence number, a delete file its highest; a replace snapshot)]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--metrics[Instead\: compare main'\''s Parquet data files'\'' manifest metrics with their footers and commit manifests carrying the footers'\'' values (a replace snapshot)]' \
         '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \

@@ -306,3 +306,21 @@ def snapshot_from_manifests(txn: Transaction, parent: Snapshot, manifests: list[
     ref = SnapshotRef(snapshot_id, old.ref_type if old else "branch", *(
         (old.min_snapshots_to_keep, old.max_snapshot_age_ms, old.max_ref_age_ms, old.extra) if old else ()))
     return [AddSnapshot(snap), SetSnapshotRef(ref_name, ref)]
+
+
+def live_totals(entries: list[ManifestEntry]) -> dict[str, str]:
+    """SnapshotSummary's ``total-*`` values counted from a snapshot's live entries (a deletion
+    vector counts its blob's size), for a commit that rewrites the parent's manifests."""
+    data = [e.data_file for e in entries if e.data_file.content == FileContent.DATA]
+    deletes = [e.data_file for e in entries if e.data_file.content != FileContent.DATA]
+
+    def size(f: DataFile) -> int:
+        return f.content_size_in_bytes if f.is_deletion_vector and f.content_size_in_bytes else f.file_size_in_bytes
+
+    return {"total-records": str(sum(f.record_count for f in data)),
+            "total-files-size": str(sum(size(f) for f in data + deletes)),
+            "total-data-files": str(len(data)), "total-delete-files": str(len(deletes)),
+            "total-position-deletes": str(sum(f.record_count for f in deletes
+                                              if f.content == FileContent.POSITION_DELETES)),
+            "total-equality-deletes": str(sum(f.record_count for f in deletes
+                                              if f.content == FileContent.EQUALITY_DELETES))}

@@ -110,7 +110,11 @@ CODES: dict[str, tuple[Severity, str, str]] = {
                           "snapshot id or sequence numbers that break inheritance"),
     "ENTRY_VALUES": (E, "Manifests: data_file", "a negative record_count or file_size_in_bytes"),
     "FILE_FORMAT_UNKNOWN": (W, "Manifests: file_format", "a file format other than avro, orc, parquet, puffin"),
-    "DUPLICATE_LIVE_FILE": (E, "Scan Planning", "a live file is listed more than once in one snapshot"),
+    "DUPLICATE_LIVE_FILE": (E, "Scan Planning",
+                            "a live file is listed more than once in one snapshot (every reader reads it twice)"),
+    "DUPLICATE_FILE_CONFLICT": (E, "Scan Planning; Sequence Numbers; Manifests: data_file",
+                                "a data file's live entries in one snapshot disagree on its data sequence number, "
+                                "partition, record_count or file_size_in_bytes"),
     "DELETE_FILE_IN_V1": (E, "Delete Formats", "a delete file or delete manifest in a v1 table"),
     "EQUALITY_IDS": (E, "Equality Delete Files; Manifests: equality_ids",
                      "equality deletes without valid equality_ids (or equality_ids on another file: warning)"),
@@ -191,6 +195,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
 RESTORE_FIX = "icectl restore {table} --dry-run"  # the current metadata file is broken: the newest good one
 REPAIR_FIX = "icectl repair {table} --dry-run"  # lost or unreadable files: removed or rebuilt
 METRICS_FIX = "icectl repair {table} --metrics --dry-run"  # entries whose metrics are not the footer's
+DUPLICATES_FIX = "icectl repair {table} --duplicates --dry-run"  # a file live twice: one entry kept
 FIXES: dict[str, str] = {
     "META_UNREADABLE": RESTORE_FIX,
     "META_INVALID_JSON": RESTORE_FIX,
@@ -213,6 +218,8 @@ FIXES: dict[str, str] = {
     "METRIC_NAN_COUNT": METRICS_FIX,
     "METRIC_COLUMN_SIZE": METRICS_FIX,
     "METRIC_MISSING": METRICS_FIX,
+    "DUPLICATE_LIVE_FILE": DUPLICATES_FIX,
+    "DUPLICATE_FILE_CONFLICT": DUPLICATES_FIX,
 }
 
 

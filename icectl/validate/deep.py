@@ -50,7 +50,7 @@ def check_deep(table: Any, per_snapshot: list[tuple[Any, list[ManifestScan], boo
         for scan in scans:
             if id(scan) not in listed:
                 listed.add(id(scan))
-                for path, entry, records, size, fmt in scan.data:
+                for path, entry, records, size, fmt, *_ in scan.data:
                     if path not in files:
                         files[path] = _FileCheck(path, size, records, fmt, scan.path, entry, snap.snapshot_id)
             for f in scan.deletes:

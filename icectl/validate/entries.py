@@ -76,7 +76,7 @@ class Pending:
     mfv: int
     spec: SpecFields | None
     types: dict[int, IcebergType]
-    data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format
+    data_files: Any = None  # live data files: a polars DataFrame of path, entry, records, size, format, seq, part
     deletes: list[LiveFile] = field(default_factory=list)
 
 
@@ -119,7 +119,11 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     # A manifest's constants; 128-bit when one is not a long (a v1 snapshot id in JSON can be anything).
     consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, int(p.ref.content)) for p in pending]
     wide = pl.Int128 if any(x is not None and not -2**63 <= x < 2**63 for c in consts for x in c) else pl.Int64
-    stacked = pl.concat([p.frame.select(core).with_columns(
+    def part(frame: Any) -> Any:  # a hash of an entry's partition tuple: one file's entries must agree on it
+        cols = [c for c in frame.columns if PARTITION_COLUMN.fullmatch(c)]
+        return pl.struct(cols).hash(seed=0).alias("_part") if cols else lit(0, dtype=pl.UInt64).alias("_part")
+
+    stacked = pl.concat([p.frame.select(core + [part(p.frame)]).with_columns(
         lit(i, dtype=pl.UInt32).alias("m"), lit(seq_, dtype=wide).alias("mseq"), lit(snap_, dtype=wide).alias("msnap"),
         lit(content_, dtype=wide).alias("mcontent"), lit(max(-1, min(p.mfv, 99)), dtype=pl.Int64).alias("mfv"))
         for i, (p, (seq_, snap_, content_)) in enumerate(zip(pending, consts))])
@@ -232,7 +236,8 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
 
     data = v.filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
                                             col("record_count").alias("records"),
-                                            col("file_size_in_bytes").alias("size"), col("_fmt").alias("format"))
+                                            col("file_size_in_bytes").alias("size"), col("_fmt").alias("format"),
+                                            col("_seq").alias("seq"), col("_part").alias("part"))
     if resolved:
         fixed = pl.Series("path", [resolved.get((m, n), p) for m, n, p in data.select("m", "entry", "path").rows()],
                           dtype=pl.String)

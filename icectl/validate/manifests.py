@@ -33,7 +33,8 @@ class ManifestScan:
     readable: bool = True
     entries: int = 0
     findings: list[Finding] = field(default_factory=list)
-    # Live data files: a polars DataFrame of path, entry, records, size, format; once compacted
+    # Live data files: a polars DataFrame of path, entry, records, size, format, seq (the data
+    # sequence number), part (a hash of the partition tuple); once compacted
     # (:meth:`compact`), of key (a 64-bit hash of the path), entry, records, size.
     data_files: Any = None
     deletes: list[LiveFile] = field(default_factory=list)
@@ -44,8 +45,8 @@ class ManifestScan:
     reload: Any = field(default=None, repr=False)
 
     @property
-    def data(self) -> list[tuple[str, int, int, int, str]]:
-        """The live data files as (path, entry, records, size, format) tuples (read again from
+    def data(self) -> list[tuple[str, int, int, int, str, int | None, int]]:
+        """The live data files as (path, entry, records, size, format, seq, part) tuples (read again from
         the manifest when the scan was compacted)."""
         frame = self.data_files
         if frame is not None and "path" not in frame.columns:

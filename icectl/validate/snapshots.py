@@ -400,12 +400,23 @@ def check_snapshot_files(snap: Snapshot, scans: list[ManifestScan], out: Collect
     seen: dict[Any, tuple[str, int]] = {}
     members = {index.position[id(s)] for s in scans}
     if index.may_repeat(members):  # every live path, in order, to say where each repeat is
+        values: dict[Any, tuple] = {}
         for scan in scans:
-            for path, entry, *_ in scan.data:
+            for path, entry, records, size, _, *known in scan.data:
                 prev = seen.setdefault(path, (scan.path, entry))
+                seq, part = known if known else (None, None)  # (a frame without them: not compared)
+                first = values.setdefault(path, (seq, part, records, size))
                 if prev[1] != entry or prev[0] != scan.path:
                     out.add("DUPLICATE_LIVE_FILE", f"{path} is live in {prev[0]} (entry {prev[1]}) and again here",
                             snapshot_id=sid, manifest=scan.path, entry=entry, file=path)
+                    differ = [f"{name} {a} there, {b} here" if name != "partition" else "another partition"
+                              for name, a, b in zip(("data sequence number", "partition", "record_count",
+                                                     "file_size_in_bytes"), first, (seq, part, records, size))
+                              if a != b]
+                    if differ:
+                        out.add("DUPLICATE_FILE_CONFLICT", f"{path}'s entries disagree with its entry in {prev[0]} "
+                                f"(entry {prev[1]}): " + "; ".join(differ), snapshot_id=sid, manifest=scan.path,
+                                entry=entry, file=path)
     else:  # each path once: only the data files the delete files name are looked up
         by_position = {index.position[id(s)]: s.path for s in scans}
         for f in (f for scan in scans for f in scan.deletes):

@@ -255,7 +255,12 @@ REPAIR = {"table": str, "all_refs": bool, "refs": [REF_REPAIR], "statistics": [P
           "bytes_lost": int, "unrepairable": [str], "metadata_location": Opt(str), "dry_run": bool, "applied": bool,
           "commits": [COMMIT], "metrics": [{"path": str, "manifest": str,
                                             "differences": [{"code": str, "message": str}]}],
-          "metrics_files_checked": int, "metrics_snapshot_id": Opt(int)}
+          "metrics_files_checked": int, "metrics_snapshot_id": Opt(int),
+          "duplicates": [{"path": str, "kind": str, "entries": [
+              {"manifest": str, "position": int, "data_sequence_number": Opt(int), "spec_id": int, "partition": str,
+               "record_count": int, "file_size_in_bytes": int, "kept": bool}],
+              "conflicts": [str], "records_counted_twice": int, "unrepairable": Opt(str)}],
+          "duplicates_entries_checked": int, "duplicates_snapshot_id": Opt(int), "kinds": [str]}
 RELOCATION = {"source_metadata_location": str, "source_prefix": str, "target_prefix": str, "format_version": int,
               "metadata_location": str, "start_version": Opt(str), "end_version": str, "metadata_files": int,
               "manifest_lists": int, "manifests": int, "position_delete_files": int, "statistics_files": int,

@@ -38,6 +38,7 @@ class DemoWorkspace:
     lost: tuple[str, ...] = ()  # data files removed from storage by the setup step "!lose-data-file"
     orphans: dict[str, str] = field(default_factory=dict)  # "!plant-orphans": every orphan -> its sha256
     broken: tuple[str, ...] = ()  # data files whose entry the setup step "!break-metrics" made lie
+    duplicated: tuple[str, ...] = ()  # data files the setup step "!duplicate-data-file" added a second time
 
     @property
     def uri(self) -> str:
@@ -74,6 +75,9 @@ class DemoWorkspace:
                 continue
             if argv == ("!break-metrics",):  # what repair --metrics is for: an entry that lies
                 self.broken = (self._break_metrics(),)
+                continue
+            if argv == ("!duplicate-data-file",):  # what repair --duplicates is for: a retried append
+                self.duplicated = (self._duplicate_a_data_file(),)
                 continue
             code, _, err = self.run(*argv)
             assert code == 0, f"{argv}: {err}"
@@ -122,6 +126,18 @@ class DemoWorkspace:
                              lambda df: replace(df, record_count=df.record_count - 1,
                                                 file_size_in_bytes=df.file_size_in_bytes + 1,
                                                 upper_bounds={**df.upper_bounds, 1: df.lower_bounds[1]}))
+
+    def _duplicate_a_data_file(self) -> str:
+        """main's head gets a snapshot that appends one of its live data files again (a manifest of
+        its own, written by icectl's manifest writer), as a retried commit would."""
+        from helpers import append_files
+        from icectl.table.loaded import load_table
+
+        t = load_table(self.catalog(), ("demo", "events"))
+        f = sorted((f for _, f in t.live_files(t.metadata.current_snapshot) if f.content == 0),
+                   key=lambda f: f.file_path)[0]
+        append_files(t, [f])
+        return f.file_path
 
     def reset(self) -> None:
         shutil.rmtree(self.root)
@@ -204,6 +220,11 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
             # the entry the setup made lie: the snapshot it committed still holds it after a repair
             errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
             assert all(f["code"] in _METRIC_ERRORS and f["file"] in ws.broken for f in errors), errors
+        elif code == 8 and ws.duplicated:
+            # the file the setup added again: the snapshot that did it still lists it twice after a repair
+            errors = [f for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
+            assert all(f["code"] in ("DUPLICATE_LIVE_FILE", "DUPLICATE_FILE_CONFLICT") and f["file"] in ws.duplicated
+                       for f in errors), errors
         else:
             assert code == 0, f"{name} does not validate clean (exit {code}): {stdout[-2000:]} {stderr}"
         md = t.metadata
@@ -213,7 +234,7 @@ def observe(ws: DemoWorkspace, names: list[str]) -> State:
         assert not missing, f"{name}: {len(missing)} files a retained snapshot reaches are gone: {missing[:5]}"
         assert t.io.exists(t.metadata_location)
         head: dict[str, Any] = {}
-        if ws.broken:  # what main's head says of the files: lying before a repair, true after
+        if ws.broken or ws.duplicated:  # what main's head says of the files: wrong before a repair, true after
             head_code, head_out, _ = ws.run("-o", "json", "validate", name, "--deep")
             head = {"head findings": sorted({f["code"] for f in json.loads(head_out)["findings"]})}
         out[name] = {**head, "format-version": md.format_version, "columns": [f.name for f in md.schema.fields],

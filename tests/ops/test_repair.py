@@ -27,7 +27,8 @@ from validate_corpus import tables  # noqa: E402
 
 REPORT_KEYS = {"table", "all_refs", "refs", "statistics", "records_lost", "bytes_lost", "unrepairable",
                "metadata_location", "dry_run", "applied", "commits", "metrics", "metrics_files_checked",
-               "metrics_snapshot_id"}  # the metrics kind (issue 25)
+               "metrics_snapshot_id",  # the metrics kind (issue 25)
+               "duplicates", "duplicates_entries_checked", "duplicates_snapshot_id", "kinds"}  # the duplicates kind
 REF_KEYS = {"ref", "ref_type", "snapshot_id", "operation", "problems", "removed_files", "rebuilt_manifests",
             "records_lost", "bytes_lost", "delete_records_dropped", "unrepairable", "new_snapshot_id",
             "manifest_list"}  # a lost manifest list, rebuilt (issue 25 item 2)

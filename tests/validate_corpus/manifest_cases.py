@@ -200,9 +200,10 @@ def _manifest_schema(base: Base) -> None:
     rewrite_manifest(base, newest_data_manifest(base), lambda e: None, recount=False, data=buf.getvalue())
 
 
-@case("duplicate-live-file", 2, "DUPLICATE_LIVE_FILE")
+@case("duplicate-live-file", 2, "DUPLICATE_LIVE_FILE", "DUPLICATE_FILE_CONFLICT")
 def _duplicate_live(base: Base) -> None:
-    """A later append adds a data file that is already live."""
+    """A later append adds a data file that is already live (its second entry has another data
+    sequence number: the entries disagree)."""
     commit_extra(base, [base.data_files[0]])
 
 

@@ -248,7 +248,11 @@ NOTES: dict[str, str] = {
         "ref needs no repair; `problem` is `missing` or `unreadable: ...`; a removed file's `reason` is "
         '`missing`, `unreadable` or `only-removed-data-files-need-it`; `new_snapshot_id` once applied. With '
         '`--metrics`, `refs` is empty and `metrics` lists the files whose entries get their footer\'s metrics, each '
-        'difference with its validate code; `metrics_snapshot_id` once applied.'
+        'difference with its validate code; `metrics_snapshot_id` once applied. `duplicates` lists the files live '
+        'more than once in main\'s head, each entry with `kept` (a data file keeps its lowest data sequence number, '
+        'a delete file its highest), the fields its entries disagree on (`conflicts`) and the rows readers counted '
+        'more than once; `duplicates_snapshot_id` once applied (with `--duplicates`, only that kind). `kinds` '
+        'says what was checked: `files`, `duplicates`, `metrics`.'
     ),
     'rewrite-table-path': (
         '`metadata_location` is the new metadata file under the target; the counts are the files written (or '

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 from icectl.cli.context import Env
 from icectl.cli.output import fmt_bytes, num, print_kv, print_table, say, text_renderer, warn
 from icectl.ops.recover.repair import Problem, RefRepair  # plain dataclasses: the report holds them as they are
+from icectl.ops.recover.repair_duplicates import DuplicateFile
 from icectl.ops.recover.repair_metrics import MetricsChange
 
 if TYPE_CHECKING:
     from icectl.ops.recover.rewrite_table_path import RelocationPlan, RelocationResult
     from icectl.ops.recover.repair import RepairPlan, RepairResult
+    from icectl.ops.recover.repair_duplicates import DuplicatesRepairPlan, DuplicatesRepairResult
     from icectl.ops.recover.repair_metrics import MetricsRepairPlan, MetricsRepairResult
 
 
@@ -37,6 +39,23 @@ class RepairReport:
     metrics: list[MetricsChange] = field(default_factory=list)
     metrics_files_checked: int = 0
     metrics_snapshot_id: int | None = None
+    # repair --duplicates: the files live more than once in main's head and the entry each keeps
+    duplicates: list[DuplicateFile] = field(default_factory=list)
+    duplicates_entries_checked: int = 0
+    duplicates_snapshot_id: int | None = None
+    kinds: list[str] = field(default_factory=list)  # what was checked: files, duplicates, metrics
+
+
+def duplicates_repair_report(plan: DuplicatesRepairPlan, result: DuplicatesRepairResult | None, *,
+                             dry_run: bool) -> RepairReport:
+    applied = result is not None and result.committed is not None
+    return RepairReport(
+        table=plan.table, all_refs=False, refs=[], statistics=[], records_lost=0, bytes_lost=0,
+        unrepairable=plan.unrepairable + plan.unreadable,
+        metadata_location=result.committed.table.metadata_location if applied else None, dry_run=dry_run,
+        applied=applied, commits=[result.committed.sent_json()] if applied else list(plan.planned_commits),
+        duplicates=plan.duplicates, duplicates_entries_checked=plan.entries_checked,
+        duplicates_snapshot_id=result.new_snapshot_id if applied else None, kinds=["duplicates"])
 
 
 def metrics_repair_report(plan: MetricsRepairPlan, result: MetricsRepairResult | None, *,
@@ -47,34 +66,52 @@ def metrics_repair_report(plan: MetricsRepairPlan, result: MetricsRepairResult |
         metadata_location=result.committed.table.metadata_location if applied else None, dry_run=dry_run,
         applied=applied, commits=[result.committed.sent_json()] if applied else list(plan.planned_commits),
         metrics=plan.changes, metrics_files_checked=plan.files_checked,
-        metrics_snapshot_id=result.new_snapshot_id if applied else None)
+        metrics_snapshot_id=result.new_snapshot_id if applied else None, kinds=["metrics"])
 
 
 def repair_report(plan: RepairPlan, result: RepairResult | None, *, dry_run: bool,
-                  metrics: tuple[MetricsRepairPlan, MetricsRepairResult | None] | None = None) -> RepairReport:
+                  metrics: tuple[MetricsRepairPlan, MetricsRepairResult | None] | None = None,
+                  duplicates: tuple[DuplicatesRepairPlan, DuplicatesRepairResult | None] | None = None
+                  ) -> RepairReport:
     applied = result is not None and bool(result.committed)
     mplan, mresult = metrics if metrics is not None else (None, None)
     mapplied = mresult is not None and mresult.committed is not None
+    dplan, dresult = duplicates if duplicates is not None else (None, None)
+    dapplied = dresult is not None and dresult.committed is not None
     commits = [c.sent_json() for c in result.committed] if applied else list(plan.planned_commits)
+    # a dry run shows each kind's commit as planned on the table as it is
+    if dplan is not None:
+        commits += [dresult.committed.sent_json()] if dapplied else ([] if applied else list(dplan.planned_commits))
     if mplan is not None:
-        commits += [mresult.committed.sent_json()] if mapplied else ([] if applied else list(mplan.planned_commits))
-    location = mresult.committed.table.metadata_location if mapplied else (
-        result.committed[-1].table.metadata_location if applied else None)
+        commits += [mresult.committed.sent_json()] if mapplied else (
+            [] if applied or dapplied else list(mplan.planned_commits))
+    last = mresult.committed if mapplied else dresult.committed if dapplied else (
+        result.committed[-1] if applied else None)
     return RepairReport(
         table=plan.table, all_refs=plan.all_refs, refs=plan.refs, statistics=plan.statistics,
         records_lost=sum(r.records_lost for r in plan.refs if r.unrepairable is None),
         bytes_lost=sum(r.bytes_lost for r in plan.refs if r.unrepairable is None),
-        unrepairable=plan.unrepairable, metadata_location=location,
-        dry_run=dry_run, applied=applied or mapplied, commits=commits,
+        unrepairable=plan.unrepairable + (dplan.unrepairable if dplan is not None else []),
+        metadata_location=last.table.metadata_location if last is not None else None,
+        dry_run=dry_run, applied=applied or mapplied or dapplied, commits=commits,
         metrics=mplan.changes if mplan is not None else [],
         metrics_files_checked=mplan.files_checked if mplan is not None else 0,
-        metrics_snapshot_id=mresult.new_snapshot_id if mapplied else None)
+        metrics_snapshot_id=mresult.new_snapshot_id if mapplied else None,
+        duplicates=dplan.duplicates if dplan is not None else [],
+        duplicates_entries_checked=dplan.entries_checked if dplan is not None else 0,
+        duplicates_snapshot_id=dresult.new_snapshot_id if dapplied else None,
+        kinds=["files"] + (["duplicates"] if dplan is not None else []) + (["metrics"] if mplan is not None else []))
 
 
 @text_renderer(RepairReport)
 def _repair_text(env: Env, r: RepairReport) -> None:
+    if r.kinds == ["duplicates"]:
+        _duplicates_text(env, r)
+        return
     if r.refs or r.statistics or not (r.metrics_files_checked or r.metrics):
         _files_text(env, r)
+    if "duplicates" in r.kinds and (r.duplicates or not r.applied):
+        _duplicates_text(env, r)
     if r.metrics_files_checked or r.metrics:
         _metrics_text(env, r)
 
@@ -82,14 +119,14 @@ def _repair_text(env: Env, r: RepairReport) -> None:
 def _files_text(env: Env, r: RepairReport) -> None:
     if r.applied:
         if not any(ref.new_snapshot_id is not None for ref in r.refs) and not r.statistics:
-            return  # only the metrics were repaired
+            return  # only the metrics or duplicates were repaired
         for ref in r.refs:
             if ref.new_snapshot_id is not None:
                 say(env, f"repaired {ref.ref}: {ref.operation} snapshot {ref.new_snapshot_id} "
                          f"({num(ref.records_lost)} records, {fmt_bytes(ref.bytes_lost)} lost)")
         if r.statistics:
             say(env, f"removed {len(r.statistics)} missing statistics files from the metadata")
-        if r.metrics_snapshot_id is None:
+        if r.metrics_snapshot_id is None and r.duplicates_snapshot_id is None:
             say(env, f"committed {r.metadata_location}")
         for u in r.unrepairable:
             warn(env, f"not repaired: {u}")
@@ -215,6 +252,34 @@ def _relocation_text(env: Env, r: RelocationReport) -> None:
                    ("files to copy", f"{r.copy_plan_rows} ({fmt_bytes(r.copy_bytes)})")])
     if r.note:
         say(env, r.note)
+
+
+def _duplicates_text(env: Env, r: RepairReport) -> None:
+    if r.duplicates_snapshot_id is not None:
+        say(env, f"kept one entry of each of {len([d for d in r.duplicates if d.unrepairable is None])} files live "
+                 f"more than once: replace snapshot {r.duplicates_snapshot_id}")
+        if r.metrics_snapshot_id is None:
+            say(env, f"committed {r.metadata_location}")
+    elif not r.applied:
+        say(env, f"{r.table}: checked {num(r.duplicates_entries_checked)} live entries of main's head for files "
+            "listed more than once" + (" (dry run: nothing changed)" if r.dry_run else ""))
+        if not r.duplicates:
+            say(env, "every live file is listed once: nothing to repair")
+        else:
+            print_table(env, ["file", "kind", "manifest", "data seq", "records", "bytes", "kept"],
+                        [[d.path if i == 0 else "", d.kind if i == 0 else "", e.manifest,
+                          "" if e.data_sequence_number is None else str(e.data_sequence_number), num(e.record_count),
+                          fmt_bytes(e.file_size_in_bytes), "kept" if e.kept else ("-" if d.unrepairable else "dropped")]
+                         for d in r.duplicates for i, e in enumerate(d.entries)],
+                        right={"records", "bytes"}, title=f"Files live more than once ({len(r.duplicates)}, replace "
+                                                          "commit)")
+            twice = sum(d.records_counted_twice for d in r.duplicates if d.unrepairable is None)
+            say(env, f"readers count {num(twice)} rows more than once today; the entries kept count each once")
+            for d in r.duplicates:
+                if d.conflicts:
+                    say(env, (f"{d.path}: its entries disagree on {', '.join(d.conflicts)}", "yellow"))
+    for u in r.unrepairable if r.kinds == ["duplicates"] else []:
+        warn(env, f"not repaired: {u}")
 
 
 def _metrics_text(env: Env, r: RepairReport) -> None:

@@ -26,6 +26,7 @@ from icectl.spec.metadata import MAIN_BRANCH
 from icectl.table.loaded import Table
 from icectl.table.snapshot_producer import (
     SnapshotChange,
+    live_totals,
     new_snapshot_id,
     snapshot_from_manifests,
     summarize_change,
@@ -137,22 +138,6 @@ def plan_metrics_repair(table: Table) -> MetricsRepairPlan:
     return plan
 
 
-def _totals(entries: list[ManifestEntry]) -> dict[str, str]:
-    data = [e.data_file for e in entries if e.data_file.content == FileContent.DATA]
-    deletes = [e.data_file for e in entries if e.data_file.content != FileContent.DATA]
-
-    def size(f: DataFile) -> int:
-        return f.content_size_in_bytes if f.is_deletion_vector and f.content_size_in_bytes else f.file_size_in_bytes
-
-    return {"total-records": str(sum(f.record_count for f in data)),
-            "total-files-size": str(sum(size(f) for f in data + deletes)),
-            "total-data-files": str(len(data)), "total-delete-files": str(len(deletes)),
-            "total-position-deletes": str(sum(f.record_count for f in deletes
-                                              if f.content == FileContent.POSITION_DELETES)),
-            "total-equality-deletes": str(sum(f.record_count for f in deletes
-                                              if f.content == FileContent.EQUALITY_DELETES))}
-
-
 def apply_metrics_repair(table: Table, plan: MetricsRepairPlan, *, retries: int | None = None) -> MetricsRepairResult:
     """One ``replace`` snapshot on main's head with the planned manifests rewritten; main must
     still point at the snapshot the plan checked."""
@@ -183,7 +168,7 @@ def apply_metrics_repair(table: Table, plan: MetricsRepairPlan, *, retries: int 
             kept[len(kept) - len(entries):] = rewritten
             out.append(write_manifest_file(t, rewritten, txn=txn, spec_id=m.partition_spec_id, content=m.content,
                                            snapshot_id=sid, sequence_number=seq))
-        summary = {**summarize_change(head, SnapshotChange("replace")), **_totals(kept)}
+        summary = {**summarize_change(head, SnapshotChange("replace")), **live_totals(kept)}
         return snapshot_from_manifests(txn, head, out, snapshot_id=sid, sequence_number=seq, summary=summary)
 
     c = Transaction(table, retries=retries).commit(build)
