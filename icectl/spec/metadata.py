@@ -132,6 +132,15 @@ class Snapshot:
         return d
 
 
+def _str_dict(d: dict[Any, Any]) -> dict[str, str]:
+    """``d`` with its keys and values as str: ``d`` itself when they are (a parsed summary is not
+    changed after: sharing it keeps one copy of 100,000 summaries in memory, not two)."""
+    for k, v in d.items():
+        if type(k) is not str or type(v) is not str:
+            return {str(k): str(v) for k, v in d.items()}
+    return d
+
+
 def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
     try:
         summary = obj.get("summary") or {}
@@ -145,7 +154,7 @@ def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
             sequence_number=json_long(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER), "snapshot sequence-number"),
             manifest_list=obj.get("manifest-list"),
             manifests=tuple(manifests) if manifests is not None else None,
-            summary={str(k): str(v) for k, v in summary.items()},
+            summary=_str_dict(summary),
             schema_id=_opt_int(obj.get("schema-id"), "snapshot schema-id"),
             first_row_id=_opt_long(obj.get("first-row-id"), "first-row-id"),
             added_rows=_opt_long(obj.get("added-rows"), "added-rows"),
@@ -180,6 +189,7 @@ class LazyTuple(Sequence):
         item = self._items[i]
         if item is None:
             item = self._items[i] = self._build(self._raw[i])
+            self._raw[i] = None  # built: its JSON object is not needed any more
         return item
 
     def __iter__(self) -> Iterator[Any]:
@@ -187,11 +197,13 @@ class LazyTuple(Sequence):
         for i, item in enumerate(items):
             if item is None:
                 item = items[i] = build(raw[i])
+                raw[i] = None
             yield item
 
-    def raw_values(self, key: str) -> list[Any]:
-        """One field of every item's JSON object (a field ``_lazy`` checked is present and valid)."""
-        return [o.get(key) for o in self._raw]
+    def field_values(self, key: str, attr: str) -> list[Any]:
+        """One field of every item without building any: ``key`` of its JSON object (a field
+        ``_lazy`` checked), or ``attr`` of the item when it is built (its JSON object let go)."""
+        return [getattr(item, attr) if o is None else o.get(key) for o, item in zip(self._raw, self._items)]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, LazyTuple)):
@@ -407,7 +419,7 @@ class TableMetadata:
         idx = self.__dict__.get("_snap_idx")
         if idx is None:
             snaps = self.snapshots
-            ids = snaps.raw_values("snapshot-id") if isinstance(snaps, LazyTuple) else [s.snapshot_id for s in snaps]
+            ids = snaps.field_values("snapshot-id", "snapshot_id") if isinstance(snaps, LazyTuple) else [s.snapshot_id for s in snaps]
             idx = {sid: i for i, sid in enumerate(ids)}
             object.__setattr__(self, "_snap_idx", idx)
         return idx
