@@ -132,16 +132,23 @@ class Snapshot:
         return d
 
 
-def _str_dict(d: dict[Any, Any]) -> dict[str, str]:
-    """``d`` with its keys and values as str: ``d`` itself when they are (a parsed summary is not
-    changed after: sharing it keeps one copy of 100,000 summaries in memory, not two)."""
-    for k, v in d.items():
-        if type(k) is not str or type(v) is not str:
-            return {str(k): str(v) for k, v in d.items()}
-    return d
+def _str_dict(d: dict[Any, Any], share: bool) -> dict[str, str]:
+    """``d`` with its keys and values as str; with ``share``, ``d`` itself when they are (a summary
+    parsed from a file's bytes, which nothing else holds: one copy of 100,000 summaries, not two)."""
+    if share:
+        for k, v in d.items():
+            if type(k) is not str or type(v) is not str:
+                break
+        else:
+            return d
+    return {str(k): str(v) for k, v in d.items()}
 
 
-def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
+def _owned_snapshot(obj: dict[str, Any]) -> Snapshot:
+    return snapshot_from_json(obj, share_summary=True)
+
+
+def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> Snapshot:
     try:
         summary = obj.get("summary") or {}
         if not isinstance(summary, dict):
@@ -154,7 +161,7 @@ def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
             sequence_number=json_long(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER), "snapshot sequence-number"),
             manifest_list=obj.get("manifest-list"),
             manifests=tuple(manifests) if manifests is not None else None,
-            summary=_str_dict(summary),
+            summary=_str_dict(summary, share_summary),
             schema_id=_opt_int(obj.get("schema-id"), "snapshot schema-id"),
             first_row_id=_opt_long(obj.get("first-row-id"), "first-row-id"),
             added_rows=_opt_long(obj.get("added-rows"), "added-rows"),
@@ -187,18 +194,19 @@ class LazyTuple(Sequence):
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(len(self._raw))))
         item = self._items[i]
-        if item is None:
-            item = self._items[i] = self._build(self._raw[i])
-            self._raw[i] = None  # built: its JSON object is not needed any more
+        return item if item is not None else self._built(i)
+
+    def _built(self, i: int) -> Any:
+        o = self._raw[i]
+        if o is None:  # another thread built it since this one looked
+            return self._items[i]
+        item = self._items[i] = self._build(o)
+        self._raw[i] = None  # built (set first): its JSON object is not needed any more
         return item
 
     def __iter__(self) -> Iterator[Any]:
-        items, raw, build = self._items, self._raw, self._build
-        for i, item in enumerate(items):
-            if item is None:
-                item = items[i] = build(raw[i])
-                raw[i] = None
-            yield item
+        for i, item in enumerate(self._items):
+            yield item if item is not None else self._built(i)
 
     def field_values(self, key: str, attr: str) -> list[Any]:
         """One field of every item without building any: ``key`` of its JSON object (a field
@@ -523,7 +531,9 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
-        return _parse(obj)
+        # a document parsed here is icectl's own: its snapshots may stay JSON until read; a
+        # caller's dict is read now (the caller may change it after)
+        return _parse(obj, owned=not isinstance(data, dict))
     except InvalidMetadataError as e:
         if e.message.startswith(source):
             raise
@@ -556,7 +566,7 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
         raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
-def _parse(obj: dict[str, Any]) -> TableMetadata:
+def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
     if "format-version" not in obj:
         raise InvalidMetadataError("missing field 'format-version'")
     version = obj["format-version"]
@@ -630,8 +640,10 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
         last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
-        snapshots=_lazy(obj.get("snapshots"), _plain_snapshot, snapshot_from_json),
-        snapshot_log=_lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry),
+        snapshots=_lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
+        tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
+        snapshot_log=_lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
+        tuple(_snapshot_log_entry(e) for e in obj.get("snapshot-log") or []),
         metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))
                            for e in obj.get("metadata-log") or []),
         sort_orders=sort_orders,

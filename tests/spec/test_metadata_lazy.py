@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -119,3 +120,44 @@ def test_a_bad_snapshot_log_entry_fails_the_load_as_before(entry, want):
     with pytest.raises(InvalidMetadataError) as e:
         parse_table_metadata(json.dumps(doc), source="m.json")
     assert e.value.message == want
+
+
+def test_threads_reading_the_same_snapshots_all_get_them():
+    # rewrite-table-path and the listings read snapshots from worker threads: one thread's build
+    # lets the JSON object go while another may be about to build the same item
+    md = parse_table_metadata(json.dumps(_doc(3000)))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda k: [s.snapshot_id for s in md.snapshots][k % 7:] + [md.snapshots[-k].snapshot_id],
+                                range(1, 41)))
+    assert all(r[:-1] == list(range(10 + k % 7, 3010)) for k, r in zip(range(1, 41), results))
+    assert md.snapshots == tuple(snapshot_from_json(s) for s in _doc(3000)["snapshots"])
+
+
+def test_a_callers_dict_is_read_at_once_and_left_as_it_was():
+    # rewrite-table-path parses a dict it then changes: the metadata must not follow the change,
+    # nor change the dict
+    doc = _doc(20)
+    md = parse_table_metadata(doc)
+    assert isinstance(md.snapshots, tuple)
+    doc["snapshots"][3]["manifest-list"] = "s3://elsewhere/x.avro"
+    doc["snapshots"][3]["summary"]["operation"] = "overwrite"
+    assert md.snapshots[3].manifest_list == "s3://b/t/snap-3.avro" and md.snapshots[3].operation == "append"
+    lazy = parse_table_metadata(json.dumps(_doc(20)))
+    assert all(isinstance(s, dict) for s in doc["snapshots"]) and lazy.snapshots == md.snapshots
+
+
+def test_an_item_built_by_another_reader_meanwhile_is_that_item():
+    # the interleaving of two threads made deterministic: between a reader seeing item 5 unbuilt
+    # and reading its JSON object, another reader builds it (and lets the JSON object go)
+    class Raw(list):
+        armed = True
+
+        def __getitem__(self, i):
+            if i == 5 and Raw.armed:
+                Raw.armed = False
+                other = lazy[5]  # the other reader, complete
+                assert other.snapshot_id == 15
+            return super().__getitem__(i)
+
+    lazy = LazyTuple(Raw(_doc(10)["snapshots"]), snapshot_from_json)
+    assert lazy[5].snapshot_id == 15 and [s.snapshot_id for s in lazy] == list(range(10, 20))
