@@ -156,7 +156,7 @@ complete -c icectl -e
 
 # Global options (accepted before or after the command)
 complete -c icectl -l catalog -s c -r -d 'Catalog name from the configuration file'
-complete -c icectl -l output -s o -x -a 'json jsonl table' -d 'Output format: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)'
+complete -c icectl -l output -s o -x -a 'json jsonl table' -d 'Output format: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)'
 complete -c icectl -l uri -r -d 'Catalog URI: sqlite:///path/catalog.db or postgresql://... (SQL), or http(s)://... alone opens a REST catalog; any other scheme is refused'
 complete -c icectl -l verbose -s v -d 'Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted'
 complete -c icectl -l warehouse -r -d 'Warehouse location; alone, it opens a file-system (hadoop) catalog there'

@@ -10,7 +10,7 @@ _icectl() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--install-completion[Install completion for the current shell]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--show-completion[Show completion for the current shell, to copy it or customize the installation]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -127,7 +127,7 @@ _icectl__alter() {
         '*--make-optional=[Make a required column optional. Repeatable]:col:_files' \
         '*--make-required=[Make a column required (only one added in this alter with a default). Repeatable]:col:_files' \
         '*--move-column=[Move a column\: '\''a first'\'', '\''a after b'\'' or '\''a before b'\'' (within its struct). Repeatable]:move:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '*--remove-property=[Remove a table property. Repeatable]:key:_files' \
         '*--rename-column=[Rename a column (a.b=c renames a nested field). Repeatable]:old=new:_files' \
         '*--rename-partition-field=[Rename a partition field. Repeatable]:old=new:_files' \
@@ -153,7 +153,7 @@ _icectl__branch() {
     _arguments -s -S -C \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -197,7 +197,7 @@ _icectl__branch__create() {
         '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
         '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -214,7 +214,7 @@ _icectl__branch__drop() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -230,7 +230,7 @@ _icectl__branch__fast_forward() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--to=[Branch or tag whose head to move to]:ref:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -247,7 +247,7 @@ _icectl__branch__rename() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -267,7 +267,7 @@ _icectl__branch__retain() {
         '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
         '--max-snapshot-age=[Branch\: expire its snapshots older than this\: a duration with its unit (ms, s, m, h, d, w), e.g. 3d]:duration:_files' \
         '--min-snapshots-to-keep=[Branch\: always keep this many of its newest snapshots]:n: ' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -282,7 +282,7 @@ _icectl__catalogs() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -296,7 +296,7 @@ _icectl__cherry_pick() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -319,7 +319,7 @@ _icectl__compact() {
         '--max-commits=[With --partial-progress\: at most this many commits]:n: ' \
         '--max-file-group-size=[Largest group of input bytes rewritten together, with its unit (default 100GB)]:size:_files' \
         '--min-input-files=[Rewrite a group with at least this many files]:n: ' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--partial-progress[Commit groups in several commits, so one conflict does not undo all the work]' \
         '--rewrite-all[Rewrite every file, whatever its size]' \
         '--sort-by=[Sort order for --strategy sort, e.g. '\''id desc'\'']:terms:_files' \
@@ -341,7 +341,7 @@ _icectl__compute_partition_stats() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the partition statistics; write nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -359,7 +359,7 @@ _icectl__compute_stats() {
         '--dry-run[Print the plan and the spark-submit command; run nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master, e.g. yarn or k8s\://...; overrides the template]:master:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--snapshot=[Snapshot id (default\: the current snapshot)]:snapshot_id: ' \
         '--template=[spark-submit job template (YAML); default\: local\[*\] with the installed pyspark]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -378,7 +378,7 @@ _icectl__create() {
         '--format-version=[Format version 1 to 4]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[Table location (default\: under the warehouse)]:location:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '(-p --partition-by)'{-p+,--partition-by=}'[Partition spec, e.g. '\''day(ts), bucket(16, id)'\'']:spec:_files' \
         '*'{-P+,--property=}'[Table property KEY=VALUE (repeatable)]:key=value:_files' \
         '(-s --schema)'{-s+,--schema=}'[Schema\: compact form '\''id\:long!, name\:string, ts\:timestamptz'\'' (! = required) or an Iceberg schema JSON file (@file or *.json)]:schema:_files' \
@@ -397,7 +397,7 @@ _icectl__demo() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--format-version=[2 (position delete files) or 3 (deletion vectors, row lineage)]:version: ' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -410,7 +410,7 @@ _icectl__describe() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -423,7 +423,7 @@ _icectl__diff() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--summary[Totals and metadata changes only\: no partitions or files]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -440,7 +440,7 @@ _icectl__drop() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show what would be dropped and deleted; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--purge[Also delete every file the table'\''s metadata reaches (only under its location, after the catalog drop). REST\: the server is asked to (purgeRequested=true)]' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -460,7 +460,7 @@ _icectl__expire() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-delete-files[Change the metadata only; delete no files]' \
         '--older-than=[Expire snapshots older than this\: an age with its unit (7d, 36h; ms, s, m, h, d, w), an ISO 8601 time (no zone\: UTC) or epoch milliseconds (13 digits). Default\: the table'\''s history.expire.max-snapshot-age-ms (5 days)]:age|time:(AGE TIME)' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--retain-last=[Keep at least this many ancestors of each branch (default\: the table'\''s history.expire.min-snapshots-to-keep, 1)]:n: ' \
         '*--snapshot-id=[Expire this snapshot (repeatable); an error if a ref still points at it]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -477,7 +477,7 @@ _icectl__files() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--content=[Only files of this kind\: data, position-deletes, equality-deletes, deletion-vector]:kind:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--ref=[List the files of this branch or tag]:ref:_files' \
         '--snapshot=[List the files of this snapshot id]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -496,7 +496,7 @@ _icectl__health() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--metrics-file=[Also write the measurements in the Prometheus text format (node_exporter'\''s textfile collector), atomically; needs icectl\[metrics\]]:file:_files' \
         '--orphans[Also list each table'\''s location for orphan files (the one check that reads more than metadata)]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -511,7 +511,7 @@ _icectl__list() {
         '--all[The catalog'\''s inventory\: every table of every namespace (nested too) with its format version, location, current snapshot, metadata file and last update, then every view with its current version, a line each as it is read (-o json\: an array, -o jsonl\: an object a line); one whose metadata cannot be read is listed with its error and the exit code is 16 (see docs/inventory.md)]' \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -530,7 +530,7 @@ _icectl__maintain() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for compact; overrides the template]:master:_files' \
         '--metrics-file=[Also write each table'\''s outcome and measurements in the Prometheus text format (node_exporter'\''s textfile collector), atomically; needs icectl\[metrics\]]:file:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--policy=[YAML policy file\: thresholds and steps, by default and per table pattern (see docs/maintenance.md)]:file:_files' \
         '--template=[spark-submit job template for compact (default\: local\[*\] with the installed pyspark)]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -546,7 +546,7 @@ _icectl__man() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -562,7 +562,7 @@ _icectl__migrate() {
         '--from=[The catalog the tables leave\: a configured catalog'\''s name or a catalog URI]:prefix:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--keep-source[Register and check in the target, and keep the source entries]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--to=[The catalog the tables go to\: a configured catalog'\''s name or a catalog URI]:ref:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -579,7 +579,7 @@ _icectl__namespace() {
     _arguments -s -S -C \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -618,7 +618,7 @@ _icectl__namespace__create() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '*'{-P+,--property=}'[Namespace property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -634,7 +634,7 @@ _icectl__namespace__drop() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -648,7 +648,7 @@ _icectl__namespace__list() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -662,7 +662,7 @@ _icectl__namespace__properties() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '*--remove=[Remove a property (repeatable)]:key:_files' \
         '*--set=[Set a property KEY=VALUE (repeatable)]:key=value:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -678,7 +678,7 @@ _icectl__profile() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -692,7 +692,7 @@ _icectl__properties() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the schema, spec, order and properties before and after, and the updates; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -708,7 +708,7 @@ _icectl__refs() {
     _arguments -s -S \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -722,7 +722,7 @@ _icectl__register() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the metadata file and the name; register nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -741,7 +741,7 @@ _icectl__remove_orphans() {
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--location=[List only under this folder of the table]:location:_files' \
         '--older-than=[Only files last modified before this\: an age with its unit (3d), an ISO 8601 time or epoch milliseconds. Under 3 days needs --force]:age|time:(AGE TIME)' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--prefix-mismatch=[A listed file that matches a reachable one only after ignoring scheme/authority\: error, ignore or delete]:error|ignore|delete:(delete error ignore)' \
         '--purge-quarantine[Delete for good the quarantined files moved before --older-than (e.g. --older-than 7d), and their manifest entries]' \
         '--quarantine=[Move the orphans to this folder (relative to the table location, outside data/ and metadata/) with a manifest of what moved from where, instead of deleting them. With --restore-quarantine or --purge-quarantine\: the quarantine folder to act on]:prefix:_files' \
@@ -762,7 +762,7 @@ _icectl__rename() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Check the rename; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -782,7 +782,7 @@ _icectl__repair() {
         '--duplicates[Instead\: keep one entry of each file live more than once in main'\''s head (a data file its lowest data sequence number, a delete file its highest; a replace snapshot)]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--metrics[Instead\: compare main'\''s Parquet data files'\'' manifest metrics with their footers and commit manifests carrying the footers'\'' values (a replace snapshot)]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -797,7 +797,7 @@ _icectl__report() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--html=[The HTML page to write (replaced if it exists)]:file:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -811,7 +811,7 @@ _icectl__restore() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the plan and the diff to today; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--to-metadata=[Restore the state of this metadata file\: a path, or a file name of the table'\''s metadata folder or log]:metadata_file:_files' \
         '--to-time=[Restore the state the table had at this time (ISO 8601, epoch milliseconds, or an age with its unit\: 2h)\: the newest metadata-log file not newer]:time:_files' \
         '--to-version=[Restore the state of metadata file version N (NNNNN-<uuid>.metadata.json or vN.metadata.json)]:n:_files' \
@@ -832,7 +832,7 @@ _icectl__rewrite_deletes() {
         '--dry-run[Show what would change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--master=[Spark master for --apply-equality-deletes]:master:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--template=[spark-submit job template for --apply-equality-deletes]:file:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -848,7 +848,7 @@ _icectl__rewrite_manifests() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show which manifests would be rewritten; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--spec-id=[Rewrite the manifests of this partition spec (default\: the table'\''s default spec)]:spec_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -868,7 +868,7 @@ _icectl__rewrite_table_path() {
         '--end-version=[Relocate up to this metadata file (default\: the current one)]:metadata_file:_files' \
         '--from=[The path prefix to replace (e.g. the old warehouse folder or bucket)]:prefix:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--start-version=[Only the versions after this metadata file (its file name), for an incremental relocation]:metadata_file:_files' \
         '--to=[The prefix that replaces it; the rewritten metadata is written there]:prefix:_files' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
@@ -886,7 +886,7 @@ _icectl__rollback() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--set-current=[Point the branch at any snapshot (as set_current_snapshot)]:snapshot_id: ' \
         '--to-snapshot=[Roll back to this ancestor of the branch head]:snapshot_id: ' \
         '--to-timestamp=[Roll back to the latest ancestor committed before this time\: ISO 8601 (no zone\: UTC), epoch milliseconds (13 digits), or an age with its unit (60h\: 60 hours ago)]:time:_files' \
@@ -904,7 +904,7 @@ _icectl__snapshots() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '(-n --limit)'{-n+,--limit=}'[At most this many snapshots, newest first]:n: ' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--ref=[Only the history of this branch or tag]:ref:_files' \
         '--since=[Only snapshots committed at or after this time (ISO 8601, epoch milliseconds, or an age with its unit\: 7d)]:time:_files' \
         '--tree[Draw snapshots as a tree of parents, with branches and tags (--ref, --limit and --since do not apply)]' \
@@ -922,7 +922,7 @@ _icectl__tag() {
     _arguments -s -S -C \
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -958,7 +958,7 @@ _icectl__tag__create() {
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--max-ref-age=[Drop the ref when its head is older than this at expiry\: a duration with its unit (ms, s, m, h, d, w), e.g. 365d]:duration:_files' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--snapshot=[Snapshot id (default\: current)]:snapshot_id: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -975,7 +975,7 @@ _icectl__tag__drop() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Show the change; commit nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \
@@ -991,7 +991,7 @@ _icectl__upgrade_format() {
         '(-c --catalog)'{-c+,--catalog=}'[Catalog name from the configuration file]:name:_files' \
         '--dry-run[Print the pre-flight report; change nothing]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--to=[Target format version\: 2, 3 or 4 (stepwise, never down)]:version: ' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
@@ -1009,7 +1009,7 @@ _icectl__validate() {
         '--deep[Also check the files\: existence and sizes, Parquet row counts, Puffin footers and deletion vector CRCs and cardinalities, summary totals]' \
         '(-h --help)'{-h,--help}'[Show this message and exit]' \
         '--no-bounds[Skip the lower/upper bound checks (faster)]' \
-        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, health, maintain)]:table|json|jsonl:(json jsonl table)' \
+        '(-o --output)'{-o+,--output=}'[Output format\: table (human), json (one document) or jsonl (one JSON object a line; list --all, files, health, maintain)]:table|json|jsonl:(json jsonl table)' \
         '--uri=[Catalog URI\: sqlite\:///path/catalog.db or postgresql\://... (SQL), or http(s)\://... alone opens a REST catalog; any other scheme is refused]:uri:_files' \
         '(-v --verbose)'{-v,--verbose}'[Show the catalog opened and where it was configured, tracebacks on errors, S3 retries, and every file that could not be deleted]' \
         '--warehouse=[Warehouse location; alone, it opens a file-system (hadoop) catalog there]:location:_files' \

@@ -12,7 +12,7 @@ OUTPUT_FORMATS = (TABLE, JSON, JSONL)
 DEFAULT_OUTPUTS = (TABLE, JSON)
 STREAM_OUTPUTS = (TABLE, JSON, JSONL)  # the outputs of a command that lists one record a line
 OutputOpt = Annotated[str, typer.Option("--output", "-o", help="Output format: table (human), json (one "
-                                        "document) or jsonl (one JSON object a line; list --all, health, maintain).",
+                                        "document) or jsonl (one JSON object a line; list --all, files, health, maintain).",
                                         metavar="table|json|jsonl")]
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (for cron and Airflow).")]

@@ -15,6 +15,11 @@
 - A result whose class sets ``json_stream = True`` (``list --all``) is written as its rows come,
   each flushed, with no rows read ahead: its first row is out before its last is known (as JSON
   and as JSON Lines).
+- A result whose class gives ``json_row`` (``files``: a row -> a plain dict of str, int, bool,
+  None, lists and dicts of them, or None when the row holds something else) has its rows encoded
+  by msgspec a batch at a time, to the same text the standard encoder writes (``, `` and ``: ``,
+  ASCII); a batch that is not plain, or not ASCII, goes through the standard encoder. As JSON
+  Lines its first row is written and flushed at once, then a batch at a time.
 - Text: the renderer registered for the result's type with :func:`text_renderer`. On a terminal
   tables and trees are drawn by rich; piped, they are plain columns and an indented ASCII tree
   (no box-drawing characters), so output stays easy to grep, cut and diff.
@@ -25,7 +30,10 @@ import dataclasses
 import json
 import time
 from enum import Enum
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
+
+import msgspec
 
 from icectl.cli.context import Env
 from icectl.cli.options import JSONL
@@ -120,20 +128,41 @@ def write_json(out: TextIO, result: Any) -> None:
     if not first:
         out.write("[]\n")
         return
-    dumps = json.JSONEncoder(default=_default).encode  # compact, C-accelerated
+    texts = _row_texts(type(result))
     out.write("[\n")
-    out.write(",\n".join(map(dumps, first)))
-    batch: list[Any] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == BATCH:
-            out.write(",\n")
-            out.write(",\n".join(map(dumps, batch)))
-            batch.clear()
-    if batch:
+    out.write(",\n".join(texts(first)))
+    while True:
+        batch = head(rows)
+        if not batch:
+            break
         out.write(",\n")
-        out.write(",\n".join(map(dumps, batch)))
+        out.write(",\n".join(texts(batch)))
     out.write("\n]\n")
+
+
+_ENCODE_LINES = msgspec.json.Encoder().encode_lines
+_FORMAT = msgspec.json.format
+
+
+def _row_texts(cls: type) -> Callable[[list[Any]], list[str]]:
+    """A batch of rows -> each row's JSON text as ``json.JSONEncoder(default=_default).encode``
+    writes it; by msgspec for a result class with ``json_row`` (see the module's docstring)."""
+    dumps = json.JSONEncoder(default=_default).encode  # compact, C-accelerated
+    plain = getattr(cls, "json_row", None)
+    if plain is None:
+        return lambda batch: list(map(dumps, batch))
+
+    def texts(batch: list[Any]) -> list[str]:
+        dicts = list(map(plain, batch))
+        if None not in dicts:
+            data = _ENCODE_LINES(dicts)
+            if data.isascii():  # the standard encoder escapes the rest as \\uXXXX
+                # one object a line (JSON escapes a newline inside a string); indent=0 puts the
+                # standard encoder's spaces after ',' and ':' back
+                return [_FORMAT(line, indent=0).decode() for line in data.split(b"\n")[:-1]]
+        return list(map(dumps, batch))
+
+    return texts
 
 
 def _stream_json_array(out: TextIO, rows: Iterator[Any]) -> None:
@@ -160,10 +189,24 @@ def write_jsonl(out: TextIO, result: Any) -> None:
         out.write(dumps(result) + "\n")
         return
     flush = getattr(type(result), "json_stream", False)
-    for row in getattr(result, root):
-        out.write(dumps(row) + "\n")
-        if flush:
-            out.flush()
+    rows = getattr(result, root)
+    if flush or getattr(type(result), "json_row", None) is None:
+        for row in rows:
+            out.write(dumps(row) + "\n")
+            if flush:
+                out.flush()
+        return
+    # the first row at once, then a batch at a time, each flushed: a reader sees rows as they are decoded
+    texts = _row_texts(type(result))
+    rows = iter(rows)
+    size = 1
+    while True:
+        batch = list(islice(rows, size))
+        if not batch:
+            return
+        out.write("\n".join(texts(batch)) + "\n")
+        out.flush()
+        size = JSONL_BATCH
 
 
 def write_json_line(out: TextIO, record: Any) -> None:
@@ -184,6 +227,7 @@ def progress_writer(env: Env) -> Callable[[str], None]:
 
 
 BATCH = 10_000  # rows written at once; the first batch is read before anything is written
+JSONL_BATCH = 1_000  # rows of a -o jsonl listing written (and flushed) at once, after the first
 
 
 def head(rows: Iterator[Any], n: int = BATCH) -> list[Any]:

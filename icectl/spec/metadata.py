@@ -8,8 +8,11 @@ or allows. Keys this version of icectl does not know are kept in ``extra`` and w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
 
 from icectl.spec.partitioning import (
     PARTITION_DATA_ID_START,
@@ -19,7 +22,7 @@ from icectl.spec.partitioning import (
     sort_order_from_json,
     spec_from_json,
 )
-from icectl.spec.types import Schema, json_int, json_long, schema_from_json
+from icectl.spec.types import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, Schema, json_int, json_long, schema_from_json
 from icectl.errors import InvalidMetadataError, UnsupportedFormatVersionError
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3, 4)
@@ -129,7 +132,23 @@ class Snapshot:
         return d
 
 
-def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
+def _str_dict(d: dict[Any, Any], share: bool) -> dict[str, str]:
+    """``d`` with its keys and values as str; with ``share``, ``d`` itself when they are (a summary
+    parsed from a file's bytes, which nothing else holds: one copy of 100,000 summaries, not two)."""
+    if share:
+        for k, v in d.items():
+            if type(k) is not str or type(v) is not str:
+                break
+        else:
+            return d
+    return {str(k): str(v) for k, v in d.items()}
+
+
+def _owned_snapshot(obj: dict[str, Any]) -> Snapshot:
+    return snapshot_from_json(obj, share_summary=True)
+
+
+def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> Snapshot:
     try:
         summary = obj.get("summary") or {}
         if not isinstance(summary, dict):
@@ -142,7 +161,7 @@ def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
             sequence_number=json_long(obj.get("sequence-number", INITIAL_SEQUENCE_NUMBER), "snapshot sequence-number"),
             manifest_list=obj.get("manifest-list"),
             manifests=tuple(manifests) if manifests is not None else None,
-            summary={str(k): str(v) for k, v in summary.items()},
+            summary=_str_dict(summary, share_summary),
             schema_id=_opt_int(obj.get("schema-id"), "snapshot schema-id"),
             first_row_id=_opt_long(obj.get("first-row-id"), "first-row-id"),
             added_rows=_opt_long(obj.get("added-rows"), "added-rows"),
@@ -151,6 +170,122 @@ def snapshot_from_json(obj: dict[str, Any]) -> Snapshot:
         )
     except KeyError as e:
         raise InvalidMetadataError(f"snapshot is missing {e.args[0]!r}") from None
+
+
+class LazyTuple(Sequence):
+    """A tuple whose items are built from their JSON objects on first access, each once: a
+    neglected table's 100,000 snapshots cost a list of parsed JSON until a command reads them.
+
+    Only JSON objects the builder cannot refuse are kept this way (``_lazy`` checks them first),
+    so building later never raises. It compares equal to the tuple of its items and concatenates
+    with tuples."""
+
+    __slots__ = ("_raw", "_build", "_items")
+
+    def __init__(self, raw: list[Any], build: Callable[[Any], Any]):
+        self._raw = raw
+        self._build = build
+        self._items: list[Any] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self._raw))))
+        item = self._items[i]
+        return item if item is not None else self._built(i)
+
+    def _built(self, i: int) -> Any:
+        o = self._raw[i]
+        if o is None:  # another thread built it since this one looked
+            return self._items[i]
+        item = self._items[i] = self._build(o)
+        self._raw[i] = None  # built (set first): its JSON object is not needed any more
+        return item
+
+    def __iter__(self) -> Iterator[Any]:
+        for i, item in enumerate(self._items):
+            yield item if item is not None else self._built(i)
+
+    def field_values(self, key: str, attr: str) -> list[Any]:
+        """One field of every item without building any: ``key`` of its JSON object (a field
+        ``_lazy`` checked), or ``attr`` of the item when it is built (its JSON object let go)."""
+        return [getattr(item, attr) if o is None else o.get(key) for o, item in zip(self._raw, self._items)]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, LazyTuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: Any) -> tuple:
+        if isinstance(other, (tuple, LazyTuple)):
+            return tuple(self) + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: Any) -> tuple:
+        if isinstance(other, tuple):
+            return other + tuple(self)
+        return NotImplemented
+
+    def __reduce__(self):
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+_LONG_OR_ABSENT = ("parent-snapshot-id", "first-row-id", "added-rows")
+
+
+def _plain_snapshot(o: Any) -> bool:
+    """True when ``snapshot_from_json(o)`` cannot raise: the checks it makes, made in advance."""
+    if type(o) is not dict:
+        return False
+    get = o.get
+    for k in ("snapshot-id", "timestamp-ms"):
+        v = get(k)
+        if type(v) is not int or not LONG_MIN <= v <= LONG_MAX:
+            return False
+    for k in _LONG_OR_ABSENT:
+        v = get(k)
+        if v is not None and (type(v) is not int or not LONG_MIN <= v <= LONG_MAX):
+            return False
+    if "sequence-number" in o:
+        v = o["sequence-number"]
+        if type(v) is not int or not LONG_MIN <= v <= LONG_MAX:
+            return False
+    v = get("schema-id")
+    if v is not None and (type(v) is not int or not INT_MIN <= v <= INT_MAX):
+        return False
+    v = get("summary")
+    return (not v or type(v) is dict) and "manifests" not in o
+
+
+def _plain_log_entry(o: Any) -> bool:
+    """True when a snapshot-log entry parses without error (two longs)."""
+    if type(o) is not dict:
+        return False
+    a, b = o.get("timestamp-ms"), o.get("snapshot-id")
+    return type(a) is int and type(b) is int and LONG_MIN <= a <= LONG_MAX and LONG_MIN <= b <= LONG_MAX
+
+
+def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
+    return SnapshotLogEntry(json_long(e["timestamp-ms"], "snapshot-log timestamp-ms"),
+                            json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
+
+
+def _lazy(raw: Any, plain: Callable[[Any], bool], build: Callable[[Any], Any]) -> Sequence[Any]:
+    """``raw`` (a JSON list) as a LazyTuple when every item passes ``plain``; else built now, item
+    by item, so a bad item raises the error it always raised."""
+    if not raw:
+        return ()
+    if type(raw) is list and all(map(plain, raw)):
+        return LazyTuple(raw, build)
+    return tuple(build(o) for o in raw)
 
 
 @dataclass(frozen=True)
@@ -219,8 +354,9 @@ class TableMetadata:
     last_sequence_number: int = INITIAL_SEQUENCE_NUMBER
     properties: dict[str, str] = field(default_factory=dict)
     current_snapshot_id: int | None = None
-    snapshots: tuple[Snapshot, ...] = ()
-    snapshot_log: tuple[SnapshotLogEntry, ...] = ()
+    # a tuple, or a LazyTuple when parsed from a file (Snapshot objects built as they are read)
+    snapshots: Sequence[Snapshot] = ()
+    snapshot_log: Sequence[SnapshotLogEntry] = ()
     metadata_log: tuple[MetadataLogEntry, ...] = ()
     sort_orders: tuple[SortOrder, ...] = (UNSORTED,)
     default_sort_order_id: int = 0
@@ -282,13 +418,17 @@ class TableMetadata:
     def snapshot_by_id(self, snapshot_id: int | None) -> Snapshot | None:
         if snapshot_id is None:
             return None
-        return self._snapshot_index.get(snapshot_id)
+        i = self._snapshot_positions.get(snapshot_id)
+        return None if i is None else self.snapshots[i]
 
     @property
-    def _snapshot_index(self) -> dict[int, Snapshot]:
+    def _snapshot_positions(self) -> dict[int, int]:
+        """Snapshot id -> position in ``snapshots`` (the last of a repeated id), built once."""
         idx = self.__dict__.get("_snap_idx")
         if idx is None:
-            idx = {s.snapshot_id: s for s in self.snapshots}
+            snaps = self.snapshots
+            ids = snaps.field_values("snapshot-id", "snapshot_id") if isinstance(snaps, LazyTuple) else [s.snapshot_id for s in snaps]
+            idx = {sid: i for i, sid in enumerate(ids)}
             object.__setattr__(self, "_snap_idx", idx)
         return idx
 
@@ -391,7 +531,9 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
-        return _parse(obj)
+        # a document parsed here is icectl's own: its snapshots may stay JSON until read; a
+        # caller's dict is read now (the caller may change it after)
+        return _parse(obj, owned=not isinstance(data, dict))
     except InvalidMetadataError as e:
         if e.message.startswith(source):
             raise
@@ -403,9 +545,19 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
         raise InvalidMetadataError(f"{source}: invalid table metadata: {what}") from None
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
 def parse_json(data: bytes | str, *, source: str) -> Any:
     """A JSON document (metadata, a manifest's schema or partition spec), or InvalidMetadataError
     naming ``source``: malformed, not UTF-8, or nested deeper than Python's parser recurses."""
+    try:
+        # msgspec: the fastest of the well-kept parsers on a 100 MB metadata file (bench/RESULTS.md).
+        # Anything it refuses (NaN, a lone surrogate, a number beyond a double, ...) goes to the
+        # standard library, which gives the result or the error icectl always gave.
+        return _DECODE(data)
+    except (ValueError, RecursionError):
+        pass
     try:
         return json.loads(data)
     except RecursionError:
@@ -414,7 +566,7 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
         raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
-def _parse(obj: dict[str, Any]) -> TableMetadata:
+def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
     if "format-version" not in obj:
         raise InvalidMetadataError("missing field 'format-version'")
     version = obj["format-version"]
@@ -488,10 +640,10 @@ def _parse(obj: dict[str, Any]) -> TableMetadata:
         last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
-        snapshots=tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
-        snapshot_log=tuple(SnapshotLogEntry(json_long(e["timestamp-ms"], "snapshot-log timestamp-ms"),
-                                            json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
-                           for e in obj.get("snapshot-log") or []),
+        snapshots=_lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
+        tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
+        snapshot_log=_lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
+        tuple(_snapshot_log_entry(e) for e in obj.get("snapshot-log") or []),
         metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))
                            for e in obj.get("metadata-log") or []),
         sort_orders=sort_orders,

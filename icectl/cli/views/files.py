@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 
 from icectl.cli.context import Env
 from icectl.cli.output import BATCH, fmt_bytes, head, num, opt, plain_table_stream, print_table, say, text_renderer
@@ -16,6 +16,17 @@ class FileList:
     json_root: ClassVar[str] = "rows"  # streamed: one file per line
     rows: Iterable[FileRow]  # a list, or an iterator consumed as it is printed (millions of files)
     location: str | None = field(default=None, repr=False)  # the table's: paths are shown relative to it
+
+    @staticmethod
+    def json_row(r: FileRow) -> dict[str, Any] | None:
+        """A row's JSON object (its fields but partition_display), or None when a partition value
+        is a float (the standard encoder writes 1e+16 where msgspec writes 1e16)."""
+        for v in r.partition.values():
+            if type(v) is float:
+                return None
+        d = dict(r.__dict__)
+        del d["partition_display"]
+        return d
 
 
 FILE_COLUMNS = ["content", "path", "partition", "records", "size", "data seq", "file seq"]
