@@ -1,33 +1,35 @@
 #!/usr/bin/env python
-"""Scale benchmark: the read-only commands at 1x and 10x the benchmark table, time and peak memory.
+"""Scale benchmark: the read and plan commands at 1x, 10x and on the neglected table, against
+the decode floor and the peers.
 
-The tables come from ``gen_large_table.py`` (metadata only: manifests, manifest lists, metadata
-JSON) with ``--snapshots 2000 x SCALE`` and 100 files per append: 1x is the usual benchmark table
-(2,000 snapshots, 200,000 live files), 10x has 20,000 snapshots and 2,000,000 live files. Each is
-generated once into ``--cache`` (``.cache/bench<SCALE>x``, git-ignored) and reused. The script then
-gives each table a file-system (Hadoop) layout next to its SQL catalog entry (a hard link
-``metadata/v<N>.metadata.json`` and ``version-hint.text``), so icectl (``--warehouse``) and Iceberg
-Java's HadoopCatalog read the same files, and creates an empty placeholder for every live data file
-(so ``remove-orphans`` lists as many files as a real table has; no command here reads data files).
+The tables: ``gen_large_table.py`` with ``--snapshots 2000 x SCALE`` and 100 files per append
+(1x: 2,000 snapshots, 200,000 live files; 10x: 20,000 snapshots, 2,000,000 live files), and
+``gen_neglected_table.py`` (``neglected``: 100,000 snapshots of 2 files, 24 refs, 1,000 logged
+metadata versions, a metadata file over 100 MB). Each is generated once into ``--cache``
+(``.cache/bench<SCALE>x``, ``.cache/neglected``, git-ignored) and reused, with a file-system
+(Hadoop) layout next to its SQL catalog entry, so icectl (``--warehouse``) and Iceberg Java's
+HadoopCatalog read the same files; the 1x and 10x tables get an empty placeholder for every live
+data file (so ``remove-orphans`` lists as many files as a real table has).
 
-Timed, each as a whole command in a subprocess (``python -m icectl``, this checkout's code), output
-to /dev/null:
+Timed, each as a whole command in a subprocess (``python -m icectl``, the code of
+``--icectl-root``), output to /dev/null: describe, snapshots, files, -o json files, -o json
+validate, -o json expire --older-than CUT --dry-run (CUT keeps the newest 100 snapshots), -o json
+remove-orphans --dry-run, -o json diff T S main (S: the 100th newest snapshot), -o json health.
+Wall clock, CPU (user + system) and peak RSS of the child, from ``os.wait4``.
 
-    describe, snapshots, files, -o json files, -o json validate,
-    -o json expire --older-than CUT --dry-run     (CUT keeps the newest 100 snapshots)
-    -o json remove-orphans --dry-run              (every snapshot's files against a listing)
+The decode floor of each command: a fresh process that parses the metadata file (orjson when
+installed) and decodes with ``polars.read_avro`` the Avro files the command must read (see
+``FLOOR_OF``). Peers: ``--pyiceberg`` (where PyIceberg has the command), ``--java`` (Iceberg Java,
+the oracle: ``SELECT * FROM t.files`` rendered to JSON, cold and warm in one session),
+``--expire-yes`` (``expire --yes`` on the table, restored afterwards, and with ``--java`` Java's
+``expire_snapshots`` given the same wall time).
 
-Wall clock, CPU (user + system) and peak RSS of the child, from ``os.wait4`` (the child's own
-rusage, not the maximum over every child this script ever had). With ``--java`` it also times
-Iceberg Java (the oracle, local[2]) scanning the ``files`` and ``all_files`` metadata tables of
-the same table, twice each in one session (the first pays the JVM's warm-up).
-
-    python bench/bench_scale.py --label after            # both scales, every command, 1 run each
-    python bench/bench_scale.py --scales 10 --commands validate,files-json --runs 1
-    python bench/bench_scale.py --java --scales 1,10
+    python bench/bench_scale.py --label after            # 1x, 10x, neglected; every command
+    python bench/bench_scale.py --scales neglected --commands describe,validate --pyiceberg
+    python bench/bench_scale.py --scales neglected --commands "" --expire-yes --java
 
 Results are kept per label in ``<cache>/bench_scale_results.json`` and the block between the
-``bench-scale`` markers of bench/RESULTS.md shows every label recorded (e.g. ``before`` and
+``bench-curve`` markers of bench/RESULTS.md shows every label recorded (e.g. ``before`` and
 ``after`` a change).
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -91,7 +94,7 @@ except ImportError:
 import polars as pl
 sets = json.load(open(sys.argv[1]))
 kind = sys.argv[2]
-with open(sets["metadata"], "rb") as fh:
+with open(sets["metadata_json"], "rb") as fh:
     md = loads(fh.read())
 t1 = time.perf_counter()
 files = sets[kind + "_lists"] + sets[kind]
@@ -217,13 +220,11 @@ def work_sets(info: dict, md, cutoff_ms: int, path: str) -> dict:
         if s.snapshot_id in (md.current_snapshot_id, int(info["diff_from"])):
             of[s.snapshot_id] = set(paths)
     cur, base = of[md.current_snapshot_id], of[int(info["diff_from"])]
-    sets = {"metadata": info["metadata_location"],
-            "metadata_lists": [], "metadata": info["metadata_location"],
+    sets = {"metadata_json": info["metadata_location"], "metadata_lists": [], "metadata": [],
             "current_lists": [md.current_snapshot.manifest_list], "current": sorted(cur),
             "all_lists": [s.manifest_list for s in md.snapshots], "all": sorted(every),
             "diff_lists": [md.current_snapshot.manifest_list, by_id[int(info["diff_from"])].manifest_list],
             "diff": sorted(cur ^ base)}
-    sets["metadata_files"] = []
     with open(path, "w") as fh:
         json.dump(sets, fh)
     return {"manifest_list_entries": list_entries, "manifests_all_snapshots": len(every),
@@ -355,56 +356,68 @@ def time_java(info: dict, driver_memory: str, timeout: float) -> dict:
     return r
 
 
-def copy_table(info: dict, dest: str) -> str:
-    """A copy of the table folder that expiry may change: hard links (expiry only deletes files and
-    writes new ones), with real copies of the files a commit rewrites in place."""
-    if os.path.exists(dest):
-        shutil.rmtree(dest)
-    src = os.path.dirname(info["warehouse"])
-    os.makedirs(dest)
-    subprocess.run(["cp", "-al", info["warehouse"], os.path.join(dest, "warehouse")], check=True)
-    rel = os.path.relpath(os.path.dirname(info["metadata_location"]), src)
-    hint = os.path.join(dest, rel, "version-hint.text")
-    os.remove(hint)
-    shutil.copy(os.path.join(src, rel, "version-hint.text"), hint)
-    return os.path.join(dest, "warehouse")
+def keep_pristine(info: dict) -> str:
+    """Tables hold absolute paths, so expiry runs on the table where it is: first keep a pristine
+    copy beside it as hard links (expiry only deletes files and writes new ones), with a real copy
+    of ``version-hint.text``, which a commit rewrites. :func:`restore_pristine` puts it back."""
+    pristine = info["warehouse"] + ".pristine"
+    if os.path.exists(pristine):
+        shutil.rmtree(pristine)
+    subprocess.run(["cp", "-al", info["warehouse"], pristine], check=True)
+    hint = os.path.join(os.path.dirname(info["metadata_location"]), "version-hint.text")
+    copy = pristine + hint[len(info["warehouse"]):]
+    os.remove(copy)
+    shutil.copy(hint, copy)
+    return pristine
+
+
+def restore_pristine(info: dict, pristine: str) -> None:
+    shutil.rmtree(info["warehouse"])
+    os.rename(pristine, info["warehouse"])
 
 
 def time_expire_yes(info: dict, root: str, java: bool, driver_memory: str, java_timeout: float | None) -> dict:
     """``icectl expire --older-than CUT --yes`` and Iceberg Java's ``expire_snapshots`` (same
-    cut-off, retain_last 1), each on its own copy; Java gets icectl's wall time (or
-    ``java_timeout``) and is killed there if not done."""
+    cut-off, retain_last 1), each on the pristine table (restored after each); Java gets icectl's
+    wall time (or ``java_timeout``) and is killed there if not done."""
     from harness import java_env, walk, write_java_call
 
-    work = os.path.join(os.path.dirname(info["root"]), f"expire-copy-{info['scale']}")
     res: dict = {}
-    wh = copy_table(info, work)
+    wh = info["warehouse"]
     before = walk(wh)
-    argv = [sys.executable, "-m", "icectl", "--warehouse", wh, "-o", "json", "expire", info["ident"], "--older-than",
-            info["cutoff"], "--yes"]
-    r = run_child(argv, icectl_env(root), timeout=java_timeout * 10 if java_timeout else 7200)
-    r["deleted"] = len(set(before) - set(walk(wh)))
-    res["icectl"] = r
-    print(f"  {info['scale']:>9} expire --yes {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
-          f"rc={r['rc']} deleted {r['deleted']}", file=sys.stderr, flush=True)
+    pristine = keep_pristine(info)
+    try:
+        argv = [sys.executable, "-m", "icectl", "--warehouse", wh, "-o", "json", "expire", info["ident"],
+                "--older-than", info["cutoff"], "--yes"]
+        r = run_child(argv, icectl_env(root), timeout=7200)
+        r["deleted"] = len(set(before) - set(walk(wh)))
+        res["icectl"] = r
+        print(f"  {info['scale']:>9} expire --yes {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
+              f"rc={r['rc']} deleted {r['deleted']}", file=sys.stderr, flush=True)
+    finally:
+        restore_pristine(info, pristine)
     if java:
-        wh = copy_table(info, work)
-        before = walk(wh)
-        timeout = java_timeout or max(60.0, r["wall"])
-        sql = JAVA_EXPIRE.format(ident=info["ident"].replace("bench.", "bench."), cutoff_sql=info["cutoff_sql"])
-        with tempfile.TemporaryFile() as out:
-            j = run_child([sys.executable, write_java_call(work), wh, sql], java_env(driver_memory), stdout=out,
-                          timeout=timeout)
-            out.seek(0)
-            text = out.read().decode().strip().splitlines()
-        j["deleted"] = len(set(before) - set(walk(wh)))
-        j["timeout"] = timeout
-        if j["rc"] == 0 and text:
-            j["result"] = json.loads(text[-1])["statements"][0]["rows"]
-        res["java"] = j
-        print(f"  {info['scale']:>9} java expire {j['wall']:8.2f} s wall {j['cpu']:8.2f} s CPU {j['rss_mb']:6} MB "
-              f"rc={j['rc']} timed out {j.get('timed_out')} deleted {j['deleted']}", file=sys.stderr, flush=True)
-    shutil.rmtree(work, ignore_errors=True)
+        pristine = keep_pristine(info)
+        try:
+            timeout = java_timeout or max(60.0, r["wall"])
+            sql = JAVA_EXPIRE.format(ident=info["ident"], cutoff_sql=info["cutoff_sql"])
+            with tempfile.TemporaryFile() as out:
+                j = run_child([sys.executable, write_java_call(os.path.dirname(wh)), wh, sql], java_env(driver_memory),
+                              stdout=out, timeout=timeout)
+                out.seek(0)
+                text = out.read().decode().strip().splitlines()
+            j["deleted"] = len(set(before) - set(walk(wh)))
+            j["timeout"] = timeout
+            stages = re.findall(r"\[Stage \d+:[^\]]*\]", j["stderr"])
+            j["where"] = stages[-1] if stages else j["stderr"].strip().splitlines()[-1:] and \
+                j["stderr"].strip().splitlines()[-1][-200:]
+            if j["rc"] == 0 and text:
+                j["result"] = json.loads(text[-1])["statements"][0]["rows"]
+            res["java"] = j
+            print(f"  {info['scale']:>9} java expire {j['wall']:8.2f} s wall {j['cpu']:8.2f} s CPU {j['rss_mb']:6} MB "
+                  f"rc={j['rc']} timed out {j.get('timed_out')} deleted {j['deleted']}", file=sys.stderr, flush=True)
+        finally:
+            restore_pristine(info, pristine)
     return res
 
 
@@ -489,8 +502,8 @@ def render(store: dict) -> str:
             for tool, r in exp[s].items():
                 if tool == "_meta":
                     continue
-                note = (f"killed at {r['timeout']:.0f} s (icectl's wall time): not finished" if r.get("timed_out")
-                        else "")
+                note = (f"killed at {r['timeout']:.0f} s (icectl's wall time), not finished; its last progress: "
+                        f"`{r.get('where')}`" if r.get("timed_out") else "")
                 lines.append(f"| {_scale_name(s)} | {tool} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss_mb']:,} | "
                              f"{r['rc']} | {r['deleted']:,} | {note} |")
         lines.append("")
