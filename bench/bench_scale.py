@@ -287,14 +287,15 @@ def command_argv(name: str, info: dict) -> list[str]:
     return [a.format(ident=info["ident"], cutoff=info["cutoff"], diff_from=info["diff_from"]) for a in COMMANDS[name]]
 
 
-def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 30) -> dict:
+def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 30,
+                 timeout: float | None = None) -> dict:
     from harness import wait_for_quiet
 
     argv = [sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], *command_argv(name, info)]
     results = []
     for _ in range(runs):
         wait_for_quiet(2.0, max_wait)
-        r = run_child(argv, icectl_env(root))
+        r = run_child(argv, icectl_env(root), timeout=timeout)
         print(f"  {info['scale']:>9} {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU "
               f"{r['rss_mb']:6} MB rc={r['rc']} load {r['load']}", file=sys.stderr, flush=True)
         if r["rc"] not in ANSWER_CODES.get(name, (0,)):
@@ -476,6 +477,8 @@ def render(store: dict) -> str:
                 if r is None:
                     continue
                 flag = "" if r["rc"] in ANSWER_CODES.get(name, (0,)) else f" (exit {r['rc']})"
+                if r.get("timed_out"):
+                    flag = " (killed: not finished)"
                 f = floors.get(s, {}).get(FLOOR_OF[name])
                 xf = f"{r['cpu'] / f['cpu']:.1f}x" if f and f["cpu"] else ""
                 p = pyi.get(s, {}).get(name)
@@ -522,6 +525,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "unpacked `git archive` of an older commit for before/after figures)")
     p.add_argument("--max-wait", type=float, default=30,
                    help="wait up to this many seconds for a 1-minute load average below 2 before each run")
+    p.add_argument("--command-timeout", type=float,
+                   help="kill an icectl command after this many seconds (shown as killed; default: none)")
     p.add_argument("--no-floor", dest="floor", action="store_false", help="do not time the decode floors")
     p.add_argument("--pyiceberg", action="store_true", help="also time PyIceberg where it has the command")
     p.add_argument("--java", action="store_true", help="also time Iceberg Java's SELECT * FROM t.files (oracle)")
@@ -587,7 +592,8 @@ def main(argv: list[str] | None = None) -> None:
                               "commit": commit or a.icectl_root,
                               "load": "/".join(f"{x:.1f}" for x in os.getloadavg()) + " at the start"}
             for name in names:
-                label.setdefault(scale, {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait)
+                label.setdefault(scale, {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait,
+                                                                 a.command_timeout)
                 save()
             label["_meta"]["load"] += ", " + "/".join(f"{x:.1f}" for x in os.getloadavg()) + " at the end"
         if a.pyiceberg:
