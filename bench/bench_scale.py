@@ -480,7 +480,7 @@ def render(store: dict) -> str:
                 if r.get("timed_out"):
                     flag = " (killed: not finished)"
                 f = floors.get(s, {}).get(FLOOR_OF[name])
-                xf = f"{r['cpu'] / f['cpu']:.1f}x" if f and f["cpu"] else ""
+                xf = f"{'> ' if r.get('timed_out') else ''}{r['cpu'] / f['cpu']:.1f}x" if f and f["cpu"] else ""
                 p = pyi.get(s, {}).get(name)
                 pc = ""
                 if p:
