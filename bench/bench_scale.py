@@ -1,33 +1,35 @@
 #!/usr/bin/env python
-"""Scale benchmark: the read-only commands at 1x and 10x the benchmark table, time and peak memory.
+"""Scale benchmark: the read and plan commands at 1x, 10x and on the neglected table, against
+the decode floor and the peers.
 
-The tables come from ``gen_large_table.py`` (metadata only: manifests, manifest lists, metadata
-JSON) with ``--snapshots 2000 x SCALE`` and 100 files per append: 1x is the usual benchmark table
-(2,000 snapshots, 200,000 live files), 10x has 20,000 snapshots and 2,000,000 live files. Each is
-generated once into ``--cache`` (``.cache/bench<SCALE>x``, git-ignored) and reused. The script then
-gives each table a file-system (Hadoop) layout next to its SQL catalog entry (a hard link
-``metadata/v<N>.metadata.json`` and ``version-hint.text``), so icectl (``--warehouse``) and Iceberg
-Java's HadoopCatalog read the same files, and creates an empty placeholder for every live data file
-(so ``remove-orphans`` lists as many files as a real table has; no command here reads data files).
+The tables: ``gen_large_table.py`` with ``--snapshots 2000 x SCALE`` and 100 files per append
+(1x: 2,000 snapshots, 200,000 live files; 10x: 20,000 snapshots, 2,000,000 live files), and
+``gen_neglected_table.py`` (``neglected``: 100,000 snapshots of 2 files, 24 refs, 1,000 logged
+metadata versions, a metadata file over 100 MB). Each is generated once into ``--cache``
+(``.cache/bench<SCALE>x``, ``.cache/neglected``, git-ignored) and reused, with a file-system
+(Hadoop) layout next to its SQL catalog entry, so icectl (``--warehouse``) and Iceberg Java's
+HadoopCatalog read the same files; the 1x and 10x tables get an empty placeholder for every live
+data file (so ``remove-orphans`` lists as many files as a real table has).
 
-Timed, each as a whole command in a subprocess (``python -m icectl``, this checkout's code), output
-to /dev/null:
+Timed, each as a whole command in a subprocess (``python -m icectl``, the code of
+``--icectl-root``), output to /dev/null: describe, snapshots, files, -o json files, -o json
+validate, -o json expire --older-than CUT --dry-run (CUT keeps the newest 100 snapshots), -o json
+remove-orphans --dry-run, -o json diff T S main (S: the 100th newest snapshot), -o json health.
+Wall clock, CPU (user + system) and peak RSS of the child, from ``os.wait4``.
 
-    describe, snapshots, files, -o json files, -o json validate,
-    -o json expire --older-than CUT --dry-run     (CUT keeps the newest 100 snapshots)
-    -o json remove-orphans --dry-run              (every snapshot's files against a listing)
+The decode floor of each command: a fresh process that parses the metadata file (orjson when
+installed) and decodes with ``polars.read_avro`` the Avro files the command must read (see
+``FLOOR_OF``). Peers: ``--pyiceberg`` (where PyIceberg has the command), ``--java`` (Iceberg Java,
+the oracle: ``SELECT * FROM t.files`` rendered to JSON, cold and warm in one session),
+``--expire-yes`` (``expire --yes`` on the table, restored afterwards, and with ``--java`` Java's
+``expire_snapshots`` given the same wall time).
 
-Wall clock, CPU (user + system) and peak RSS of the child, from ``os.wait4`` (the child's own
-rusage, not the maximum over every child this script ever had). With ``--java`` it also times
-Iceberg Java (the oracle, local[2]) scanning the ``files`` and ``all_files`` metadata tables of
-the same table, twice each in one session (the first pays the JVM's warm-up).
-
-    python bench/bench_scale.py --label after            # both scales, every command, 1 run each
-    python bench/bench_scale.py --scales 10 --commands validate,files-json --runs 1
-    python bench/bench_scale.py --java --scales 1,10
+    python bench/bench_scale.py --label after            # 1x, 10x, neglected; every command
+    python bench/bench_scale.py --scales neglected --commands describe,validate --pyiceberg
+    python bench/bench_scale.py --scales neglected --commands "" --expire-yes --java
 
 Results are kept per label in ``<cache>/bench_scale_results.json`` and the block between the
-``bench-scale`` markers of bench/RESULTS.md shows every label recorded (e.g. ``before`` and
+``bench-curve`` markers of bench/RESULTS.md shows every label recorded (e.g. ``before`` and
 ``after`` a change).
 """
 from __future__ import annotations
@@ -36,6 +38,9 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,52 +49,98 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-BEGIN, END = "<!-- bench-scale:begin -->", "<!-- bench-scale:end -->"
+BEGIN, END = "<!-- bench-curve:begin -->", "<!-- bench-curve:end -->"  # the older bench-scale block is kept as is
 NAMESPACE, TABLE = "bench", "large"
 IDENT = f"{NAMESPACE}.{TABLE}"
 KEEP = 100  # snapshots the expire cut-off keeps
 
 COMMANDS = {
-    "describe": ["describe", IDENT],
-    "snapshots": ["snapshots", IDENT],
-    "files": ["files", IDENT],
-    "files-json": ["-o", "json", "files", IDENT],
-    "validate": ["-o", "json", "validate", IDENT],
-    "expire-dry-run": ["-o", "json", "expire", IDENT, "--older-than", "{cutoff}", "--dry-run"],
-    "orphans-dry-run": ["-o", "json", "remove-orphans", IDENT, "--dry-run"],
+    "describe": ["describe", "{ident}"],
+    "snapshots": ["snapshots", "{ident}"],
+    "files": ["files", "{ident}"],
+    "files-json": ["-o", "json", "files", "{ident}"],
+    "validate": ["-o", "json", "validate", "{ident}"],
+    "expire-dry-run": ["-o", "json", "expire", "{ident}", "--older-than", "{cutoff}", "--dry-run"],
+    "orphans-dry-run": ["-o", "json", "remove-orphans", "{ident}", "--dry-run"],
+    "diff": ["-o", "json", "diff", "{ident}", "{diff_from}", "main"],
+    "health": ["-o", "json", "health", "{ident}"],
 }
+# Exit codes that are answers, not failures: health's 13/14 (maintenance recommended / overdue).
+ANSWER_CODES = {"health": (0, 13, 14)}
+# What each command must decode at least (the floor it is compared with): the metadata file;
+# plus the current snapshot's manifest list and manifests; plus every snapshot's manifest list
+# and every distinct manifest; or (diff) the two snapshots' lists and the manifests only one of
+# them has.
+FLOOR_OF = {"describe": "metadata", "snapshots": "metadata", "files": "current", "files-json": "current",
+            "validate": "current", "health": "current", "expire-dry-run": "all", "orphans-dry-run": "all",
+            "diff": "diff", "expire-yes": "all"}
+# PyIceberg's closest call, where it has one (run with PYICEBERG_HOME = the table's folder).
+PYICEBERG = {
+    "describe": "t = cat.load_table(IDENT); print(t.metadata.format_version, t.schema(), t.spec(), "
+                "t.properties, t.current_snapshot())",
+    "snapshots": "t = cat.load_table(IDENT); print(t.inspect.snapshots().num_rows)",
+    "files-json": "t = cat.load_table(IDENT); print(t.inspect.files().num_rows)",
+}
+PYICEBERG_HEAD = "import sys; from pyiceberg.catalog import load_catalog; IDENT = sys.argv[1]; cat = load_catalog('bench'); "
 
-JAVA_FILES = ("SELECT count(*) AS entries, sum(record_count) AS records, sum(size(lower_bounds)) AS lower_bounds "
-              "FROM hc.bench.large.files")
-JAVA_ALL_FILES = ("SELECT count(*) AS entries, sum(record_count) AS records, sum(size(lower_bounds)) AS lower_bounds "
-                  "FROM hc.bench.large.all_files")
+FLOOR_SCRIPT = """\
+import json, sys, time
+t0 = time.perf_counter()
+try:
+    import orjson
+    loads, parser = orjson.loads, "orjson " + orjson.__version__
+except ImportError:
+    loads, parser = json.loads, "json"
+import polars as pl
+sets = json.load(open(sys.argv[1]))
+kind = sys.argv[2]
+with open(sets["metadata_json"], "rb") as fh:
+    md = loads(fh.read())
+t1 = time.perf_counter()
+files = sets[kind + "_lists"] + sets[kind]
+rows = 0
+for p in files:
+    rows += pl.read_avro(p).height
+print(json.dumps({"parser": parser, "polars": pl.__version__, "snapshots": len(md.get("snapshots", [])),
+                  "avro_files": len(files), "rows": rows, "json_seconds": round(t1 - t0, 3),
+                  "avro_seconds": round(time.perf_counter() - t1, 3)}))
+"""
+
+JAVA_FILES_JSON = ("SELECT count(*) AS entries, sum(length(to_json(struct(*)))) AS json_chars "
+                   "FROM hc.{ident}.files")
+JAVA_EXPIRE = ("CALL hc.system.expire_snapshots(table => '{ident}', older_than => TIMESTAMP '{cutoff_sql}', "
+               "retain_last => 1)")
 
 
 # ---------------------------------------------------------------------------------------------
 # The tables
 
-def table_root(cache: str, scale: int) -> str:
-    return os.path.join(os.path.abspath(cache), f"bench{scale}x")
+NEGLECTED = "neglected"
 
 
-def prepare(cache: str, scale: int) -> dict:
+def table_root(cache: str, scale: str) -> str:
+    return os.path.join(os.path.abspath(cache), NEGLECTED if scale == NEGLECTED else f"bench{scale}x")
+
+
+def prepare(cache: str, scale: str) -> dict:
     """Generate (once) the table of this scale, its Hadoop layout and placeholders; its facts."""
     out = table_root(cache, scale)
     info_path = os.path.join(out, "prepared.json")
     if os.path.exists(info_path):
         with open(info_path) as fh:
             return json.load(fh)
-    import gen_large_table as gen
-
+    neglected = scale == NEGLECTED
     if not os.path.exists(os.path.join(out, "gen_info.json")):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, os.path.join(HERE, "gen_large_table.py"), "--out", out, "--force",
-                        "--snapshots", str(2000 * scale), "--files-per-snapshot", "100"], check=True)
-        print(f"generated {scale}x in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        gen = ["gen_neglected_table.py"] if neglected else [
+            "gen_large_table.py", "--snapshots", str(2000 * int(scale)), "--files-per-snapshot", "100"]
+        subprocess.run([sys.executable, os.path.join(HERE, gen[0]), "--out", out, "--force", *gen[1:]], check=True)
+        print(f"generated {scale} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     with open(os.path.join(out, "gen_info.json")) as fh:
         g = json.load(fh)
+    ident = g["identifier"]
     mdir = os.path.dirname(g["metadata_location"])
-    version = g["snapshots"]
+    version = g.get("metadata_version", g["snapshots"])
     hadoop_md = os.path.join(mdir, f"v{version}.metadata.json")
     if not os.path.exists(hadoop_md):
         os.link(g["metadata_location"], hadoop_md)
@@ -103,11 +154,13 @@ def prepare(cache: str, scale: int) -> dict:
 
     t1 = time.perf_counter()
     warehouse = os.path.join(out, "warehouse")
-    table = load_table(HadoopCatalog("hc", warehouse, FileIO()), (NAMESPACE, TABLE))
+    table = load_table(HadoopCatalog("hc", warehouse, FileIO()), tuple(ident.split(".")))
     md = table.metadata
     placeholders = 0
     made: set[str] = set()
-    for m in table.manifests(md.current_snapshot):
+    # Empty placeholders give remove-orphans a real listing; the neglected table has none (its
+    # data files are not needed by any command timed here).
+    for m in ([] if neglected else table.manifests(md.current_snapshot)):
         df = manifest_frame(table, m)
         paths = df.filter(df.get_column("status") != 2).get_column("data_file").struct.field("file_path").to_list()
         for p in paths:
@@ -120,8 +173,9 @@ def prepare(cache: str, scale: int) -> dict:
     snaps = sorted(md.snapshots, key=lambda s: s.timestamp_ms)
     newest_kept, oldest_expired = snaps[-KEEP].timestamp_ms, snaps[-KEEP - 1].timestamp_ms
     cutoff_ms = (newest_kept + oldest_expired) // 2 // 1000 * 1000
+    cutoff = dt.datetime.fromtimestamp(cutoff_ms / 1000, tz=dt.timezone.utc)
     info = {
-        "scale": scale, "root": out, "warehouse": warehouse, "snapshots": len(md.snapshots),
+        "scale": scale, "root": out, "warehouse": warehouse, "ident": ident, "snapshots": len(md.snapshots),
         "live_data_files": g["live_data_files"], "placeholders": placeholders,
         "manifests_in_current_snapshot": g["manifests_in_current_snapshot"],
         "manifest_bytes_in_current_snapshot": g["manifest_bytes_in_current_snapshot"],
@@ -129,51 +183,97 @@ def prepare(cache: str, scale: int) -> dict:
         "metadata_json_bytes": g["metadata_json_bytes"], "files_written": g["files_written"],
         "bytes_written": g["bytes_written"], "generate_seconds": g["generate_seconds"],
         "placeholders_seconds": round(time.perf_counter() - t1, 1),
-        "cutoff": dt.datetime.fromtimestamp(cutoff_ms / 1000, tz=dt.timezone.utc).isoformat().replace("+00:00", "Z"),
+        "metadata_location": hadoop_md, "refs": len(md.refs), "metadata_log": len(md.metadata_log),
+        "cutoff": cutoff.isoformat().replace("+00:00", "Z"), "cutoff_sql": cutoff.strftime("%Y-%m-%d %H:%M:%S"),
+        "diff_from": str(snaps[-KEEP].snapshot_id),
     }
-    info.update(count_work(table, cutoff_ms))
+    info.update(work_sets(info, md, cutoff_ms, os.path.join(out, "work_sets.json")))
     with open(info_path, "w") as fh:
         json.dump(info, fh, indent=2)
     return info
 
 
-def count_work(table, cutoff_ms: int) -> dict:
-    """How much each command has to read: manifest-list entries and manifest entries (all
-    snapshots, and what an expiry keeping the newest snapshots reads), from the manifest lists."""
-    md = table.metadata
+def work_sets(info: dict, md, cutoff_ms: int, path: str) -> dict:
+    """The Avro files each kind of command must decode (written to ``path`` for the floor
+    script), and how much that is: manifest-list entries and manifest entries (all snapshots, and
+    what an expiry keeping the newest snapshots reads). Read with polars (100,000 manifest lists
+    of the neglected table in about a minute)."""
+    import polars as pl
+
     kept = {s.snapshot_id for s in md.snapshots if s.timestamp_ms >= cutoff_ms}
+    by_id = {s.snapshot_id: s for s in md.snapshots}
     list_entries = 0
     every: dict[str, int] = {}
     valid: set[str] = set()
+    of: dict[int, set[str]] = {}
     for s in md.snapshots:
-        ms = table.manifests(s)
-        list_entries += len(ms)
-        for m in ms:
-            every[m.manifest_path] = (m.added_files_count or 0) + (m.existing_files_count or 0) + \
-                (m.deleted_files_count or 0)
-            if s.snapshot_id in kept:
-                valid.add(m.manifest_path)
+        df = pl.read_avro(s.manifest_list, columns=["manifest_path", "added_files_count", "existing_files_count",
+                                                    "deleted_files_count"])
+        paths = df.get_column("manifest_path").to_list()
+        counts = (df.get_column("added_files_count").fill_null(0) + df.get_column("existing_files_count").fill_null(0)
+                  + df.get_column("deleted_files_count").fill_null(0)).to_list()
+        list_entries += len(paths)
+        for p, n in zip(paths, counts):
+            every[p] = n
+        if s.snapshot_id in kept:
+            valid.update(paths)
+        if s.snapshot_id in (md.current_snapshot_id, int(info["diff_from"])):
+            of[s.snapshot_id] = set(paths)
+    cur, base = of[md.current_snapshot_id], of[int(info["diff_from"])]
+    sets = {"metadata_json": info["metadata_location"], "metadata_lists": [], "metadata": [],
+            "current_lists": [md.current_snapshot.manifest_list], "current": sorted(cur),
+            "all_lists": [s.manifest_list for s in md.snapshots], "all": sorted(every),
+            "diff_lists": [md.current_snapshot.manifest_list, by_id[int(info["diff_from"])].manifest_list],
+            "diff": sorted(cur ^ base)}
+    with open(path, "w") as fh:
+        json.dump(sets, fh)
     return {"manifest_list_entries": list_entries, "manifests_all_snapshots": len(every),
             "entries_all_snapshots": sum(every.values()),
             "entries_expired_only": sum(n for p, n in every.items() if p not in valid),
-            "entries_kept": sum(n for p, n in every.items() if p in valid)}
+            "entries_kept": sum(n for p, n in every.items() if p in valid),
+            "work_sets": path, "diff_manifests": len(cur ^ base)}
 
 
 # ---------------------------------------------------------------------------------------------
 # Timing
 
-def run_child(argv: list[str], env: dict[str, str], stdout=None) -> dict:
-    """Wall, CPU and peak RSS (MB) of one command, from its own rusage."""
+def run_child(argv: list[str], env: dict[str, str], stdout=None, timeout: float | None = None) -> dict:
+    """Wall, CPU and peak RSS (MB) of one command. Without a timeout from its own rusage
+    (``os.wait4``); with one, the command runs in its own process group, is sampled from /proc
+    (CPU and the summed RSS of its process tree: a JVM under a Python parent) and is killed at
+    the timeout (``timed_out``)."""
+    from harness import TreeSampler
+
     with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as devnull:
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, env=env, stdout=stdout or devnull, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.Popen(argv, env=env, stdout=stdout or devnull, stderr=err, stdin=subprocess.DEVNULL,
+                             start_new_session=timeout is not None)
+        sampler = TreeSampler(p.pid, interval=0.5) if timeout is not None else None
+        timed_out = False
+        if timeout is None:
+            _, status, ru = os.wait4(p.pid, 0)
+        else:
+            while True:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.perf_counter() - t0 > timeout:
+                    timed_out = True
+                    os.killpg(p.pid, signal.SIGKILL)
+                    _, status, ru = os.wait4(p.pid, 0)
+                    break
+                time.sleep(0.5)
         wall = time.perf_counter() - t0
         err.seek(0)
-        tail = err.read()[-2000:].decode(errors="replace")
-    return {"wall": round(wall, 2), "cpu": round(ru.ru_utime + ru.ru_stime, 2), "rss_mb": round(ru.ru_maxrss / 1024),
-            "rc": os.waitstatus_to_exitcode(status), "stderr": tail.strip()[-400:],
-            "load": round(os.getloadavg()[0], 1)}
+        tail = err.read()[-4000:].decode(errors="replace")
+    r = {"wall": round(wall, 2), "cpu": round(ru.ru_utime + ru.ru_stime, 2), "rss_mb": round(ru.ru_maxrss / 1024),
+         "rc": os.waitstatus_to_exitcode(status), "stderr": tail.strip()[-1500:],
+         "load": [round(x, 1) for x in os.getloadavg()]}
+    if sampler is not None:
+        user, system, _ = sampler.stop()
+        r.update(cpu=round(max(r["cpu"], user + system), 2), rss_mb=max(r["rss_mb"], round(sampler.peak_rss / 2**20)),
+                 timed_out=timed_out)
+    return r
 
 
 def icectl_env(root: str) -> dict[str, str]:
@@ -183,98 +283,232 @@ def icectl_env(root: str) -> dict[str, str]:
     return env
 
 
-def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 30) -> dict:
-    args = [a.format(cutoff=info["cutoff"]) for a in COMMANDS[name]]
-    argv = [sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], *args]
+def command_argv(name: str, info: dict) -> list[str]:
+    return [a.format(ident=info["ident"], cutoff=info["cutoff"], diff_from=info["diff_from"]) for a in COMMANDS[name]]
+
+
+def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 30,
+                 timeout: float | None = None) -> dict:
+    from harness import wait_for_quiet
+
+    argv = [sys.executable, "-m", "icectl", "--warehouse", info["warehouse"], *command_argv(name, info)]
     results = []
     for _ in range(runs):
-        from harness import wait_for_quiet
-
         wait_for_quiet(2.0, max_wait)
-        r = run_child(argv, icectl_env(root))
-        print(f"  {info['scale']:>3}x {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU "
+        r = run_child(argv, icectl_env(root), timeout=timeout)
+        print(f"  {info['scale']:>9} {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU "
               f"{r['rss_mb']:6} MB rc={r['rc']} load {r['load']}", file=sys.stderr, flush=True)
-        if r["rc"] not in (0,):
+        if r["rc"] not in ANSWER_CODES.get(name, (0,)):
             print(f"     {r['stderr']}", file=sys.stderr)
         results.append(r)
-    best = sorted(results, key=lambda r: r["wall"])[len(results) // 2]
-    return {**best, "runs": len(results), "walls": [r["wall"] for r in results]}
+    best = sorted(results, key=lambda r: r["cpu"])[len(results) // 2]
+    return {**best, "runs": len(results), "walls": [r["wall"] for r in results], "cpus": [r["cpu"] for r in results]}
 
 
-def time_java(info: dict, driver_memory: str) -> dict:
-    from harness import java_env, write_java_call
-
-    folder = os.path.dirname(info["warehouse"])
-    argv = [sys.executable, write_java_call(folder), info["warehouse"], JAVA_FILES, JAVA_FILES, JAVA_ALL_FILES,
-            JAVA_ALL_FILES]
+def time_floor(kind: str, info: dict) -> dict:
+    """A bare decode of what a kind of command must read: the metadata JSON (orjson when
+    installed) and the Avro files with polars, one after another, in a fresh process."""
+    script = os.path.join(os.path.dirname(info["warehouse"]), "floor_decode.py")
+    with open(script, "w") as fh:
+        fh.write(FLOOR_SCRIPT)
     with tempfile.TemporaryFile() as out:
-        r = run_child(argv, java_env(driver_memory), stdout=out)
+        r = run_child([sys.executable, script, info["work_sets"], kind], dict(os.environ), stdout=out)
         out.seek(0)
         text = out.read().decode().strip().splitlines()
     if r["rc"] != 0 or not text:
-        raise SystemExit(f"Iceberg Java failed (exit {r['rc']}): {r['stderr']}")
+        raise SystemExit(f"the floor ({kind}) failed (exit {r['rc']}): {r['stderr']}")
+    r.update(json.loads(text[-1]))
+    print(f"  {info['scale']:>9} floor {kind:<10} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
+          f"({r['avro_files']} Avro files, {r['rows']:,} rows)", file=sys.stderr, flush=True)
+    return r
+
+
+def time_pyiceberg(name: str, info: dict, timeout: float) -> dict:
+    env = dict(os.environ)
+    env["PYICEBERG_HOME"] = os.path.dirname(info["warehouse"])
+    r = run_child([sys.executable, "-c", PYICEBERG_HEAD + PYICEBERG[name], info["ident"]], env, timeout=timeout)
+    print(f"  {info['scale']:>9} pyiceberg {name:<12} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
+          f"rc={r['rc']}{' (timed out)' if r.get('timed_out') else ''}", file=sys.stderr, flush=True)
+    return r
+
+
+def time_java(info: dict, driver_memory: str, timeout: float) -> dict:
+    """Iceberg Java, one whole process: JVM and session start, then ``SELECT * FROM t.files``
+    rendered to JSON twice (the first run and a warm one)."""
+    from harness import java_env, write_java_call
+
+    folder = os.path.dirname(info["warehouse"])
+    q = JAVA_FILES_JSON.format(ident=info["ident"])
+    with tempfile.TemporaryFile() as out:
+        r = run_child([sys.executable, write_java_call(folder), info["warehouse"], q, q], java_env(driver_memory),
+                      stdout=out, timeout=timeout)
+        out.seek(0)
+        text = out.read().decode().strip().splitlines()
+    r["driver_memory"] = driver_memory
+    if r["rc"] != 0 or not text:
+        print(f"  {info['scale']:>9} java failed (exit {r['rc']}, timed out {r.get('timed_out')}): "
+              f"{r['stderr'][-300:]}", file=sys.stderr)
+        return r
     j = json.loads(text[-1])
     st = j["statements"]
-    r.update({"session": j["session_seconds"], "files": [s["seconds"] for s in st[:2]],
-              "all_files": [s["seconds"] for s in st[2:]], "files_rows": st[0]["rows"][0],
-              "all_files_rows": st[2]["rows"][0], "driver_memory": driver_memory})
-    print(f"  {info['scale']:>3}x java: files {r['files']} all_files {r['all_files']} whole {r['wall']} s "
-          f"{r['rss_mb']} MB", file=sys.stderr, flush=True)
+    r.update({"session": j["session_seconds"], "files": [x["seconds"] for x in st], "files_rows": st[0]["rows"][0]})
+    print(f"  {info['scale']:>9} java: files {r['files']} whole {r['wall']} s {r['cpu']} s CPU {r['rss_mb']} MB",
+          file=sys.stderr, flush=True)
     return r
+
+
+def keep_pristine(info: dict) -> str:
+    """Tables hold absolute paths, so expiry runs on the table where it is: first keep a pristine
+    copy beside it as hard links (expiry only deletes files and writes new ones), with a real copy
+    of ``version-hint.text``, which a commit rewrites. :func:`restore_pristine` puts it back."""
+    pristine = info["warehouse"] + ".pristine"
+    if os.path.exists(pristine):
+        shutil.rmtree(pristine)
+    subprocess.run(["cp", "-al", info["warehouse"], pristine], check=True)
+    hint = os.path.join(os.path.dirname(info["metadata_location"]), "version-hint.text")
+    copy = pristine + hint[len(info["warehouse"]):]
+    os.remove(copy)
+    shutil.copy(hint, copy)
+    return pristine
+
+
+def restore_pristine(info: dict, pristine: str) -> None:
+    shutil.rmtree(info["warehouse"])
+    os.rename(pristine, info["warehouse"])
+
+
+def time_expire_yes(info: dict, root: str, java: bool, driver_memory: str, java_timeout: float | None) -> dict:
+    """``icectl expire --older-than CUT --yes`` and Iceberg Java's ``expire_snapshots`` (same
+    cut-off, retain_last 1), each on the pristine table (restored after each); Java gets icectl's
+    wall time (or ``java_timeout``) and is killed there if not done."""
+    from harness import java_env, walk, write_java_call
+
+    res: dict = {}
+    wh = info["warehouse"]
+    before = walk(wh)
+    pristine = keep_pristine(info)
+    try:
+        argv = [sys.executable, "-m", "icectl", "--warehouse", wh, "-o", "json", "expire", info["ident"],
+                "--older-than", info["cutoff"], "--yes"]
+        r = run_child(argv, icectl_env(root), timeout=7200)
+        r["deleted"] = len(set(before) - set(walk(wh)))
+        res["icectl"] = r
+        print(f"  {info['scale']:>9} expire --yes {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
+              f"rc={r['rc']} deleted {r['deleted']}", file=sys.stderr, flush=True)
+    finally:
+        restore_pristine(info, pristine)
+    if java:
+        pristine = keep_pristine(info)
+        try:
+            timeout = java_timeout or max(60.0, r["wall"])
+            sql = JAVA_EXPIRE.format(ident=info["ident"], cutoff_sql=info["cutoff_sql"])
+            with tempfile.TemporaryFile() as out:
+                j = run_child([sys.executable, write_java_call(os.path.dirname(wh)), wh, sql], java_env(driver_memory),
+                              stdout=out, timeout=timeout)
+                out.seek(0)
+                text = out.read().decode().strip().splitlines()
+            j["deleted"] = len(set(before) - set(walk(wh)))
+            j["timeout"] = timeout
+            stages = re.findall(r"\[Stage \d+:[^\]]*\]", j["stderr"])
+            j["where"] = stages[-1] if stages else j["stderr"].strip().splitlines()[-1:] and \
+                j["stderr"].strip().splitlines()[-1][-200:]
+            if j["rc"] == 0 and text:
+                j["result"] = json.loads(text[-1])["statements"][0]["rows"]
+            res["java"] = j
+            print(f"  {info['scale']:>9} java expire {j['wall']:8.2f} s wall {j['cpu']:8.2f} s CPU {j['rss_mb']:6} MB "
+                  f"rc={j['rc']} timed out {j.get('timed_out')} deleted {j['deleted']}", file=sys.stderr, flush=True)
+        finally:
+            restore_pristine(info, pristine)
+    return res
 
 
 # ---------------------------------------------------------------------------------------------
 # Results
 
+def _scale_name(s: str) -> str:
+    return "neglected" if s == NEGLECTED else f"{s}x"
+
+
+def _order(scales) -> list[str]:
+    return sorted(scales, key=lambda s: (s == NEGLECTED, int(s) if s.isdigit() else 0))
+
+
 def render(store: dict) -> str:
-    lines = ["## Scale: 1x and 10x the benchmark table", ""]
+    lines = ["## Scale: 1x, 10x and the neglected table", "",
+             "Written by `python bench/bench_scale.py` (see bench/README.md). CPU is user + system of the "
+             "whole command (the steadier figure on this shared machine); \"x floor\" is the command's CPU "
+             "over the CPU of a bare decode, in a fresh process, of what it must read (orjson for the "
+             "metadata file, polars for each Avro file); peers are whole processes too.", ""]
     tables = store.get("tables", {})
     if tables:
-        lines += ["| table | snapshots | live files | manifests (current) | manifest-list entries (all snapshots) | "
-                  "manifests (all) | entries (all manifests) | entries an expiry reads | generated in |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for s in sorted(tables, key=int):
+        lines += ["| table | snapshots | live files | refs | metadata log | metadata.json | manifests (current) | "
+                  "manifest-list entries (all snapshots) | manifests (all) | entries (all manifests) | generated in |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for s in _order(tables):
             t = tables[s]
-            lines.append(f"| {s}x | {t['snapshots']:,} | {t['live_data_files']:,} | "
-                         f"{t['manifests_in_current_snapshot']} | {t['manifest_list_entries']:,} | "
-                         f"{t['manifests_all_snapshots']:,} | {t['entries_all_snapshots']:,} | "
-                         f"{t['entries_expired_only'] + t['entries_kept']:,} | {t['generate_seconds']:.0f} s |")
+            lines.append(f"| {_scale_name(s)} (`{t.get('ident', IDENT)}`) | {t['snapshots']:,} | "
+                         f"{t['live_data_files']:,} | {t.get('refs', '')} | {t.get('metadata_log', '')} | "
+                         f"{t['metadata_json_bytes'] / 1e6:.1f} MB | {t['manifests_in_current_snapshot']} | "
+                         f"{t['manifest_list_entries']:,} | {t['manifests_all_snapshots']:,} | "
+                         f"{t['entries_all_snapshots']:,} | {t['generate_seconds']:.0f} s |")
         lines.append("")
+    floors = store.get("floors", {})
+    if floors:
+        lines += ["### Decode floor (a fresh process: Python, polars, orjson, then the files)", "",
+                  "| table | what | Avro files | rows | wall (s) | CPU (s) | peak RSS (MB) | of which JSON (s) | "
+                  "Avro (s) |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for s in _order(floors):
+            for kind, f in floors[s].items():
+                lines.append(f"| {_scale_name(s)} | {kind} | {f['avro_files']:,} | {f['rows']:,} | {f['wall']:.2f} | "
+                             f"{f['cpu']:.2f} | {f['rss_mb']:,} | {f['json_seconds']:.2f} | {f['avro_seconds']:.2f} |")
+        lines.append("")
+    pyi = store.get("pyiceberg", {})
+    java = store.get("java", {})
     for label, runs in store.get("labels", {}).items():
         meta = runs.get("_meta", {})
-        lines += [f"### `{label}` ({meta.get('when', '?')}, commit {meta.get('commit', '?')})", "",
-                  "| command | 1x wall (s) | 1x CPU (s) | 1x peak RSS (MB) | 10x wall (s) | 10x CPU (s) | "
-                  "10x peak RSS (MB) | 10x / 1x wall | 10x / 1x CPU |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"### `{label}` ({meta.get('when', '?')}, code {meta.get('commit', '?')}, load average "
+                  f"{meta.get('load', '?')})", "",
+                  "| command | table | wall (s) | CPU (s) | peak RSS (MB) | x floor (CPU) | PyIceberg CPU (s), "
+                  "its / icectl's | Java (s), its / icectl's CPU |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
         for name in COMMANDS:
-            one, ten = runs.get("1", {}).get(name), runs.get("10", {}).get(name)
-            if one is None and ten is None:
-                continue
-
-            def cells(r):
+            for s in _order([k for k in runs if k != "_meta"]):
+                r = runs[s].get(name)
                 if r is None:
-                    return ["", "", ""]
-                flag = "" if r["rc"] == 0 else f" (exit {r['rc']})"
-                return [f"{r['wall']:.2f}{flag}", f"{r['cpu']:.2f}", f"{r['rss_mb']:,}"]
-
-            ratio_w = f"{ten['wall'] / one['wall']:.1f}x" if one and ten and one["wall"] else ""
-            ratio_c = f"{ten['cpu'] / one['cpu']:.1f}x" if one and ten and one["cpu"] else ""
-            cmd = " ".join(a if a != "{cutoff}" else "CUT" for a in COMMANDS[name])
-            lines.append(f"| `icectl {cmd}` | " + " | ".join(cells(one) + cells(ten) + [ratio_w, ratio_c]) + " |")
+                    continue
+                flag = "" if r["rc"] in ANSWER_CODES.get(name, (0,)) else f" (exit {r['rc']})"
+                if r.get("timed_out"):
+                    flag = " (killed: not finished)"
+                f = floors.get(s, {}).get(FLOOR_OF[name])
+                xf = f"{'> ' if r.get('timed_out') else ''}{r['cpu'] / f['cpu']:.1f}x" if f and f["cpu"] else ""
+                p = pyi.get(s, {}).get(name)
+                pc = ""
+                if p:
+                    pc = (f"> {p['cpu']:.1f} (killed at {p['wall']:.0f} s)" if p.get("timed_out") else
+                          f"{p['cpu']:.2f}, {p['cpu'] / r['cpu']:.1f}x" if p["rc"] == 0 else f"exit {p['rc']}")
+                jc = ""
+                j = java.get(s)
+                if name == "files-json" and j and j.get("files"):
+                    jc = (f"whole {j['wall']:.1f} s / {j['cpu']:.1f} s CPU ({j['cpu'] / r['cpu']:.1f}x); "
+                          f"warm query {min(j['files'][1:] or j['files']):.2f} s wall")
+                cmd = " ".join(a.replace("{ident}", "T").replace("{cutoff}", "CUT").replace("{diff_from}", "S")
+                               for a in COMMANDS[name])
+                lines.append(f"| `icectl {cmd}` | {_scale_name(s)} | {r['wall']:.2f}{flag} | {r['cpu']:.2f} | "
+                             f"{r['rss_mb']:,} | {xf} | {pc} | {jc} |")
         lines.append("")
-    java = store.get("java", {})
-    if java:
-        lines += ["### Iceberg Java metadata tables (oracle, local[2], one session per scale)", "",
-                  "| scale | `.files` first (s) | `.files` warm (s) | `.all_files` first (s) | `.all_files` warm (s) | "
-                  "rows `.files` / `.all_files` | session start (s) | whole process (s) | CPU, whole process (s) | "
-                  "peak RSS (MB) |",
-                  "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
-        for s in sorted(java, key=int):
-            j = java[s]
-            lines.append(f"| {s}x | {j['files'][0]:.2f} | {j['files'][1]:.2f} | {j['all_files'][0]:.2f} | "
-                         f"{j['all_files'][1]:.2f} | {j['files_rows']['entries']:,} / "
-                         f"{j['all_files_rows']['entries']:,} | {j['session']:.1f} | {j['wall']:.1f} | {j['cpu']:.1f} | "
-                         f"{j['rss_mb']:,} |")
+    exp = store.get("expire_yes", {})
+    if exp:
+        lines += ["### `expire --older-than CUT --yes` against Iceberg Java's `expire_snapshots` (each on a copy)", "",
+                  "| table | tool | wall (s) | CPU (s) | peak RSS (MB) | exit | files deleted | note |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for s in _order(exp):
+            for tool, r in exp[s].items():
+                if tool == "_meta":
+                    continue
+                note = (f"killed at {r['timeout']:.0f} s (icectl's wall time), not finished; its last progress: "
+                        f"`{r.get('where')}`" if r.get("timed_out") else "")
+                lines.append(f"| {_scale_name(s)} | {tool} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss_mb']:,} | "
+                             f"{r['rc']} | {r['deleted']:,} | {note} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -282,16 +516,26 @@ def render(store: dict) -> str:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cache", default=os.path.join(ROOT, ".cache"), help="where the tables live (default .cache)")
-    p.add_argument("--scales", default="1,10", help="comma-separated multiples of the 1x table (default 1,10)")
+    p.add_argument("--scales", default="1,10,neglected",
+                   help="comma-separated: multiples of the 1x table and/or `neglected` (default 1,10,neglected)")
     p.add_argument("--commands", default=",".join(COMMANDS), help=f"subset of {','.join(COMMANDS)}")
-    p.add_argument("--runs", type=int, default=1, help="runs of each command; the median is kept (default 1)")
+    p.add_argument("--runs", type=int, default=1, help="runs of each command; the median CPU is kept (default 1)")
     p.add_argument("--label", default="current", help="the name these results are kept under (default current)")
     p.add_argument("--icectl-root", default=ROOT, help="the checkout whose icectl runs (default: this one; e.g. an "
                    "unpacked `git archive` of an older commit for before/after figures)")
     p.add_argument("--max-wait", type=float, default=30,
                    help="wait up to this many seconds for a 1-minute load average below 2 before each run")
-    p.add_argument("--java", action="store_true", help="also time Iceberg Java's files/all_files metadata tables")
+    p.add_argument("--command-timeout", type=float,
+                   help="kill an icectl command after this many seconds (shown as killed; default: none)")
+    p.add_argument("--no-floor", dest="floor", action="store_false", help="do not time the decode floors")
+    p.add_argument("--pyiceberg", action="store_true", help="also time PyIceberg where it has the command")
+    p.add_argument("--java", action="store_true", help="also time Iceberg Java's SELECT * FROM t.files (oracle)")
     p.add_argument("--java-driver-memory", default="6g")
+    p.add_argument("--peer-timeout", type=float, default=1800, help="kill a peer after this many seconds")
+    p.add_argument("--expire-yes", action="store_true",
+                   help="also time expire --yes on a copy, and with --java Iceberg Java's expire_snapshots on another")
+    p.add_argument("--java-expire-timeout", type=float,
+                   help="seconds Java's expire_snapshots may run (default: icectl's expire --yes wall time)")
     p.add_argument("--prepare-only", action="store_true", help="generate and prepare the tables, time nothing")
     p.add_argument("--store", help="the results file (default <cache>/bench_scale_results.json)")
     p.add_argument("--merge", action="append", default=[], help="also show the labels of this results file")
@@ -304,7 +548,10 @@ def main(argv: list[str] | None = None) -> None:
     from harness import update_results
 
     a = parse_args(argv)
-    scales = [int(s) for s in a.scales.split(",") if s]
+    scales = [s for s in a.scales.split(",") if s]
+    bad = [s for s in scales if not (s.isdigit() or s == NEGLECTED)]
+    if bad:
+        raise SystemExit(f"unknown scales {bad}: integers or `{NEGLECTED}`")
     names = [c for c in a.commands.split(",") if c]
     unknown = [c for c in names if c not in COMMANDS]
     if unknown:
@@ -314,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
     for extra in a.merge:  # results of another run kept in another file (runs at the same time)
         with open(extra) as fh:
             other = json.load(fh)
-        for k in ("tables", "java"):
+        for k in ("tables", "java", "floors", "pyiceberg", "expire_yes"):
             store.setdefault(k, {}).update(other.get(k, {}))
         for label, runs in other.get("labels", {}).items():
             mine = store.setdefault("labels", {}).setdefault(label, {})
@@ -323,30 +570,48 @@ def main(argv: list[str] | None = None) -> None:
                     mine.setdefault("_meta", commands)
                 else:
                     mine.setdefault(scale, {}).update(commands)
+
+    def save() -> None:
+        with open(store_path, "w") as fh:
+            json.dump(store, fh, indent=1)
+
     for scale in scales:
         info = prepare(a.cache, scale)
-        store.setdefault("tables", {})[str(scale)] = info
+        store.setdefault("tables", {})[scale] = info
         if a.prepare_only:
             continue
+        if a.floor:
+            for kind in dict.fromkeys(FLOOR_OF[n] for n in names + (["expire-yes"] if a.expire_yes else [])):
+                store.setdefault("floors", {}).setdefault(scale, {})[kind] = time_floor(kind, info)
+                save()
+        if names:
+            label = store.setdefault("labels", {}).setdefault(a.label, {})
+            commit = subprocess.run(["git", "-C", a.icectl_root, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True).stdout.strip()
+            label["_meta"] = {"when": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                              "commit": commit or a.icectl_root,
+                              "load": "/".join(f"{x:.1f}" for x in os.getloadavg()) + " at the start"}
+            for name in names:
+                label.setdefault(scale, {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait,
+                                                                 a.command_timeout)
+                save()
+            label["_meta"]["load"] += ", " + "/".join(f"{x:.1f}" for x in os.getloadavg()) + " at the end"
+        if a.pyiceberg:
+            for name in [n for n in names if n in PYICEBERG]:
+                store.setdefault("pyiceberg", {}).setdefault(scale, {})[name] = time_pyiceberg(name, info,
+                                                                                             a.peer_timeout)
+                save()
         if a.java:
-            store.setdefault("java", {})[str(scale)] = time_java(info, a.java_driver_memory)
-            with open(store_path, "w") as fh:
-                json.dump(store, fh, indent=1)
-        if not names:
-            continue
-        label = store.setdefault("labels", {}).setdefault(a.label, {})
-        commit = subprocess.run(["git", "-C", a.icectl_root, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-        label["_meta"] = {"when": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                          "commit": commit or a.icectl_root}
-        for name in names:
-            label.setdefault(str(scale), {})[name] = time_command(name, info, a.runs, a.icectl_root, a.max_wait)
-            with open(store_path, "w") as fh:
-                json.dump(store, fh, indent=1)
+            store.setdefault("java", {})[scale] = time_java(info, a.java_driver_memory, a.peer_timeout)
+            save()
+        if a.expire_yes:
+            store.setdefault("expire_yes", {})[scale] = time_expire_yes(info, a.icectl_root, a.java,
+                                                                        a.java_driver_memory, a.java_expire_timeout)
+            save()
     block = render(store)
     print(block)
     if not a.no_write:
-        update_results(a.results, BEGIN, END, block, "# Scale benchmark")
+        update_results(a.results, BEGIN, END, block, "# Scale benchmark: the curve")
 
 
 if __name__ == "__main__":

@@ -329,9 +329,11 @@ class Generator:
             added_rows=sum(f.rows[i] for i in added), existing_rows=sum(f.rows[i] for i in existing),
             min_day=min(days), max_day=max(days))
 
-    def merge(self, manifests: list[Manifest], snapshot_id: int, seq: int) -> list[Manifest]:
-        """Iceberg Java's ManifestMergeManager.mergeGroup for one spec; ``manifests[0]`` is new."""
-        first = manifests[0]
+    def merge(self, manifests: list[Manifest], snapshot_id: int, seq: int,
+              first: Manifest | None = None) -> list[Manifest]:
+        """Iceberg Java's ManifestMergeManager.mergeGroup for one spec; ``first`` is this commit's new
+        manifest (default ``manifests[0]``; a spec group without it has none)."""
+        first = manifests[0] if first is None else first
         target = self.args.target_size_bytes
         # ListPacker(target, lookback=1, largestBinFirst=false).packEnd: greedy from the oldest.
         bins: list[list[Manifest]] = []
@@ -354,12 +356,16 @@ class Generator:
             elif any(m is first for m in b) and len(b) < self.args.min_count_to_merge:
                 out.extend(b)
             else:
-                files = [i for m in b for i in m.files]
                 self.merges += 1
-                self.merged_entries += len(files)
+                self.merged_entries += sum(len(m.files) for m in b)
                 self._manifest_counter += 1
-                out.append(self.write_manifest(files, snapshot_id, seq, self._commit_uuid, self._manifest_counter))
+                out.append(self.write_merged(b, snapshot_id, seq))
         return out
+
+    def write_merged(self, bin_: list[Manifest], snapshot_id: int, seq: int) -> Manifest:
+        """The manifest replacing the manifests of one bin, written by this snapshot."""
+        files = [i for m in bin_ for i in m.files]
+        return self.write_manifest(files, snapshot_id, seq, self._commit_uuid, self._manifest_counter)
 
     def manifest_list_record(self, m: Manifest) -> bytes:
         v = self.v

@@ -110,6 +110,8 @@ class TreeSampler:
 
         self.tree = {root}
         self.seen: dict[int, tuple[int, int]] = {}
+        self.peak_rss = 0  # bytes: the largest sum of the tree's resident sets seen in one scan
+        self.page = os.sysconf("SC_PAGE_SIZE")
         self.interval = interval
         self.hz = os.sysconf("SC_CLK_TCK")
         self._stop = threading.Event()
@@ -126,17 +128,20 @@ class TreeSampler:
                 except OSError:
                     continue
                 f = s[s.rindex(b")") + 2:].split()
-                procs[int(d)] = (int(f[1]), int(f[11]), int(f[12]))
+                procs[int(d)] = (int(f[1]), int(f[11]), int(f[12]), int(f[21]))
         grew = True
         while grew:
             grew = False
-            for pid, (ppid, _, _) in procs.items():
+            for pid, (ppid, *_) in procs.items():
                 if pid not in self.tree and ppid in self.tree:
                     self.tree.add(pid)
                     grew = True
+        rss = 0
         for pid in self.tree:
             if pid in procs:
-                self.seen[pid] = procs[pid][1:]
+                self.seen[pid] = procs[pid][1:3]
+                rss += procs[pid][3] * self.page
+        self.peak_rss = max(self.peak_rss, rss)
 
     def _run(self) -> None:
         while not self._stop.is_set():
