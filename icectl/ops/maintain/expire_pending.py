@@ -32,6 +32,24 @@ FORMAT = "icectl-expire-pending/1"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
+QUIET_BELOW = 1000  # a phase of fewer steps says nothing: it takes seconds
+
+
+def progress_lines(say: Callable[[str], None], *, quiet_below: int = QUIET_BELOW) -> Progress:
+    """A :data:`Progress` that says ``phase: done/total`` when a phase of ``quiet_below`` steps or
+    more starts, at each tenth and when it ends (a log line, not one per manifest)."""
+    tenths: dict[str, int] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if total < quiet_below:
+            return
+        tenth = 10 * done // total
+        if tenths.get(phase, -1) < tenth:
+            tenths[phase] = tenth
+            say(f"{phase}: {done}/{total}")
+    return progress
+
+
 @dataclass
 class FileToDelete:
     path: str
@@ -159,5 +177,5 @@ def finish_pending(table: Table, pending: PendingDeletes, *, delete: Deleter,
     return FinishedPending(len(pending.files), deleted, failed, kept + [f.path for f in pending.files if f not in inside])
 
 
-__all__ = ["PENDING_NAME", "FileToDelete", "FinishedPending", "PendingDeletes", "clear_pending", "finish_pending", "pending_path",
+__all__ = ["PENDING_NAME", "FileToDelete", "FinishedPending", "PendingDeletes", "clear_pending", "finish_pending", "pending_path", "progress_lines",
            "read_pending", "still_unreachable", "write_pending"]
