@@ -56,6 +56,9 @@ def expire(
     if owed:
         progress.say(f"{t.name}: expire: {len(pending.files)} files an earlier expire left to delete "  # type: ignore[union-attr]
                      "(a run without --dry-run deletes those the table no longer reaches)")
+    if pending is not None and pending.unreadable:
+        progress.say(f"{t.name}: expire: the record of an earlier expire's deletes is cut short ({pending.unreadable}): "
+                     "a run without --dry-run drops it; remove-orphans finds those files")
     if dry_run or not (plan.changes_metadata or pending):
         render(env, expire_report(plan, None, dry_run=dry_run, explain=explain))
         return
