@@ -6,9 +6,10 @@ import dataclasses
 from typing import Any
 
 from icectl.cli.context import Env
-from icectl.cli.output import render
+from icectl.cli.output import progress_writer, render
 from icectl.errors import RefusedError
 from icectl.ops.maintain.expire import delete_files
+from icectl.ops.maintain.expire_pending import progress_lines
 
 
 def confirm_plan(env: Env, plan: Any, question: str, *, yes: bool, action: str = "change the table") -> None:
@@ -54,3 +55,39 @@ def progress_deleter(env: Env, io: Any, total: int, *, location: str | None, all
                                 progress=lambda n: p.advance(task, n))
 
     return run
+
+
+class PhaseProgress:
+    """``progress(phase, done, total)`` of a long operation (expire reading 100,000 manifest
+    lists): a rich bar per phase on stderr when it is a terminal; otherwise timestamped lines
+    (:func:`icectl.cli.output.progress_writer`, through :func:`progress_lines`) when a long phase
+    starts, at each tenth and when it ends, so a cron log shows where a run is.
+    ``with PhaseProgress(env, "db.t: expire") as progress:``."""
+
+    def __init__(self, env: Env, prefix: str):
+        self.env = env
+        self.bar: Any = None
+        self.tasks: dict[str, Any] = {}
+        self.say = progress_writer(env)
+        self.lines = progress_lines(lambda m: self.say(f"{prefix}: {m}"))
+
+    def __enter__(self) -> "PhaseProgress":
+        if self.env.is_terminal(self.env.stderr):
+            from rich.progress import Progress  # rich is heavy: loaded only for a progress bar on a terminal
+
+            self.bar = Progress(console=self.env.console(stderr=True), transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+            self.bar = None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.bar is None:
+            self.lines(phase, done, total)
+            return
+        if phase not in self.tasks:
+            self.tasks[phase] = self.bar.add_task(phase, total=total)
+        self.bar.update(self.tasks[phase], completed=done, total=total)

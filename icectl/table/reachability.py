@@ -78,23 +78,25 @@ def reachable_files(table: Table, md: TableMetadata, snapshots: Iterable[Snapsho
     return out
 
 
-def metadata_reach(view: Table, snapshots: list[Snapshot], *,
-                   workers: int = 2) -> tuple[list[str], dict[str, ManifestFile]]:
+def metadata_reach(view: Table, snapshots: list[Snapshot], *, workers: int = 2,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[list[str], dict[str, ManifestFile]]:
     """The manifest lists of the snapshots, and their distinct manifests (first listing wins),
     read a few lists ahead of the consumer. Thousands of snapshots list mostly the same
     manifests: each list is decoded as columns and only an entry whose manifest was not seen yet
-    becomes a :class:`ManifestFile`."""
+    becomes a :class:`ManifestFile`. ``progress(done, total)`` is called after each list."""
     lists: list[str] = []
     manifests: dict[str, ManifestFile] = {}
     with_lists = [s for s in snapshots if s.manifest_list or s.manifests]
-    for s, (paths, make) in zip(with_lists, bounded_map(lambda s: _list_paths(view, s), with_lists,
-                                                         workers=workers, ahead=16)):
+    for n, (s, (paths, make)) in enumerate(zip(with_lists, bounded_map(lambda s: _list_paths(view, s), with_lists,
+                                                                       workers=workers, ahead=16)), 1):
         if s.manifest_list:
             lists.append(view.resolve(s.manifest_list))
         new = [i for i, p in enumerate(paths) if p not in manifests]
         if new:
             for m in make(new):
                 manifests.setdefault(m.manifest_path, m)
+        if progress is not None:
+            progress(n, len(with_lists))
     return lists, manifests
 
 

@@ -36,11 +36,12 @@ from icectl.table.transaction import Committed, Transaction, sent_json
 from icectl.table.requirements import requirements_for
 from icectl.table.loaded import Table
 from icectl.table.updates import RemovePartitionSpecs, RemoveSchemas, RemoveSnapshotRef, RemoveSnapshots, TableUpdate
-from icectl.errors import ConflictingChangeError, NotFoundError, RefusedError, UsageError
+from icectl.errors import CommitStateUnknownError, ConflictingChangeError, IcectlError, NotFoundError, RefusedError, UsageError
 from icectl.io import normalize_location
 from icectl.io.safety import table_guard
 from icectl.spec.temporal import millis_to_iso
 from icectl.table.listing import bounded_map
+from icectl.ops.maintain.expire_pending import FileToDelete, Progress, clear_pending, write_pending
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,6 @@ def default_cutoff(md: TableMetadata, opts: ExpireOptions) -> str:
     now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
     age = MAX_SNAPSHOT_AGE_MS.read(md.properties)
     return Cutoff(duration_text(age), now - age, age).describe() + f" ({MAX_SNAPSHOT_AGE_MS.name})"
-
-
-@dataclass
-class FileToDelete:
-    path: str
-    kind: str
-    size: int | None
 
 
 @dataclass
@@ -225,7 +219,7 @@ def _refuse_if_gc_disabled(table: Table, opts: ExpireOptions) -> None:
                            "corrupt other tables)", hint="use --no-delete-files to expire metadata only")
 
 
-def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
+def plan_expiry(table: Table, opts: ExpireOptions, *, progress: Progress | None = None) -> ExpiryPlan:
     """What expiring with ``opts`` would change and delete; refuses as :func:`apply_expiry` does."""
     _refuse_if_gc_disabled(table, opts)
     md = table.metadata
@@ -244,12 +238,13 @@ def plan_expiry(table: Table, opts: ExpireOptions) -> ExpiryPlan:
         older_than_ms=_default_older_than(md, opts), older_than=default_cutoff(md, opts),
     )
     if opts.delete_files and expired:
-        files, plan.skipped_outside_location = files_to_delete(table, md, new)
+        files, plan.skipped_outside_location = files_to_delete(table, md, new, progress=progress)
         plan.files, plan.skipped_for_safety = split_by_guard(table.io, md.location, files)
     return plan
 
 
-def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -> tuple[list[FileToDelete], list[str]]:
+def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata, *,
+                    progress: Progress | None = None) -> tuple[list[FileToDelete], list[str]]:
     """Files the snapshots removed between ``before`` and ``after`` reach, minus those any snapshot
     of ``after`` reaches (ExpireSnapshotsSparkAction's candidate set minus valid set)."""
     # The CLI plans (to show what goes) and then applies on the same Table: when nothing changed
@@ -265,7 +260,7 @@ def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -
             return list(cached[2]), list(cached[3])
     kept_ids = {s.snapshot_id for s in after.snapshots}
     expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
-    candidates = _candidates(table, before, after, expired)
+    candidates = _candidates(table, before, after, expired, progress or (lambda phase, done, total: None))
     out: list[FileToDelete] = []
     outside: list[str] = []
     root = normalize_location(before.location or "") + "/"
@@ -283,7 +278,7 @@ def files_to_delete(table: Table, before: TableMetadata, after: TableMetadata) -
 
 
 def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
-                expired: list) -> dict[str, tuple[str, int | None]]:
+                expired: list, progress: Progress) -> dict[str, tuple[str, int | None]]:
     """path -> (kind, size) of what the expired snapshots reach and no snapshot of ``after``
     reaches. The valid content files are held as 64-bit keys (:class:`PathKeys`: a few tens of
     MB for millions of files), and the expired snapshots' manifests are read a few at a time, each
@@ -293,10 +288,23 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     def view(md: TableMetadata) -> Table:
         return Table(table.identifier, md, table.metadata_location, table.catalog, table.io)
 
+    def counted(phase: str, fn: Callable[[Any], Any], items: list) -> Callable[[Any], Any]:
+        done = [0]
+
+        def run(item: Any) -> Any:
+            out = fn(item)
+            done[0] += 1
+            progress(phase, done[0], len(items))
+            return out
+        return run
+
     after_view, before_view = view(after), view(before)
-    valid_lists, valid_manifests = metadata_reach(after_view, list(after.snapshots))
-    valid_content = PathKeys.of(bounded_map(lambda m: live_content(after_view, m).get_column("path"),
-                                            list(valid_manifests.values())))
+    valid_lists, valid_manifests = metadata_reach(
+        after_view, list(after.snapshots), progress=lambda d, n: progress("reading the kept manifest lists", d, n))
+    kept = list(valid_manifests.values())
+    valid_content = PathKeys.of(bounded_map(counted("reading the kept manifests",
+                                                    lambda m: live_content(after_view, m).get_column("path"), kept),
+                                            kept))
     valid_meta = set(valid_lists) | set(valid_manifests)
     valid_meta |= {after_view.resolve(st.statistics_path) for st in after.statistics + after.partition_statistics
                    if after.snapshot_by_id(st.snapshot_id) is not None}
@@ -308,7 +316,8 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
                 out.setdefault(path, (kind, size))
 
     out: dict[str, tuple[str, int | None]] = {}
-    lists, manifests = metadata_reach(before_view, expired)
+    lists, manifests = metadata_reach(
+        before_view, expired, progress=lambda d, n: progress("reading the expired manifest lists", d, n))
     add_unless_valid([(p, MANIFEST_LIST, None) for p in lists] +
                      [(p, MANIFEST, m.manifest_length) for p, m in manifests.items()])
 
@@ -317,7 +326,7 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
         return frame.filter(~valid_content.contains(frame.get_column("path")))
 
     to_read = [m for p, m in manifests.items() if p not in valid_manifests]
-    for frame in bounded_map(unreached, to_read):
+    for frame in bounded_map(counted("reading the expired manifests", unreached, to_read), to_read):
         for path, kind, size in frame.iter_rows():
             if path not in valid_meta:
                 out.setdefault(path, (kind, size))
@@ -382,10 +391,14 @@ def check_within_approved(plan: ExpiryPlan, approved: ExpiryPlan) -> None:
 
 def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[FileToDelete]], tuple[list[FileToDelete], list[tuple[str, str]]]] | None = None,
                  before_commit: Callable[[ExpiryPlan], None] | None = None,
-                 approved: ExpiryPlan | None = None) -> ExpiryResult:
+                 approved: ExpiryPlan | None = None, progress: Progress | None = None) -> ExpiryResult:
     """Commit the expiry (re-planning on conflict), then delete what the committed change
     unreferenced and what the table's latest metadata does not reach. With ``approved`` (the
-    plan a user saw), a plan made against a table that moved since may only do less."""
+    plan a user saw), a plan made against a table that moved since may only do less.
+
+    The files to delete are recorded at the table location before the commit
+    (:mod:`icectl.ops.maintain.expire_pending`) and the record goes when they are all deleted: a run
+    killed after its commit leaves a valid table whose next expiry finishes the deletes."""
     _refuse_if_gc_disabled(table, opts)
     first = plan_expiry(table, ExpireOptions(**{**opts.__dict__, "delete_files": False}))
     if not first.changes_metadata:
@@ -395,15 +408,27 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
     def build(txn: Transaction) -> list[TableUpdate]:
         current = txn.table
         moved = approved is not None and current.metadata_location != approved.base_metadata_location
-        plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": opts.delete_files and moved}))
+        plan = plan_expiry(current, ExpireOptions(**{**opts.__dict__, "delete_files": opts.delete_files and moved}),
+                           progress=progress)
         if moved:
             check_within_approved(plan, approved)  # type: ignore[arg-type]
         state["plan"] = plan
+        if opts.delete_files and plan.expired_snapshot_ids:
+            owed, _ = files_to_delete(current, current.metadata, plan.new_metadata, progress=progress)
+            write_pending(current, current.metadata_location, split_by_guard(current.io, current.location, owed)[0])
+            state["pending"] = plan
         if before_commit is not None:
             before_commit(plan)
         return plan.updates
 
-    done = Transaction(table).commit(build)
+    try:
+        done = Transaction(table).commit(build)
+    except CommitStateUnknownError:
+        raise  # the record stays: the next run deletes what the metadata it finds no longer reaches
+    except Exception:
+        if "pending" in state:
+            _forget_pending(table)
+        raise
     committed, base = done.table, done.base
     plan = state["plan"]
     deleted: list[FileToDelete] = []
@@ -422,8 +447,24 @@ def apply_expiry(table: Table, opts: ExpireOptions, *, delete: Callable[[list[Fi
         if delete is None:
             delete = lambda fs: delete_files(table.io, fs, location=committed.metadata.location)  # noqa: E731
         deleted, failed = delete(files)
+        if "pending" in state:
+            left = {p for p, why in failed if why != "already gone"}
+            owed = [f for f in files if f.path in left]
+            if owed:
+                write_pending(committed, base.metadata_location, owed)
+            else:
+                clear_pending(committed)
     return ExpiryResult(plan, committed.metadata_location, deleted, failed, done.deleted_metadata_files,
                         committed=done)
+
+
+def _forget_pending(table: Table) -> None:
+    """Nothing was committed: the record is not needed (it would be harmless: a re-run deletes only
+    what the metadata it finds does not reach)."""
+    try:
+        clear_pending(table)
+    except IcectlError:
+        pass
 
 
 def split_by_guard(io, location: str | None,
@@ -457,6 +498,6 @@ def delete_files(io, files: list[FileToDelete], *, location: str | None, allow_s
     return deleted, [(f.path, failed[f.path]) for f in files if f.path in failed]
 
 
-__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "apply_expiry", "bytes_by_kind", "delete_files",
+__all__ = ["ExpireOptions", "ExpiryPlan", "ExpiryResult", "FileToDelete", "apply_expiry", "bytes_by_kind", "delete_files",
            "java_counts", "split_by_guard",
            "plan_expiry", "METADATA", "MANIFEST", "MANIFEST_LIST", "STATISTICS"]

@@ -261,8 +261,11 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
         what += f"; refs past their max-ref-age: {', '.join(plan.removed_refs)}"
     if m.metadata_size is not None:
         what += f"; metadata.json is {human_size(m.metadata_size)}"
-    command = ["expire", table.name] + (["--no-delete-files"] if gc_off else []) + ["--yes"]
-    out.append(_finding(policy, "snapshots", "expire", sev, what, command, {"delete_files": not gc_off}))
+    clean = policy.expire_clean_expired_metadata
+    command = ["expire", table.name] + (["--no-delete-files"] if gc_off else []) + \
+        (["--clean-expired-metadata"] if clean else []) + ["--yes"]
+    out.append(_finding(policy, "snapshots", "expire", sev, what, command,
+                        {"delete_files": not gc_off, "clean_expired_metadata": clean}))
 
 
 def _check_statistics(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:

@@ -40,6 +40,7 @@ from icectl.ops.maintain.policy import STEPS, Policy, PolicyFile
 from icectl.table.loaded import Table, load_table
 from icectl.ops.maintain.compact import CompactOptions, plan_compaction, run_compaction
 from icectl.ops.maintain.expire import ExpireOptions, apply_expiry, FileToDelete, delete_files
+from icectl.ops.maintain.expire_pending import FinishedPending, finish_pending, progress_lines, read_pending
 from icectl.ops.maintain.quarantine import apply_quarantine, plan_quarantine, quarantine_root
 from icectl.ops.maintain.remove_orphans import plan_orphans
 from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite, run_delete_rewrite
@@ -157,7 +158,17 @@ def _run_step(table: Table, step: str, finding: Finding, *, opts: MaintainOption
         return ({"rewritten_manifests": len(plan.rewritten), "added_manifests": len(res.added_manifests)},
                 [res.committed.sent_json()] if res.committed else [])
     if step == "expire":
-        res = apply_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=finding.options.get("delete_files", True)))
+        delete = finding.options.get("delete_files", True)
+        lines = progress_lines(lambda m: progress(f"expire: {m}")) if progress else None
+        pending = read_pending(table) if delete else None
+        finished = finish_pending(table, pending, progress=lines,
+                                  delete=lambda fs: delete_files(table.io, fs, location=table.location)) if pending \
+            else FinishedPending()
+        res = apply_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=delete,
+                                                clean_expired_metadata=finding.options.get("clean_expired_metadata",
+                                                                                           False)),
+                           progress=lines)
+        res.deleted, res.failed = finished.deleted + res.deleted, finished.failed + res.failed
         if res.failed:
             raise _PartialError(f"expired {len(res.plan.expired_snapshot_ids)} snapshots but {len(res.failed)} files "
                                 f"could not be deleted (e.g. {res.failed[0][0]}: {res.failed[0][1]})",

@@ -50,6 +50,7 @@ class Policy:
     min_small_manifests: int = 10  # manifests under the target size before rewrite-manifests is called for
     snapshots_critical: int = 1000  # expirable snapshots
     metadata_size_critical: int = 32 * 1024 * 1024  # bytes of metadata.json, when expire can shrink it
+    expire_clean_expired_metadata: bool = False  # expire's --clean-expired-metadata: drop unused schemas and specs
     orphans_older_than: str = "3d"
     orphans_quarantine: str = ""  # remove-orphans moves orphans to this folder of the table (--quarantine); "" deletes
     partition_skew: float = 10.0  # largest partition / median partition (bytes): info
