@@ -173,9 +173,9 @@ def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
                 # the batch as one array on one line; indent=0 puts the standard encoder's spaces
                 # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
                 # it is found nowhere else (not inside a string), it is where to cut.
-                flat = _FORMAT(data, indent=0)
-                if flat.count(ROW_BOUNDARY) == len(dicts) - 1:
-                    return flat[1:-1].decode().replace("}, {", "}" + sep + "{")
+                pieces = _FORMAT(data, indent=0)[1:-1].split(ROW_BOUNDARY)
+                if len(pieces) == len(dicts):
+                    return ("}" + sep + "{").encode().join(pieces).decode()
         return sep.join(map(dumps, batch))
 
     return texts
