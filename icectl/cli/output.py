@@ -169,12 +169,19 @@ def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
         dicts = list(map(plain, batch))
         if None not in dicts:
             data = _ENCODE(dicts)
+            n = len(dicts)
+            del dicts  # each intermediate is let go as soon as the next is made: memory stays as it was
             if data.isascii():  # the standard encoder escapes the rest as \\uXXXX
                 # the batch as one array on one line; indent=0 puts the standard encoder's spaces
                 # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
                 # it is found nowhere else (not inside a string), it is where to cut.
-                pieces = _FORMAT(data, indent=0)[1:-1].split(ROW_BOUNDARY)
-                if len(pieces) == len(dicts):
+                flat = _FORMAT(data, indent=0)
+                del data
+                pieces = flat.split(ROW_BOUNDARY)
+                del flat
+                if len(pieces) == n:
+                    pieces[0] = pieces[0][1:]  # "[" and "]" of the array
+                    pieces[-1] = pieces[-1][:-1]
                     return ("}" + sep + "{").encode().join(pieces).decode()
         return sep.join(map(dumps, batch))
 
