@@ -6,6 +6,7 @@ icectl (metadata, manifest list) and decodes each with ``pl.read_avro``, convert
 
     floor-current  the current snapshot's manifests   (files, validate, health)
     floor-all      every manifest of every snapshot    (expire --dry-run, remove-orphans --dry-run)
+    floor-diff     the manifests only one of the 100th newest snapshot and the current one has (diff)
 
 Every measurement is a whole process (``python -m icectl``), stdout to /dev/null, its CPU time
 (user + system, from ``os.wait4``: the machine is shared, so wall time says little) and peak
@@ -36,11 +37,17 @@ import sys, io, polars as pl
 from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
 from icectl.table.loaded import load_table
 t = load_table(build_catalog(resolve_catalog_config(sys.argv[1])), parse_identifier(sys.argv[2]))
-snaps = [t.metadata.current_snapshot] if sys.argv[3] == "current" else list(t.metadata.snapshots)
+scope = sys.argv[3]
+if scope.startswith("diff:"):  # the manifests only one of the two snapshots has
+    a = {m.manifest_path: m for m in t.manifests(t.metadata.snapshot_by_id(int(scope[5:])))}
+    b = {m.manifest_path: m for m in t.manifests(t.metadata.current_snapshot)}
+    snaps = [[m for p, m in {**a, **b}.items() if (p in a) != (p in b)]]
+else:
+    snaps = [t.manifests(s) for s in ([t.metadata.current_snapshot] if scope == "current" else t.metadata.snapshots)]
 seen = set()
 rows = 0
-for s in snaps:
-    for m in t.manifests(s):
+for ms in snaps:
+    for m in ms:
         if m.manifest_path not in seen:
             seen.add(m.manifest_path)
             rows += pl.read_avro(io.BytesIO(t.io.read(m.manifest_path))).height
@@ -48,7 +55,7 @@ print(len(seen), rows)
 """
 
 
-def commands(cutoff: int) -> dict[str, list[str]]:
+def commands(cutoff: int, diff_from: int) -> dict[str, list[str]]:
     return {
         "files -o json": ["-o", "json", "files", IDENT],
         "files -o jsonl": ["-o", "jsonl", "files", IDENT],
@@ -56,6 +63,7 @@ def commands(cutoff: int) -> dict[str, list[str]]:
         "health": ["-o", "json", "health", IDENT],
         "expire --dry-run": ["-o", "json", "expire", IDENT, "--older-than", str(cutoff), "--dry-run"],
         "remove-orphans --dry-run": ["-o", "json", "remove-orphans", IDENT, "--dry-run"],
+        "diff": ["-o", "json", "diff", IDENT, str(diff_from), "main"],
     }
 
 
@@ -76,14 +84,16 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int] | None:
     return ru.ru_utime + ru.ru_stime, time.perf_counter() - t0, ru.ru_maxrss // 1024
 
 
-def cutoff_keeping(data: str, keep: int = 100) -> int:
-    """A timestamp that keeps the newest ``keep`` snapshots (as bench_scale's expire)."""
+def cutoff_keeping(data: str, keep: int = 100) -> tuple[int, int]:
+    """A timestamp that keeps the newest ``keep`` snapshots (as bench_scale's expire), and the
+    ``keep``-th newest snapshot's id (bench_scale's diff compares it with main)."""
     out = subprocess.run([sys.executable, "-c", FLOOR.split("t = load_table")[0] + (
         "t = load_table(build_catalog(resolve_catalog_config(sys.argv[1])), parse_identifier(sys.argv[2]))\n"
-        "ts = sorted(s.timestamp_ms for s in t.metadata.snapshots)\n"
-        f"print(ts[-{keep}])\n"), "bench", IDENT], capture_output=True, text=True, check=True,
+        "s = sorted(t.metadata.snapshots, key=lambda s: s.timestamp_ms)[-%d]\n"
+        "print(s.timestamp_ms, s.snapshot_id)\n" % keep), "bench", IDENT], capture_output=True, text=True, check=True,
         env=dict(os.environ, ICECTL_CONFIG=os.path.join(data, "icectl.yaml")))
-    return int(out.stdout)
+    ts, sid = out.stdout.split()
+    return int(ts), int(sid)
 
 
 def main() -> None:
@@ -95,13 +105,17 @@ def main() -> None:
     a = p.parse_args()
     codes = [c.split("=", 1) for c in a.code] or [["this", os.path.dirname(HERE)]]
     base = dict(os.environ, ICECTL_CONFIG=os.path.join(a.data, "icectl.yaml"))
-    cutoff = cutoff_keeping(a.data)
-    cmds = commands(cutoff)
+    cutoff, diff_from = cutoff_keeping(a.data)
+    cmds = commands(cutoff, diff_from)
     if a.only:
         cmds = {k: v for k, v in cmds.items() if k in a.only.split(",")}
     jobs: list[tuple[str, str, list[str], dict[str, str]]] = []
-    for scope in ("current", "all"):
-        jobs.append((f"floor-{scope}", "polars", [sys.executable, "-c", FLOOR, "bench", IDENT, scope], base))
+    for scope, arg in (("current", "current"), ("all", "all"), ("diff", f"diff:{diff_from}")):
+        if scope == "diff" and "diff" not in cmds:
+            continue
+        if scope == "all" and not {"expire --dry-run", "remove-orphans --dry-run"} & set(cmds):
+            continue
+        jobs.append((f"floor-{scope}", "polars", [sys.executable, "-c", FLOOR, "bench", IDENT, arg], base))
     for name, args in cmds.items():
         for label, code in codes:
             env = dict(base, PYTHONPATH=os.path.abspath(code))
@@ -112,7 +126,8 @@ def main() -> None:
         for name, label, cmd, env in jobs:
             results.setdefault((name, label), []).append(run(cmd, env))
         load.append(os.getloadavg()[0])
-    floor = {s: statistics.median(r[0] for r in results[(f"floor-{s}", "polars")]) for s in ("current", "all")}
+    floor = {s: statistics.median(r[0] for r in results[(f"floor-{s}", "polars")])
+             for s in ("current", "all", "diff") if (f"floor-{s}", "polars") in results}
     print(f"load average (1 min) during the runs: {min(load):.1f}-{max(load):.1f}; medians of {a.runs} runs\n")
     print("| command | code | CPU s (user+sys) | x floor | wall s | peak RSS MB |")
     print("|---|---|---|---|---|---|")
@@ -121,10 +136,11 @@ def main() -> None:
             print(f"| {name} | {label} | n/a | | | |")
             continue
         cpu = statistics.median(r[0] for r in rs)
-        scope = "all" if name in ("expire --dry-run", "remove-orphans --dry-run", "floor-all") else "current"
+        scope = ("all" if name in ("expire --dry-run", "remove-orphans --dry-run", "floor-all")
+                 else "diff" if name in ("diff", "floor-diff") else "current")
         print(f"| {name} | {label} | {cpu:.2f} | {cpu / floor[scope]:.2f} | {statistics.median(r[1] for r in rs):.2f} "
               f"| {statistics.median(r[2] for r in rs)} |")
-    print(json.dumps({"cutoff": cutoff}))
+    print(json.dumps({"cutoff": cutoff, "diff_from": diff_from}))
 
 
 if __name__ == "__main__":

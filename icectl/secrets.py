@@ -97,7 +97,7 @@ class RedactingStream:
 
     def write(self, text: str) -> int:
         out = redact(text)
-        if _SURROGATE.search(out):
+        if not out.isascii() and _SURROGATE.search(out):  # a surrogate is not ASCII: most text skips the search
             out = _SURROGATE.sub(_escape_surrogate, out)
         self._stream.write(out)
         return len(text)

@@ -118,7 +118,7 @@ def _default(obj: Any) -> Any:
 def write_json(out: TextIO, result: Any) -> None:
     root = getattr(type(result), "json_root", None)
     if root is None:
-        out.write(json.dumps(result, default=_default, indent=2) + "\n")
+        out.write(_indented(result) + "\n")
         return
     rows = iter(getattr(result, root))  # a list, or an iterator streamed as it is consumed
     if getattr(type(result), "json_stream", False):
@@ -130,37 +130,60 @@ def write_json(out: TextIO, result: Any) -> None:
         return
     texts = _row_texts(type(result))
     out.write("[\n")
-    out.write(",\n".join(texts(first)))
+    out.write(texts(first, ",\n"))
     while True:
         batch = head(rows)
         if not batch:
             break
         out.write(",\n")
-        out.write(",\n".join(texts(batch)))
+        out.write(texts(batch, ",\n"))
     out.write("\n]\n")
 
 
-_ENCODE_LINES = msgspec.json.Encoder().encode_lines
+def _indented(result: Any) -> str:
+    """``json.dumps(result, default=_default, indent=2)``: the C encoder's compact text, indented
+    by msgspec (the standard encoder indents in pure Python, ten times slower); a text msgspec
+    does not take (NaN, Infinity) goes through the standard encoder."""
+    text = json.JSONEncoder(default=_default).encode(result)
+    try:
+        return _FORMAT(text, indent=2)
+    except msgspec.DecodeError:
+        return json.dumps(result, default=_default, indent=2)
+
+
+_ENCODE = msgspec.json.Encoder().encode
 _FORMAT = msgspec.json.format
+ROW_BOUNDARY = b"}, {"
 
 
-def _row_texts(cls: type) -> Callable[[list[Any]], list[str]]:
-    """A batch of rows -> each row's JSON text as ``json.JSONEncoder(default=_default).encode``
-    writes it; by msgspec for a result class with ``json_row`` (see the module's docstring)."""
+def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
+    """A batch of rows -> their JSON texts as ``json.JSONEncoder(default=_default).encode``
+    writes each, joined by ``sep``; by msgspec for a result class with ``json_row`` (see the
+    module's docstring)."""
     dumps = json.JSONEncoder(default=_default).encode  # compact, C-accelerated
     plain = getattr(cls, "json_row", None)
     if plain is None:
-        return lambda batch: list(map(dumps, batch))
+        return lambda batch, sep: sep.join(map(dumps, batch))
 
-    def texts(batch: list[Any]) -> list[str]:
+    def texts(batch: list[Any], sep: str) -> str:
         dicts = list(map(plain, batch))
         if None not in dicts:
-            data = _ENCODE_LINES(dicts)
+            data = _ENCODE(dicts)
+            n = len(dicts)
+            del dicts  # each intermediate is let go as soon as the next is made: memory stays as it was
             if data.isascii():  # the standard encoder escapes the rest as \\uXXXX
-                # one object a line (JSON escapes a newline inside a string); indent=0 puts the
-                # standard encoder's spaces after ',' and ':' back
-                return [_FORMAT(line, indent=0).decode() for line in data.split(b"\n")[:-1]]
-        return list(map(dumps, batch))
+                # the batch as one array on one line; indent=0 puts the standard encoder's spaces
+                # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
+                # it is found nowhere else (not inside a string), it is where to cut.
+                flat = _FORMAT(data, indent=0)
+                del data
+                pieces = flat.split(ROW_BOUNDARY)
+                del flat
+                if len(pieces) == n:
+                    pieces[0] = pieces[0][1:]  # "[" and "]" of the array
+                    pieces[-1] = pieces[-1][:-1]
+                    return ("}" + sep + "{").encode().join(pieces).decode()
+        return sep.join(map(dumps, batch))
 
     return texts
 
@@ -204,7 +227,7 @@ def write_jsonl(out: TextIO, result: Any) -> None:
         batch = list(islice(rows, size))
         if not batch:
             return
-        out.write("\n".join(texts(batch)) + "\n")
+        out.write(texts(batch, "\n") + "\n")
         out.flush()
         size = JSONL_BATCH
 

@@ -123,7 +123,12 @@ def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2)
     if snapshot is None:
         return
     manifests = table.manifests(snapshot)
-    manifests = [m for m in manifests if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
+    yield from live_rows(table, [m for m in manifests if m.content in (ManifestContent.DATA, ManifestContent.DELETES)],
+                         workers=workers)
+
+
+def live_rows(table: Table, manifests: list[ManifestFile], *, workers: int = 2) -> Iterator[tuple]:
+    """:func:`live_file_rows` of the given manifests (``diff``: those only one side has)."""
     for chunk in bounded_map(lambda m: _rows_any(table, m), manifests, workers=workers):
         yield from chunk
 

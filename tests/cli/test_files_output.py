@@ -99,3 +99,23 @@ def test_jsonl_writes_the_first_row_before_the_last_manifest_is_read(ws, monkeyp
     # at most the read-ahead window (a few manifests) is read before the first row is out
     assert kinds[:first_write].count("manifest") < APPENDS - 2
     assert "manifest" in kinds[first_write:]
+
+
+def test_a_path_holding_the_row_boundary_is_cut_right(ws, tmp_path):
+    """A batch is encoded as one array and cut where ``}, {`` sits between two rows: a path that
+    holds ``}, {`` (or a quote) makes the cut ambiguous, and the batch is encoded row by row."""
+    uri, warehouse = f"sqlite:///{tmp_path}/catalog.db", str(tmp_path / "warehouse")
+    t = load_table(build_catalog(resolve_catalog_config(None, uri=uri, warehouse=warehouse)), parse_identifier("db.t"))
+    append_files(t, [DataFile(f"{t.location}/data/{name}.parquet", "parquet", (19100,), 1, 10)
+                     for name in ('odd}, {"content": "data"}, {', "plain")])
+    code, out, err = ws("-o", "json", "files", "db.t")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == APPENDS * 3 + 2 + 2
+    for line in lines[1:-1]:
+        line = line.removesuffix(",")
+        assert line == json.dumps(json.loads(line))
+    assert any('odd}, {\\"content\\"' in line for line in lines)
+    code, jsonl, err = ws("-o", "jsonl", "files", "db.t")
+    assert code == 0, err
+    assert jsonl.splitlines() == [line.removesuffix(",") for line in lines[1:-1]]

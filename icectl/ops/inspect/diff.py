@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import NotFoundError, UsageError
 from icectl.expr.timestamp import MIN_EPOCH_MS, parse_timestamp_ms
-from icectl.formats.manifest import ManifestEntry, ManifestFile
+from icectl.formats.manifest import ManifestFile, content_kind
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from icectl.spec.types import type_label
+from icectl.table.listing import live_rows
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_file_version, metadata_folder, read_metadata_file
 from icectl.io import join
@@ -346,18 +346,13 @@ def _manifests(side: DiffSide) -> dict[str, ManifestFile]:
     return {m.manifest_path: m for m in side.table.manifests(snap)} if snap is not None else {}
 
 
-def _live(side: DiffSide, manifests: list[ManifestFile]) -> dict[tuple, tuple[ManifestEntry, TableMetadata]]:
-    def load(m: ManifestFile) -> list[ManifestEntry]:
-        return side.table.read_entries(m, live_only=True, with_stats=False)
-
-    out: dict[tuple, tuple[ManifestEntry, TableMetadata]] = {}
-    if not manifests:
-        return out
-    with ThreadPoolExecutor(max_workers=min(8, len(manifests))) as pool:
-        for entries in pool.map(load, manifests):
-            for e in entries:
-                df = e.data_file
-                out[(df.file_path, df.content_offset)] = (e, side.metadata)
+def _live(side: DiffSide, manifests: list[ManifestFile]) -> dict[tuple, tuple[tuple, TableMetadata]]:
+    """The live entries of ``manifests``, keyed by (file_path, content_offset): each a tuple in the
+    order of :data:`icectl.table.listing.COLUMNS` (decoded column by column, no object per entry)."""
+    out: dict[tuple, tuple[tuple, TableMetadata]] = {}
+    md = side.metadata
+    for row in live_rows(side.table, manifests):
+        out[(row[1], row[13])] = (row, md)
     return out
 
 
@@ -396,13 +391,12 @@ def _partition_json(md: TableMetadata, spec_id: int, values: tuple) -> dict[str,
     return out
 
 
-def _change(entry: ManifestEntry, md: TableMetadata, parts: _Partitions) -> FileChange:
-    df = entry.data_file
-    return FileChange(content=df.kind, file_path=df.file_path, file_format=df.file_format, spec_id=df.spec_id,
-                      partition=parts.json(md, df.spec_id, tuple(df.partition)), record_count=df.record_count,
-                      file_size_in_bytes=df.file_size_in_bytes, data_sequence_number=entry.sequence_number,
-                      snapshot_id=entry.snapshot_id, referenced_data_file=df.referenced_data_file,
-                      content_offset=df.content_offset, content_size_in_bytes=df.content_size_in_bytes)
+def _change(row: tuple, md: TableMetadata, parts: _Partitions) -> FileChange:
+    (content, path, fmt, spec_id, values, rc, size, seq, _fseq, sid, _st, _frid, ref, off, clen, _eq) = row
+    return FileChange(content=content_kind(content, fmt), file_path=path, file_format=fmt, spec_id=spec_id,
+                      partition=parts.json(md, spec_id, tuple(values)), record_count=rc, file_size_in_bytes=size,
+                      data_sequence_number=seq, snapshot_id=sid, referenced_data_file=ref, content_offset=off,
+                      content_size_in_bytes=clen)
 
 
 def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = False) -> TableDiff:
