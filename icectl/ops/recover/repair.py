@@ -56,6 +56,7 @@ from icectl.spec.metadata import MAIN_BRANCH, Snapshot, SnapshotRef
 from icectl.table.loaded import Table
 from icectl.table.snapshot_producer import (
     SnapshotChange,
+    live_totals,
     new_snapshot_id,
     snapshot_from_manifests,
     summarize_change,
@@ -515,19 +516,6 @@ def plan_repair(table: Table, *, all_refs: bool = False, metrics: bool = False) 
 
 # -- committing --------------------------------------------------------------------------------------------
 
-def _totals(entries: list[ManifestEntry]) -> dict[str, str]:
-    """SnapshotSummary's totals counted from the snapshot's live files (a DV counts its blob)."""
-    data = [e.data_file for e in entries if e.data_file.content == FileContent.DATA]
-    deletes = [e.data_file for e in entries if e.data_file.content != FileContent.DATA]
-    return {"total-records": str(sum(f.record_count for f in data)),
-            "total-files-size": str(sum(_size(f) for f in data + deletes)),
-            "total-data-files": str(len(data)), "total-delete-files": str(len(deletes)),
-            "total-position-deletes": str(sum(f.record_count for f in deletes
-                                              if f.content == FileContent.POSITION_DELETES)),
-            "total-equality-deletes": str(sum(f.record_count for f in deletes
-                                              if f.content == FileContent.EQUALITY_DELETES))}
-
-
 def _ref_updates(txn: Transaction, table: Table, r: RefRepair, *, snapshot_id: int) -> list[TableUpdate]:
     """The snapshot that repairs ``r``, built on ``table`` (``txn``'s base with the refs repaired
     before it) and committed by ``txn``."""
@@ -586,7 +574,7 @@ def _ref_updates(txn: Transaction, table: Table, r: RefRepair, *, snapshot_id: i
                               ("total-delete-files", "removed-delete-files")):
             if short.get(total):
                 summary[change] = str(int(summary.get(change, "0")) + short[total])
-    summary.update(_totals(kept))
+    summary.update(live_totals(kept))
     return snapshot_from_manifests(txn, head, manifests, snapshot_id=snapshot_id, sequence_number=seq,
                                    summary=summary, ref_name=r.ref, on=table)
 
