@@ -284,6 +284,10 @@ class Generator:
         parts.append(SOME + zz(0))  # sort_order_id 0 (unsorted)
         if v == 2:
             parts.append(NULL)  # referenced_data_file
+        return self.store_file(parts, snapshot_id, seq, n, size, day)
+
+    def store_file(self, parts: list[bytes], snapshot_id: int, seq: int, n: int, size: int, day: int) -> int:
+        """Keep an encoded data file (its Avro fields, ``parts``) and its columns; its index."""
         f = self.files
         f.body.append(b"".join(parts))
         f.snapshot_id.append(snapshot_id)

@@ -165,16 +165,8 @@ class NeglectedGenerator(g.Generator):
                  g.SOME + k + b"".join(g._key(c) + g.enc_bytes(to_bytes(t[c], lower[c])) for c in cols) + b"\x00",
                  g.SOME + k + b"".join(g._key(c) + g.enc_bytes(to_bytes(t[c], upper[c])) for c in cols) + b"\x00",
                  g.NULL, g.SOME + b"\x02" + g.zz(4) + b"\x00", g.NULL, g.SOME + g.zz(0), g.NULL]
-        f = self.files
-        f.body.append(b"".join(parts))
-        f.snapshot_id.append(snapshot_id)
-        f.seq.append(seq)
-        f.rows.append(n)
-        f.size.append(size)
-        f.day.append(day)
-        f.first_row_id.append(None)
         self.evt.append(evt if by_spec else "")
-        return len(f.body) - 1
+        return self.store_file(parts, snapshot_id, seq, n, size, day)
 
     # -- manifests from blocks --------------------------------------------------------------------
     def _header(self, spec_id: int) -> bytes:
