@@ -171,7 +171,7 @@ def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
             data = _ENCODE(dicts)
             n = len(dicts)
             del dicts  # each intermediate is let go as soon as the next is made: memory stays as it was
-            if data.isascii():  # the standard encoder escapes the rest as \\uXXXX
+            if data.isascii():  # the standard encoder writes the rest as \\u escapes
                 # the batch as one array on one line; indent=0 puts the standard encoder's spaces
                 # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
                 # it is found nowhere else (not inside a string), it is where to cut.
