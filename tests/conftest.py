@@ -4,6 +4,8 @@ Fixtures:
   repo_root      (session) pathlib.Path of the repository root.
   tmp_warehouse  (function) pathlib.Path of an empty, existing folder <tmp_path>/warehouse, for a
                  file-system warehouse that a test writes tables into.
+  no_user_config (function) no ICECTL_CONFIG / ICECTL_CATALOG and HOME=<tmp_path>/home, so a
+                 test sees no user's config (modules use it as `pytestmark = pytest.mark.usefixtures(...)`).
   postgres_server (session) a private PostgreSQL cluster on a loopback port (tests/pg_cluster.py:
                  Debian's initdb and pg_ctl in a temporary folder, password authentication),
                  stopped and removed at the end. Skips when PostgreSQL or psycopg is missing,
@@ -45,6 +47,14 @@ def tmp_warehouse(tmp_path: pathlib.Path) -> pathlib.Path:
     wh = tmp_path / "warehouse"
     wh.mkdir()
     return wh
+
+
+@pytest.fixture
+def no_user_config(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ICECTL_CONFIG / ICECTL_CATALOG and an empty HOME: a test sees no user's icectl config."""
+    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
+    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture(scope="session")

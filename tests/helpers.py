@@ -114,3 +114,11 @@ def update_from_json(obj: Any) -> TableUpdate:
     except (TypeError, ValueError, AttributeError) as e:
         raise InvalidMetadataError(f"invalid table update {action!r}: {e}") from None
     raise InvalidMetadataError(f"unknown table update action {action!r}")
+
+
+def live_entry_rows(t: Table) -> list[tuple]:
+    """The current snapshot's live entries as sorted tuples (path, content, snapshot id, data and
+    file sequence numbers, first row id, record count): what a repair must leave unchanged."""
+    return sorted((e.data_file.file_path, int(e.data_file.content), e.snapshot_id, e.sequence_number,
+                   e.file_sequence_number, e.data_file.first_row_id, e.data_file.record_count)
+                  for e in t.live_entries(t.metadata.current_snapshot))

@@ -37,6 +37,8 @@ from icectl.errors import ExitCode
 from icectl.io import FileIO
 from icectl.table.transaction import commit
 
+pytestmark = pytest.mark.usefixtures("no_user_config")
+
 DAY = 86_400_000
 
 
@@ -60,13 +62,6 @@ REF_CHANGE_KEYS = {"table", "action", "dry_run", "applied", "metadata_location",
                    "current_snapshot_id", "impact", "commits"}
 IMPACT_KEYS = {"branch", "from_snapshot_id", "to_snapshot_id", "leaving_history", "joining_history",
                "data_files_added", "data_files_removed", "records_added", "records_removed"}
-
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 class _Tty(io.StringIO):

@@ -22,14 +22,9 @@ from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.ops import demo
 
+pytestmark = pytest.mark.usefixtures("no_user_config")
+
 DAY_S = 86_400
-
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def age(path: str, days: float = 10) -> None:

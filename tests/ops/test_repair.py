@@ -17,13 +17,15 @@ from icectl.cli.main import run
 from icectl.errors import ExitCode
 from icectl.ops.recover.repair import apply_repair, plan_repair
 from icectl.ops.maintain.rewrite_manifests import apply_rewrite_manifests, plan_rewrite_manifests
-from helpers import append_files
+from helpers import append_files, live_entry_rows
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 from icectl.table.transaction import commit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("no_user_config")
 
 REPORT_KEYS = {"table", "all_refs", "refs", "statistics", "records_lost", "bytes_lost", "unrepairable",
                "metadata_location", "dry_run", "applied", "commits", "metrics", "metrics_files_checked",
@@ -32,19 +34,6 @@ REPORT_KEYS = {"table", "all_refs", "refs", "statistics", "records_lost", "bytes
 REF_KEYS = {"ref", "ref_type", "snapshot_id", "operation", "problems", "removed_files", "rebuilt_manifests",
             "records_lost", "bytes_lost", "delete_records_dropped", "unrepairable", "new_snapshot_id",
             "manifest_list"}  # a lost manifest list, rebuilt (issue 25 item 2)
-
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
-def live(t) -> list[tuple]:
-    return sorted((e.data_file.file_path, int(e.data_file.content), e.snapshot_id, e.sequence_number,
-                   e.file_sequence_number, e.data_file.first_row_id, e.data_file.record_count)
-                  for e in t.live_entries(t.metadata.current_snapshot))
 
 
 def errors(t) -> list:
@@ -62,7 +51,7 @@ def test_missing_data_file_and_the_delete_only_it_needed(tmp_path, version):
     t = base.table
     f1 = base.data_files[0]  # the v2 position delete / v3 deletion vector points at it alone
     os.unlink(f1.file_path)
-    before = live(t)
+    before = live_entry_rows(t)
     plan = plan_repair(t)
     r = plan.refs[0]
     assert (r.ref, r.operation, r.unrepairable) == ("main", "delete", None)
@@ -77,7 +66,7 @@ def test_missing_data_file_and_the_delete_only_it_needed(tmp_path, version):
     assert snap.parent_snapshot_id == old.current_snapshot_id and snap.operation == "delete"
     assert snap.sequence_number == old.last_sequence_number + 1
     gone = {f1.file_path, base.delete_files[0].file_path}
-    assert live(after) == [e for e in before if e[0] not in gone]
+    assert live_entry_rows(after) == [e for e in before if e[0] not in gone]
     s = snap.summary
     assert (s["deleted-data-files"], s["deleted-records"], s["removed-delete-files"]) == ("1", "3", "1")
     assert s["total-records"] == "7" and s["total-data-files"] == "3"
@@ -93,7 +82,7 @@ def test_lost_manifest_rebuilt_from_older_snapshots(tmp_path, version):
     t = base.table
     rm = apply_rewrite_manifests(t, plan_rewrite_manifests(t))  # one manifest of EXISTING entries
     t = rm.committed.table
-    before = live(t)
+    before = live_entry_rows(t)
     for m in rm.added_manifests:
         os.unlink(m)
     plan = plan_repair(t)
@@ -104,7 +93,7 @@ def test_lost_manifest_rebuilt_from_older_snapshots(tmp_path, version):
     assert (rebuilt.recorded_records, rebuilt.recovered_records) == (10, 10)
     assert len(rebuilt.sources) == 3  # the three appends' manifests
     after = apply_repair(t, plan).committed[0].table
-    assert live(after) == before  # same files, snapshot ids, sequence numbers, first_row_ids
+    assert live_entry_rows(after) == before  # same files, snapshot ids, sequence numbers, first_row_ids
     assert after.metadata.current_snapshot.operation == "replace"
     assert errors(after) == []
 
@@ -112,7 +101,7 @@ def test_lost_manifest_rebuilt_from_older_snapshots(tmp_path, version):
 def test_lost_manifest_that_nothing_else_holds_loses_its_files(tmp_path):
     base = tables.build(str(tmp_path), 2)
     t = base.table
-    before = live(t)
+    before = live_entry_rows(t)
     f5 = tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))
     t = append_files(t, [f5])
     [m] = [m for m in t.manifests(t.metadata.current_snapshot) if m.added_snapshot_id == t.metadata.current_snapshot_id]
@@ -122,7 +111,7 @@ def test_lost_manifest_that_nothing_else_holds_loses_its_files(tmp_path):
     assert (rebuilt.recorded_files, rebuilt.recovered_files, rebuilt.lost_files, rebuilt.lost_records) == (1, 0, 1, 2)
     assert r.operation == "delete" and r.records_lost == 2
     after = apply_repair(t, plan_repair(t)).committed[0].table
-    assert live(after) == before
+    assert live_entry_rows(after) == before
     s = after.metadata.current_snapshot.summary
     assert (s["deleted-data-files"], s["deleted-records"], s["total-records"]) == ("1", "2", "10")
     assert errors(after) == []
@@ -151,7 +140,7 @@ def test_unreadable_data_file_and_missing_statistics(tmp_path):
     r = plan_repair(t).refs[0]
     assert [(p.path, p.problem.split(":")[0]) for p in r.problems] == [(f4.file_path, "unreadable")]
     after = apply_repair(t, plan_repair(t)).committed[0].table
-    assert {e[0] for e in live(after)} == {f.file_path for f in base.data_files[:3]}
+    assert {e[0] for e in live_entry_rows(after)} == {f.file_path for f in base.data_files[:3]}
 
 
 def test_missing_manifest_list_is_rebuilt_not_reported_unrepairable(tmp_path):
@@ -284,7 +273,7 @@ def test_rebuilt_from_manifests_whose_files_were_added_by_expired_snapshots(tmp_
     t = t.refresh()
     assert len(t.metadata.snapshots) == 1  # s1..s3 are gone; M1 holds their files
     t = append_files(t, [tables.write_data_file(t, [11], ["k"], tables.day_of("2026-01-04"))])
-    before = live(t)
+    before = live_entry_rows(t)
     rm = apply_rewrite_manifests(t, plan_rewrite_manifests(t))  # M2: all five files
     t = rm.committed.table
     for m in rm.added_manifests:
@@ -293,5 +282,5 @@ def test_rebuilt_from_manifests_whose_files_were_added_by_expired_snapshots(tmp_
     [rebuilt] = r.rebuilt_manifests
     assert (rebuilt.recorded_files, rebuilt.recovered_files, rebuilt.lost_files) == (5, 5, 0)
     after = apply_repair(t, plan_repair(t)).committed[0].table
-    assert live(after) == before
+    assert live_entry_rows(after) == before
     assert errors(after) == []

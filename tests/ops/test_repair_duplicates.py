@@ -21,28 +21,17 @@ from icectl.ops.recover.repair_duplicates import apply_duplicates_repair, keep_i
 from icectl.validate.codes import fix_command
 from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
-from helpers import append_files
+from helpers import append_files, live_entry_rows
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("no_user_config")
 
 
 def findings(t, deep: bool = False) -> list:
     report = validate_table(t.catalog, t.identifier, ValidateOptions(deep=deep))
     return [(f.code, fix_command(f.code, "db.t")) for f in report.findings if f.severity.value != "note"]
-
-
-def live(t) -> list[tuple]:
-    return sorted((e.data_file.file_path, int(e.data_file.content), e.snapshot_id, e.sequence_number,
-                   e.file_sequence_number, e.data_file.first_row_id, e.data_file.record_count)
-                  for e in t.live_entries(t.metadata.current_snapshot))
 
 
 def entry(seq: int, content: FileContent = FileContent.DATA) -> ManifestEntry:
@@ -63,7 +52,7 @@ def test_keep_rule_lowest_sequence_for_data_highest_for_deletes():
 def test_data_file_added_again_keeps_the_entry_its_deletes_apply_to(tmp_path, version):
     base = tables.build(str(tmp_path), version)
     f1 = base.data_files[0]  # its position delete (v2) / deletion vector (v3) is at sequence number 4
-    before = live(base.table)
+    before = live_entry_rows(base.table)
     t = append_files(base.table, [f1])  # a retried commit: f1 again, at sequence number 5
     assert ("DUPLICATE_LIVE_FILE", "icectl repair db.t --duplicates --dry-run") in findings(t)
     assert ("DUPLICATE_FILE_CONFLICT", "icectl repair db.t --duplicates --dry-run") in findings(t)
@@ -78,7 +67,7 @@ def test_data_file_added_again_keeps_the_entry_its_deletes_apply_to(tmp_path, ve
     snap = after.metadata.current_snapshot
     assert snap.operation == "replace" and snap.parent_snapshot_id == t.metadata.current_snapshot_id
     assert snap.sequence_number == t.metadata.last_sequence_number + 1
-    assert live(after) == before  # f1 once, with its first entry's sequence numbers (and v3 row ids)
+    assert live_entry_rows(after) == before  # f1 once, with its first entry's sequence numbers (and v3 row ids)
     s = snap.summary
     assert (s["total-records"], s["total-data-files"]) == ("10", "4")
     assert s["total-delete-files"] == str(len(base.delete_files))

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from helpers import append_files
+from helpers import append_files, live_entry_rows
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.cli.session import open_table
@@ -22,18 +22,7 @@ from icectl.validate.findings import ValidateOptions
 from icectl.validate.run import validate_table
 from validate_corpus import tables
 
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
-def live(t) -> list[tuple]:
-    return sorted((e.data_file.file_path, int(e.data_file.content), e.snapshot_id, e.sequence_number,
-                   e.file_sequence_number, e.data_file.first_row_id, e.data_file.record_count)
-                  for e in t.live_entries(t.metadata.current_snapshot))
+pytestmark = pytest.mark.usefixtures("no_user_config")
 
 
 def errors(t) -> list:
@@ -51,7 +40,7 @@ def cli(tmp_path, *args: str) -> tuple[int, str, str]:
 def test_lost_head_list_is_rebuilt_and_proven_complete(tmp_path, version):
     t = tables.build(str(tmp_path), version).table
     head = t.metadata.current_snapshot
-    before = live(t)
+    before = live_entry_rows(t)
     os.unlink(head.manifest_list)
     plan = plan_repair(t)
     [r] = plan.refs
@@ -65,7 +54,7 @@ def test_lost_head_list_is_rebuilt_and_proven_complete(tmp_path, version):
     snap = after.metadata.current_snapshot
     assert snap.parent_snapshot_id == head.snapshot_id and snap.operation == "replace"
     assert after.metadata.snapshot_by_id(head.snapshot_id).manifest_list == head.manifest_list  # never mutated
-    assert live(after) == before  # same files, snapshot ids, sequence numbers and first_row_ids
+    assert live_entry_rows(after) == before  # same files, snapshot ids, sequence numbers and first_row_ids
     for k in ("total-data-files", "total-records", "total-files-size", "total-delete-files"):
         assert snap.summary[k] == head.summary[k]
     if version >= 3:
@@ -83,19 +72,19 @@ def test_a_head_that_rewrote_a_parent_manifest_replaces_it(tmp_path):
     t = apply_repair(t, plan_repair(t)).committed[0].table
     head = t.metadata.current_snapshot
     assert head.operation == "delete"
-    before = live(t)
+    before = live_entry_rows(t)
     os.unlink(head.manifest_list)
     b = plan_repair(t).refs[0].manifest_list
     assert b.complete and b.parent_manifests_replaced == 1 and b.parent_manifests_kept == 2, b
     assert {c.key: c.rebuilt for c in b.checks}["deleted-data-files"] == 1
     after = apply_repair(t, plan_repair(t)).committed[0].table
-    assert live(after) == before and errors(after) == []
+    assert live_entry_rows(after) == before and errors(after) == []
 
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_a_lost_manifest_of_the_head_is_reported_and_needs_accept_loss(tmp_path, version):
     t = tables.build(str(tmp_path), version).table
-    kept = live(t)
+    kept = live_entry_rows(t)
     f5 = tables.write_data_file(t, [11, 12], ["x", "y"], tables.day_of("2026-01-04"))
     t = append_files(t, [f5])
     head = t.metadata.current_snapshot
@@ -115,7 +104,7 @@ def test_a_lost_manifest_of_the_head_is_reported_and_needs_accept_loss(tmp_path,
     assert t.catalog.load_metadata_location(t.identifier) == t.metadata_location
     after = apply_repair(t, plan, accept_loss=True).committed[0].table
     assert after.metadata.current_snapshot.operation == "overwrite"
-    assert [e[0] for e in live(after)] == [e[0] for e in kept]
+    assert [e[0] for e in live_entry_rows(after)] == [e[0] for e in kept]
     s = after.metadata.current_snapshot.summary
     assert s["total-records"] == str(sum(e[6] for e in kept if e[1] == 0))
     assert (s["deleted-data-files"], s["deleted-records"]) == ("1", "2")  # what the rebuild did not find
@@ -164,7 +153,7 @@ def test_the_docs_section_runs(tmp_path, monkeypatch):
 
     assert icectl(["demo"])[0] == 0
     t = open_table(Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()), "demo.events")
-    before = live(t)
+    before = live_entry_rows(t)
     os.unlink(t.resolve(t.metadata.current_snapshot.manifest_list))
     outs = []
     for cmd in cmds:
@@ -173,4 +162,4 @@ def test_the_docs_section_runs(tmp_path, monkeypatch):
         outs.append(out)
     assert "proven complete" in outs[0] and "repaired main: replace snapshot" in outs[1], outs
     after = open_table(Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()), "demo.events")
-    assert live(after) == before and errors(after) == []
+    assert live_entry_rows(after) == before and errors(after) == []

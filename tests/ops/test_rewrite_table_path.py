@@ -29,12 +29,7 @@ from icectl.validate.run import validate_table
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from validate_corpus import tables  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _no_user_config(tmp_path, monkeypatch):
-    monkeypatch.delenv("ICECTL_CONFIG", raising=False)
-    monkeypatch.delenv("ICECTL_CATALOG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("no_user_config")
 
 
 def tree_hash(root) -> str:
