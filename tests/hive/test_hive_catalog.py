@@ -15,8 +15,9 @@ import time
 import pytest
 
 from icectl.catalog import hive as hive_module
-from icectl.catalog.hive import FILE_FORMATS, HiveCatalog
+from icectl.catalog.hive import HiveCatalog
 from icectl.catalog.hive_client import MetastoreClient, MetastoreUnreachable
+from icectl.catalog.hive_tables import FILE_FORMATS
 from icectl.errors import (CommitConflictError, CommitStateUnknownError, NoSuchTableError, StorageError)
 from icectl.table.loaded import load_table
 from icectl.table.metadata_io import read_metadata_file
