@@ -151,6 +151,7 @@ def prepare(cache: str, scale: str) -> dict:
     from icectl.io import FileIO
     from icectl.table.listing import manifest_frame
     from icectl.table.loaded import load_table
+    import polars as pl
 
     t1 = time.perf_counter()
     warehouse = os.path.join(out, "warehouse")
@@ -161,8 +162,8 @@ def prepare(cache: str, scale: str) -> dict:
     # Empty placeholders give remove-orphans a real listing; the neglected table has none (its
     # data files are not needed by any command timed here).
     for m in ([] if neglected else table.manifests(md.current_snapshot)):
-        df = manifest_frame(table, m)
-        paths = df.filter(df.get_column("status") != 2).get_column("data_file").struct.field("file_path").to_list()
+        live = manifest_frame(table, m).filter(pl.col("status") != 2)  # a LazyFrame of the normalized entries
+        paths = live.select("file_path").collect().get_column("file_path").to_list()
         for p in paths:
             d = os.path.dirname(p)
             if d not in made:
