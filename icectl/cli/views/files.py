@@ -88,10 +88,13 @@ def _json_rows(pl: Any, frame: Any, partitions: Any, listing: FileListing, sep: 
     def literal(s: str) -> None:
         text.append(s)
 
-    def value(e: Any) -> None:
+    def flush() -> None:
         if text:
             pieces.append(pl.lit("".join(text)))
             text.clear()
+
+    def value(e: Any) -> None:
+        flush()
         pieces.append(e)
 
     n = frame.height
@@ -117,7 +120,7 @@ def _json_rows(pl: Any, frame: Any, partitions: Any, listing: FileListing, sep: 
         else:
             value(col.cast(pl.String).fill_null("null") if nulls else col.cast(pl.String))
     literal("}" + sep)
-    value(pl.lit(""))
+    flush()
     rows = frame.select(pl.concat_str(pieces)).to_series()
     # one scan of each string column joined whole (a scan a row costs ten times more), then,
     # only if it finds one, the rows that hold an escape
@@ -138,6 +141,8 @@ def _json_rows(pl: Any, frame: Any, partitions: Any, listing: FileListing, sep: 
     data = rows.to_arrow()
     if hasattr(data, "combine_chunks"):
         data = data.combine_chunks()
+    if str(data.type) != "large_string":  # a polars that exports string views
+        data = data.cast("large_string")
     if not n:
         return memoryview(b"")
     offsets = memoryview(data.buffers()[1]).cast("q")  # a large_string's int64 offsets
