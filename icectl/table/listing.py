@@ -126,7 +126,7 @@ class LiveFrame:
     """The live entries of one manifest as columns (:func:`live_file_frames`): ``frame`` holds the
     columns of :data:`COLUMNS` but ``spec_id`` and ``partition`` (named as the entry frame names
     them: ``sequence_number`` is the data sequence number), v4 paths resolved, and ``partition_key``:
-    the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_file_rows`
+    the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_rows`
     gives them), each distinct tuple once, in the order of first appearance."""
 
     spec_id: int
@@ -168,9 +168,12 @@ def _manifest_frame_live(table: Table, m: ManifestFile) -> LiveFrame:
 
 
 def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[LiveFrame | list[tuple]]:
-    """:func:`live_file_rows` a manifest at a time, as columns: a :class:`LiveFrame` for each
-    manifest polars reads, the tuples of :func:`live_file_rows` for one read entry by entry.
-    Streamed and read ahead as :func:`live_file_rows`."""
+    """The live entries (data and delete files) of a snapshot, a manifest at a time in manifest
+    order, as columns: a :class:`LiveFrame` for each manifest polars reads, the tuples of
+    :func:`live_rows` (in the order of :data:`COLUMNS`) for one it cannot, read entry by entry
+    (its checks and error messages). Streamed: a few manifests are decoded ahead (polars releases
+    the GIL, so two threads use two cores) and only those are held, however many files the
+    snapshot has."""
     if snapshot is None:
         return
     manifests = [m for m in table.manifests(snapshot) if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
@@ -184,20 +187,9 @@ def _frame_any(table: Table, m: ManifestFile) -> LiveFrame | list[tuple]:
         return _entry_rows(table, m)
 
 
-def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[tuple]:
-    """Tuples in the order of :data:`COLUMNS` for every live entry of a snapshot, in manifest
-    order, streamed: a few manifests are decoded ahead (polars releases the GIL, so two threads
-    use two cores) and only those are held, however many files the snapshot has. A manifest
-    polars cannot read is read entry by entry (its checks and error messages)."""
-    if snapshot is None:
-        return
-    manifests = table.manifests(snapshot)
-    yield from live_rows(table, [m for m in manifests if m.content in (ManifestContent.DATA, ManifestContent.DELETES)],
-                         workers=workers)
-
-
 def live_rows(table: Table, manifests: list[ManifestFile], *, workers: int = 2) -> Iterator[tuple]:
-    """:func:`live_file_rows` of the given manifests (``diff``: those only one side has)."""
+    """Tuples in the order of :data:`COLUMNS` for every live entry of the given manifests
+    (``diff``: those only one side has), streamed as :func:`live_file_frames`."""
     for chunk in bounded_map(lambda m: _rows_any(table, m), manifests, workers=workers):
         yield from chunk
 
