@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, ClassVar, Iterable, Iterator
 
+import polars as pl  # the listing's frames are polars' (files is the one command that loads this module)
+
 from icectl.cli.context import Env
 from icectl.cli.output import (BATCH, fmt_bytes, head, json_text, num, opt, plain_table_stream,
                                print_table, row_texts, say, text_renderer)
@@ -45,8 +47,6 @@ class FileList:
 
 
 def _json_runs(listing: FileListing, sep: str) -> Iterator[tuple[bytes, int]]:
-    import polars as pl  # the listing's frames are polars'
-
     texts = row_texts(FileList)
     partitions = Partitions(listing, lambda json_form, human: json_text(json_form))
     for chunk in listing.chunks():
@@ -197,8 +197,6 @@ def _cells(batch: list[FileRow], totals: list[int]) -> list[list[str]]:
 def _listing_text(env: Env, listing: FileListing, location: str | None) -> None:
     """The table of a FileListing: what :func:`_files_text` prints for FileRows, the same
     batches of ``BATCH`` rows, each drawn from columns when it holds no row read entry by entry."""
-    import polars as pl  # the listing's frames are polars'
-
     batches = _batches(listing.chunks())
     first = next(batches, None)
     if first is None:
