@@ -69,6 +69,17 @@ def redact(text: str) -> str:
     return pattern.sub(MASK, text)
 
 
+def found_in(data: bytes | bytearray | memoryview) -> bool:
+    """Whether a known secret occurs in ``data`` (UTF-8 text): when none does, :func:`redact` of
+    its text changes nothing."""
+    values = tuple(_VALUES)
+    if not values:
+        return False
+    if not isinstance(data, bytes):
+        data = bytes(data)  # a memoryview's ``in`` compares single bytes, not a run of them
+    return any(v.encode("utf-8", "surrogatepass") in data for v in values)
+
+
 def redact_properties(properties: Mapping[str, str]) -> dict[str, str]:
     """A copy of a property map fit to show: secret values masked."""
     return {k: (MASK if is_secret_key(k) else redact(v)) for k, v in properties.items()}

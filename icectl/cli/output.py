@@ -31,13 +31,14 @@ import json
 import time
 from enum import Enum
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, TextIO, TypeVar
 
 import msgspec
 
 from icectl.cli.context import Env
 from icectl.cli.options import JSONL
 from icectl.errors import IcectlError
+from icectl.secrets import found_in
 from icectl.expr.duration import human_duration
 from icectl.expr.size import human_size
 from icectl.spec.temporal import millis_to_iso
@@ -115,10 +116,20 @@ def _default(obj: Any) -> Any:
     return str(obj)  # Decimal, UUID, date: their canonical text
 
 
+def json_text(value: Any) -> str:
+    """``value`` as the compact text of every JSON row and line (the standard encoder's: ``, ``
+    and ``: ``, ASCII with ``\\u`` escapes, dataclasses as their JSON fields)."""
+    return _COMPACT(value)
+
+
 def write_json(out: TextIO, result: Any) -> None:
     root = getattr(type(result), "json_root", None)
     if root is None:
         out.write(_indented(result) + "\n")
+        return
+    runs = result.json_texts(",\n") if hasattr(result, "json_texts") else None
+    if runs is not None:
+        _write_json_runs(out, runs)
         return
     rows = iter(getattr(result, root))  # a list, or an iterator streamed as it is consumed
     if getattr(type(result), "json_stream", False):
@@ -128,7 +139,7 @@ def write_json(out: TextIO, result: Any) -> None:
     if not first:
         out.write("[]\n")
         return
-    texts = _row_texts(type(result))
+    texts = row_texts(type(result))
     out.write("[\n")
     out.write(texts(first, ",\n"))
     while True:
@@ -151,12 +162,13 @@ def _indented(result: Any) -> str:
         return json.dumps(result, default=_default, indent=2)
 
 
+_COMPACT = json.JSONEncoder(default=_default).encode
 _ENCODE = msgspec.json.Encoder().encode
 _FORMAT = msgspec.json.format
 ROW_BOUNDARY = b"}, {"
 
 
-def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
+def row_texts(cls: type) -> Callable[[list[Any], str], str]:
     """A batch of rows -> their JSON texts as ``json.JSONEncoder(default=_default).encode``
     writes each, joined by ``sep``; by msgspec for a result class with ``json_row`` (see the
     module's docstring)."""
@@ -188,6 +200,43 @@ def _row_texts(cls: type) -> Callable[[list[Any], str], str]:
     return texts
 
 
+def _write_json_runs(out: TextIO, runs: Iterator[tuple[bytes, int]]) -> None:
+    """The array of a result that gives ``json_texts``: runs of row texts (ASCII), already joined
+    by ``,\\n``; nothing is written before ``BATCH`` rows are rendered (or the last)."""
+    pending: list[bytes] = []
+    rows = 0
+    started = False
+    for text, n in runs:
+        if not n:
+            continue
+        pending.append(text)
+        rows += n
+        if started or rows >= BATCH:
+            for text in pending:
+                out.write(",\n" if started else "[\n")
+                write_ascii(out, text)
+                started = True
+            pending = []
+    for text in pending:
+        out.write(",\n" if started else "[\n")
+        write_ascii(out, text)
+        started = True
+    out.write("\n]\n" if started else "[]\n")
+
+
+def write_ascii(out: TextIO, data: bytes) -> None:
+    """ASCII text given as bytes (a buffer polars rendered) to a text stream: straight to the
+    stream's byte buffer when no known secret occurs in it (the redaction would change nothing
+    then, and ASCII holds no surrogate to escape), else decoded and written as text, through the
+    redaction. Either way the bytes on stdout are the same."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None and not found_in(data):
+        out.flush()
+        buffer.write(data)
+    else:
+        out.write(str(data, "ascii"))
+
+
 def _stream_json_array(out: TextIO, rows: Iterator[Any]) -> None:
     """One JSON array, each element written and flushed as it comes (``json_stream``)."""
     dumps = json.JSONEncoder(default=_default).encode
@@ -211,6 +260,27 @@ def write_jsonl(out: TextIO, result: Any) -> None:
     if root is None:
         out.write(dumps(result) + "\n")
         return
+    runs = result.json_texts("\n") if hasattr(result, "json_texts") else None
+    if runs is not None:  # the first row at once, then each run, flushed
+        first = True
+        for text, n in runs:
+            if not n:
+                continue
+            if first:
+                cut = bytes(text[:65536]).find(b"\n")  # a JSON text holds no newline: the encoder escapes it
+                if cut < 0:  # a first row of over 64 KiB
+                    cut = bytes(text).find(b"\n") % (len(text) + 1)
+                write_ascii(out, text[:cut])
+                out.write("\n")
+                out.flush()
+                text = text[cut + 1:]
+                first = False
+                if not len(text):
+                    continue
+            write_ascii(out, text)
+            out.write("\n")
+            out.flush()
+        return
     flush = getattr(type(result), "json_stream", False)
     rows = getattr(result, root)
     if flush or getattr(type(result), "json_row", None) is None:
@@ -220,7 +290,7 @@ def write_jsonl(out: TextIO, result: Any) -> None:
                 out.flush()
         return
     # the first row at once, then a batch at a time, each flushed: a reader sees rows as they are decoded
-    texts = _row_texts(type(result))
+    texts = row_texts(type(result))
     rows = iter(rows)
     size = 1
     while True:
@@ -366,16 +436,37 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
         out.write("\n")
 
 
-def plain_table_stream(env: Env, headers: list[str], batches: Iterable[list[list[str]]], *,
+class ColumnCells(Protocol):
+    """A batch of table cells held as columns (``files``: polars strings), for
+    :func:`plain_table_stream`: the widest cell of each column, and the batch's lines for
+    given column widths, as :func:`plain_table` writes them (joined by newlines, none after the last)."""
+
+    def widths(self) -> list[int]: ...
+
+    def lines(self, widths: list[int], right: list[bool]) -> str: ...
+
+
+def plain_table_stream(env: Env, headers: list[str], batches: Iterable[list[list[str]] | ColumnCells], *,
                        right: Iterable[str] = frozenset()) -> None:
     """:func:`plain_table` for a listing too long to hold: the header and the first batch take
     the first batch's widths, and a later batch widens a column only if one of its cells is
-    wider (rows of one batch always line up; paths of one table are usually the same length)."""
+    wider (rows of one batch always line up; paths of one table are usually the same length).
+    A batch is a list of rows, or :class:`ColumnCells`."""
     right = set(right)
     widths = [len(h) for h in headers]
     out = env.stdout
     started = False
     for rows in batches:
+        if not isinstance(rows, list):  # ColumnCells: a batch held as columns
+            widths = [max(w, c) for w, c in zip(widths, rows.widths())]
+            if not started:
+                out.write("  ".join(h.rjust(w) if h in right else h.ljust(w)
+                                    for h, w in zip(headers, widths)).rstrip() + "\n")
+                started = True
+            text = rows.lines(widths, [h in right for h in headers])
+            if text:
+                out.write(text + "\n")
+            continue
         for r in rows:
             for i, cell in enumerate(r):
                 if len(cell) > widths[i]:

@@ -8,6 +8,7 @@ entry reader.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
@@ -106,29 +107,89 @@ def _manifest_rows(table: Table, m: ManifestFile) -> list[tuple]:
 def _live_rows(frame: Any) -> list[tuple]:
     """The live entries of a manifest's frame (inheritance applied) as tuples: the columns of
     :data:`COLUMNS` but ``spec_id`` and ``partition``, then the partition values."""
+    return _live_frame(frame).rows()
+
+
+def _live_frame(frame: Any) -> Any:
+    """:func:`_live_rows` as a collected DataFrame (columns named as the entry frame's)."""
     import polars as pl
 
     parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
     return frame.filter(pl.col("status") != 2).select(
         pl.col("content").fill_null(0).cast(pl.Int32), "file_path", "file_format", "record_count",
         "file_size_in_bytes", "sequence_number", "file_sequence_number", "snapshot_id", "status", "first_row_id",
-        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).collect().rows()
+        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).collect()
 
 
-def live_file_rows(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[tuple]:
-    """Tuples in the order of :data:`COLUMNS` for every live entry of a snapshot, in manifest
-    order, streamed: a few manifests are decoded ahead (polars releases the GIL, so two threads
-    use two cores) and only those are held, however many files the snapshot has. A manifest
-    polars cannot read is read entry by entry (its checks and error messages)."""
+@dataclass
+class LiveFrame:
+    """The live entries of one manifest as columns (:func:`live_file_frames`): ``frame`` holds the
+    columns of :data:`COLUMNS` but ``spec_id`` and ``partition`` (named as the entry frame names
+    them: ``sequence_number`` is the data sequence number), v4 paths resolved, and ``partition_key``:
+    the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_rows`
+    gives them), each distinct tuple once, in the order of first appearance."""
+
+    spec_id: int
+    frame: Any
+    partitions: list[tuple]
+
+
+def _manifest_frame_live(table: Table, m: ManifestFile) -> LiveFrame:
+    import polars as pl
+
+    frame = manifest_frame(table, m)
+    try:
+        live = _live_frame(frame)
+        parts = [c for c in live.columns if PARTITION_COLUMN.fullmatch(c)]
+        if parts:
+            # a dense rank numbers the distinct tuples; renumbered by first appearance below
+            rank = live.select(pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).to_series()
+            firsts = live.select(parts).with_columns(rank.alias("_rank")).unique(
+                subset="_rank", keep="first", maintain_order=True)
+            order = firsts.get_column("_rank").to_list()
+            renumber = [0] * len(order)
+            for i, r in enumerate(order):
+                renumber[r] = i
+            key = pl.Series(renumber, dtype=pl.UInt32).gather(rank)
+            partitions = firsts.select(parts).rows()
+        else:
+            key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True)
+            partitions = [()]
+        live = live.drop(parts).with_columns(key.alias("partition_key"))
+    except failures():  # a manifest whose columns are not what they should be: read it entry by entry
+        raise ColumnarUnavailable("unexpected columns") from None
+    if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
+        resolve = table.resolve
+        live = live.with_columns(
+            pl.Series("file_path", [resolve(p) for p in live.get_column("file_path").to_list()], dtype=pl.String),
+            pl.Series("referenced_data_file", [resolve(p) if p else p for p in
+                                               live.get_column("referenced_data_file").to_list()], dtype=pl.String))
+    return LiveFrame(m.partition_spec_id, live, partitions)
+
+
+def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[LiveFrame | list[tuple]]:
+    """The live entries (data and delete files) of a snapshot, a manifest at a time in manifest
+    order, as columns: a :class:`LiveFrame` for each manifest polars reads, the tuples of
+    :func:`live_rows` (in the order of :data:`COLUMNS`) for one it cannot, read entry by entry
+    (its checks and error messages). Streamed: a few manifests are decoded ahead (polars releases
+    the GIL, so two threads use two cores) and only those are held, however many files the
+    snapshot has."""
     if snapshot is None:
         return
-    manifests = table.manifests(snapshot)
-    yield from live_rows(table, [m for m in manifests if m.content in (ManifestContent.DATA, ManifestContent.DELETES)],
-                         workers=workers)
+    manifests = [m for m in table.manifests(snapshot) if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
+    yield from bounded_map(lambda m: _frame_any(table, m), manifests, workers=workers)
+
+
+def _frame_any(table: Table, m: ManifestFile) -> LiveFrame | list[tuple]:
+    try:
+        return _manifest_frame_live(table, m)
+    except ColumnarUnavailable:
+        return _entry_rows(table, m)
 
 
 def live_rows(table: Table, manifests: list[ManifestFile], *, workers: int = 2) -> Iterator[tuple]:
-    """:func:`live_file_rows` of the given manifests (``diff``: those only one side has)."""
+    """Tuples in the order of :data:`COLUMNS` for every live entry of the given manifests
+    (``diff``: those only one side has), streamed as :func:`live_file_frames`."""
     for chunk in bounded_map(lambda m: _rows_any(table, m), manifests, workers=workers):
         yield from chunk
 
@@ -137,7 +198,10 @@ def _rows_any(table: Table, m: ManifestFile) -> list[tuple]:
     try:
         return _manifest_rows(table, m)
     except ColumnarUnavailable:
-        pass
+        return _entry_rows(table, m)
+
+
+def _entry_rows(table: Table, m: ManifestFile) -> list[tuple]:
     out = []
     for e in table.read_entries(m, live_only=True, with_stats=False):
         df = e.data_file
