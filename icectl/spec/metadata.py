@@ -173,19 +173,22 @@ def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> S
 
 
 class LazyTuple(Sequence):
-    """A tuple whose items are built from their JSON objects on first access, each once: a
-    neglected table's 100,000 snapshots cost a list of parsed JSON until a command reads them.
+    """A tuple whose items are built on first access, each once, from their JSON: a parsed JSON
+    object, or (a metadata file icectl read) the item's bytes as a ``msgspec.Raw`` slice of the
+    file, so a neglected table's 100,000 snapshots cost their bytes until a command reads them.
 
-    Only JSON objects the builder cannot refuse are kept this way (``_lazy`` checks them first),
-    so building later never raises. It compares equal to the tuple of its items and concatenates
-    with tuples."""
+    Only JSON the builder cannot refuse is kept this way (``_lazy`` and ``_lean_items`` check it
+    first), so building later never raises. ``known`` holds fields of every item read by that
+    check (``field_values``). It compares equal to the tuple of its items and concatenates with
+    tuples."""
 
-    __slots__ = ("_raw", "_build", "_items")
+    __slots__ = ("_raw", "_build", "_items", "_known")
 
-    def __init__(self, raw: list[Any], build: Callable[[Any], Any]):
+    def __init__(self, raw: list[Any], build: Callable[[Any], Any], known: dict[str, list[Any]] | None = None):
         self._raw = raw
         self._build = build
         self._items: list[Any] = [None] * len(raw)
+        self._known = known or {}
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -209,8 +212,12 @@ class LazyTuple(Sequence):
             yield item if item is not None else self._built(i)
 
     def field_values(self, key: str, attr: str) -> list[Any]:
-        """One field of every item without building any: ``key`` of its JSON object (a field
-        ``_lazy`` checked), or ``attr`` of the item when it is built (its JSON object let go)."""
+        """One field of every item without building any: ``key`` as the load's check read it,
+        or of its JSON object (a field ``_lazy`` checked), or ``attr`` of the item when it is
+        built (its JSON object let go)."""
+        known = self._known.get(key)
+        if known is not None:
+            return list(known)
         return [getattr(item, attr) if o is None else o.get(key) for o, item in zip(self._raw, self._items)]
 
     def __eq__(self, other: object) -> bool:
@@ -276,6 +283,14 @@ def _plain_log_entry(o: Any) -> bool:
 def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
     return SnapshotLogEntry(json_long(e["timestamp-ms"], "snapshot-log timestamp-ms"),
                             json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
+
+
+def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
+    return snapshot_from_json(_DECODE(raw), share_summary=True)
+
+
+def _log_entry_from_bytes(raw: msgspec.Raw) -> SnapshotLogEntry:
+    return _snapshot_log_entry(_DECODE(raw))
 
 
 def _lazy(raw: Any, plain: Callable[[Any], bool], build: Callable[[Any], Any]) -> Sequence[Any]:
@@ -524,16 +539,21 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
 
     ``source`` names the file in error messages.
     """
+    lean: dict[str, Sequence[Any]] | None = None
     if isinstance(data, dict):
         obj = data
     else:
-        obj = parse_json(data, source=source)
+        split = _lean_document(data)
+        if split is None:
+            obj = parse_json(data, source=source)
+        else:
+            obj, lean = split
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
         # a document parsed here is icectl's own: its snapshots may stay JSON until read; a
         # caller's dict is read now (the caller may change it after)
-        return _parse(obj, owned=not isinstance(data, dict))
+        return _parse(obj, owned=not isinstance(data, dict), lean=lean or {})
     except InvalidMetadataError as e:
         if e.message.startswith(source):
             raise
@@ -546,6 +566,46 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
 
 
 _DECODE = msgspec.json.Decoder().decode
+_SPLIT_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_SPLIT_LIST = msgspec.json.Decoder(list[msgspec.Raw]).decode
+# The lists of a metadata file kept as their items' bytes until read: the check each item must
+# pass, the field of every item the check keeps (LazyTuple.field_values), the builder.
+_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], str | None, Callable[[Any], Any]]] = {
+    "snapshots": (_plain_snapshot, "snapshot-id", _snapshot_from_bytes),
+    "snapshot-log": (_plain_log_entry, None, _log_entry_from_bytes),
+}
+
+
+def _lean_document(data: bytes | str) -> tuple[dict[str, Any], dict[str, Sequence[Any]]] | None:
+    """The document's top-level fields, parsed, but for its snapshots and snapshot log: those as
+    LazyTuples of their items' bytes (``_LEAN_LISTS``). None when msgspec refuses any part, or an
+    item is not one its builder takes for sure: then the whole document is parsed as before
+    (``parse_json``), so the result, or the error and its message, is what it always was.
+
+    Each item is decoded once here, to check it as ``_lazy`` does, and let go: the parsed
+    objects of 100,000 snapshots never live at the same time."""
+    try:
+        fields = _SPLIT_OBJECT(data)
+        obj: dict[str, Any] = {}
+        lean: dict[str, Sequence[Any]] = {}
+        for key, raw in fields.items():
+            how = _LEAN_LISTS.get(key)
+            if how is None:
+                obj[key] = _DECODE(raw)
+                continue
+            plain, kept, build = how
+            items = _SPLIT_LIST(raw)
+            values: list[Any] = []
+            for item in items:
+                o = _DECODE(item)
+                if not plain(o):
+                    return None
+                if kept is not None:
+                    values.append(o[kept])
+            lean[key] = LazyTuple(items, build, {kept: values} if kept is not None else None) if items else ()
+        return obj, lean
+    except (ValueError, RecursionError):  # msgspec's DecodeError / ValidationError are ValueErrors
+        return None
 
 
 def parse_json(data: bytes | str, *, source: str) -> Any:
@@ -566,7 +626,7 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
         raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
-def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
+def _parse(obj: dict[str, Any], *, owned: bool, lean: dict[str, Sequence[Any]]) -> TableMetadata:
     if "format-version" not in obj:
         raise InvalidMetadataError("missing field 'format-version'")
     version = obj["format-version"]
@@ -640,9 +700,11 @@ def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
         last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
-        snapshots=_lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
+        snapshots=lean["snapshots"] if "snapshots" in lean else
+        _lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
         tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
-        snapshot_log=_lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
+        snapshot_log=lean["snapshot-log"] if "snapshot-log" in lean else
+        _lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
         tuple(_snapshot_log_entry(e) for e in obj.get("snapshot-log") or []),
         metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))
                            for e in obj.get("metadata-log") or []),
