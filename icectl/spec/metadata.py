@@ -211,14 +211,23 @@ class LazyTuple(Sequence):
         for i, item in enumerate(self._items):
             yield item if item is not None else self._built(i)
 
-    def field_values(self, key: str, attr: str) -> list[Any]:
+    def each(self) -> Iterator[Any]:
+        """Every item, in order; one not built yet is built for this reader alone and not kept
+        (a pass over 100,000 snapshots holds one at a time)."""
+        for i, item in enumerate(self._items):
+            if item is None:
+                o = self._raw[i]
+                item = self._items[i] if o is None else self._build(o)  # None: another thread built it
+            yield item
+
+    def field_values(self, key: str, attr: str, default: Any = None) -> list[Any]:
         """One field of every item without building any: ``key`` as the load's check read it,
-        or of its JSON object (a field ``_lazy`` checked), or ``attr`` of the item when it is
-        built (its JSON object let go)."""
+        or of its JSON object (a field ``_lazy`` checked; ``default`` when absent), or ``attr``
+        of the item when it is built (its JSON object let go)."""
         known = self._known.get(key)
         if known is not None:
             return list(known)
-        return [getattr(item, attr) if o is None else o.get(key) for o, item in zip(self._raw, self._items)]
+        return [getattr(item, attr) if o is None else o.get(key, default) for o, item in zip(self._raw, self._items)]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, LazyTuple)):
@@ -441,11 +450,30 @@ class TableMetadata:
         """Snapshot id -> position in ``snapshots`` (the last of a repeated id), built once."""
         idx = self.__dict__.get("_snap_idx")
         if idx is None:
-            snaps = self.snapshots
-            ids = snaps.field_values("snapshot-id", "snapshot_id") if isinstance(snaps, LazyTuple) else [s.snapshot_id for s in snaps]
-            idx = {sid: i for i, sid in enumerate(ids)}
+            idx = {sid: i for i, sid in enumerate(self.snapshot_values("snapshot_id"))}
             object.__setattr__(self, "_snap_idx", idx)
         return idx
+
+    def snapshot_values(self, attr: str) -> list[Any]:
+        """One attribute of every snapshot, in order: ``snapshot_id``, ``parent_snapshot_id``,
+        ``sequence_number`` or ``timestamp_ms``; from what the load's check read when the
+        snapshots are still their file's bytes (no Snapshot object built nor kept)."""
+        snaps = self.snapshots
+        if isinstance(snaps, LazyTuple):
+            key, default = _SNAPSHOT_VALUES[attr]
+            return snaps.field_values(key, attr, default)
+        return [getattr(s, attr) for s in snaps]
+
+    def each_snapshot(self) -> Iterator[Snapshot]:
+        """Every snapshot, in order, without keeping those no reader built before (one pass over
+        all of them holds one at a time; ``snapshots`` keeps each it builds)."""
+        snaps = self.snapshots
+        return snaps.each() if isinstance(snaps, LazyTuple) else iter(snaps)
+
+    def each_snapshot_log_entry(self) -> Iterator[SnapshotLogEntry]:
+        """Every snapshot-log entry, in order, as ``each_snapshot`` does."""
+        log = self.snapshot_log
+        return log.each() if isinstance(log, LazyTuple) else iter(log)
 
     @property
     def current_snapshot(self) -> Snapshot | None:
@@ -534,26 +562,27 @@ def _opt_long(v: Any, what: str) -> int | None:
     return None if v is None else json_long(v, what)
 
 
-def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "metadata") -> TableMetadata:
-    """Parse a metadata JSON document of any supported format version.
+def parse_table_metadata(data: bytes | str | dict[str, Any] | MetadataDocument, *,
+                         source: str = "metadata") -> TableMetadata:
+    """Parse a metadata JSON document of any supported format version (its bytes or text, a
+    caller's parsed dict, or a document :func:`split_metadata` split).
 
     ``source`` names the file in error messages.
     """
-    lean: dict[str, Sequence[Any]] | None = None
+    lean = data if isinstance(data, MetadataDocument) else None
     if isinstance(data, dict):
         obj = data
     else:
-        split = _lean_document(data)
-        if split is None:
+        if lean is None and (lean := split_metadata(data)) is None:
             obj = parse_json(data, source=source)
         else:
-            obj, lean = split
+            obj = lean.fields
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
         # a document parsed here is icectl's own: its snapshots may stay JSON until read; a
         # caller's dict is read now (the caller may change it after)
-        return _parse(obj, owned=not isinstance(data, dict), lean=lean or {})
+        return _parse(obj, owned=not isinstance(data, dict), lean=lean)
     except InvalidMetadataError as e:
         if e.message.startswith(source):
             raise
@@ -570,41 +599,84 @@ _SPLIT_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _SPLIT_LIST = msgspec.json.Decoder(list[msgspec.Raw]).decode
 # The lists of a metadata file kept as their items' bytes until read: the check each item must
 # pass, the field of every item the check keeps (LazyTuple.field_values), the builder.
-_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], str | None, Callable[[Any], Any]]] = {
-    "snapshots": (_plain_snapshot, "snapshot-id", _snapshot_from_bytes),
-    "snapshot-log": (_plain_log_entry, None, _log_entry_from_bytes),
+_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], tuple[str, ...], Callable[[Any], Any]]] = {
+    "snapshots": (_plain_snapshot, ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms"),
+                  _snapshot_from_bytes),
+    "snapshot-log": (_plain_log_entry, (), _log_entry_from_bytes),
 }
+_SNAPSHOT_DEFAULTS = {"sequence-number": INITIAL_SEQUENCE_NUMBER}
+# Snapshot attribute -> its JSON key and the value of an absent key (TableMetadata.snapshot_values).
+_SNAPSHOT_VALUES = {"snapshot_id": ("snapshot-id", None), "parent_snapshot_id": ("parent-snapshot-id", None),
+                    "sequence_number": ("sequence-number", INITIAL_SEQUENCE_NUMBER),
+                    "timestamp_ms": ("timestamp-ms", None)}
 
 
-def _lean_document(data: bytes | str) -> tuple[dict[str, Any], dict[str, Sequence[Any]]] | None:
-    """The document's top-level fields, parsed, but for its snapshots and snapshot log: those as
-    LazyTuples of their items' bytes (``_LEAN_LISTS``). None when msgspec refuses any part, or an
-    item is not one its builder takes for sure: then the whole document is parsed as before
-    (``parse_json``), so the result, or the error and its message, is what it always was.
+@dataclass(frozen=True)
+class MetadataDocument:
+    """A table metadata file split at its top level (:func:`split_metadata`): ``fields`` holds
+    every top-level field parsed, but for the snapshots and the snapshot log, which ``lists``
+    keeps as their items' bytes (``msgspec.Raw`` slices of the file), each checked to build
+    (``_LEAN_LISTS``); ``known`` holds the fields of every item that check kept."""
 
-    Each item is decoded once here, to check it as ``_lazy`` does, and let go: the parsed
+    fields: dict[str, Any]
+    lists: dict[str, list[msgspec.Raw]]
+    known: dict[str, list[Any]]
+
+    def items(self, key: str) -> Iterator[Any]:
+        """The items of a kept list, each parsed when it is reached (a reader lets each go)."""
+        for raw in self.lists.get(key, ()):
+            yield _DECODE(raw)
+
+    def lazy(self, key: str) -> Sequence[Any] | None:
+        """A kept list as a LazyTuple of its items (None when the file has no such list)."""
+        items = self.lists.get(key)
+        if items is None:
+            return None
+        if not items:
+            return ()
+        _, kept, build = _LEAN_LISTS[key]
+        return LazyTuple(list(items), build, {k: self.known[k] for k in kept})
+
+
+def split_metadata(data: bytes | str) -> MetadataDocument | None:
+    """The document split at its top level (:class:`MetadataDocument`); None when msgspec refuses
+    any part, or a kept list's item is not one its builder takes for sure: then the whole document
+    must be parsed as before (``parse_json``), so the result, or the error and its message, is
+    what it always was.
+
+    Each kept item is parsed once here, to check it as ``_lazy`` does, and let go: the parsed
     objects of 100,000 snapshots never live at the same time."""
     try:
-        fields = _SPLIT_OBJECT(data)
-        obj: dict[str, Any] = {}
-        lean: dict[str, Sequence[Any]] = {}
-        for key, raw in fields.items():
+        fields: dict[str, Any] = {}
+        lists: dict[str, list[msgspec.Raw]] = {}
+        known: dict[str, list[Any]] = {}
+        for key, raw in _SPLIT_OBJECT(data).items():
             how = _LEAN_LISTS.get(key)
             if how is None:
-                obj[key] = _DECODE(raw)
+                fields[key] = _DECODE(raw)
                 continue
-            plain, kept, build = how
-            items = _SPLIT_LIST(raw)
-            values: list[Any] = []
+            plain, kept, _ = how
+            items = lists[key] = _SPLIT_LIST(raw)
+            columns: list[list[Any]] = [[] for _ in kept]
+            appends = [(k, _SNAPSHOT_DEFAULTS.get(k), c.append) for k, c in zip(kept, columns)]
             for item in items:
                 o = _DECODE(item)
                 if not plain(o):
                     return None
-                if kept is not None:
-                    values.append(o[kept])
-            lean[key] = LazyTuple(items, build, {kept: values} if kept is not None else None) if items else ()
-        return obj, lean
+                for k, default, append in appends:
+                    append(o.get(k, default))
+            known.update(zip(kept, columns))
+        return MetadataDocument(fields, lists, known)
     except (ValueError, RecursionError):  # msgspec's DecodeError / ValidationError are ValueErrors
+        return None
+
+
+def top_level_keys(data: bytes | str) -> list[str] | None:
+    """The keys of a JSON object document, its values not parsed; None when msgspec cannot split
+    it (not an object, or JSON msgspec refuses: the standard library may still read it)."""
+    try:
+        return list(_SPLIT_OBJECT(data))
+    except (ValueError, RecursionError):
         return None
 
 
@@ -626,7 +698,7 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
         raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
-def _parse(obj: dict[str, Any], *, owned: bool, lean: dict[str, Sequence[Any]]) -> TableMetadata:
+def _parse(obj: dict[str, Any], *, owned: bool, lean: MetadataDocument | None) -> TableMetadata:
     if "format-version" not in obj:
         raise InvalidMetadataError("missing field 'format-version'")
     version = obj["format-version"]
@@ -686,6 +758,8 @@ def _parse(obj: dict[str, Any], *, owned: bool, lean: dict[str, Sequence[Any]]) 
     else:
         location = str(obj["location"])
 
+    lean_snapshots = lean.lazy("snapshots") if lean is not None else None
+    lean_log = lean.lazy("snapshot-log") if lean is not None else None
     md = TableMetadata(
         format_version=version,
         table_uuid=obj.get("table-uuid"),
@@ -700,10 +774,10 @@ def _parse(obj: dict[str, Any], *, owned: bool, lean: dict[str, Sequence[Any]]) 
         last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
-        snapshots=lean["snapshots"] if "snapshots" in lean else
+        snapshots=lean_snapshots if lean_snapshots is not None else
         _lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
         tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
-        snapshot_log=lean["snapshot-log"] if "snapshot-log" in lean else
+        snapshot_log=lean_log if lean_log is not None else
         _lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
         tuple(_snapshot_log_entry(e) for e in obj.get("snapshot-log") or []),
         metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))

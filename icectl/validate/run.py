@@ -31,6 +31,7 @@ import time
 from typing import Any
 
 from icectl.errors import IcectlError, NotFoundError
+from icectl.spec.metadata import top_level_keys
 from icectl.spec.view import is_view_metadata
 from icectl.table.identifier import ident_str
 from icectl.table.loaded import Table
@@ -92,6 +93,9 @@ def validate_view_file(io: Any, location: str, *, name: str, raw: bytes | None =
 
 
 def _is_view(raw: bytes) -> bool:
+    keys = top_level_keys(raw)
+    if keys is not None and not is_view_metadata(dict.fromkeys(keys)):
+        return False  # a view is told by its top-level keys: no need to parse a table's 100 MB
     try:
         return is_view_metadata(json.loads(raw))
     except (ValueError, UnicodeDecodeError, RecursionError):
