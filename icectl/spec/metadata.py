@@ -298,8 +298,18 @@ def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
     return snapshot_from_json(_DECODE(raw), share_summary=True)
 
 
-def _log_entry_from_bytes(raw: msgspec.Raw) -> SnapshotLogEntry:
-    return _snapshot_log_entry(_DECODE(raw))
+def _snapshot_bytes(raw: msgspec.Raw, obj: dict[str, Any]) -> msgspec.Raw:
+    return raw
+
+
+def _log_pair(raw: msgspec.Raw, obj: dict[str, Any]) -> tuple[int, int]:
+    # two numbers, not a slice of the file: a log entry's slice would keep the whole file's bytes
+    # alive after every snapshot is built
+    return obj["timestamp-ms"], obj["snapshot-id"]
+
+
+def _log_entry_from_pair(pair: tuple[int, int]) -> SnapshotLogEntry:
+    return SnapshotLogEntry(*pair)
 
 
 def _lazy(raw: Any, plain: Callable[[Any], bool], build: Callable[[Any], Any]) -> Sequence[Any]:
@@ -597,12 +607,14 @@ def parse_table_metadata(data: bytes | str | dict[str, Any] | MetadataDocument, 
 _DECODE = msgspec.json.Decoder().decode
 _SPLIT_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _SPLIT_LIST = msgspec.json.Decoder(list[msgspec.Raw]).decode
-# The lists of a metadata file kept as their items' bytes until read: the check each item must
-# pass, the field of every item the check keeps (LazyTuple.field_values), the builder.
-_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], tuple[str, ...], Callable[[Any], Any]]] = {
+# The lists of a metadata file whose items are built when read: the check each item must pass,
+# the fields of every item the check keeps (LazyTuple.field_values), what is kept of an item
+# until it is built (from its bytes and its parsed JSON), the builder of that.
+_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], tuple[str, ...], Callable[[Any, Any], Any],
+                             Callable[[Any], Any]]] = {
     "snapshots": (_plain_snapshot, ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms"),
-                  _snapshot_from_bytes),
-    "snapshot-log": (_plain_log_entry, (), _log_entry_from_bytes),
+                  _snapshot_bytes, _snapshot_from_bytes),
+    "snapshot-log": (_plain_log_entry, (), _log_pair, _log_entry_from_pair),
 }
 _SNAPSHOT_DEFAULTS = {"sequence-number": INITIAL_SEQUENCE_NUMBER}
 # Snapshot attribute -> its JSON key and the value of an absent key (TableMetadata.snapshot_values).
@@ -614,17 +626,18 @@ _SNAPSHOT_VALUES = {"snapshot_id": ("snapshot-id", None), "parent_snapshot_id": 
 @dataclass(frozen=True)
 class MetadataDocument:
     """A table metadata file split at its top level (:func:`split_metadata`): ``fields`` holds
-    every top-level field parsed, but for the snapshots and the snapshot log, which ``lists``
-    keeps as their items' bytes (``msgspec.Raw`` slices of the file), each checked to build
-    (``_LEAN_LISTS``); ``known`` holds the fields of every item that check kept."""
+    every top-level field parsed, but for the snapshots and the snapshot log, whose items
+    ``lists`` keeps as ``_LEAN_LISTS`` says (a snapshot: its bytes, a ``msgspec.Raw`` slice of
+    the file; a log entry: its two numbers), each checked to build; ``known`` holds the fields
+    of every item that check kept."""
 
     fields: dict[str, Any]
-    lists: dict[str, list[msgspec.Raw]]
+    lists: dict[str, list[Any]]
     known: dict[str, list[Any]]
 
-    def items(self, key: str) -> Iterator[Any]:
-        """The items of a kept list, each parsed when it is reached (a reader lets each go)."""
-        for raw in self.lists.get(key, ()):
+    def snapshot_objects(self) -> Iterator[Any]:
+        """The snapshots' JSON objects, each parsed when it is reached (a reader lets each go)."""
+        for raw in self.lists.get("snapshots", ()):
             yield _DECODE(raw)
 
     def lazy(self, key: str) -> Sequence[Any] | None:
@@ -634,7 +647,7 @@ class MetadataDocument:
             return None
         if not items:
             return ()
-        _, kept, build = _LEAN_LISTS[key]
+        _, kept, _, build = _LEAN_LISTS[key]
         return LazyTuple(list(items), build, {k: self.known[k] for k in kept})
 
 
@@ -648,23 +661,26 @@ def split_metadata(data: bytes | str) -> MetadataDocument | None:
     objects of 100,000 snapshots never live at the same time."""
     try:
         fields: dict[str, Any] = {}
-        lists: dict[str, list[msgspec.Raw]] = {}
+        lists: dict[str, list[Any]] = {}
         known: dict[str, list[Any]] = {}
         for key, raw in _SPLIT_OBJECT(data).items():
             how = _LEAN_LISTS.get(key)
             if how is None:
                 fields[key] = _DECODE(raw)
                 continue
-            plain, kept, _ = how
-            items = lists[key] = _SPLIT_LIST(raw)
+            plain, kept, keep, _ = how
             columns: list[list[Any]] = [[] for _ in kept]
             appends = [(k, _SNAPSHOT_DEFAULTS.get(k), c.append) for k, c in zip(kept, columns)]
-            for item in items:
+            stored: list[Any] = []
+            store = stored.append
+            for item in _SPLIT_LIST(raw):
                 o = _DECODE(item)
                 if not plain(o):
                     return None
+                store(keep(item, o))
                 for k, default, append in appends:
                     append(o.get(k, default))
+            lists[key] = stored
             known.update(zip(kept, columns))
         return MetadataDocument(fields, lists, known)
     except (ValueError, RecursionError):  # msgspec's DecodeError / ValidationError are ValueErrors

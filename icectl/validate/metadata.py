@@ -87,7 +87,7 @@ def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: s
                 file=location)
         return None
     before = len(out.findings)
-    _check_raw_fields(obj, version, location, out, doc.items("snapshots") if doc is not None else None)
+    _check_raw_fields(obj, version, location, out, doc.snapshot_objects() if doc is not None else None)
     if version >= 4 and not supports_v4:
         out.add("V4_FILESYSTEM_CATALOG", f"format version {version} tables cannot live in a {catalog_kind} catalog; "
                 "register the metadata file in a SQL catalog (icectl register)", file=location)
