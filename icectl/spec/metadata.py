@@ -8,8 +8,10 @@ or allows. Keys this version of icectl does not know are kept in ``extra`` and w
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -173,18 +175,19 @@ def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> S
 
 
 class LazyTuple(Sequence):
-    """A tuple whose items are built on first access, each once, from their JSON: a parsed JSON
-    object, or (a metadata file icectl read) the item's bytes as a ``msgspec.Raw`` slice of the
-    file, so a neglected table's 100,000 snapshots cost their bytes until a command reads them.
+    """A tuple whose items are built on first access, each once, from what the load kept of
+    them: a parsed JSON object, or (a metadata file icectl read, ``split_metadata``) a snapshot's
+    bytes as a ``msgspec.Raw`` slice of the file or a log entry's position in its columns, so a
+    neglected table's 100,000 snapshots cost their bytes until a command reads them.
 
-    Only JSON the builder cannot refuse is kept this way (``_lazy`` and ``_lean_items`` check it
-    first), so building later never raises. ``known`` holds fields of every item read by that
+    Only JSON the builder cannot refuse is kept this way (``_lazy`` and ``split_metadata`` check
+    it first), so building later never raises. ``known`` holds fields of every item read by that
     check (``field_values``). It compares equal to the tuple of its items and concatenates with
     tuples."""
 
     __slots__ = ("_raw", "_build", "_items", "_known")
 
-    def __init__(self, raw: list[Any], build: Callable[[Any], Any], known: dict[str, list[Any]] | None = None):
+    def __init__(self, raw: list[Any], build: Callable[[Any], Any], known: dict[str, Sequence[Any]] | None = None):
         self._raw = raw
         self._build = build
         self._items: list[Any] = [None] * len(raw)
@@ -295,21 +298,19 @@ def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
 
 
 def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
-    return snapshot_from_json(_DECODE(raw), share_summary=True)
+    """``snapshot_from_json`` of a snapshot ``_plain_snapshot`` passed (at the load): the checks it
+    made are not made again, the values are the ones ``snapshot_from_json`` gives."""
+    o = _DECODE(raw)
+    get = o.get
+    return Snapshot(
+        o["snapshot-id"], o["timestamp-ms"], get("parent-snapshot-id"), get("sequence-number", INITIAL_SEQUENCE_NUMBER),
+        get("manifest-list"), None, _str_dict(get("summary") or {}, True), get("schema-id"), get("first-row-id"),
+        get("added-rows"), get("key-id"),
+        () if o.keys() <= _SNAPSHOT_KEYS else tuple((k, v) for k, v in o.items() if k not in _SNAPSHOT_KEYS))
 
 
-def _snapshot_bytes(raw: msgspec.Raw, obj: dict[str, Any]) -> msgspec.Raw:
-    return raw
-
-
-def _log_pair(raw: msgspec.Raw, obj: dict[str, Any]) -> tuple[int, int]:
-    # two numbers, not a slice of the file: a log entry's slice would keep the whole file's bytes
-    # alive after every snapshot is built
-    return obj["timestamp-ms"], obj["snapshot-id"]
-
-
-def _log_entry_from_pair(pair: tuple[int, int]) -> SnapshotLogEntry:
-    return SnapshotLogEntry(*pair)
+def _log_entry_at(times: Sequence[int], ids: Sequence[int], i: int) -> SnapshotLogEntry:
+    return SnapshotLogEntry(times[i], ids[i])
 
 
 def _lazy(raw: Any, plain: Callable[[Any], bool], build: Callable[[Any], Any]) -> Sequence[Any]:
@@ -607,16 +608,6 @@ def parse_table_metadata(data: bytes | str | dict[str, Any] | MetadataDocument, 
 _DECODE = msgspec.json.Decoder().decode
 _SPLIT_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _SPLIT_LIST = msgspec.json.Decoder(list[msgspec.Raw]).decode
-# The lists of a metadata file whose items are built when read: the check each item must pass,
-# the fields of every item the check keeps (LazyTuple.field_values), what is kept of an item
-# until it is built (from its bytes and its parsed JSON), the builder of that.
-_LEAN_LISTS: dict[str, tuple[Callable[[Any], bool], tuple[str, ...], Callable[[Any, Any], Any],
-                             Callable[[Any], Any]]] = {
-    "snapshots": (_plain_snapshot, ("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms"),
-                  _snapshot_bytes, _snapshot_from_bytes),
-    "snapshot-log": (_plain_log_entry, (), _log_pair, _log_entry_from_pair),
-}
-_SNAPSHOT_DEFAULTS = {"sequence-number": INITIAL_SEQUENCE_NUMBER}
 # Snapshot attribute -> its JSON key and the value of an absent key (TableMetadata.snapshot_values).
 _SNAPSHOT_VALUES = {"snapshot_id": ("snapshot-id", None), "parent_snapshot_id": ("parent-snapshot-id", None),
                     "sequence_number": ("sequence-number", INITIAL_SEQUENCE_NUMBER),
@@ -626,63 +617,84 @@ _SNAPSHOT_VALUES = {"snapshot_id": ("snapshot-id", None), "parent_snapshot_id": 
 @dataclass(frozen=True)
 class MetadataDocument:
     """A table metadata file split at its top level (:func:`split_metadata`): ``fields`` holds
-    every top-level field parsed, but for the snapshots and the snapshot log, whose items
-    ``lists`` keeps as ``_LEAN_LISTS`` says (a snapshot: its bytes, a ``msgspec.Raw`` slice of
-    the file; a log entry: its two numbers), each checked to build; ``known`` holds the fields
-    of every item that check kept."""
+    every top-level field parsed, but for the snapshots and the snapshot log. Of those, each item
+    checked to build (as ``_lazy`` checks), the load keeps: a snapshot's bytes (a ``msgspec.Raw``
+    slice of the file; None: the file has no snapshots) and four of its fields by column
+    (``snapshot_columns``, JSON key -> values in snapshot order); a snapshot-log entry's two
+    numbers (``log``: timestamps and snapshot ids; None: the file has no snapshot log)."""
 
     fields: dict[str, Any]
-    lists: dict[str, list[Any]]
-    known: dict[str, list[Any]]
+    snapshots: list[msgspec.Raw] | None = None
+    snapshot_columns: dict[str, Sequence[Any]] = field(default_factory=dict)
+    log: tuple[Sequence[int], Sequence[int]] | None = None
 
     def snapshot_objects(self) -> Iterator[Any]:
         """The snapshots' JSON objects, each parsed when it is reached (a reader lets each go)."""
-        for raw in self.lists.get("snapshots", ()):
+        for raw in self.snapshots or ():
             yield _DECODE(raw)
 
-    def lazy(self, key: str) -> Sequence[Any] | None:
-        """A kept list as a LazyTuple of its items (None when the file has no such list)."""
-        items = self.lists.get(key)
-        if items is None:
+    def lazy_snapshots(self) -> Sequence[Snapshot] | None:
+        if self.snapshots is None:
             return None
-        if not items:
-            return ()
-        _, kept, _, build = _LEAN_LISTS[key]
-        return LazyTuple(list(items), build, {k: self.known[k] for k in kept})
+        return LazyTuple(list(self.snapshots), _snapshot_from_bytes, self.snapshot_columns) if self.snapshots else ()
+
+    def lazy_snapshot_log(self) -> Sequence[SnapshotLogEntry] | None:
+        if self.log is None:
+            return None
+        times, ids = self.log
+        return LazyTuple(list(range(len(times))), partial(_log_entry_at, times, ids)) if len(times) else ()
+
+
+def _split_snapshots(raw: msgspec.Raw) -> tuple[list[msgspec.Raw], dict[str, Sequence[Any]]] | None:
+    items = _SPLIT_LIST(raw)
+    # 64-bit arrays, not lists of int objects, for the fields that are always a long
+    ids, parents, seqs, times = array("q"), [], array("q"), array("q")
+    for item in items:
+        o = _DECODE(item)
+        if not _plain_snapshot(o):
+            return None
+        get = o.get
+        ids.append(o["snapshot-id"])
+        parents.append(get("parent-snapshot-id"))
+        seqs.append(get("sequence-number", INITIAL_SEQUENCE_NUMBER))
+        times.append(o["timestamp-ms"])
+    return items, {"snapshot-id": ids, "parent-snapshot-id": parents, "sequence-number": seqs, "timestamp-ms": times}
+
+
+def _split_log(raw: msgspec.Raw) -> tuple[Sequence[int], Sequence[int]] | None:
+    times, ids = array("q"), array("q")
+    for item in _SPLIT_LIST(raw):
+        o = _DECODE(item)
+        if not _plain_log_entry(o):
+            return None
+        times.append(o["timestamp-ms"])
+        ids.append(o["snapshot-id"])
+    return times, ids
 
 
 def split_metadata(data: bytes | str) -> MetadataDocument | None:
     """The document split at its top level (:class:`MetadataDocument`); None when msgspec refuses
-    any part, or a kept list's item is not one its builder takes for sure: then the whole document
-    must be parsed as before (``parse_json``), so the result, or the error and its message, is
-    what it always was.
+    any part, or a snapshot or log entry is not one its builder takes for sure: then the whole
+    document must be parsed as before (``parse_json``), so the result, or the error and its
+    message, is what it always was.
 
-    Each kept item is parsed once here, to check it as ``_lazy`` does, and let go: the parsed
-    objects of 100,000 snapshots never live at the same time."""
+    Each snapshot and log entry is parsed once here, to check it, and let go: the parsed objects
+    of 100,000 snapshots never live at the same time."""
     try:
         fields: dict[str, Any] = {}
-        lists: dict[str, list[Any]] = {}
-        known: dict[str, list[Any]] = {}
-        for key, raw in _SPLIT_OBJECT(data).items():
-            how = _LEAN_LISTS.get(key)
-            if how is None:
-                fields[key] = _DECODE(raw)
-                continue
-            plain, kept, keep, _ = how
-            columns: list[list[Any]] = [[] for _ in kept]
-            appends = [(k, _SNAPSHOT_DEFAULTS.get(k), c.append) for k, c in zip(kept, columns)]
-            stored: list[Any] = []
-            store = stored.append
-            for item in _SPLIT_LIST(raw):
-                o = _DECODE(item)
-                if not plain(o):
+        snapshots = log = None
+        for key, raw in _SPLIT_OBJECT(data).items():  # a repeated key: the last, as parse_json
+            if key == "snapshots":
+                if (snapshots := _split_snapshots(raw)) is None:
                     return None
-                store(keep(item, o))
-                for k, default, append in appends:
-                    append(o.get(k, default))
-            lists[key] = stored
-            known.update(zip(kept, columns))
-        return MetadataDocument(fields, lists, known)
+            elif key == "snapshot-log":
+                if (log := _split_log(raw)) is None:
+                    return None
+            else:
+                fields[key] = _DECODE(raw)
+        if snapshots is None:
+            return MetadataDocument(fields, log=log)
+        return MetadataDocument(fields, snapshots[0], snapshots[1], log)
     except (ValueError, RecursionError):  # msgspec's DecodeError / ValidationError are ValueErrors
         return None
 
@@ -774,8 +786,8 @@ def _parse(obj: dict[str, Any], *, owned: bool, lean: MetadataDocument | None) -
     else:
         location = str(obj["location"])
 
-    lean_snapshots = lean.lazy("snapshots") if lean is not None else None
-    lean_log = lean.lazy("snapshot-log") if lean is not None else None
+    lean_snapshots = lean.lazy_snapshots() if lean is not None else None
+    lean_log = lean.lazy_snapshot_log() if lean is not None else None
     md = TableMetadata(
         format_version=version,
         table_uuid=obj.get("table-uuid"),

@@ -239,7 +239,7 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
     m.snapshots = len(md.snapshots)
     oldest = min(md.snapshot_values("timestamp_ms")) if md.snapshots else None
     m.oldest_snapshot_age_ms = now_ms - oldest if oldest is not None else None
-    replaced = [s.timestamp_ms for s in md.each_snapshot() if s.summary.get("operation") == "replace"]
+    replaced = [s.timestamp_ms for s in md.snapshots if s.summary.get("operation") == "replace"]
     if oldest is not None:
         m.maintenance_age_ms = now_ms - (max(replaced) if replaced else oldest)
     m.max_snapshot_age_ms = MAX_SNAPSHOT_AGE_MS.read(md.properties)
