@@ -22,6 +22,7 @@ from icectl.spec.metadata import (
     split_metadata,
     top_level_keys,
 )
+from icectl.spec.view import is_view_metadata_json
 
 
 def _doc(n: int) -> dict:
@@ -271,3 +272,6 @@ def test_the_split_keeps_no_parsed_object_per_snapshot():
 def test_a_view_is_told_by_its_top_level_keys():
     assert top_level_keys(b'{"b": [1, {"c": 2}], "a": "x"}') == ["b", "a"]
     assert top_level_keys(b"[1]") is None and top_level_keys(b'{"a": NaN}') is None
+    assert not is_view_metadata_json(json.dumps(_doc(3)).encode())
+    assert is_view_metadata_json(b'{"view-uuid": "u", "x": NaN}')  # the standard library decides
+    assert not is_view_metadata_json(b'{"view-uuid": "u", "x": \xff}') and not is_view_metadata_json(b"[")
