@@ -8,8 +8,10 @@ or allows. Keys this version of icectl does not know are kept in ``extra`` and w
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -173,19 +175,23 @@ def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> S
 
 
 class LazyTuple(Sequence):
-    """A tuple whose items are built from their JSON objects on first access, each once: a
-    neglected table's 100,000 snapshots cost a list of parsed JSON until a command reads them.
+    """A tuple whose items are built on first access, each once, from what the load kept of
+    them: a parsed JSON object, or (a metadata file icectl read, ``split_metadata``) a snapshot's
+    bytes as a ``msgspec.Raw`` slice of the file or a log entry's position in its columns, so a
+    neglected table's 100,000 snapshots cost their bytes until a command reads them.
 
-    Only JSON objects the builder cannot refuse are kept this way (``_lazy`` checks them first),
-    so building later never raises. It compares equal to the tuple of its items and concatenates
-    with tuples."""
+    Only JSON the builder cannot refuse is kept this way (``_lazy`` and ``split_metadata`` check
+    it first), so building later never raises. ``known`` holds fields of every item read by that
+    check (``field_values``). It compares equal to the tuple of its items and concatenates with
+    tuples."""
 
-    __slots__ = ("_raw", "_build", "_items")
+    __slots__ = ("_raw", "_build", "_items", "_known")
 
-    def __init__(self, raw: list[Any], build: Callable[[Any], Any]):
+    def __init__(self, raw: list[Any], build: Callable[[Any], Any], known: dict[str, Sequence[Any]] | None = None):
         self._raw = raw
         self._build = build
         self._items: list[Any] = [None] * len(raw)
+        self._known = known or {}
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -208,10 +214,23 @@ class LazyTuple(Sequence):
         for i, item in enumerate(self._items):
             yield item if item is not None else self._built(i)
 
-    def field_values(self, key: str, attr: str) -> list[Any]:
-        """One field of every item without building any: ``key`` of its JSON object (a field
-        ``_lazy`` checked), or ``attr`` of the item when it is built (its JSON object let go)."""
-        return [getattr(item, attr) if o is None else o.get(key) for o, item in zip(self._raw, self._items)]
+    def each(self) -> Iterator[Any]:
+        """Every item, in order; one not built yet is built for this reader alone and not kept
+        (a pass over 100,000 snapshots holds one at a time)."""
+        for i, item in enumerate(self._items):
+            if item is None:
+                o = self._raw[i]
+                item = self._items[i] if o is None else self._build(o)  # None: another thread built it
+            yield item
+
+    def field_values(self, key: str, attr: str, default: Any = None) -> list[Any]:
+        """One field of every item without building any: ``key`` as the load's check read it,
+        or of its JSON object (a field ``_lazy`` checked; ``default`` when absent), or ``attr``
+        of the item when it is built (its JSON object let go)."""
+        known = self._known.get(key)
+        if known is not None:
+            return list(known)
+        return [getattr(item, attr) if o is None else o.get(key, default) for o, item in zip(self._raw, self._items)]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, LazyTuple)):
@@ -276,6 +295,22 @@ def _plain_log_entry(o: Any) -> bool:
 def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
     return SnapshotLogEntry(json_long(e["timestamp-ms"], "snapshot-log timestamp-ms"),
                             json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
+
+
+def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
+    """``snapshot_from_json`` of a snapshot ``_plain_snapshot`` passed (at the load): the checks it
+    made are not made again, the values are the ones ``snapshot_from_json`` gives."""
+    o = _DECODE(raw)
+    get = o.get
+    return Snapshot(
+        o["snapshot-id"], o["timestamp-ms"], get("parent-snapshot-id"), get("sequence-number", INITIAL_SEQUENCE_NUMBER),
+        get("manifest-list"), None, _str_dict(get("summary") or {}, True), get("schema-id"), get("first-row-id"),
+        get("added-rows"), get("key-id"),
+        () if o.keys() <= _SNAPSHOT_KEYS else tuple((k, v) for k, v in o.items() if k not in _SNAPSHOT_KEYS))
+
+
+def _log_entry_at(times: Sequence[int], ids: Sequence[int], i: int) -> SnapshotLogEntry:
+    return SnapshotLogEntry(times[i], ids[i])
 
 
 def _lazy(raw: Any, plain: Callable[[Any], bool], build: Callable[[Any], Any]) -> Sequence[Any]:
@@ -426,11 +461,30 @@ class TableMetadata:
         """Snapshot id -> position in ``snapshots`` (the last of a repeated id), built once."""
         idx = self.__dict__.get("_snap_idx")
         if idx is None:
-            snaps = self.snapshots
-            ids = snaps.field_values("snapshot-id", "snapshot_id") if isinstance(snaps, LazyTuple) else [s.snapshot_id for s in snaps]
-            idx = {sid: i for i, sid in enumerate(ids)}
+            idx = {sid: i for i, sid in enumerate(self.snapshot_values("snapshot_id"))}
             object.__setattr__(self, "_snap_idx", idx)
         return idx
+
+    def snapshot_values(self, attr: str) -> list[Any]:
+        """One attribute of every snapshot, in order: ``snapshot_id``, ``parent_snapshot_id``,
+        ``sequence_number`` or ``timestamp_ms``; from what the load's check read when the
+        snapshots are still their file's bytes (no Snapshot object built nor kept)."""
+        snaps = self.snapshots
+        if isinstance(snaps, LazyTuple):
+            key, default = _SNAPSHOT_VALUES[attr]
+            return snaps.field_values(key, attr, default)
+        return [getattr(s, attr) for s in snaps]
+
+    def each_snapshot(self) -> Iterator[Snapshot]:
+        """Every snapshot, in order, without keeping those no reader built before (one pass over
+        all of them holds one at a time; ``snapshots`` keeps each it builds)."""
+        snaps = self.snapshots
+        return snaps.each() if isinstance(snaps, LazyTuple) else iter(snaps)
+
+    def each_snapshot_log_entry(self) -> Iterator[SnapshotLogEntry]:
+        """Every snapshot-log entry, in order, as ``each_snapshot`` does."""
+        log = self.snapshot_log
+        return log.each() if isinstance(log, LazyTuple) else iter(log)
 
     @property
     def current_snapshot(self) -> Snapshot | None:
@@ -519,21 +573,27 @@ def _opt_long(v: Any, what: str) -> int | None:
     return None if v is None else json_long(v, what)
 
 
-def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "metadata") -> TableMetadata:
-    """Parse a metadata JSON document of any supported format version.
+def parse_table_metadata(data: bytes | str | dict[str, Any] | MetadataDocument, *,
+                         source: str = "metadata") -> TableMetadata:
+    """Parse a metadata JSON document of any supported format version (its bytes or text, a
+    caller's parsed dict, or a document :func:`split_metadata` split).
 
     ``source`` names the file in error messages.
     """
+    lean = data if isinstance(data, MetadataDocument) else None
     if isinstance(data, dict):
         obj = data
     else:
-        obj = parse_json(data, source=source)
+        if lean is None and (lean := split_metadata(data)) is None:
+            obj = parse_json(data, source=source)
+        else:
+            obj = lean.fields
     if not isinstance(obj, dict):
         raise InvalidMetadataError(f"{source}: table metadata must be a JSON object")
     try:
         # a document parsed here is icectl's own: its snapshots may stay JSON until read; a
         # caller's dict is read now (the caller may change it after)
-        return _parse(obj, owned=not isinstance(data, dict))
+        return _parse(obj, owned=not isinstance(data, dict), lean=lean)
     except InvalidMetadataError as e:
         if e.message.startswith(source):
             raise
@@ -546,6 +606,106 @@ def parse_table_metadata(data: bytes | str | dict[str, Any], *, source: str = "m
 
 
 _DECODE = msgspec.json.Decoder().decode
+_SPLIT_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_SPLIT_LIST = msgspec.json.Decoder(list[msgspec.Raw]).decode
+# Snapshot attribute -> its JSON key and the value of an absent key (TableMetadata.snapshot_values).
+_SNAPSHOT_VALUES = {"snapshot_id": ("snapshot-id", None), "parent_snapshot_id": ("parent-snapshot-id", None),
+                    "sequence_number": ("sequence-number", INITIAL_SEQUENCE_NUMBER),
+                    "timestamp_ms": ("timestamp-ms", None)}
+
+
+@dataclass(frozen=True)
+class MetadataDocument:
+    """A table metadata file split at its top level (:func:`split_metadata`): ``fields`` holds
+    every top-level field parsed, but for the snapshots and the snapshot log. Of those, each item
+    checked to build (as ``_lazy`` checks), the load keeps: a snapshot's bytes (a ``msgspec.Raw``
+    slice of the file; None: the file has no snapshots) and four of its fields by column
+    (``snapshot_columns``, JSON key -> values in snapshot order); a snapshot-log entry's two
+    numbers (``log``: timestamps and snapshot ids; None: the file has no snapshot log)."""
+
+    fields: dict[str, Any]
+    snapshots: list[msgspec.Raw] | None = None
+    snapshot_columns: dict[str, Sequence[Any]] = field(default_factory=dict)
+    log: tuple[Sequence[int], Sequence[int]] | None = None
+
+    def snapshot_objects(self) -> Iterator[Any]:
+        """The snapshots' JSON objects, each parsed when it is reached (a reader lets each go)."""
+        for raw in self.snapshots or ():
+            yield _DECODE(raw)
+
+    def lazy_snapshots(self) -> Sequence[Snapshot] | None:
+        if self.snapshots is None:
+            return None
+        return LazyTuple(list(self.snapshots), _snapshot_from_bytes, self.snapshot_columns) if self.snapshots else ()
+
+    def lazy_snapshot_log(self) -> Sequence[SnapshotLogEntry] | None:
+        if self.log is None:
+            return None
+        times, ids = self.log
+        return LazyTuple(list(range(len(times))), partial(_log_entry_at, times, ids)) if len(times) else ()
+
+
+def _split_snapshots(raw: msgspec.Raw) -> tuple[list[msgspec.Raw], dict[str, Sequence[Any]]] | None:
+    items = _SPLIT_LIST(raw)
+    # 64-bit arrays, not lists of int objects, for the fields that are always a long
+    ids, parents, seqs, times = array("q"), [], array("q"), array("q")
+    for item in items:
+        o = _DECODE(item)
+        if not _plain_snapshot(o):
+            return None
+        get = o.get
+        ids.append(o["snapshot-id"])
+        parents.append(get("parent-snapshot-id"))
+        seqs.append(get("sequence-number", INITIAL_SEQUENCE_NUMBER))
+        times.append(o["timestamp-ms"])
+    return items, {"snapshot-id": ids, "parent-snapshot-id": parents, "sequence-number": seqs, "timestamp-ms": times}
+
+
+def _split_log(raw: msgspec.Raw) -> tuple[Sequence[int], Sequence[int]] | None:
+    times, ids = array("q"), array("q")
+    for item in _SPLIT_LIST(raw):
+        o = _DECODE(item)
+        if not _plain_log_entry(o):
+            return None
+        times.append(o["timestamp-ms"])
+        ids.append(o["snapshot-id"])
+    return times, ids
+
+
+def split_metadata(data: bytes | str) -> MetadataDocument | None:
+    """The document split at its top level (:class:`MetadataDocument`); None when msgspec refuses
+    any part, or a snapshot or log entry is not one its builder takes for sure: then the whole
+    document must be parsed as before (``parse_json``), so the result, or the error and its
+    message, is what it always was.
+
+    Each snapshot and log entry is parsed once here, to check it, and let go: the parsed objects
+    of 100,000 snapshots never live at the same time."""
+    try:
+        fields: dict[str, Any] = {}
+        snapshots = log = None
+        for key, raw in _SPLIT_OBJECT(data).items():  # a repeated key: the last, as parse_json
+            if key == "snapshots":
+                if (snapshots := _split_snapshots(raw)) is None:
+                    return None
+            elif key == "snapshot-log":
+                if (log := _split_log(raw)) is None:
+                    return None
+            else:
+                fields[key] = _DECODE(raw)
+        if snapshots is None:
+            return MetadataDocument(fields, log=log)
+        return MetadataDocument(fields, snapshots[0], snapshots[1], log)
+    except (ValueError, RecursionError):  # msgspec's DecodeError / ValidationError are ValueErrors
+        return None
+
+
+def top_level_keys(data: bytes | str) -> list[str] | None:
+    """The keys of a JSON object document, its values not parsed; None when msgspec cannot split
+    it (not an object, or JSON msgspec refuses: the standard library may still read it)."""
+    try:
+        return list(_SPLIT_OBJECT(data))
+    except (ValueError, RecursionError):
+        return None
 
 
 def parse_json(data: bytes | str, *, source: str) -> Any:
@@ -566,7 +726,7 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
         raise InvalidMetadataError(f"{source}: malformed JSON: {e}") from None
 
 
-def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
+def _parse(obj: dict[str, Any], *, owned: bool, lean: MetadataDocument | None) -> TableMetadata:
     if "format-version" not in obj:
         raise InvalidMetadataError("missing field 'format-version'")
     version = obj["format-version"]
@@ -626,6 +786,8 @@ def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
     else:
         location = str(obj["location"])
 
+    lean_snapshots = lean.lazy_snapshots() if lean is not None else None
+    lean_log = lean.lazy_snapshot_log() if lean is not None else None
     md = TableMetadata(
         format_version=version,
         table_uuid=obj.get("table-uuid"),
@@ -640,9 +802,11 @@ def _parse(obj: dict[str, Any], *, owned: bool) -> TableMetadata:
         last_sequence_number=json_long(obj.get("last-sequence-number", INITIAL_SEQUENCE_NUMBER), "last-sequence-number"),
         properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
         current_snapshot_id=current_snapshot_id,
-        snapshots=_lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
+        snapshots=lean_snapshots if lean_snapshots is not None else
+        _lazy(obj.get("snapshots"), _plain_snapshot, _owned_snapshot) if owned else
         tuple(snapshot_from_json(s) for s in obj.get("snapshots") or []),
-        snapshot_log=_lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
+        snapshot_log=lean_log if lean_log is not None else
+        _lazy(obj.get("snapshot-log"), _plain_log_entry, _snapshot_log_entry) if owned else
         tuple(_snapshot_log_entry(e) for e in obj.get("snapshot-log") or []),
         metadata_log=tuple(MetadataLogEntry(json_long(e["timestamp-ms"], "metadata-log timestamp-ms"), str(e["metadata-file"]))
                            for e in obj.get("metadata-log") or []),

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import InvalidMetadataError, UnsupportedFormatVersionError
-from icectl.spec.metadata import parse_json
+from icectl.spec.metadata import parse_json, top_level_keys
 from icectl.spec.types import Schema, json_int, json_long, schema_from_json
 
 __all__ = ["SUPPORTED_VIEW_FORMAT_VERSION", "SQL", "ViewHistoryEntry", "ViewMetadata", "ViewRepresentation",
-           "ViewVersion", "is_view_metadata", "parse_view_metadata"]
+           "ViewVersion", "is_view_metadata", "is_view_metadata_json", "parse_view_metadata"]
 
 SUPPORTED_VIEW_FORMAT_VERSION = 1  # "format-version: ... must be 1"
 SQL = "sql"  # the one representation type the spec defines
@@ -165,6 +165,19 @@ def is_view_metadata(obj: Any) -> bool:
     view's ``view-uuid`` or its ``versions`` / ``current-version-id`` (a table has neither)."""
     return isinstance(obj, dict) and ("view-uuid" in obj or ("versions" in obj and "current-version-id" in obj)
                                       or "version-log" in obj)
+
+
+def is_view_metadata_json(data: bytes | str) -> bool:
+    """Whether a JSON document is view metadata (:func:`is_view_metadata`); False when it is not
+    JSON. A table's metadata is told by its top-level keys, its values not parsed (a neglected
+    table's 100 MB of snapshots)."""
+    keys = top_level_keys(data)
+    if keys is not None and not is_view_metadata(dict.fromkeys(keys)):
+        return False
+    try:
+        return is_view_metadata(json.loads(data))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
 
 
 def parse_view_metadata(data: bytes | str | dict[str, Any], *, source: str = "view metadata") -> ViewMetadata:

@@ -9,11 +9,13 @@ it fills defaults and normalises v1's singular fields, so a missing required fie
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from icectl.errors import InvalidMetadataError
 from icectl.io import has_scheme, resolve_path
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata, parse_json, parse_table_metadata
+from icectl.spec.metadata import MAIN_BRANCH, TableMetadata, parse_json, parse_table_metadata, split_metadata
 from icectl.spec.types import type_min_version, walk_fields
 from icectl.validate.findings import Collector
 
@@ -64,11 +66,17 @@ def _is(value: Any, kind: str) -> bool:
 def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: str = "",
                    supports_v4: bool = True) -> TableMetadata | None:
     """Check a metadata file's bytes; return the parsed metadata (None when it cannot be parsed)."""
-    try:
-        obj = parse_json(raw, source=location)
-    except InvalidMetadataError as e:
-        out.add("META_INVALID_JSON", e.message.removeprefix(f"{location}: "), file=location)
-        return None
+    # Split at its top level when it can be (the snapshots kept as their bytes, each parsed as
+    # it is checked); else parsed whole, the findings the same.
+    doc = split_metadata(raw)
+    if doc is not None:
+        obj: Any = doc.fields
+    else:
+        try:
+            obj = parse_json(raw, source=location)
+        except InvalidMetadataError as e:
+            out.add("META_INVALID_JSON", e.message.removeprefix(f"{location}: "), file=location)
+            return None
     if not isinstance(obj, dict):
         out.add("META_INVALID_JSON", f"table metadata must be a JSON object, not {type(obj).__name__}", file=location)
         return None
@@ -79,13 +87,13 @@ def check_metadata(raw: bytes, location: str, out: Collector, *, catalog_kind: s
                 file=location)
         return None
     before = len(out.findings)
-    _check_raw_fields(obj, version, location, out)
+    _check_raw_fields(obj, version, location, out, doc.snapshot_objects() if doc is not None else None)
     if version >= 4 and not supports_v4:
         out.add("V4_FILESYSTEM_CATALOG", f"format version {version} tables cannot live in a {catalog_kind} catalog; "
                 "register the metadata file in a SQL catalog (icectl register)", file=location)
     clean = _without_invalid_refs(obj)
     try:
-        md = parse_table_metadata(clean, source=location)
+        md = parse_table_metadata(replace(doc, fields=clean) if doc is not None else clean, source=location)
     except InvalidMetadataError as e:
         reported = any(f.code in ("META_FIELD_MISSING", "META_FIELD_TYPE") for f in out.findings[before:])
         if not reported:
@@ -104,7 +112,9 @@ def _short(value: Any) -> str:
     except (RecursionError, ValueError):
         return "a deeply nested " + type(value).__name__
 
-def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector) -> None:
+def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector,
+                      snapshots: Iterable[Any] | None = None) -> None:
+    """``snapshots``: the snapshots' JSON objects when ``obj`` does not hold them (a split document)."""
     for name in REQUIRED[v]:
         if name not in obj or (obj[name] is None and name != "current-snapshot-id"):
             out.add("META_FIELD_MISSING", f"format version {v} requires {name!r}", file=location)
@@ -133,8 +143,10 @@ def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector
                         file=location)
             elif name == MAIN_BRANCH and str(ref.get("type")).lower() != "branch":
                 out.add("REF_INVALID", "the main ref must be a branch", file=location)
-    snaps = obj.get("snapshots")
-    for s in snaps if isinstance(snaps, list) else []:
+    if snapshots is None:
+        snaps = obj.get("snapshots")
+        snapshots = snaps if isinstance(snaps, list) else []
+    for s in snapshots:
         if isinstance(s, dict):
             _check_raw_snapshot(s, v, location, out)
 
@@ -200,7 +212,7 @@ def _check_parsed(md: TableMetadata, obj: dict[str, Any], location: str, out: Co
     _check_logs(md, location, out)
     if md.format_version >= 3:
         _check_lineage(md, location, out)
-    for s in md.snapshots:
+    for s in md.each_snapshot():
         if s.manifest_list is not None:
             check_path(md, s.manifest_list, out, file=location, snapshot_id=s.snapshot_id)
         for m in s.manifests or ():
@@ -329,43 +341,46 @@ def _different_partition_field(prev: tuple[int, str, int], cur: tuple[int, str])
 
 
 def _check_snapshots(md: TableMetadata, location: str, out: Collector) -> None:
+    # The three fields these checks read, not a Snapshot object each (a neglected table has 100,000).
+    snap_ids = md.snapshot_values("snapshot_id")
+    parents = md.snapshot_values("parent_snapshot_id")
     ids: dict[int, int] = {}
-    for s in md.snapshots:
-        ids[s.snapshot_id] = ids.get(s.snapshot_id, 0) + 1
+    for sid in snap_ids:
+        ids[sid] = ids.get(sid, 0) + 1
     for sid, n in ids.items():
         if n > 1:
             out.add("SNAPSHOT_ID_DUPLICATE", f"snapshot-id {sid} is used by {n} snapshots", file=location,
                     snapshot_id=sid)
-    by_id = {s.snapshot_id: s for s in md.snapshots}
+    by_id = {sid: i for i, sid in enumerate(snap_ids)}  # the last snapshot of a repeated id
     # Cycles: follow parents; a chain that comes back to a snapshot on the current walk loops.
     done: set[int] = set()
-    for s in md.snapshots:
+    for i in range(len(snap_ids)):
         walk: list[int] = []
         on_walk: set[int] = set()
-        cur = s
-        while cur is not None and cur.snapshot_id not in done:
-            if cur.snapshot_id in on_walk:
-                out.add("SNAPSHOT_PARENT_CYCLE", f"snapshot {cur.snapshot_id} is its own ancestor", file=location,
-                        snapshot_id=cur.snapshot_id)
+        cur: int | None = i
+        while cur is not None and snap_ids[cur] not in done:
+            if snap_ids[cur] in on_walk:
+                out.add("SNAPSHOT_PARENT_CYCLE", f"snapshot {snap_ids[cur]} is its own ancestor", file=location,
+                        snapshot_id=snap_ids[cur])
                 break
-            on_walk.add(cur.snapshot_id)
-            walk.append(cur.snapshot_id)
-            cur = by_id.get(cur.parent_snapshot_id) if cur.parent_snapshot_id is not None else None
+            on_walk.add(snap_ids[cur])
+            walk.append(snap_ids[cur])
+            cur = by_id.get(parents[cur]) if parents[cur] is not None else None
         done.update(walk)
     if md.format_version < 2:
         return
     seqs: dict[int, list[int]] = {}
-    for s in md.snapshots:
-        if s.sequence_number > md.last_sequence_number:
-            out.add("SEQUENCE_NUMBER_ABOVE_LAST", f"sequence-number {s.sequence_number} is above last-sequence-number "
-                    f"{md.last_sequence_number}", file=location, snapshot_id=s.snapshot_id)
-        if s.sequence_number > 0:
-            seqs.setdefault(s.sequence_number, []).append(s.snapshot_id)
-        parent = by_id.get(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
-        if parent is not None and s.sequence_number > 0 and parent.snapshot_id != s.snapshot_id \
-                and s.sequence_number <= parent.sequence_number:
-            out.add("SEQUENCE_NUMBER_BACKWARDS", f"sequence-number {s.sequence_number} is not above its parent "
-                    f"{parent.snapshot_id}'s {parent.sequence_number}", file=location, snapshot_id=s.snapshot_id)
+    seq_numbers = md.snapshot_values("sequence_number")
+    for sid, seq, parent_id in zip(snap_ids, seq_numbers, parents):
+        if seq > md.last_sequence_number:
+            out.add("SEQUENCE_NUMBER_ABOVE_LAST", f"sequence-number {seq} is above last-sequence-number "
+                    f"{md.last_sequence_number}", file=location, snapshot_id=sid)
+        if seq > 0:
+            seqs.setdefault(seq, []).append(sid)
+        p = by_id.get(parent_id) if parent_id is not None else None
+        if p is not None and seq > 0 and snap_ids[p] != sid and seq <= seq_numbers[p]:
+            out.add("SEQUENCE_NUMBER_BACKWARDS", f"sequence-number {seq} is not above its parent "
+                    f"{snap_ids[p]}'s {seq_numbers[p]}", file=location, snapshot_id=sid)
     for seq, sids in seqs.items():
         if len(sids) > 1:
             out.add("SEQUENCE_NUMBER_DUPLICATE", f"sequence-number {seq} is used by snapshots "
@@ -373,7 +388,7 @@ def _check_snapshots(md: TableMetadata, location: str, out: Collector) -> None:
 
 
 def _check_refs(md: TableMetadata, location: str, out: Collector, *, refs_given: bool = True) -> None:
-    by_id = {s.snapshot_id for s in md.snapshots}
+    by_id = set(md.snapshot_values("snapshot_id"))
     for name, ref in md.refs.items():
         if not refs_given and name == MAIN_BRANCH:
             continue  # main implied by current-snapshot-id (no refs in the file): checked below
@@ -388,7 +403,7 @@ def _check_refs(md: TableMetadata, location: str, out: Collector, *, refs_given:
     if main is not None and main.snapshot_id != cur:
         out.add("CURRENT_SNAPSHOT_MISMATCH", f"current-snapshot-id is {cur if cur is not None else -1} but main "
                 f"points at {main.snapshot_id}", file=location)
-    snaps = {s.snapshot_id for s in md.snapshots}
+    snaps = by_id
     for st in md.statistics + md.partition_statistics:
         if st.snapshot_id not in snaps:
             out.add("STATISTICS_UNKNOWN_SNAPSHOT", f"statistics file {st.statistics_path} is for snapshot "
@@ -396,9 +411,9 @@ def _check_refs(md: TableMetadata, location: str, out: Collector, *, refs_given:
 
 
 def _check_logs(md: TableMetadata, location: str, out: Collector) -> None:
-    snaps = {s.snapshot_id for s in md.snapshots}
+    snaps = set(md.snapshot_values("snapshot_id"))
     prev = None
-    for i, e in enumerate(md.snapshot_log):
+    for i, e in enumerate(md.each_snapshot_log_entry()):
         if prev is not None and e.timestamp_ms < prev - ONE_MINUTE_MS:
             out.add("SNAPSHOT_LOG_ORDER", f"snapshot-log entry {i} ({e.timestamp_ms}) is before the entry before it "
                     f"({prev})", file=location, snapshot_id=e.snapshot_id)

@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from icectl.errors import IcectlError, NotFoundError
-from icectl.spec.view import is_view_metadata
+from icectl.spec.view import is_view_metadata_json
 from icectl.table.identifier import ident_str
 from icectl.table.loaded import Table
 from icectl.validate.codes import Severity
@@ -56,7 +56,7 @@ def validate_table(catalog: Any, identifier: tuple[str, ...], options: ValidateO
     md = None
     io = catalog.io_for(identifier) if hasattr(catalog, "io_for") else catalog.io  # REST: vended credentials
     raw = _read_metadata_bytes(io, location, out)
-    if raw is not None and _is_view(raw):  # a view's metadata file given by path
+    if raw is not None and is_view_metadata_json(raw):  # a view's metadata file given by path
         return validate_view_file(io, location, name=ident_str(identifier), raw=raw)
     if raw is not None:
         md = check_metadata(raw, location, out, catalog_kind=getattr(catalog, "kind", ""),
@@ -89,13 +89,6 @@ def validate_view_file(io: Any, location: str, *, name: str, raw: bytes | None =
         format_version=md.format_version if md is not None else _raw_version(raw),
         deep=False, all_snapshots=False, checked=Checked(), findings=_ordered(out.findings),
         seconds=round(time.monotonic() - started, 3), kind="view")
-
-
-def _is_view(raw: bytes) -> bool:
-    try:
-        return is_view_metadata(json.loads(raw))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
 
 
 def _read_metadata_bytes(io: Any, location: str, out: Collector, *, code: str = "META_UNREADABLE") -> bytes | None:

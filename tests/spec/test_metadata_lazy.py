@@ -1,17 +1,28 @@
-"""A big metadata file parses lean (issue 26 item 2): msgspec decodes it, the standard library
-decides whatever msgspec refuses, and snapshots / the snapshot log stay parsed JSON until read,
-while a bad snapshot anywhere still fails the load with the message it always had."""
+"""A big metadata file parses lean (issue 26 items 2 and 4): msgspec splits it at its top level,
+the standard library decides whatever msgspec refuses, and snapshots stay their bytes (the
+snapshot log its numbers) until read, while a bad snapshot anywhere still fails the load with the
+message it always had."""
 from __future__ import annotations
 
 import copy
 import json
 import pickle
+import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from icectl.errors import InvalidMetadataError
-from icectl.spec.metadata import LazyTuple, Snapshot, parse_json, parse_table_metadata, snapshot_from_json
+from icectl.spec.metadata import (
+    LazyTuple,
+    Snapshot,
+    parse_json,
+    parse_table_metadata,
+    snapshot_from_json,
+    split_metadata,
+    top_level_keys,
+)
+from icectl.spec.view import is_view_metadata_json
 
 
 def _doc(n: int) -> dict:
@@ -161,3 +172,106 @@ def test_an_item_built_by_another_reader_meanwhile_is_that_item():
 
     lazy = LazyTuple(Raw(_doc(10)["snapshots"]), snapshot_from_json)
     assert lazy[5].snapshot_id == 15 and [s.snapshot_id for s in lazy] == list(range(10, 20))
+
+
+# -- the file split at its top level: snapshots kept as their bytes (issue 26 items 2 and 4) ------
+
+def _odd_doc() -> dict:
+    """Snapshots as writers leave them: unknown keys, a summary with numbers, no sequence number,
+    a null parent, v3 fields, and a log entry with a key icectl does not keep."""
+    doc = _doc(40)
+    doc["format-version"] = 3
+    doc["next-row-id"] = 0
+    doc["snapshots"][3]["x-writer"] = {"name": "w", "n": [1, 2.5, None]}
+    doc["snapshots"][4]["summary"] = {"operation": "append", "added-records": 7, "flag": True}
+    del doc["snapshots"][5]["sequence-number"]
+    doc["snapshots"][6]["parent-snapshot-id"] = None
+    doc["snapshots"][7].update({"first-row-id": 0, "added-rows": 5, "key-id": "k1"})
+    doc["snapshots"][8]["summary"] = {}
+    doc["snapshot-log"][2]["x-note"] = "kept by nobody"
+    doc["x-table"] = [1, {"a": "é"}]
+    return doc
+
+
+def test_a_split_file_gives_the_metadata_a_whole_parse_gives():
+    doc = _odd_doc()
+    data = json.dumps(doc).encode()
+    assert split_metadata(data) is not None
+    lean, eager = parse_table_metadata(data), parse_table_metadata(copy.deepcopy(doc))
+    assert isinstance(lean.snapshots, LazyTuple) and isinstance(lean.snapshot_log, LazyTuple)
+    assert lean == eager and lean.snapshots[3].extra == (("x-writer", {"name": "w", "n": [1, 2.5, None]}),)
+    assert lean.snapshots[4].summary == {"operation": "append", "added-records": "7", "flag": "True"}
+    # written byte for byte as before, unknown keys kept
+    assert lean.to_bytes() == eager.to_bytes()
+    for attr in ("snapshot_id", "parent_snapshot_id", "sequence_number", "timestamp_ms"):
+        assert lean.snapshot_values(attr) == eager.snapshot_values(attr) == [getattr(s, attr) for s in eager.snapshots]
+
+
+def test_each_snapshot_builds_without_keeping():
+    built = []
+    raw = _doc(30)["snapshots"]
+    lazy = LazyTuple(raw, lambda o: built.append(o["snapshot-id"]) or snapshot_from_json(o))
+    kept = lazy[4]
+    assert [s.snapshot_id for s in lazy.each()] == list(range(10, 40))
+    assert [s.snapshot_id for s in lazy.each()] == list(range(10, 40))
+    assert built == [14] + [i for i in range(10, 40) if i != 14] * 2  # item 4 built once, kept
+    n = len(built)
+    first = lazy[5]  # not kept by the passes: built now, then kept
+    assert lazy[4] is kept and len(built) == n + 1 and lazy[5] is first and len(built) == n + 1
+    md = parse_table_metadata(json.dumps(_doc(30)))
+    assert list(md.each_snapshot()) == list(md.snapshots) and list(md.each_snapshot_log_entry()) == list(md.snapshot_log)
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["snapshots"][3]["summary"].update({"big": 1e400}),  # msgspec refuses, json reads inf
+    lambda d: d["snapshots"][3]["summary"].update({"s": "\ud800"}),  # a lone surrogate
+    lambda d: d["snapshots"][3].update({"manifests": ["m1.avro"]}),  # v1 inline manifests: built now
+    lambda d: d["snapshots"][3].update({"summary": ""}),
+    lambda d: d.update({"snapshots": None, "snapshot-log": None}),
+    lambda d: d.update({"properties": {"n": 1e400}}),
+])
+def test_a_file_the_split_does_not_take_parses_as_before(change):
+    doc = _doc(20)
+    change(doc)
+    text = json.dumps(doc)
+    assert parse_table_metadata(text) == parse_table_metadata(json.loads(text))
+    assert parse_table_metadata(text.encode("utf-8", "surrogatepass")).to_bytes() == \
+        parse_table_metadata(json.loads(text)).to_bytes()
+
+
+@pytest.mark.parametrize("data", [
+    # invalid UTF-8 inside a summary: msgspec's split skips it, the check's parse of the item does not
+    json.dumps(_doc(20)).encode().replace(b'"append", "added-data-files": 7', b'"app\xffend", "added-data-files": 7'),
+    json.dumps(_doc(20)).encode().replace(b'"s3://b/t/snap-7.avro"', b'"s3://b/t/snap-7.avro" ]'),
+])
+def test_a_malformed_file_fails_with_the_whole_parses_message(data):
+    with pytest.raises(InvalidMetadataError) as e:
+        parse_table_metadata(data, source="m.json")
+    with pytest.raises(InvalidMetadataError) as want:
+        parse_json(data, source="m.json")
+    assert e.value.message == want.value.message
+
+
+def test_the_split_keeps_no_parsed_object_per_snapshot():
+    # 20,000 snapshots with Java-style summaries: a parsed JSON object each costs more than the
+    # file's bytes; kept as their bytes (the file's, held by the caller) a small part of them
+    doc = _doc(20_000)
+    for i, s in enumerate(doc["snapshots"]):
+        s["summary"].update({f"total-{k}": str(i * 7919 + k) for k in range(12)})
+    data = json.dumps(doc).encode()
+    tracemalloc.start()
+    try:
+        md = parse_table_metadata(data)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(md.snapshots) == 20_000 and md.snapshots[-1].snapshot_id == 20_009
+    assert held < len(data) // 2, (held, len(data))
+
+
+def test_a_view_is_told_by_its_top_level_keys():
+    assert top_level_keys(b'{"b": [1, {"c": 2}], "a": "x"}') == ["b", "a"]
+    assert top_level_keys(b"[1]") is None and top_level_keys(b'{"a": NaN}') is None
+    assert not is_view_metadata_json(json.dumps(_doc(3)).encode())
+    assert is_view_metadata_json(b'{"view-uuid": "u", "x": NaN}')  # the standard library decides
+    assert not is_view_metadata_json(b'{"view-uuid": "u", "x": \xff}') and not is_view_metadata_json(b"[")

@@ -83,7 +83,7 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
             added_delete_files=_int(sm, "added-delete-files"), removed_delete_files=_int(sm, "removed-delete-files"),
             added_records=_int(sm, "added-records"), removed_records=_int(sm, "deleted-records"),
             refs=by_snap.get(s.snapshot_id, []), is_current=s.snapshot_id == md.current_snapshot_id,
-            in_main=s.snapshot_id in main_ids, manifest_list=s.manifest_list, summary=dict(sm),
+            in_main=s.snapshot_id in main_ids, manifest_list=s.manifest_list, summary=sm,
             first_row_id=s.first_row_id, added_rows=s.added_rows,
         ))
     return rows

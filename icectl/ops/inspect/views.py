@@ -3,14 +3,12 @@ given by path (``describe path/v.metadata.json``, ``validate path/v.metadata.jso
 view checks of ``validate`` (the view spec, :mod:`icectl.validate.view`)."""
 from __future__ import annotations
 
-import json
-
 from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.path import looks_like_path
 from icectl.errors import IcectlError, NoSuchViewError
 from icectl.io import FileIO
 from icectl.ops.catalogs import LoadedView
-from icectl.spec.view import is_view_metadata
+from icectl.spec.view import is_view_metadata_json
 from icectl.table.catalog_contract import ViewState
 from icectl.table.identifier import ident_str
 from icectl.table.metadata_io import read_metadata_bytes, read_view_metadata_file
@@ -25,8 +23,8 @@ def is_view_metadata_file(name: str, io: FileIO) -> bool:
     if not looks_like_path(name) or not name.endswith((".json", ".json.gz")):
         return False
     try:
-        return is_view_metadata(json.loads(read_metadata_bytes(io, name)))
-    except (IcectlError, ValueError, UnicodeDecodeError, RecursionError):
+        return is_view_metadata_json(read_metadata_bytes(io, name))
+    except IcectlError:
         return False
 
 

@@ -170,6 +170,7 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
             out.append(Finding("partitions", "info", f"partitions are skewed: the largest holds {m.partition_skew}x "
                                f"the median partition's bytes ({m.partitions} partitions); no maintenance step "
                                "changes that (a partition spec change does: icectl alter)", None, None))
+    del tasks, by_partition  # let the file list go before plan_compaction plans the same files again
     if snap is None:
         return
     name = table.name
@@ -236,10 +237,11 @@ def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding
 def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding], *, now_ms: int) -> None:
     md = table.metadata
     m.snapshots = len(md.snapshots)
-    m.oldest_snapshot_age_ms = now_ms - min(s.timestamp_ms for s in md.snapshots) if md.snapshots else None
+    oldest = min(md.snapshot_values("timestamp_ms")) if md.snapshots else None
+    m.oldest_snapshot_age_ms = now_ms - oldest if oldest is not None else None
     replaced = [s.timestamp_ms for s in md.snapshots if s.summary.get("operation") == "replace"]
-    if md.snapshots:
-        m.maintenance_age_ms = now_ms - (max(replaced) if replaced else min(s.timestamp_ms for s in md.snapshots))
+    if oldest is not None:
+        m.maintenance_age_ms = now_ms - (max(replaced) if replaced else oldest)
     m.max_snapshot_age_ms = MAX_SNAPSHOT_AGE_MS.read(md.properties)
     m.metadata_log_entries = len(md.metadata_log)
     m.previous_versions_max = METADATA_PREVIOUS_VERSIONS_MAX.read(md.properties)
