@@ -152,8 +152,8 @@ def live_content(view: Table, m: ManifestFile) -> Any:
 
 
 def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers: int = 2,
-                         done: Callable[[], None] | None = None, rows: int = 100_000,
-                         most: int = 512) -> Iterator[Any]:
+                         done: Callable[[], None] | None = None, rows: int = 50_000,
+                         most: int = 32) -> Iterator[Any]:
     """:func:`live_content` of the ``manifests``, in their order, as frames that each hold the
     live entries of a run of manifests (up to ``rows`` rows or ``most`` manifests). Each
     manifest is decoded by polars (a few ahead, by ``workers`` threads) and its columns are kept
