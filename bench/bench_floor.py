@@ -1,16 +1,15 @@
 #!/usr/bin/env python
 """Read commands against the decode floor, and main's code against this checkout's (issue 26).
 
-The floor is a whole process that imports polars, finds the manifests a command must read with
-icectl (metadata, manifest list) and decodes each with ``pl.read_avro``, converting nothing:
-
-    floor-current  the current snapshot's manifests   (files, validate, health)
-    floor-all      every manifest of every snapshot    (expire --dry-run, remove-orphans --dry-run)
-    floor-diff     the manifests only one of the 100th newest snapshot and the current one has (diff)
+The floor of each command is a whole process that parses the metadata file (orjson) and decodes
+with ``pl.read_avro``, once each, exactly the Avro files that command opens, converting nothing:
+the files are recorded by running the command once in-process with ``open`` wrapped
+(bench_scale.READ_SET; bench_scale.FLOOR_SCRIPT decodes them), with the first ``--code``.
 
 Every measurement is a whole process (``python -m icectl``), stdout to /dev/null, its CPU time
 (user + system, from ``os.wait4``: the machine is shared, so wall time says little) and peak
-RSS; the median of --runs runs, code versions interleaved run by run. ``--code DIR`` (repeatable,
+RSS; the median of --runs runs, code versions interleaved run by run. Children get an environment
+without PYTHONDONTWRITEBYTECODE and each code tree is byte-compiled first, as a pip install is. ``--code DIR`` (repeatable,
 ``name=DIR``) runs icectl from another source tree (e.g. ``git archive`` of main into DIR) by
 putting DIR first on PYTHONPATH; the default is this checkout.
 
@@ -30,28 +29,15 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scale import FLOOR_SCRIPT, READ_SET, user_env  # noqa: E402  (the floors are measured alike)
+
 IDENT = "bench.large"
 
-FLOOR = """
-import sys, io, polars as pl
+LOAD = """
+import sys
 from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
 from icectl.table.loaded import load_table
-t = load_table(build_catalog(resolve_catalog_config(sys.argv[1])), parse_identifier(sys.argv[2]))
-scope = sys.argv[3]
-if scope.startswith("diff:"):  # the manifests only one of the two snapshots has
-    a = {m.manifest_path: m for m in t.manifests(t.metadata.snapshot_by_id(int(scope[5:])))}
-    b = {m.manifest_path: m for m in t.manifests(t.metadata.current_snapshot)}
-    snaps = [[m for p, m in {**a, **b}.items() if (p in a) != (p in b)]]
-else:
-    snaps = [t.manifests(s) for s in ([t.metadata.current_snapshot] if scope == "current" else t.metadata.snapshots)]
-seen = set()
-rows = 0
-for ms in snaps:
-    for m in ms:
-        if m.manifest_path not in seen:
-            seen.add(m.manifest_path)
-            rows += pl.read_avro(io.BytesIO(t.io.read(m.manifest_path))).height
-print(len(seen), rows)
 """
 
 
@@ -87,7 +73,7 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int] | None:
 def cutoff_keeping(data: str, keep: int = 100) -> tuple[int, int]:
     """A timestamp that keeps the newest ``keep`` snapshots (as bench_scale's expire), and the
     ``keep``-th newest snapshot's id (bench_scale's diff compares it with main)."""
-    out = subprocess.run([sys.executable, "-c", FLOOR.split("t = load_table")[0] + (
+    out = subprocess.run([sys.executable, "-c", LOAD + (
         "t = load_table(build_catalog(resolve_catalog_config(sys.argv[1])), parse_identifier(sys.argv[2]))\n"
         "s = sorted(t.metadata.snapshots, key=lambda s: s.timestamp_ms)[-%d]\n"
         "print(s.timestamp_ms, s.snapshot_id)\n" % keep), "bench", IDENT], capture_output=True, text=True, check=True,
@@ -104,18 +90,34 @@ def main() -> None:
     p.add_argument("--only", help="comma-separated commands (names as printed)")
     a = p.parse_args()
     codes = [c.split("=", 1) for c in a.code] or [["this", os.path.dirname(HERE)]]
-    base = dict(os.environ, ICECTL_CONFIG=os.path.join(a.data, "icectl.yaml"))
+    base = dict(user_env(), ICECTL_CONFIG=os.path.join(a.data, "icectl.yaml"))
     cutoff, diff_from = cutoff_keeping(a.data)
     cmds = commands(cutoff, diff_from)
     if a.only:
         cmds = {k: v for k, v in cmds.items() if k in a.only.split(",")}
     jobs: list[tuple[str, str, list[str], dict[str, str]]] = []
-    for scope, arg in (("current", "current"), ("all", "all"), ("diff", f"diff:{diff_from}")):
-        if scope == "diff" and "diff" not in cmds:
-            continue
-        if scope == "all" and not {"expire --dry-run", "remove-orphans --dry-run"} & set(cmds):
-            continue
-        jobs.append((f"floor-{scope}", "polars", [sys.executable, "-c", FLOOR, "bench", IDENT, arg], base))
+    for _, code in codes:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(os.path.abspath(code), "icectl")],
+                       check=True, env=base)
+    folder = os.path.join(a.data, "floors")
+    os.makedirs(folder, exist_ok=True)
+    script = os.path.join(folder, "floor_decode.py")
+    with open(script, "w") as fh:
+        fh.write(FLOOR_SCRIPT)
+    first = dict(base, PYTHONPATH=os.path.abspath(codes[0][1]))
+    for name, args in cmds.items():  # the files each command opens, its floor's input
+        slug = name.replace(" ", "_").replace("-", "")
+        opened = os.path.join(folder, f"opened_{slug}.json")
+        run([sys.executable, "-c", READ_SET, opened, "-c", "bench", *args], first)
+        with open(opened) as fh:
+            seen = json.load(fh)
+        sets = os.path.join(folder, f"floor_{slug}.json")
+        metadata = sorted(p for p in seen if p.endswith(".metadata.json"))
+        with open(sets, "w") as fh:
+            json.dump({"metadata_json": metadata[0] if metadata else "", "cmd": sorted(p for p in seen if p.endswith(".avro")),
+                       "cmd_metadata": metadata}, fh)
+        print(f"{name}: opens {sum(seen.values())} files, {len(seen)} distinct", file=sys.stderr)
+        jobs.append((f"floor {name}", "polars", [sys.executable, script, sets, "cmd"], base))
     for name, args in cmds.items():
         for label, code in codes:
             env = dict(base, PYTHONPATH=os.path.abspath(code))
@@ -126,8 +128,7 @@ def main() -> None:
         for name, label, cmd, env in jobs:
             results.setdefault((name, label), []).append(run(cmd, env))
         load.append(os.getloadavg()[0])
-    floor = {s: statistics.median(r[0] for r in results[(f"floor-{s}", "polars")])
-             for s in ("current", "all", "diff") if (f"floor-{s}", "polars") in results}
+    floor = {name: statistics.median(r[0] for r in results[(f"floor {name}", "polars")]) for name in cmds}
     print(f"load average (1 min) during the runs: {min(load):.1f}-{max(load):.1f}; medians of {a.runs} runs\n")
     print("| command | code | CPU s (user+sys) | x floor | wall s | peak RSS MB |")
     print("|---|---|---|---|---|---|")
@@ -136,9 +137,8 @@ def main() -> None:
             print(f"| {name} | {label} | n/a | | | |")
             continue
         cpu = statistics.median(r[0] for r in rs)
-        scope = ("all" if name in ("expire --dry-run", "remove-orphans --dry-run", "floor-all")
-                 else "diff" if name in ("diff", "floor-diff") else "current")
-        print(f"| {name} | {label} | {cpu:.2f} | {cpu / floor[scope]:.2f} | {statistics.median(r[1] for r in rs):.2f} "
+        of = name[len("floor "):] if name.startswith("floor ") else name
+        print(f"| {name} | {label} | {cpu:.2f} | {cpu / floor[of]:.2f} | {statistics.median(r[1] for r in rs):.2f} "
               f"| {statistics.median(r[2] for r in rs)} |")
     print(json.dumps({"cutoff": cutoff, "diff_from": diff_from}))
 

@@ -18,8 +18,12 @@ remove-orphans --dry-run, -o json diff T S main (S: the 100th newest snapshot), 
 Wall clock, CPU (user + system) and peak RSS of the child, from ``os.wait4``.
 
 The decode floor of each command: a fresh process that parses the metadata file (orjson when
-installed) and decodes with ``polars.read_avro`` the Avro files the command must read (see
-``FLOOR_OF``). Peers: ``--pyiceberg`` (where PyIceberg has the command), ``--java`` (Iceberg Java,
+installed) and decodes with ``polars.read_avro``, once each, exactly the Avro files that command
+opens: recorded by running the command once in-process with ``open`` wrapped (:data:`READ_SET`),
+per command and table (see bench/README.md for what each command reads). Children get an
+environment without ``PYTHONDONTWRITEBYTECODE`` and the timed icectl is byte-compiled first
+(``python -m compileall``), as a pip install is; they run from ``/`` so that ``python -m icectl``
+imports the code of ``--icectl-root``, not a checkout in the current folder. Peers: ``--pyiceberg`` (where PyIceberg has the command), ``--java`` (Iceberg Java,
 the oracle: ``SELECT * FROM t.files`` rendered to JSON, cold and warm in one session),
 ``--expire-yes`` (``expire --yes`` on the table, restored afterwards, and with ``--java`` Java's
 ``expire_snapshots`` given the same wall time).
@@ -67,10 +71,9 @@ COMMANDS = {
 }
 # Exit codes that are answers, not failures: health's 13/14 (maintenance recommended / overdue).
 ANSWER_CODES = {"health": (0, 13, 14)}
-# What each command must decode at least (the floor it is compared with): the metadata file;
-# plus the current snapshot's manifest list and manifests; plus every snapshot's manifest list
-# and every distinct manifest; or (diff) the two snapshots' lists and the manifests only one of
-# them has.
+# Floors of results stored before the floors were per command (by kind: the metadata file; the
+# current snapshot's list and manifests; every list and distinct manifest; diff's two lists and
+# the manifests only one side has). New runs record what each command opens (READ_SET).
 FLOOR_OF = {"describe": "metadata", "snapshots": "metadata", "files": "current", "files-json": "current",
             "validate": "current", "health": "current", "expire-dry-run": "all", "orphans-dry-run": "all",
             "diff": "diff", "expire-yes": "all"}
@@ -83,6 +86,30 @@ PYICEBERG = {
 }
 PYICEBERG_HEAD = "import sys; from pyiceberg.catalog import load_catalog; IDENT = sys.argv[1]; cat = load_catalog('bench'); "
 
+# Run as ``python -c READ_SET OUT ARGV...`` with the timed icectl first on sys.path: the command
+# runs in this process with every ``open`` of a file for reading counted; at exit OUT gets
+# {path: times opened} of the Avro files and metadata files it opened.
+READ_SET = """\
+import atexit, builtins, io, json, sys, threading
+real, seen, lock = io.open, {}, threading.Lock()
+def counting(file, mode="r", *a, **k):
+    if isinstance(file, (str, bytes, __import__("os").PathLike)) and "r" in mode and not any(c in mode for c in "wax+"):
+        f = __import__("os").fsdecode(file)
+        if f.endswith((".avro", ".metadata.json")):
+            with lock:
+                seen[f] = seen.get(f, 0) + 1
+    return real(file, mode, *a, **k)
+builtins.open = io.open = counting
+out = sys.argv[1]
+sys.argv = ["icectl"] + sys.argv[2:]
+def dump():
+    with real(out, "w") as fh:
+        json.dump(seen, fh)
+atexit.register(dump)
+from icectl.cli.main import run
+run()
+"""
+
 FLOOR_SCRIPT = """\
 import json, sys, time
 t0 = time.perf_counter()
@@ -94,10 +121,11 @@ except ImportError:
 import polars as pl
 sets = json.load(open(sys.argv[1]))
 kind = sys.argv[2]
-with open(sets["metadata_json"], "rb") as fh:
-    md = loads(fh.read())
+for path in sets.get(kind + "_metadata", [sets["metadata_json"]]):
+    with open(path, "rb") as fh:
+        md = loads(fh.read())
 t1 = time.perf_counter()
-files = sets[kind + "_lists"] + sets[kind]
+files = sets[kind + "_lists"] + sets[kind] if kind + "_lists" in sets else sets[kind]
 rows = 0
 for p in files:
     rows += pl.read_avro(p).height
@@ -238,7 +266,8 @@ def work_sets(info: dict, md, cutoff_ms: int, path: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Timing
 
-def run_child(argv: list[str], env: dict[str, str], stdout=None, timeout: float | None = None) -> dict:
+def run_child(argv: list[str], env: dict[str, str], stdout=None, timeout: float | None = None,
+              cwd: str | None = None) -> dict:
     """Wall, CPU and peak RSS (MB) of one command. Without a timeout from its own rusage
     (``os.wait4``); with one, the command runs in its own process group, is sampled from /proc
     (CPU and the summed RSS of its process tree: a JVM under a Python parent) and is killed at
@@ -248,7 +277,7 @@ def run_child(argv: list[str], env: dict[str, str], stdout=None, timeout: float 
     with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as devnull:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, env=env, stdout=stdout or devnull, stderr=err, stdin=subprocess.DEVNULL,
-                             start_new_session=timeout is not None)
+                             start_new_session=timeout is not None, cwd=cwd)
         sampler = TreeSampler(p.pid, interval=0.5) if timeout is not None else None
         timed_out = False
         if timeout is None:
@@ -277,8 +306,26 @@ def run_child(argv: list[str], env: dict[str, str], stdout=None, timeout: float 
     return r
 
 
-def icectl_env(root: str) -> dict[str, str]:
+def user_env() -> dict[str, str]:
+    """This environment as a user's would be: without PYTHONDONTWRITEBYTECODE (set on the bench
+    machine), which makes every process compile each module it imports (~0.25 s CPU for icectl)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+_COMPILED: set[str] = set()
+
+
+def icectl_env(root: str) -> dict[str, str]:
+    """The environment of a timed icectl: ``root`` first on PYTHONPATH, its modules byte-compiled
+    once (as ``pip install`` leaves them), no ICECTL_CONFIG. Run it with ``cwd="/"``: ``python -m``
+    puts the current folder before PYTHONPATH."""
+    if root not in _COMPILED:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(root, "icectl")], check=True,
+                       env=user_env())
+        _COMPILED.add(root)
+    env = user_env()
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("ICECTL_CONFIG", None)
     return env
@@ -296,7 +343,7 @@ def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 
     results = []
     for _ in range(runs):
         wait_for_quiet(2.0, max_wait)
-        r = run_child(argv, icectl_env(root), timeout=timeout)
+        r = run_child(argv, icectl_env(root), timeout=timeout, cwd="/")
         print(f"  {info['scale']:>9} {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU "
               f"{r['rss_mb']:6} MB rc={r['rc']} load {r['load']}", file=sys.stderr, flush=True)
         if r["rc"] not in ANSWER_CODES.get(name, (0,)):
@@ -306,20 +353,46 @@ def time_command(name: str, info: dict, runs: int, root: str, max_wait: float = 
     return {**best, "runs": len(results), "walls": [r["wall"] for r in results], "cpus": [r["cpu"] for r in results]}
 
 
-def time_floor(kind: str, info: dict) -> dict:
-    """A bare decode of what a kind of command must read: the metadata JSON (orjson when
-    installed) and the Avro files with polars, one after another, in a fresh process."""
-    script = os.path.join(os.path.dirname(info["warehouse"]), "floor_decode.py")
+def record_reads(name: str, info: dict, root: str, folder: str, timeout: float | None = None) -> dict:
+    """Run command ``name`` once with icectl's code from ``root``, counting the files it opens
+    (:data:`READ_SET`); {"avro": [paths], "metadata": [paths], "opens": n, "rc": exit}."""
+    os.makedirs(folder, exist_ok=True)
+    out = os.path.join(folder, f"opened_{info['scale']}_{name}.json")
+    argv = [sys.executable, "-c", READ_SET, out, "--warehouse", info["warehouse"], *command_argv(name, info)]
+    r = run_child(argv, icectl_env(root), timeout=timeout, cwd="/")
+    if r["rc"] not in ANSWER_CODES.get(name, (0,)) or not os.path.exists(out):
+        raise SystemExit(f"recording what {name} reads failed (exit {r['rc']}): {r['stderr']}")
+    with open(out) as fh:
+        seen = json.load(fh)
+    rec = {"avro": sorted(p for p in seen if p.endswith(".avro")),
+           "metadata": sorted(p for p in seen if p.endswith(".metadata.json")),
+           "opens": sum(seen.values()), "rc": r["rc"]}
+    print(f"  {info['scale']:>9} {name:<16} opens {rec['opens']:,} files: {len(rec['avro']):,} distinct Avro files, "
+          f"{len(rec['metadata'])} metadata files", file=sys.stderr, flush=True)
+    return rec
+
+
+def time_floor(name: str, info: dict, reads: dict, folder: str) -> dict:
+    """A bare decode of what command ``name`` reads (``reads``: :func:`record_reads`): each
+    metadata file it opened (orjson when installed; the current one when it opened none) and each
+    Avro file it opened, once, with polars, one after another, in a fresh process."""
+    os.makedirs(folder, exist_ok=True)
+    script = os.path.join(folder, "floor_decode.py")
     with open(script, "w") as fh:
         fh.write(FLOOR_SCRIPT)
+    sets = os.path.join(folder, f"floor_{info['scale']}_{name}.json")
+    with open(sets, "w") as fh:
+        json.dump({"metadata_json": info["metadata_location"], name: reads["avro"],
+                   name + "_metadata": reads["metadata"] or [info["metadata_location"]]}, fh)
     with tempfile.TemporaryFile() as out:
-        r = run_child([sys.executable, script, info["work_sets"], kind], dict(os.environ), stdout=out)
+        r = run_child([sys.executable, script, sets, name], user_env(), stdout=out, cwd="/")
         out.seek(0)
         text = out.read().decode().strip().splitlines()
     if r["rc"] != 0 or not text:
-        raise SystemExit(f"the floor ({kind}) failed (exit {r['rc']}): {r['stderr']}")
+        raise SystemExit(f"the floor of {name} failed (exit {r['rc']}): {r['stderr']}")
     r.update(json.loads(text[-1]))
-    print(f"  {info['scale']:>9} floor {kind:<10} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
+    r.update(opens=reads["opens"], metadata_files=len(reads["metadata"] or [info["metadata_location"]]))
+    print(f"  {info['scale']:>9} floor {name:<16} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
           f"({r['avro_files']} Avro files, {r['rows']:,} rows)", file=sys.stderr, flush=True)
     return r
 
@@ -391,7 +464,7 @@ def time_expire_yes(info: dict, root: str, java: bool, driver_memory: str, java_
     try:
         argv = [sys.executable, "-m", "icectl", "--warehouse", wh, "-o", "json", "expire", info["ident"],
                 "--older-than", info["cutoff"], "--yes"]
-        r = run_child(argv, icectl_env(root), timeout=7200)
+        r = run_child(argv, icectl_env(root), timeout=7200, cwd="/")
         r["deleted"] = len(set(before) - set(walk(wh)))
         res["icectl"] = r
         print(f"  {info['scale']:>9} expire --yes {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:6} MB "
@@ -438,8 +511,8 @@ def render(store: dict) -> str:
     lines = ["## Scale: 1x, 10x and the neglected table", "",
              "Written by `python bench/bench_scale.py` (see bench/README.md). CPU is user + system of the "
              "whole command (the steadier figure on this shared machine); \"x floor\" is the command's CPU "
-             "over the CPU of a bare decode, in a fresh process, of what it must read (orjson for the "
-             "metadata file, polars for each Avro file); peers are whole processes too.", ""]
+             "over the CPU of a bare decode, in a fresh process, of the files it opens (orjson for the "
+             "metadata file, polars for each Avro file, each once); peers are whole processes too.", ""]
     tables = store.get("tables", {})
     if tables:
         lines += ["| table | snapshots | live files | refs | metadata log | metadata.json | manifests (current) | "
@@ -455,13 +528,17 @@ def render(store: dict) -> str:
         lines.append("")
     floors = store.get("floors", {})
     if floors:
-        lines += ["### Decode floor (a fresh process: Python, polars, orjson, then the files)", "",
-                  "| table | what | Avro files | rows | wall (s) | CPU (s) | peak RSS (MB) | of which JSON (s) | "
-                  "Avro (s) |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += ["### Decode floor of each command (a fresh process: Python, polars, orjson, then the files it opens)",
+                  "", "| table | command (or, older runs, what) | metadata files | Avro files (distinct) | files opened | "
+                  "rows | wall (s) | CPU (s) | peak RSS (MB) | of which JSON (s) | Avro (s) |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for s in _order(floors):
             for kind, f in floors[s].items():
-                lines.append(f"| {_scale_name(s)} | {kind} | {f['avro_files']:,} | {f['rows']:,} | {f['wall']:.2f} | "
-                             f"{f['cpu']:.2f} | {f['rss_mb']:,} | {f['json_seconds']:.2f} | {f['avro_seconds']:.2f} |")
+                lines.append(f"| {_scale_name(s)} | {kind} | {f.get('metadata_files', 1)} | {f['avro_files']:,} | "
+                             f"{f['opens']:,} | " if "opens" in f else f"| {_scale_name(s)} | {kind} | 1 | "
+                             f"{f['avro_files']:,} | | ")
+                lines[-1] += (f"{f['rows']:,} | {f['wall']:.2f} | {f['cpu']:.2f} | {f['rss_mb']:,} | "
+                              f"{f['json_seconds']:.2f} | {f['avro_seconds']:.2f} |")
         lines.append("")
     pyi = store.get("pyiceberg", {})
     java = store.get("java", {})
@@ -480,7 +557,7 @@ def render(store: dict) -> str:
                 flag = "" if r["rc"] in ANSWER_CODES.get(name, (0,)) else f" (exit {r['rc']})"
                 if r.get("timed_out"):
                     flag = " (killed: not finished)"
-                f = floors.get(s, {}).get(FLOOR_OF[name])
+                f = floors.get(s, {}).get(name) or floors.get(s, {}).get(FLOOR_OF[name])
                 xf = f"{'> ' if r.get('timed_out') else ''}{r['cpu'] / f['cpu']:.1f}x" if f and f["cpu"] else ""
                 p = pyi.get(s, {}).get(name)
                 pc = ""
@@ -529,6 +606,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--command-timeout", type=float,
                    help="kill an icectl command after this many seconds (shown as killed; default: none)")
     p.add_argument("--no-floor", dest="floor", action="store_false", help="do not time the decode floors")
+    p.add_argument("--record-reads", action="store_true",
+                   help="record again which files each command opens (default: once, kept beside --store)")
     p.add_argument("--pyiceberg", action="store_true", help="also time PyIceberg where it has the command")
     p.add_argument("--java", action="store_true", help="also time Iceberg Java's SELECT * FROM t.files (oracle)")
     p.add_argument("--java-driver-memory", default="6g")
@@ -582,8 +661,18 @@ def main(argv: list[str] | None = None) -> None:
         if a.prepare_only:
             continue
         if a.floor:
-            for kind in dict.fromkeys(FLOOR_OF[n] for n in names + (["expire-yes"] if a.expire_yes else [])):
-                store.setdefault("floors", {}).setdefault(scale, {})[kind] = time_floor(kind, info)
+            folder = os.path.join(os.path.dirname(os.path.abspath(store_path)), "floors")
+            for name in names:
+                opened = os.path.join(folder, f"opened_{scale}_{name}.json")
+                if a.record_reads or not os.path.exists(opened):
+                    reads = record_reads(name, info, a.icectl_root, folder, a.command_timeout)
+                else:
+                    with open(opened) as fh:
+                        seen = json.load(fh)
+                    reads = {"avro": sorted(p for p in seen if p.endswith(".avro")),
+                             "metadata": sorted(p for p in seen if p.endswith(".metadata.json")),
+                             "opens": sum(seen.values())}
+                store.setdefault("floors", {}).setdefault(scale, {})[name] = time_floor(name, info, reads, folder)
                 save()
         if names:
             label = store.setdefault("labels", {}).setdefault(a.label, {})

@@ -124,7 +124,7 @@ def read_frame(avro: AvroFile) -> Any | None:
     cannot read this writer schema, fails, or reads another number of records than the blocks
     hold: then read it with :func:`read_records` or :meth:`AvroFile.records`.
     InvalidMetadataError when the block framing is broken (truncated, a sync marker missing)."""
-    if not polars_wanted() or not polars_supports(avro.schema):
+    if not polars_wanted() or not _polars_reads(avro):
         return None
     expected = avro.record_count()
     if not avro.plausible_counts():
@@ -137,6 +137,20 @@ def read_frame(avro: AvroFile) -> Any | None:
     except failures():
         return None
     return df if len(df) == expected else None
+
+
+_SUPPORTED: dict[bytes, bool] = {}  # polars_supports by the header's schema text
+
+
+def _polars_reads(avro: AvroFile) -> bool:
+    if not avro.schema_text:
+        return polars_supports(avro.schema)
+    known = _SUPPORTED.get(avro.schema_text)
+    if known is None:
+        if len(_SUPPORTED) >= 256:
+            _SUPPORTED.clear()
+        known = _SUPPORTED[avro.schema_text] = polars_supports(avro.schema)
+    return known
 
 
 def read_records(avro: AvroFile, *, skip: frozenset[str] = frozenset(),

@@ -477,6 +477,12 @@ def nesting_depth(obj: Any) -> int:
     return deepest
 
 
+# Writer schemas parsed, by their text: a table's thousands of manifests share a few, and parsing
+# one (JSON, then its depth) costs as much as polars decoding a small manifest. Readers never
+# change a parsed schema.
+_SCHEMAS: dict[bytes, tuple[Any, int]] = {}
+
+
 def open_avro(data: bytes, *, source: str) -> AvroFile:
     """Parse an Avro container's header; InvalidMetadataError if it is not one."""
     if data[:4] != MAGIC:
@@ -502,12 +508,21 @@ def open_avro(data: bytes, *, source: str) -> AvroFile:
         p += SYNC_SIZE
         if len(sync) != SYNC_SIZE:
             raise IndexError("no sync marker")
-        schema = json.loads(meta["avro.schema"])
+        schema_text = meta["avro.schema"]
+        known = _SCHEMAS.get(schema_text)
+        schema = json.loads(schema_text) if known is None else known[0]
     except RecursionError:
         raise InvalidMetadataError(f"{source}: corrupt Avro header: the writer schema is nested too deeply") from None
     except (IndexError, UnicodeDecodeError, KeyError, ValueError) as e:
         raise InvalidMetadataError(f"{source}: corrupt Avro header ({type(e).__name__}: {e})") from None
-    depth = nesting_depth(schema)
+    if known is None:
+        depth = nesting_depth(schema)
+        if depth <= MAX_SCHEMA_DEPTH:
+            if len(_SCHEMAS) >= 256:
+                _SCHEMAS.clear()
+            _SCHEMAS[schema_text] = (schema, depth)
+    else:
+        depth = known[1]
     if depth > MAX_SCHEMA_DEPTH:
         raise InvalidMetadataError(f"{source}: the Avro writer schema is nested {depth} levels deep; "
                                    f"icectl reads at most {MAX_SCHEMA_DEPTH}")

@@ -174,12 +174,17 @@ def check_field_types(schema: Any, *, source: str, what: str, text: bytes = b"")
         raise InvalidMetadataError(f"{source}: wrong Avro schema for a {what}: {problem}")
 
 
+_ENTRY_SCHEMAS_OK: set[bytes] = set()  # the schema texts check_entry_schema found right
+
+
 def check_entry_schema(schema: Any, *, source: str, text: bytes = b"") -> None:
     """Refuse a manifest whose writer schema holds one of data_file's int-keyed maps as something
     other than an array of key/value records (an Avro ``map`` has string keys: no Iceberg reader
     reads it as ``map<int, ...>``), or a field of a type the spec's cannot be read as
     (:func:`check_field_types`). InvalidMetadataError naming the file and the field."""
     check_field_types(schema, source=source, what="manifest", text=text)
+    if text and text in _ENTRY_SCHEMAS_OK:
+        return
     top = schema if isinstance(schema, dict) else {}
     i = field_index(top, "data_file")
     data_file = record_type(top["fields"][i]["type"]) if i is not None else None
@@ -191,6 +196,10 @@ def check_entry_schema(schema: Any, *, source: str, text: bytes = b"") -> None:
             raise InvalidMetadataError(f"{source}: wrong Avro schema: data_file field {f['name']!r} is an Avro "
                                        f"{kind if isinstance(kind, str) else 'union'}, not the array of key/value "
                                        "records Iceberg writes a map<int, ...> as")
+    if text:
+        if len(_ENTRY_SCHEMAS_OK) > 512:
+            _ENTRY_SCHEMAS_OK.clear()
+        _ENTRY_SCHEMAS_OK.add(text)
 
 
 def _is_key_value_array(t: Any) -> bool:

@@ -29,7 +29,7 @@ from icectl.spec.properties import GC_ENABLED, MAX_REF_AGE_MS, MAX_SNAPSHOT_AGE_
 from icectl.formats.manifest import ManifestFile
 from icectl.table.reachability import (
     DATA, DELETION_VECTOR, EQUALITY_DELETES, KINDS, MANIFEST, MANIFEST_LIST, METADATA, PARTITION_STATISTICS,
-    POSITION_DELETES, STATISTICS, PathKeys, live_content, metadata_reach, reachable_files,
+    POSITION_DELETES, STATISTICS, PathKeys, live_content_batches, metadata_reach, reachable_files,
 )
 from icectl.table.builder import apply_updates
 from icectl.table.transaction import Committed, Transaction, sent_json
@@ -40,7 +40,6 @@ from icectl.errors import CommitStateUnknownError, ConflictingChangeError, Icect
 from icectl.io import normalize_location
 from icectl.io.safety import table_guard
 from icectl.spec.temporal import millis_to_iso
-from icectl.table.listing import bounded_map
 from icectl.ops.maintain.expire_pending import FileToDelete, Progress, clear_pending, write_pending
 
 
@@ -288,23 +287,20 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     def view(md: TableMetadata) -> Table:
         return Table(table.identifier, md, table.metadata_location, table.catalog, table.io)
 
-    def counted(phase: str, fn: Callable[[Any], Any], items: list) -> Callable[[Any], Any]:
+    def ticks(phase: str, total: int) -> Callable[[], None]:
         done = [0]
 
-        def run(item: Any) -> Any:
-            out = fn(item)
+        def tick() -> None:
             done[0] += 1
-            progress(phase, done[0], len(items))
-            return out
-        return run
+            progress(phase, done[0], total)
+        return tick
 
     after_view, before_view = view(after), view(before)
     valid_lists, valid_manifests = metadata_reach(
         after_view, list(after.snapshots), progress=lambda d, n: progress("reading the kept manifest lists", d, n))
     kept = list(valid_manifests.values())
-    valid_content = PathKeys.of(bounded_map(counted("reading the kept manifests",
-                                                    lambda m: live_content(after_view, m).get_column("path"), kept),
-                                            kept))
+    valid_content = PathKeys.of(frame.get_column("path") for frame in live_content_batches(
+        after_view, kept, done=ticks("reading the kept manifests", len(kept))))
     valid_meta = set(valid_lists) | set(valid_manifests)
     valid_meta |= {after_view.resolve(st.statistics_path) for st in after.statistics + after.partition_statistics
                    if after.snapshot_by_id(st.snapshot_id) is not None}
@@ -321,13 +317,10 @@ def _candidates(table: Table, before: TableMetadata, after: TableMetadata,
     add_unless_valid([(p, MANIFEST_LIST, None) for p in lists] +
                      [(p, MANIFEST, m.manifest_length) for p, m in manifests.items()])
 
-    def unreached(m: ManifestFile) -> Any:
-        frame = live_content(before_view, m)
-        return frame.filter(~valid_content.contains(frame.get_column("path")))
-
     to_read = [m for p, m in manifests.items() if p not in valid_manifests]
-    for frame in bounded_map(counted("reading the expired manifests", unreached, to_read), to_read):
-        for path, kind, size in frame.iter_rows():
+    for frame in live_content_batches(before_view, to_read, done=ticks("reading the expired manifests", len(to_read))):
+        unreached = frame.filter(~valid_content.contains(frame.get_column("path")))
+        for path, kind, size in unreached.iter_rows():
             if path not in valid_meta:
                 out.setdefault(path, (kind, size))
     ids = {s.snapshot_id for s in expired}

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 from urllib.parse import urlsplit
 
-from icectl.table.listing import bounded_map
-from icectl.table.reachability import PathKeys, key_array, live_content, metadata_reach
+from icectl.table.reachability import PathKeys, key_array, live_content_batches, metadata_reach
 from icectl.table.loaded import Table
 from icectl.errors import ExitCode, IcectlError, InvalidMetadataError, NotFoundError, UsageError
 from icectl.io import FileInfo, join, local_path, scheme_of
@@ -261,7 +260,8 @@ def all_reachable(table: Table) -> ReachableIndex:
     index.add(pl.Series("path", others, dtype=pl.String))
     batch: list[Any] = []
     rows = 0
-    for paths in bounded_map(lambda m: live_content(table, m).get_column("path"), list(manifests.values())):
+    for frame in live_content_batches(table, list(manifests.values())):
+        paths = frame.get_column("path")
         # Keyed in batches: each add costs a few polars queries whatever its size, and its string
         # columns (the paths split and joined again) are the command's peak: 500,000 paths a batch
         # peaked at 905 MB at 10x the bench, 100,000 at 660 MB for the same time.
