@@ -163,7 +163,11 @@ def pack_consecutive(items: list[Any], lengths: list[int], limit: int) -> list[l
     return bins
 
 
-def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
+def plan_compaction(table: Table, opts: CompactOptions, *,
+                    planned: list[FileScanTask] | None = None) -> CompactionPlan:
+    """The groups ``compact`` would rewrite. ``planned``: the scan tasks of the branch head,
+    when the caller has planned them already (``health`` plans them once for its metrics and
+    both of its compaction checks); read from the table otherwise."""
     md = table.metadata
     if opts.strategy not in ("binpack", "sort"):
         raise UsageError("--strategy must be binpack or sort")
@@ -174,7 +178,7 @@ def plan_compaction(table: Table, opts: CompactOptions) -> CompactionPlan:
                           snap.sequence_number if snap else 0, target, lo, hi,
                           planned_commit=snapshot_commit_json(md, opts.branch))
     plan.sort = sort_columns(table, opts) if opts.strategy == "sort" else None
-    tasks, _ = plan_files(table, snap)
+    tasks = plan_files(table, snap)[0] if planned is None else planned
     plan.total_files = len(tasks)
     predicate = compile_where(table, opts.where) if opts.where else None
     if predicate is not None:

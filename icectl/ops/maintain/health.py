@@ -170,13 +170,14 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
             out.append(Finding("partitions", "info", f"partitions are skewed: the largest holds {m.partition_skew}x "
                                f"the median partition's bytes ({m.partitions} partitions); no maintenance step "
                                "changes that (a partition spec change does: icectl alter)", None, None))
-    del tasks, by_partition  # let the file list go before plan_compaction plans the same files again
+    del by_partition
     if snap is None:
         return
     name = table.name
     min_files = policy.compact_min_input_files
     base = ["compact", name] + (["--min-input-files", str(min_files)] if min_files != 5 else [])
-    plan = plan_compaction(table, CompactOptions(min_input_files=min_files))
+    # the scan tasks planned above, planned once for the metrics and both compaction checks
+    plan = plan_compaction(table, CompactOptions(min_input_files=min_files), planned=tasks)
     if plan.groups:
         sev = "critical" if plan.input_files >= policy.small_files_critical else "warning"
         out.append(_finding(policy, "data-files", "compact", sev,
@@ -185,7 +186,8 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
                             base + ["--yes"], {"min_input_files": min_files}))
     if deletes and (m.delete_record_ratio >= policy.delete_record_ratio
                     or m.delete_file_ratio >= policy.delete_file_ratio):
-        plan = plan_compaction(table, CompactOptions(min_input_files=min_files, delete_file_threshold=1))
+        plan = plan_compaction(table, CompactOptions(min_input_files=min_files, delete_file_threshold=1),
+                               planned=tasks)
         if plan.groups:
             sev = "critical" if m.delete_record_ratio >= policy.delete_record_ratio_critical else "warning"
             out.append(_finding(policy, "deletes", "compact", sev,
