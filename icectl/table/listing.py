@@ -15,7 +15,9 @@ from typing import Any, Callable, Iterator
 from icectl.errors import IcectlError
 from icectl.formats.avro import failures, field_index, open_avro, read_frame, record_type
 from icectl.formats.entries import PARTITION_COLUMN, entry_frame, inherited
-from icectl.formats.manifest import ManifestContent, ManifestFile, check_entry_schema
+from icectl.formats.manifest import (DataFile, EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile,
+                                    check_entry_schema)
+from icectl.spec.conversions import to_internal
 from icectl.spec.metadata import Snapshot
 from icectl.table.loaded import Table
 
@@ -192,6 +194,32 @@ def live_rows(table: Table, manifests: list[ManifestFile], *, workers: int = 2) 
     (``diff``: those only one side has), streamed as :func:`live_file_frames`."""
     for chunk in bounded_map(lambda m: _rows_any(table, m), manifests, workers=workers):
         yield from chunk
+
+
+def live_data_entries(table: Table, snapshot: Snapshot) -> list[ManifestEntry]:
+    """The live entries of ``snapshot``'s data manifests, in manifest order, built from
+    :func:`live_rows` (polars' columns; a manifest polars cannot read entry by entry): each file's
+    path, format, partition, counts, size, sequence numbers, row lineage and delete fields, no
+    column statistics. What ``Table.live_entries(with_stats=False)`` gives a reader that needs
+    no more (``health``), for about a third of its cost."""
+    manifests = [m for m in table.manifests(snapshot) if m.content == ManifestContent.DATA]
+    status = {int(s): s for s in EntryStatus}  # no enum call a row (manifest_frame checked the statuses)
+    kind = {int(c): c for c in FileContent}
+    uuids: dict[int, dict[int, Any]] = {}  # a uuid partition value comes as its 16 bytes: made a UUID, as read by entry
+    out = []
+    for (content, path, fmt, spec_id, part, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in live_rows(table,
+                                                                                                               manifests):
+        at = uuids.get(spec_id)
+        if at is None:
+            at = uuids[spec_id] = {i: t for i, t in enumerate(table.partition_types(spec_id)) if t.base == "uuid"}
+        if at:
+            part = tuple(to_internal(at[i], v) if i in at else v for i, v in enumerate(part))
+        out.append(ManifestEntry(status[st], sid, seq, fseq,
+                                 DataFile(path, fmt, part, rc, size,
+                                          kind[content] if content in kind else FileContent(content), spec_id,
+                                          equality_ids=eq, first_row_id=frid, referenced_data_file=ref,
+                                          content_offset=off, content_size_in_bytes=clen)))
+    return out
 
 
 def _rows_any(table: Table, m: ManifestFile) -> list[tuple]:

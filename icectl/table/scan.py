@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from icectl.errors import NotFoundError, UsageError
 from icectl.formats.manifest import DataFile, FileContent, ManifestContent, ManifestEntry
@@ -87,13 +88,18 @@ def branch_head(table: Table, branch: str, *, operation: str) -> Snapshot | None
     return table.metadata.snapshot_by_id(ref.snapshot_id) if ref is not None else None
 
 
-def plan_files(table: Table, snapshot: Snapshot | None) -> tuple[list[FileScanTask], list[ManifestEntry]]:
-    """(scan tasks of the live data files with their deletes, all live delete entries)."""
+def plan_files(table: Table, snapshot: Snapshot | None, *,
+               data_entries: Iterable[ManifestEntry] | None = None) -> tuple[list[FileScanTask], list[ManifestEntry]]:
+    """(scan tasks of the live data files with their deletes, all live delete entries).
+    ``data_entries``: the live entries of the snapshot's data manifests when the caller has
+    read them (``health``, by column); read entry by entry otherwise."""
     if snapshot is None:
         return [], []
     data: list[ManifestEntry] = []
     deletes: list[ManifestEntry] = []
-    for e in table.live_entries(snapshot, with_stats=False, content=ManifestContent.DATA):
+    if data_entries is None:
+        data_entries = table.live_entries(snapshot, with_stats=False, content=ManifestContent.DATA)
+    for e in data_entries:
         (data if e.data_file.content == FileContent.DATA else deletes).append(e)
     # Delete files with their bounds: a position delete file's file_path bounds may scope it
     # to one data file.

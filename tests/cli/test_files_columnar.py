@@ -21,7 +21,7 @@ from icectl.cli import output
 from icectl.cli.context import Env
 from icectl.cli.main import run
 from icectl.cli.views import files as files_view
-from icectl.formats.manifest import DataFile, FileContent
+from icectl.formats.manifest import DataFile, EntryStatus, FileContent, ManifestContent
 from icectl.ops.inspect.files import FRAME_COLUMNS, FileRow
 from icectl.table import listing
 from icectl.table.listing import ColumnarUnavailable
@@ -198,3 +198,30 @@ def test_output_goes_to_the_byte_buffer_unless_a_secret_is_in_it(tables, monkeyp
     stdout.flush()
     masked = raw.getvalue().decode()
     assert secret not in masked and "****" in masked
+
+
+def _entry_fields(e) -> tuple:
+    f = e.data_file
+    return (e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number, f.file_path, f.file_format.lower(),
+            f.partition, f.record_count, f.file_size_in_bytes, f.content, f.spec_id, f.first_row_id,
+            f.referenced_data_file, f.content_offset, f.content_size_in_bytes, f.equality_ids)
+
+
+def test_live_data_entries_are_what_the_entry_reader_gives(tables):
+    """``health`` plans its files from listing.live_data_entries (by column): the same entries, field
+    for field, as Table.live_entries reads entry by entry, for every value kind above."""
+    uri, warehouse, names = tables
+    catalog = build_catalog(resolve_catalog_config(None, uri=uri, warehouse=warehouse))
+    checked = 0
+    for name in names:
+        t = load_table(catalog, parse_identifier(name))
+        snap = t.metadata.current_snapshot
+        if snap is None:
+            continue
+        columnar = [_entry_fields(e) for e in listing.live_data_entries(t, snap)]
+        by_entry = [_entry_fields(e) for e in t.live_entries(snap, with_stats=False, content=ManifestContent.DATA)]
+        assert repr(columnar) == repr(by_entry), name  # repr: a NaN partition value equals itself
+        assert all(type(e.status) is EntryStatus and type(e.data_file.content) is FileContent
+                   for e in listing.live_data_entries(t, snap))
+        checked += len(columnar)
+    assert checked > 50
