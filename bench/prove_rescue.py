@@ -274,10 +274,82 @@ def killed_run(facts: dict, point: str, kill_at: float, sample: list[str]) -> di
             "seconds": round(time.perf_counter() - t0, 1), "stderr": tail.strip()[-600:]}
 
 
+def kill_and_resume(facts: dict, point: str, kill_at: float, timeout: float, sample: list[str],
+                    before_walk: dict, uninterrupted: dict, checks: dict, deletes: int) -> dict:
+    """On the pristine table: the expiry killed at ``point``, the table checked, a re-run, the final
+    state compared with ``uninterrupted``; the checks go into ``checks``, the facts are returned."""
+    say(f"kill at {point}")
+    k = killed_run(facts, point, kill_at, sample)
+    mdir = os.path.dirname(facts["metadata_location"])
+    k["pending_after_kill"] = os.path.exists(os.path.join(mdir, PENDING))
+    k["committed"] = os.path.exists(next_metadata(facts))
+    k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
+    d = icectl(facts, "describe", facts["ident"])
+    v = icectl(facts, "validate", facts["ident"], timeout=timeout)
+    k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
+    r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=timeout)
+    k["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
+    k["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
+    final = state(facts)
+    k["differs"] = same_state(uninterrupted, final)
+    k["final_metadata"] = final["metadata_location"]
+    name = f"kill at {point}"
+    checks[f"{name}: killed there"] = k["killed"] and (point != "deleting" or 0 < k["deleted_before_kill"] < deletes)
+    checks[f"{name}: table loads and validates"] = d["rc"] == 0 and v["rc"] == 0
+    if k["committed"]:
+        checks[f"{name}: the pending-deletes record is left"] = k["pending_after_kill"]
+    checks[f"{name}: re-run exits 0, record consumed"] = r["rc"] == 0 and not k["pending_after_rerun"]
+    checks[f"{name}: final state equals the uninterrupted run's"] = not k["differs"]
+    say(f"{name}: {k['seen'] or 'not reached'}; committed {k['committed']}, pending {k['pending_after_kill']}, "
+        f"deleted {k['deleted_before_kill']}; describe {d['rc']} validate {v['rc']}; re-run rc {r['rc']} "
+        f"{r['wall']} s; differs {k['differs']}")
+    return k
+
+
+def kill_chain(facts: dict, points: list[str], kill_at: float, timeout: float, sample: list[str],
+               before_walk: dict, uninterrupted: dict, checks: dict, deletes: int) -> dict:
+    """On the pristine table: the expiry killed at ``points[0]``, its re-run killed at ``points[1]``
+    and so on (one full planning pays for every point), the table checked after each kill, then a
+    last re-run and its final state compared with ``uninterrupted``."""
+    mdir = os.path.dirname(facts["metadata_location"])
+    out: dict = {"points": [], "chain": True}
+    name = "chain " + " -> ".join(points)
+    for point in points:
+        say(f"kill at {point} ({name})")
+        k = killed_run(facts, point, kill_at, sample)
+        k["pending_after_kill"] = os.path.exists(os.path.join(mdir, PENDING))
+        k["committed"] = os.path.exists(next_metadata(facts))
+        k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
+        d = icectl(facts, "describe", facts["ident"])
+        v = icectl(facts, "validate", facts["ident"], timeout=timeout)
+        k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
+        out["points"].append(k)
+        checks[f"{name}: killed at {point}"] = k["killed"] and (
+            point != "deleting" or 0 < k["deleted_before_kill"] < deletes)
+        checks[f"{name}: after the kill at {point} the table loads and validates"] = d["rc"] == 0 and v["rc"] == 0
+        if k["committed"]:
+            checks[f"{name}: after the kill at {point} the pending-deletes record is left"] = k["pending_after_kill"]
+        say(f"kill at {point}: {k['seen'] or 'not reached'} after {k['seconds']} s; committed {k['committed']}, "
+            f"pending {k['pending_after_kill']}, deleted {k['deleted_before_kill']}; describe {d['rc']} "
+            f"validate {v['rc']}")
+    r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=timeout)
+    out["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
+    out["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
+    final = state(facts)
+    out["differs"] = same_state(uninterrupted, final)
+    out["final_metadata"] = final["metadata_location"]
+    checks[f"{name}: re-run exits 0, record consumed"] = r["rc"] == 0 and not out["pending_after_rerun"]
+    checks[f"{name}: final state equals the uninterrupted run's"] = not out["differs"]
+    say(f"{name}: re-run rc {r['rc']} {r['wall']} s; record left {out['pending_after_rerun']}; "
+        f"differs {out['differs']}")
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # The proof
 
-def prove(a: argparse.Namespace) -> dict:
+def prove(a: argparse.Namespace, save=lambda res: None) -> dict:
+    """The proof's facts; ``save(res)`` is called after each step (a long run leaves what it saw)."""
     root = os.path.abspath(a.root)
     if a.generate:
         gen = [sys.executable, os.path.join(HERE, "gen_neglected_table.py"), "--out", root, "--force", "--data-files",
@@ -298,12 +370,14 @@ def prove(a: argparse.Namespace) -> dict:
                          "entries": cands["entries"], "seconds": cands["seconds"]}
     say(f"PyIceberg: {len(cands['snapshots'])} candidate snapshots, {len(cands['manifests'])} manifests, "
         f"{cands['entries']} live entries in {cands['seconds']} s")
+    save(res)
     before_walk = walk(facts["warehouse"])
     res["before_files"] = len(before_walk)
     if refs:
         res["java_before"] = java_reads(facts, refs, a.driver_memory, a.java_timeout)
         say(f"Java before: {len(refs)} refs in {res['java_before']['wall']} s")
 
+    save(res)
     pristine = keep_pristine(facts)
     say("expire --yes")
     r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=a.timeout)
@@ -325,6 +399,7 @@ def prove(a: argparse.Namespace) -> dict:
                       "lost_count": len(lost)}
     checks["no file a kept snapshot reaches was deleted"] = not lost
     say(f"{len(reach)} files reached by the {len(uninterrupted['snapshots'])} kept snapshots: {len(lost)} lost")
+    save(res)
     r = icectl(facts, "validate", facts["ident"], "--deep", timeout=a.timeout)
     res["validate_deep"] = {k: r[k] for k in ("wall", "cpu", "rss_mb", "rc")}
     res["validate_deep"]["summary"] = {k: v for k, v in (r["json"] or {}).items() if not isinstance(v, (list, dict))}
@@ -340,6 +415,7 @@ def prove(a: argparse.Namespace) -> dict:
         checks["Java reads the same rows from every kept ref read"] = not res["java_differs"]
         say(f"Java after: {len(kept_refs)} refs, {len(res['java_differs'])} differ")
 
+    save(res)
     res["kills"] = []
     points = [x for x in a.kill.split(",") if x]
     rng = random.Random(7)
@@ -348,33 +424,11 @@ def prove(a: argparse.Namespace) -> dict:
         pristine = keep_pristine(facts)
         gone = sorted(set(before_walk) - set(after_walk))
         sample = [os.path.join(facts["warehouse"], x) for x in rng.sample(gone, min(200, len(gone)))]
-        say(f"kill at {point}")
-        k = killed_run(facts, point, a.kill_at, sample)
-        mdir = os.path.dirname(facts["metadata_location"])
-        k["pending_after_kill"] = os.path.exists(os.path.join(mdir, PENDING))
-        k["committed"] = os.path.exists(next_metadata(facts))
-        k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
-        d = icectl(facts, "describe", facts["ident"])
-        v = icectl(facts, "validate", facts["ident"], timeout=a.timeout)
-        k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
-        r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=a.timeout)
-        k["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
-        k["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
-        final = state(facts)
-        k["differs"] = same_state(uninterrupted, final)
-        k["final_metadata"] = final["metadata_location"]
+        k = kill_and_resume(facts, point, a.kill_at, a.timeout, sample, before_walk, uninterrupted, checks,
+                            res["after"]["deleted"])
         res["kills"].append(k)
-        name = f"kill at {point}"
-        checks[f"{name}: killed there"] = k["killed"] and (
-            point != "deleting" or 0 < k["deleted_before_kill"] < res["after"]["deleted"])
-        checks[f"{name}: table loads and validates"] = d["rc"] == 0 and v["rc"] == 0
-        if k["committed"]:
-            checks[f"{name}: the pending-deletes record is left"] = k["pending_after_kill"]
-        checks[f"{name}: re-run exits 0, record consumed"] = r["rc"] == 0 and not k["pending_after_rerun"]
-        checks[f"{name}: final state equals the uninterrupted run's"] = not k["differs"]
-        say(f"{name}: {k['seen'] or 'not reached'}; committed {k['committed']}, pending {k['pending_after_kill']}, "
-            f"deleted {k['deleted_before_kill']}; describe {d['rc']} validate {v['rc']}; re-run rc {r['rc']} "
-            f"{r['wall']} s; differs {k['differs']}")
+        save(res)
+    save(res)
     if a.restore:
         restore_pristine(facts, pristine)
     else:
@@ -470,10 +524,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict:
     a = parse_args(argv)
-    res = prove(a)
     store = a.store or os.path.join(os.path.abspath(a.root), "prove_rescue.json")
-    with open(store, "w") as fh:
-        json.dump(res, fh, indent=2, default=str)
+
+    def save(res: dict) -> None:
+        with open(store, "w") as fh:
+            json.dump(res, fh, indent=2, default=str)
+
+    res = prove(a, save)
+    save(res)
     command = "python bench/prove_rescue.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = render(res, a.title, command)
     if a.results:
