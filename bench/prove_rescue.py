@@ -171,13 +171,26 @@ def state(facts: dict) -> dict:
             "metadata_location": os.path.basename(table.metadata_location), "files": walk(facts["warehouse"])}
 
 
+TEMPORARY = re.compile(r"/metadata/[^/]*\.tmp$")  # a write's temporary file (e.g. version-hint.text.<uuid>.tmp)
+
+
+def leftovers(a: dict, b: dict) -> list[str]:
+    """Temporary files of an interrupted write that ``b`` has and ``a`` has not: reported, not part
+    of the table (no metadata names them; a kill between a write and its rename leaves one)."""
+    return sorted(p for p in set(b["files"]) - set(a["files"]) if TEMPORARY.search("/" + p))
+
+
 def same_state(a: dict, b: dict) -> list[str]:
+    """How ``b`` differs from ``a``: snapshots, refs, files (by path; by size but for metadata
+    JSON files), leaving out :func:`leftovers`."""
     diffs = []
     if a["snapshots"] != b["snapshots"]:
         diffs.append(f"snapshots differ: {len(a['snapshots'])} vs {len(b['snapshots'])}")
     if a["refs"] != b["refs"]:
         diffs.append(f"refs differ: {sorted(set(a['refs'].items()) ^ set(b['refs'].items()))}")
-    fa, fb = a["files"], b["files"]
+    fa, fb = a["files"], dict(b["files"])
+    for p in leftovers(a, b):
+        del fb[p]
     only_a, only_b = sorted(set(fa) - set(fb)), sorted(set(fb) - set(fa))
     if only_a or only_b:
         diffs.append(f"files only in the first: {len(only_a)} {only_a[:5]}; only in the second: {len(only_b)} "
@@ -292,6 +305,7 @@ def kill_and_resume(facts: dict, point: str, kill_at: float, timeout: float, sam
     k["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
     final = state(facts)
     k["differs"] = same_state(uninterrupted, final)
+    k["leftover_temporary_files"] = leftovers(uninterrupted, final)
     k["final_metadata"] = final["metadata_location"]
     name = f"kill at {point}"
     checks[f"{name}: killed there"] = k["killed"] and (point != "deleting" or 0 < k["deleted_before_kill"] < deletes)
@@ -302,7 +316,7 @@ def kill_and_resume(facts: dict, point: str, kill_at: float, timeout: float, sam
     checks[f"{name}: final state equals the uninterrupted run's"] = not k["differs"]
     say(f"{name}: {k['seen'] or 'not reached'}; committed {k['committed']}, pending {k['pending_after_kill']}, "
         f"deleted {k['deleted_before_kill']}; describe {d['rc']} validate {v['rc']}; re-run rc {r['rc']} "
-        f"{r['wall']} s; differs {k['differs']}")
+        f"{r['wall']} s; differs {k['differs']}; leftover temporary files {k['leftover_temporary_files']}")
     return k
 
 
@@ -337,6 +351,7 @@ def kill_chain(facts: dict, points: list[str], kill_at: float, timeout: float, s
     out["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
     final = state(facts)
     out["differs"] = same_state(uninterrupted, final)
+    out["leftover_temporary_files"] = leftovers(uninterrupted, final)
     out["final_metadata"] = final["metadata_location"]
     checks[f"{name}: re-run exits 0, record consumed"] = r["rc"] == 0 and not out["pending_after_rerun"]
     checks[f"{name}: final state equals the uninterrupted run's"] = not out["differs"]
@@ -479,7 +494,8 @@ def render(res: dict, title: str, command: str) -> str:
                      f"{k['committed']}, record left {k['pending_after_kill']}, {k['deleted_before_kill']:,} files "
                      f"deleted before the kill; describe {k['describe_rc']}, validate {k['validate_rc']}; record "
                      f"after re-run {k['pending_after_rerun']}; differences from the uninterrupted run: "
-                     f"{'; '.join(k['differs']) or 'none'} |")
+                     f"{'; '.join(k['differs']) or 'none'}; leftover temporary files: "
+                     f"{', '.join(k['leftover_temporary_files']) or 'none'} |")
     lines += ["", f"Files reached by the {ad['snapshots']} kept snapshots (listed by PyIceberg before the expiry): "
               f"{res['reached']['files']:,} ({res['reached']['data_files']:,} data files), "
               f"{res['reached']['lost_count']} missing or resized after it. Refs removed by the expiry (their "

@@ -120,3 +120,7 @@ def test_the_proof_sees_a_lost_file_and_a_different_state(tmp_path):
     assert prove.same_state(s, {**s, "files": {"m/v3.metadata.json": 10}})
     assert prove.same_state(s, {**s, "snapshots": [2]})
     assert prove.same_state(s, {**s, "refs": {"main": 1}})
+    # A temporary file of an interrupted write is reported apart, not as a difference of the table.
+    tmp = {**s, "files": {**s["files"], "bench/t/metadata/version-hint.text.0a1b.tmp": 1}}
+    assert prove.same_state(s, tmp) == [] and prove.leftovers(s, tmp) == ["bench/t/metadata/version-hint.text.0a1b.tmp"]
+    assert prove.same_state(s, {**s, "files": {**s["files"], "data/y.parquet.tmp": 1}})
