@@ -40,11 +40,22 @@ order; no reader depends on the order).
 Layout: a file-system (Hadoop) table, ``metadata/v<N>.metadata.json`` and ``version-hint.text``,
 that the SQL catalog ``bench`` (``<out>/catalog.db``) also registers as ``bench.neglected``:
 ``icectl --warehouse <out>/warehouse`` and ``icectl -c bench`` (``ICECTL_CONFIG=<out>/icectl.yaml``)
-read the same files, as do Iceberg Java's HadoopCatalog and JdbcCatalog. Data files do not
-exist (no command measured reads one, and an append-only table's expiry deletes none).
+read the same files, as do Iceberg Java's HadoopCatalog and JdbcCatalog. By default data files do
+not exist (no command measured reads one, and an append-only table's expiry deletes none).
+
+``--data-files`` writes a real, small Parquet file (1-20 rows, zstd, field ids in the Parquet
+schema, pyarrow) for every data file entry, as Iceberg Java's Parquet writer would describe it:
+record_count and file_size_in_bytes of the file written, column_sizes (the column chunks'
+compressed sizes), value_counts, null_value_counts, nan_value_counts (``amount``), lower and
+upper bounds of the rows written (strings truncated to 16 characters, the upper bound's last
+character incremented, as ``write.metadata.metrics.default=truncate(16)``), split_offsets (the
+row group's start) and partition values from the rows (``day(ts)``; ``event_type`` after the
+spec change). Then ``validate --deep`` finds every file and a Java scan reads real rows (the
+rescue proof, ``bench/prove_rescue.py``). About 1.7 ms per file: 200,000 files add ~6 minutes.
 
     python bench/gen_neglected_table.py                    # full size into .cache/neglected (~5-10 min)
     python bench/gen_neglected_table.py --out /tmp/n --snapshots 200 --metadata-log 20
+    python bench/gen_neglected_table.py --out /tmp/n --snapshots 300 --data-files --force
 """
 from __future__ import annotations
 
@@ -57,6 +68,9 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -91,6 +105,14 @@ BRANCHES = (  # name, position in the history, retention
     ("backfill", 0.90, {}),
     ("staging", 0.99, {"max_ref_age_ms": 30 * DAY_MS}),
 )
+# --data-files: the Parquet schema of each table schema (field ids as Iceberg Java writes them).
+ARROW_FIELDS = [("id", pa.int64(), False), ("ts", pa.timestamp("us", tz="UTC"), False), ("user_id", pa.int64(), True),
+                ("event_type", pa.string(), True), ("amount", pa.float64(), True), ("country", pa.string(), True),
+                ("session_id", pa.string(), True), ("payload_size", pa.int32(), True), ("device", pa.string(), True)]
+ARROW_SCHEMAS = [pa.schema([pa.field(name, t, nullable=nullable, metadata={"PARQUET:field_id": str(k + 1)})
+                            for k, (name, t, nullable) in enumerate(ARROW_FIELDS[:ncols])]) for ncols in (8, 9)]
+NULLABLE = {3, 5, 6, 9}  # columns with some nulls in the rows written
+TRUNCATE = 16  # write.metadata.metrics.default: truncate(16)
 
 
 @dataclass
@@ -126,10 +148,14 @@ class NeglectedGenerator(g.Generator):
         self.spec_id = 0
         self.evt: list[str] = []
         self._headers: dict[tuple[int, int], bytes] = {}
+        self._dirs: set[str] = set()
+        self.data_files_written = 0
 
     # -- data files -------------------------------------------------------------------------------
     def small_file(self, day: int, task: int, write_uuid: str, snapshot_id: int, seq: int) -> int:
         """One small data file of the current schema and spec; its index."""
+        if self.args.data_files:
+            return self.parquet_file(day, task, write_uuid, snapshot_id, seq)
         rng = self.rng
         t = self.types
         cols = list(range(1, 9 + (self.schema_id >= 1)))
@@ -165,6 +191,80 @@ class NeglectedGenerator(g.Generator):
                  g.SOME + k + b"".join(g._key(c) + g.enc_bytes(to_bytes(t[c], lower[c])) for c in cols) + b"\x00",
                  g.SOME + k + b"".join(g._key(c) + g.enc_bytes(to_bytes(t[c], upper[c])) for c in cols) + b"\x00",
                  g.NULL, g.SOME + b"\x02" + g.zz(4) + b"\x00", g.NULL, g.SOME + g.zz(0), g.NULL]
+        self.evt.append(evt if by_spec else "")
+        return self.store_file(parts, snapshot_id, seq, n, size, day)
+
+    def parquet_file(self, day: int, task: int, write_uuid: str, snapshot_id: int, seq: int) -> int:
+        """One small data file written as Parquet (``--data-files``), its entry from its rows."""
+        rng = self.rng
+        t = self.types
+        ncols = 8 + (self.schema_id >= 1)
+        cols = range(1, ncols + 1)
+        n = rng.randint(1, 20)
+        by_spec = self.spec_id == 1
+        evt = g.EVENT_TYPES[rng.randrange(len(g.EVENT_TYPES))]
+        first_id = self.next_id
+        self.next_id += n
+        day_start = day * g.MICROS_PER_DAY
+
+        def maybe(v):
+            return None if rng.random() < 0.05 else v
+
+        values = {
+            1: list(range(first_id, first_id + n)),
+            2: sorted(day_start + rng.randrange(g.MICROS_PER_DAY) for _ in range(n)),
+            3: [maybe(rng.randint(1, 9_999_999)) for _ in range(n)],
+            4: [evt if by_spec else g.EVENT_TYPES[rng.randrange(len(g.EVENT_TYPES))] for _ in range(n)],
+            5: [maybe(round(rng.uniform(0.0, 10_000.0), 2)) for _ in range(n)],
+            6: [maybe(g.COUNTRIES[rng.randrange(len(g.COUNTRIES))]) for _ in range(n)],
+            7: [self.new_uuid() for _ in range(n)],
+            8: [rng.randint(0, 65_535) for _ in range(n)],
+            9: [maybe(DEVICES[rng.randrange(len(DEVICES))]) for _ in range(n)],
+        }
+        schema = ARROW_SCHEMAS[ncols - 8]
+        table = pa.Table.from_arrays([pa.array(values[c], type=schema.field(c - 1).type) for c in cols], schema=schema)
+        buf = pa.BufferOutputStream()
+        footers: list = []
+        pq.write_table(table, buf, compression="zstd", metadata_collector=footers)
+        data = buf.getvalue().to_pybytes()
+        rg = footers[0].row_group(0)
+        col_sizes = {c: rg.column(c - 1).total_compressed_size for c in cols}
+        split = min(rg.column(0).dictionary_page_offset or rg.column(0).data_page_offset,
+                    rg.column(0).data_page_offset)
+        nulls = {c: sum(v is None for v in values[c]) for c in cols}
+        lower, upper = {}, {}
+        for c in cols:
+            present = [v for v in values[c] if v is not None]
+            if not present:
+                continue
+            lo, hi = min(present), max(present)
+            if isinstance(lo, str) and len(lo) > TRUNCATE:
+                lo = lo[:TRUNCATE]
+            if isinstance(hi, str) and len(hi) > TRUNCATE:
+                hi = hi[:TRUNCATE - 1] + chr(ord(hi[TRUNCATE - 1]) + 1)
+            lower[c], upper[c] = lo, hi
+        folder = f"ts_day={g._iso_day(day)}" + (f"/event_type={evt}" if by_spec else "")
+        directory = f"{self.location}/data/{folder}"
+        if directory not in self._dirs:
+            os.makedirs(directory, exist_ok=True)
+            self._dirs.add(directory)
+        path = f"{directory}/{task:05d}-{seq}-{write_uuid}-0-00001.parquet"
+        self._write(path, data)
+        self.data_files_written += 1
+        partition = g.SOME + g.zz(day) + (g.SOME + g.enc_str(evt) if by_spec else b"")
+        size = len(data)
+
+        def int_map(m: dict[int, int]) -> bytes:
+            return g.SOME + g.zz(len(m)) + b"".join(g._key(c) + g.zz(x) for c, x in m.items()) + b"\x00"
+
+        def bound_map(m: dict) -> bytes:
+            return (g.SOME + g.zz(len(m)) + b"".join(g._key(c) + g.enc_bytes(to_bytes(t[c], x)) for c, x in m.items())
+                    + b"\x00")
+
+        parts = [b"\x00", g.enc_str(path), g.enc_str("PARQUET"), partition, g.zz(n), g.zz(size),
+                 int_map(col_sizes), int_map({c: n for c in cols}), int_map(nulls), int_map({5: 0}),
+                 bound_map(lower), bound_map(upper),
+                 g.NULL, g.SOME + b"\x02" + g.zz(split) + b"\x00", g.NULL, g.SOME + g.zz(0), g.NULL]
         self.evt.append(evt if by_spec else "")
         return self.store_file(parts, snapshot_id, seq, n, size, day)
 
@@ -413,6 +513,8 @@ class NeglectedGenerator(g.Generator):
             "merges": self.merges, "entries_rewritten_by_merges": self.merged_entries,
             "min_count_to_merge": a.min_count_to_merge, "target_size_bytes": a.target_size_bytes,
             "metadata_location": md_path, "metadata_json_bytes": len(current_bytes),
+            "data_files": a.data_files, "data_files_written": self.data_files_written,
+            "total_records": totals["records"],
             "files_written": self.files_written, "bytes_written": self.bytes_written,
             "generate_seconds": round(time.perf_counter() - t0, 2), "manifests_seconds": round(t_manifests, 2),
             "metadata_json_seconds": round(t_json, 2),
@@ -463,6 +565,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-count-to-merge", type=int, default=g.DEFAULT_MIN_COUNT_TO_MERGE)
     p.add_argument("--target-size-bytes", type=int, default=g.DEFAULT_TARGET_SIZE_BYTES)
     p.add_argument("--seed", type=int, default=20250101)
+    p.add_argument("--data-files", action="store_true",
+                   help="write a real, small Parquet file (1-20 rows) for every data file entry (~1.7 ms a file)")
     p.add_argument("--force", action="store_true", help="replace a table generated in --out before")
     p.add_argument("--quiet", dest="progress", action="store_false")
     a = p.parse_args(argv)
