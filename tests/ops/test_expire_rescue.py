@@ -77,6 +77,30 @@ def test_the_record_never_deletes_what_the_current_metadata_reaches_or_what_lies
     assert read_pending(t) is None
 
 
+def test_a_record_of_many_files_is_finished_without_comparing_them_pairwise(tmp_path, monkeypatch):
+    """The full-scale kill test (bench/prove_rescue.py: 199,337 owed files) found finish_pending
+    comparing each owed file with every other (a list membership test: days at that size). The
+    files are sorted inside / outside the table in one pass: no FileToDelete is compared at all."""
+    h = History(catalog_on(tmp_path))
+    t = h.table
+    owed = [FileToDelete(f"{t.location}/data/gone-{i}.parquet", "data", 1) for i in range(2_000)]
+    owed += [FileToDelete(str(tmp_path / f"elsewhere-{i}.parquet"), "data", 1) for i in range(2_000)]
+    write_pending(t, t.metadata_location, owed)
+    pending = read_pending(t)
+    compared = [0]
+    plain_eq = FileToDelete.__eq__
+
+    def counted(a, b):
+        compared[0] += 1
+        return plain_eq(a, b)
+
+    monkeypatch.setattr(FileToDelete, "__eq__", counted)
+    done = finish_pending(t, pending, delete=_deleter(t))
+    assert len(done.deleted) == 2_000 and sorted(done.kept) == sorted(f.path for f in owed[2_000:])
+    assert compared[0] < len(owed)  # was 5,999,000 before the fix
+    assert read_pending(t) is None
+
+
 def test_a_commit_that_fails_forgets_its_record_and_deletes_nothing(tmp_path, monkeypatch):
     h = History(catalog_on(tmp_path))
     t = h.table

@@ -160,7 +160,13 @@ def finish_pending(table: Table, pending: PendingDeletes, *, delete: Deleter,
     """Delete what ``pending`` records and the current metadata does not reach; then forget the
     record (kept, with only the files that failed to delete, when some did)."""
     root = normalize_location(table.location or "") + "/"
-    inside = [f for f in pending.files if table.location and normalize_location(f.path).startswith(root)]
+    inside: list[FileToDelete] = []
+    outside: list[str] = []  # never deleted: reported as kept
+    for f in pending.files:
+        if table.location and normalize_location(f.path).startswith(root):
+            inside.append(f)
+        else:
+            outside.append(f.path)
     ok, kept = still_unreachable(table, inside, progress=progress)
     guard = table_guard(table.io, table.location)
     refused = [(f.path, why) for f in ok if (why := guard.refusal(f.path)) is not None]
@@ -174,7 +180,7 @@ def finish_pending(table: Table, pending: PendingDeletes, *, delete: Deleter,
         write_pending(table, pending.base_metadata_location, [by_path[p] for p, _ in failed if p in by_path])
     else:
         clear_pending(table)
-    return FinishedPending(len(pending.files), deleted, failed, kept + [f.path for f in pending.files if f not in inside])
+    return FinishedPending(len(pending.files), deleted, failed, kept + outside)
 
 
 __all__ = ["PENDING_NAME", "FileToDelete", "FinishedPending", "PendingDeletes", "clear_pending", "finish_pending", "pending_path", "progress_lines",
