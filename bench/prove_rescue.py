@@ -287,26 +287,39 @@ def killed_run(facts: dict, point: str, kill_at: float, sample: list[str]) -> di
             "seconds": round(time.perf_counter() - t0, 1), "stderr": tail.strip()[-600:]}
 
 
+def after_kill(facts: dict, k: dict, before_walk: dict, timeout: float) -> tuple[dict, dict]:
+    """What a kill left, into ``k``: the pending-deletes record, the commit, the files deleted;
+    then ``describe`` and ``validate`` of the table (their results returned)."""
+    k["pending_after_kill"] = os.path.exists(os.path.join(os.path.dirname(facts["metadata_location"]), PENDING))
+    k["committed"] = os.path.exists(next_metadata(facts))
+    k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
+    d = icectl(facts, "describe", facts["ident"])
+    v = icectl(facts, "validate", facts["ident"], timeout=timeout)
+    k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
+    return d, v
+
+
+def rerun(facts: dict, uninterrupted: dict, timeout: float, into: dict) -> dict:
+    """The expiry run again to its end, into ``into``: its figures, whether the record is gone,
+    and how the final state differs from ``uninterrupted`` (its result returned)."""
+    r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=timeout)
+    into["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
+    into["pending_after_rerun"] = os.path.exists(os.path.join(os.path.dirname(facts["metadata_location"]), PENDING))
+    final = state(facts)
+    into["differs"] = same_state(uninterrupted, final)
+    into["leftover_temporary_files"] = leftovers(uninterrupted, final)
+    into["final_metadata"] = final["metadata_location"]
+    return r
+
+
 def kill_and_resume(facts: dict, point: str, kill_at: float, timeout: float, sample: list[str],
                     before_walk: dict, uninterrupted: dict, checks: dict, deletes: int) -> dict:
     """On the pristine table: the expiry killed at ``point``, the table checked, a re-run, the final
     state compared with ``uninterrupted``; the checks go into ``checks``, the facts are returned."""
     say(f"kill at {point}")
     k = killed_run(facts, point, kill_at, sample)
-    mdir = os.path.dirname(facts["metadata_location"])
-    k["pending_after_kill"] = os.path.exists(os.path.join(mdir, PENDING))
-    k["committed"] = os.path.exists(next_metadata(facts))
-    k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
-    d = icectl(facts, "describe", facts["ident"])
-    v = icectl(facts, "validate", facts["ident"], timeout=timeout)
-    k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
-    r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=timeout)
-    k["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
-    k["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
-    final = state(facts)
-    k["differs"] = same_state(uninterrupted, final)
-    k["leftover_temporary_files"] = leftovers(uninterrupted, final)
-    k["final_metadata"] = final["metadata_location"]
+    d, v = after_kill(facts, k, before_walk, timeout)
+    r = rerun(facts, uninterrupted, timeout, k)
     name = f"kill at {point}"
     checks[f"{name}: killed there"] = k["killed"] and (point != "deleting" or 0 < k["deleted_before_kill"] < deletes)
     checks[f"{name}: table loads and validates"] = d["rc"] == 0 and v["rc"] == 0
@@ -325,18 +338,12 @@ def kill_chain(facts: dict, points: list[str], kill_at: float, timeout: float, s
     """On the pristine table: the expiry killed at ``points[0]``, its re-run killed at ``points[1]``
     and so on (one full planning pays for every point), the table checked after each kill, then a
     last re-run and its final state compared with ``uninterrupted``."""
-    mdir = os.path.dirname(facts["metadata_location"])
     out: dict = {"points": [], "chain": True}
     name = "chain " + " -> ".join(points)
     for point in points:
         say(f"kill at {point} ({name})")
         k = killed_run(facts, point, kill_at, sample)
-        k["pending_after_kill"] = os.path.exists(os.path.join(mdir, PENDING))
-        k["committed"] = os.path.exists(next_metadata(facts))
-        k["deleted_before_kill"] = len(set(before_walk) - set(walk(facts["warehouse"])))
-        d = icectl(facts, "describe", facts["ident"])
-        v = icectl(facts, "validate", facts["ident"], timeout=timeout)
-        k["describe_rc"], k["validate_rc"] = d["rc"], v["rc"]
+        d, v = after_kill(facts, k, before_walk, timeout)
         out["points"].append(k)
         checks[f"{name}: killed at {point}"] = k["killed"] and (
             point != "deleting" or 0 < k["deleted_before_kill"] < deletes)
@@ -346,13 +353,7 @@ def kill_chain(facts: dict, points: list[str], kill_at: float, timeout: float, s
         say(f"kill at {point}: {k['seen'] or 'not reached'} after {k['seconds']} s; committed {k['committed']}, "
             f"pending {k['pending_after_kill']}, deleted {k['deleted_before_kill']}; describe {d['rc']} "
             f"validate {v['rc']}")
-    r = icectl(facts, "expire", facts["ident"], "--older-than", facts["cutoff"], "--yes", timeout=timeout)
-    out["rerun"] = {x: r[x] for x in ("wall", "cpu", "rss_mb", "rc")}
-    out["pending_after_rerun"] = os.path.exists(os.path.join(mdir, PENDING))
-    final = state(facts)
-    out["differs"] = same_state(uninterrupted, final)
-    out["leftover_temporary_files"] = leftovers(uninterrupted, final)
-    out["final_metadata"] = final["metadata_location"]
+    r = rerun(facts, uninterrupted, timeout, out)
     checks[f"{name}: re-run exits 0, record consumed"] = r["rc"] == 0 and not out["pending_after_rerun"]
     checks[f"{name}: final state equals the uninterrupted run's"] = not out["differs"]
     say(f"{name}: re-run rc {r['rc']} {r['wall']} s; record left {out['pending_after_rerun']}; "

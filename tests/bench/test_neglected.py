@@ -4,26 +4,15 @@ summary keys), read back by icectl through both catalogs, validate clean, and me
 that copy Avro blocks decode entry for entry."""
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import pathlib
-import sys
 
 import fastavro
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+from bench_modules import load_bench_module
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
-gen = _load("gen_neglected_table")
+gen = load_bench_module("gen_neglected_table")
 
 JAVA_APPEND_KEYS = {
     "operation", "spark.app.id", "added-data-files", "added-records", "added-files-size", "changed-partition-count",

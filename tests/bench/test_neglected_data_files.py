@@ -6,31 +6,19 @@ proof's own checks (a lost or resized file, a differing final state) are seen.""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import io
 import os
-import pathlib
-import sys
 
 import pyarrow.parquet as pq
 from pyiceberg.conversions import from_bytes
 from pyiceberg.table import StaticTable
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+from bench_modules import load_bench_module
+
 EPOCH = dt.date(1970, 1, 1)
 
-
-def _load(name: str):
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
-gen = _load("gen_neglected_table")
-prove = _load("prove_rescue")
+gen = load_bench_module("gen_neglected_table")
+prove = load_bench_module("prove_rescue")
 
 
 def _run(*argv: str) -> tuple[int, str]:

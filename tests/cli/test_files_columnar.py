@@ -175,28 +175,28 @@ def test_half_way_sizes_round_to_even():
     assert files_view._sizes(pl, values).to_list() == [output.fmt_bytes(v) for v in values.to_list()]
 
 
+def _bytes_out(uri: str, warehouse: str, fmt: str) -> str:
+    """``files db.kinds_v2`` in ``fmt`` through a stdout with a byte buffer (as a terminal's)."""
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
+    env = Env(stdout=stdout, stderr=io.StringIO())
+    assert run(["--uri", uri, "--warehouse", warehouse, "-o", fmt, "files", "db.kinds_v2"], env) == 0
+    stdout.flush()
+    return raw.getvalue().decode()
+
+
 def test_output_goes_to_the_byte_buffer_unless_a_secret_is_in_it(tables, monkeypatch):
     """A listing's ASCII text is written to stdout's byte buffer (no text encoding on the way), and
     through the redaction when a known secret occurs in it."""
     from icectl import secrets
 
     uri, warehouse, names = tables
-    raw = io.BytesIO()
-    stdout = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
-    env = Env(stdout=stdout, stderr=io.StringIO())
-    assert run(["--uri", uri, "--warehouse", warehouse, "-o", "json", "files", "db.kinds_v2"], env) == 0
-    stdout.flush()
-    plain = raw.getvalue().decode()
+    plain = _bytes_out(uri, warehouse, "json")
     assert plain == _files(uri, warehouse, "-o", "json", "files", "db.kinds_v2")
     secret = "plain.parquet"  # a path of the listing plays the secret
     monkeypatch.setattr(secrets, "_VALUES", set(secrets.known()) | {secret})
     monkeypatch.setattr(secrets, "_PATTERN", secrets.re.compile(secrets.re.escape(secret)))
-    raw = io.BytesIO()
-    stdout = io.TextIOWrapper(raw, encoding="utf-8", write_through=False)
-    env = Env(stdout=stdout, stderr=io.StringIO())
-    assert run(["--uri", uri, "--warehouse", warehouse, "-o", "jsonl", "files", "db.kinds_v2"], env) == 0
-    stdout.flush()
-    masked = raw.getvalue().decode()
+    masked = _bytes_out(uri, warehouse, "jsonl")
     assert secret not in masked and "****" in masked
 
 
