@@ -143,3 +143,28 @@ def test_cli_imports_sit_at_module_tops():
                 local += [f"{path.relative_to(REPO_ROOT)}:{node.lineno} {n}" for n in names
                           if n.split(".")[0] != "rich"]
     assert not local, "\n".join(local)
+
+
+def test_read_commands_load_only_what_they_use(tmp_path):
+    """``describe`` and ``snapshots`` read the metadata file (and describe one manifest list): they
+    import neither pyarrow nor polars, and no maintenance planning (``health``, ``compact``);
+    ``diff`` reads manifests with polars but writes no Parquet (no pyarrow). A command module that
+    pulls a heavy module in for every command costs each run ~0.2 s of CPU (bench/bench_startup.py)."""
+    warehouse = str(tmp_path / "wh")
+    made = subprocess.run([sys.executable, "-m", "icectl", "--warehouse", warehouse, "demo"], capture_output=True,
+                          text=True, timeout=300, cwd=REPO_ROOT)
+    assert made.returncode == 0, made.stderr
+    heavy = ("pyarrow", "polars", "icectl.ops.maintain")
+    for argv, absent in ((["describe", "demo.events"], heavy), (["snapshots", "demo.events"], heavy),
+                         (["-o", "json", "diff", "demo.events", "v1", "main"], ("pyarrow", "icectl.ops.maintain"))):
+        code = ("import atexit, sys\n"
+                f"heavy = {absent!r}\n"
+                "atexit.register(lambda: print('MODS', ' '.join(sorted(m for m in sys.modules "
+                "if m.split('.')[0] in heavy or m.startswith(heavy)))))\n"
+                f"sys.argv = ['icectl', '--warehouse', {warehouse!r}, *{argv!r}]\n"
+                "from icectl.cli.main import run\n"
+                "run()\n")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+        assert proc.returncode == 0, (argv, proc.stderr)
+        mods = next(ln for ln in proc.stdout.splitlines() if ln.startswith("MODS")).split()[1:]
+        assert mods == [], (argv, mods)
