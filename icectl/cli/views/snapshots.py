@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_ts, num, opt, print_table, print_tree, say, text_renderer
@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 class SnapshotList:
     json_root: ClassVar[str] = "rows"
     rows: list[SnapshotRow]
+
+    @staticmethod
+    def json_row(r: SnapshotRow) -> dict[str, Any]:
+        """A row's JSON object: its fields, all ints, strs, bools, None, a list of str and a dict of
+        str (encoded by msgspec, a batch at a time)."""
+        return r.__dict__
 
 
 @dataclass
