@@ -103,7 +103,9 @@ def _snapshots_text(env: Env, result: SnapshotList) -> None:
     if not rows:
         say(env, "no snapshots")
         return
-    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), fmt_ts(r.timestamp_ms).removesuffix(" UTC"),
+    # committed_at is timestamp_ms as millis_to_iso writes it (2026-01-31T12:00:00.000Z): the column
+    # is fmt_ts's text without " UTC" (2026-01-31 12:00:00.000), not formatted a second time
+    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), r.committed_at[:-1].replace("T", " ", 1),
               r.operation or "",
               str(r.sequence_number), opt(r.schema_id), num(r.added_data_files), num(r.removed_data_files),
               num(r.added_delete_files), num(r.removed_delete_files), num(r.added_records), num(r.removed_records),
