@@ -49,7 +49,53 @@ class LazyCommand:
             holder.command(self.name)(obj)
         cmd = typer.main.get_group(holder).commands[self.name]
         readable_metavars(cmd, self.name)
+        plain_values_as_given(cmd)
         return cmd
+
+
+class ValuesAsGiven:
+    """The coercion of a parameter whose value typer's own would give back unchanged.
+
+    typer (>= 0.29) coerces each parameter's value through a pydantic ``TypeAdapter``, and importing
+    pydantic costs every command run ~0.1 s of CPU (a third of ``describe``'s). A missing value
+    comes out of it as None (``()`` for a parameter of several values), and a str of a parameter
+    typed ``str`` (no parser, choices or path checks) as that str: those are passed as they are;
+    any other value is handed to typer's coercion, built then (pydantic is loaded then)."""
+
+    def __init__(self, plain_str: bool) -> None:
+        self.plain_str = plain_str
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        many = param.multiple or param.nargs == -1
+        if value is None:
+            return () if many else None
+        if self.plain_str and not many and type(value) is str:
+            return value
+        param._runtime_param = None  # typer's own, built on first use (typer.core._TyperParameter)
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+
+def plain_values_as_given(cmd: Any) -> None:
+    """Give each parameter of ``cmd`` (and of its subcommands) :class:`ValuesAsGiven` in place of
+    typer's coercion until a value needs that: when the command asks for its parameters, so that
+    those typer adds later (``--help``, ``--install-completion``) have it too. A typer without this
+    hook is left as it is."""
+    get_params = cmd.get_params
+
+    def params_as_given(ctx: Any) -> list[Any]:
+        params = get_params(ctx)
+        for p in params:
+            d = getattr(p, "type_descriptor", None)
+            if d is None or not hasattr(p, "get_runtime_param") or getattr(p, "_runtime_param", False) is not None:
+                continue
+            plain_str = (d.annotation is str and d.parameter_info.parser is None and d.file_annotation is None
+                         and not d.is_path and d.choices is None)
+            p._runtime_param = ValuesAsGiven(plain_str)
+        return params
+
+    cmd.get_params = params_as_given
+    for sub in (getattr(cmd, "commands", None) or {}).values():
+        plain_values_as_given(sub)
 
 
 class LazyGroup(TyperGroup):
@@ -73,6 +119,7 @@ class LazyGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         readable_metavars(self)
+        plain_values_as_given(self)
 
     def _short_help(self, ctx: Any, name: str, limit: int) -> str | None:
         """The one-line help of ``name``, from the table when the command is not loaded; None for

@@ -183,7 +183,8 @@ def row_texts(cls: type) -> Callable[[list[Any], str], str]:
             data = _ENCODE(dicts)
             n = len(dicts)
             del dicts  # each intermediate is let go as soon as the next is made: memory stays as it was
-            if data.isascii():  # the standard encoder writes the rest as \\u escapes
+            # the standard encoder writes the rest as \\u escapes, and DEL (0x7f) as \\u007f
+            if data.isascii() and b"\x7f" not in data:
                 # the batch as one array on one line; indent=0 puts the standard encoder's spaces
                 # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
                 # it is found nowhere else (not inside a string), it is where to cut.
@@ -419,16 +420,24 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
     right = set(right)
     widths = [len(h) if show_header else 0 for h in headers]
-    for r in rows:
-        for i, cell in enumerate(r):
-            if len(cell) > widths[i]:
-                widths[i] = len(cell)
+    n = len(headers)
+    if all(len(r) == n for r in rows):  # whole columns at a time, and one format call a row
+        for i, column in enumerate(zip(*rows)):
+            widths[i] = max(widths[i], max(map(len, column)))
+        fmt = "  ".join(f"{{:{'>' if h in right else '<'}{w}}}" for h, w in zip(headers, widths))
+
+        def line(cells: list[str]) -> str:
+            return fmt.format(*cells).rstrip()
+    else:
+        for r in rows:
+            for i, cell in enumerate(r):
+                if len(cell) > widths[i]:
+                    widths[i] = len(cell)
+
+        def line(cells: list[str]) -> str:
+            return "  ".join(c.rjust(w) if h in right else c.ljust(w)
+                             for c, w, h in zip(cells, widths, headers)).rstrip()
     out = env.stdout
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if h in right else c.ljust(w)
-                         for c, w, h in zip(cells, widths, headers)).rstrip()
-
     if show_header:
         out.write(line(headers) + "\n")
     out.write("\n".join(line(r) for r in rows))

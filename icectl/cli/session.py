@@ -7,7 +7,6 @@ import shlex
 from icectl.cli.context import Env
 from icectl.errors import EmptySelectionError
 from icectl.ops import catalogs
-from icectl.ops.maintain.health import resolve_targets
 from icectl.ops.catalogs import Catalog, CatalogConfig, CatalogOptions, FileIO, Identifier, Table
 
 
@@ -48,7 +47,7 @@ def select_tables(env: Env, names: list[str], *, all_tables: bool,
     where its configuration came from. ``--all`` over no table is an error (exit 17) unless
     ``allow_empty``: a wrong catalog name, URI or warehouse looks just like an empty catalog."""
     described = describe_catalog(catalog_config(env))
-    idents = resolve_targets(open_catalog(env), names, all_tables=all_tables)
+    idents = catalogs.resolve_targets(open_catalog(env), names, all_tables=all_tables)
     if all_tables and not idents and not allow_empty:
         raise EmptySelectionError(f"--all found no tables in catalog {described}",
                                   hint="check the catalog's name, URI and warehouse (icectl list shows what it "

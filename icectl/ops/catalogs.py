@@ -12,17 +12,18 @@ from icectl.catalog.base import Catalog, Identifier
 from icectl.catalog.config import Configuration, configured_catalogs
 from icectl.catalog.path import PathCatalog, looks_like_path
 from icectl.catalog.postgres import redact_uri
-from icectl.errors import (IcectlError, InvalidMetadataError, NoSuchTableError, NoSuchViewError, NotFoundError,
-                           UnsupportedFormatVersionError, UsageError)
+from icectl.errors import (IcectlError, InvalidMetadataError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError,
+                           NotFoundError, UnsupportedFormatVersionError, UsageError)
 from icectl.io import FileIO
+from icectl.ops.evolve.namespaces import parse_namespace
 from icectl.table.catalog_contract import ViewState
 from icectl.table.identifier import ident_str
 from icectl.table.loaded import Table, load_table
 
 __all__ = ["Catalog", "CatalogConfig", "CatalogOptions", "Configuration", "FileIO", "Identifier", "Table", "build_catalog",
            "catalog_properties", "configured_catalogs", "looks_like_path", "locate_table", "open_catalog",
-           "open_table", "open_table_or_view", "parse_identifier", "path_io", "redact_uri", "spark_template",
-           "LoadedView"]
+           "open_table", "open_table_or_view", "parse_identifier", "path_io", "redact_uri", "resolve_targets",
+           "spark_template", "LoadedView"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,51 @@ def locate_table(name: str, opts: CatalogOptions, *,
         pc = PathCatalog(name, path_io(opts))
         return pc, pc.identifier()
     return (catalog() if catalog is not None else open_catalog(opts)), parse_identifier(name)
+
+
+def _namespace_tables(catalog: Catalog, ns: Identifier) -> list[Identifier]:
+    out = list(catalog.list_tables(ns))
+    for child in catalog.list_namespaces(ns):
+        if tuple(child) != tuple(ns):
+            out += _namespace_tables(catalog, tuple(child))
+    return out
+
+
+def resolve_targets(catalog: Catalog, names: list[str], *, all_tables: bool) -> list[Identifier]:
+    """The tables ``names`` mean (health and maintain take several): each a table or a namespace
+    (its tables, and those of the namespaces below it), or every table of the catalog; in order,
+    each once. A name that is neither is an error (exit code 3) before any table is opened."""
+    if all_tables and names:
+        raise UsageError("give tables or namespaces, or --all, not both")
+    if not all_tables and not names:
+        raise UsageError("give a table or namespace (e.g. db.events or db), or --all")
+    found: list[Identifier] = []
+    if all_tables:
+        namespaces = [tuple(n) for n in catalog.list_namespaces(None)]
+        for ns in namespaces:
+            found += list(catalog.list_tables(ns))
+    for name in names:
+        parts = parse_namespace(name)
+        if len(parts) > 1:
+            try:
+                catalog.load_metadata_location(parts)
+                found.append(parts)
+                continue
+            except NotFoundError:
+                pass
+        try:
+            catalog.load_namespace_properties(parts)
+        except NoSuchNamespaceError:
+            raise NotFoundError(f"{name} is neither a table nor a namespace in catalog {catalog.name}") from None
+        found += _namespace_tables(catalog, parts)
+    seen: set[Identifier] = set()
+    out = []
+    for ident in found:
+        ident = tuple(ident)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(ident)
+    return out
 
 
 @dataclass(frozen=True)

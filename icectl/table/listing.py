@@ -179,6 +179,11 @@ def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 
     if snapshot is None:
         return
     manifests = [m for m in table.manifests(snapshot) if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
+    yield from live_frames(table, manifests, workers=workers)
+
+
+def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2) -> Iterator[LiveFrame | list[tuple]]:
+    """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists)."""
     yield from bounded_map(lambda m: _frame_any(table, m), manifests, workers=workers)
 
 

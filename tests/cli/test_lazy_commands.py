@@ -143,3 +143,46 @@ def test_cli_imports_sit_at_module_tops():
                 local += [f"{path.relative_to(REPO_ROOT)}:{node.lineno} {n}" for n in names
                           if n.split(".")[0] != "rich"]
     assert not local, "\n".join(local)
+
+
+def test_read_commands_load_only_what_they_use(tmp_path):
+    """``describe`` and ``snapshots`` read the metadata file (and describe one manifest list): they
+    import neither pyarrow nor polars, and no maintenance planning (``health``, ``compact``);
+    ``diff`` reads manifests with polars but writes no Parquet (no pyarrow). None of them loads
+    pydantic (typer's coercion of values, not needed for a str: lazy.ValuesAsGiven). A command
+    module that pulls a heavy module in for every command costs each run ~0.1-0.2 s of CPU
+    (bench/bench_startup.py)."""
+    warehouse = str(tmp_path / "wh")
+    made = subprocess.run([sys.executable, "-m", "icectl", "--warehouse", warehouse, "demo"], capture_output=True,
+                          text=True, timeout=300, cwd=REPO_ROOT)
+    assert made.returncode == 0, made.stderr
+    heavy = ("pyarrow", "polars", "pydantic", "icectl.ops.maintain")
+    for argv, absent in ((["describe", "demo.events"], heavy), (["snapshots", "demo.events"], heavy),
+                         (["-o", "json", "diff", "demo.events", "v1", "main"], ("pyarrow", "pydantic", "icectl.ops.maintain"))):
+        code = ("import atexit, sys\n"
+                f"heavy = {absent!r}\n"
+                "atexit.register(lambda: print('MODS', ' '.join(sorted(m for m in sys.modules "
+                "if m.split('.')[0] in heavy or m.startswith(heavy)))))\n"
+                f"sys.argv = ['icectl', '--warehouse', {warehouse!r}, *{argv!r}]\n"
+                "from icectl.cli.main import run\n"
+                "run()\n")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+        assert proc.returncode == 0, (argv, proc.stderr)
+        mods = next(ln for ln in proc.stdout.splitlines() if ln.startswith("MODS")).split()[1:]
+        assert mods == [], (argv, mods)
+
+
+def test_values_typer_coerces_still_reach_its_coercion(tmp_path):
+    """Only str values of str parameters, and missing values, are passed as given: an int option
+    still goes through typer's coercion (its number, its error message)."""
+    warehouse = str(tmp_path / "wh")
+    assert run(["--warehouse", warehouse, "demo"], Env(stdout=io.StringIO(), stderr=io.StringIO())) == 0
+    out, err = io.StringIO(), io.StringIO()
+    assert run(["--warehouse", warehouse, "-o", "json", "snapshots", "demo.events", "-n", "2"],
+               Env(stdout=out, stderr=err)) == 0, err.getvalue()
+    assert len(json.loads(out.getvalue())) == 2
+    err = io.StringIO()
+    assert run(["--warehouse", warehouse, "snapshots", "demo.events", "--limit", "x"],
+               Env(stdout=io.StringIO(), stderr=err)) == 2
+    assert err.getvalue().startswith("icectl: error: Invalid value for '--limit' / '-n': Input should be a valid "
+                                      "integer"), err.getvalue()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from icectl.cli.context import Env
 from icectl.cli.output import Line, Node, fmt_ts, num, opt, print_table, print_tree, say, text_renderer
@@ -16,6 +16,12 @@ if TYPE_CHECKING:
 class SnapshotList:
     json_root: ClassVar[str] = "rows"
     rows: list[SnapshotRow]
+
+    @staticmethod
+    def json_row(r: SnapshotRow) -> dict[str, Any]:
+        """A row's JSON object: its fields, all ints, strs, bools, None, a list of str and a dict of
+        str (encoded by msgspec, a batch at a time)."""
+        return r.__dict__
 
 
 @dataclass
@@ -97,7 +103,9 @@ def _snapshots_text(env: Env, result: SnapshotList) -> None:
     if not rows:
         say(env, "no snapshots")
         return
-    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), fmt_ts(r.timestamp_ms).removesuffix(" UTC"),
+    # committed_at is timestamp_ms as millis_to_iso writes it (2026-01-31T12:00:00.000Z): the column
+    # is fmt_ts's text without " UTC" (2026-01-31 12:00:00.000), not formatted a second time
+    cells = [[str(r.snapshot_id), opt(r.parent_snapshot_id), r.committed_at[:-1].replace("T", " ", 1),
               r.operation or "",
               str(r.sequence_number), opt(r.schema_id), num(r.added_data_files), num(r.removed_data_files),
               num(r.added_delete_files), num(r.removed_delete_files), num(r.added_records), num(r.removed_records),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from icectl.expr.timestamp import MIN_EPOCH_MS, parse_timestamp_ms
 from icectl.formats.manifest import ManifestFile, content_kind
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from icectl.spec.types import type_label
-from icectl.table.listing import live_rows
+from icectl.table.listing import LiveFrame, live_frames
 from icectl.table.loaded import Table
 from icectl.table.metadata_io import metadata_file_version, metadata_folder, read_metadata_file
 from icectl.io import join
@@ -346,14 +347,50 @@ def _manifests(side: DiffSide) -> dict[str, ManifestFile]:
     return {m.manifest_path: m for m in side.table.manifests(snap)} if snap is not None else {}
 
 
-def _live(side: DiffSide, manifests: list[ManifestFile]) -> dict[tuple, tuple[tuple, TableMetadata]]:
-    """The live entries of ``manifests``, keyed by (file_path, content_offset): each a tuple in the
-    order of :data:`icectl.table.listing.COLUMNS` (decoded column by column, no object per entry)."""
-    out: dict[tuple, tuple[tuple, TableMetadata]] = {}
-    md = side.metadata
-    for row in live_rows(side.table, manifests):
-        out[(row[1], row[13])] = (row, md)
-    return out
+class _Live:
+    """The live entries of one side's manifests (those the other side does not list), as
+    :func:`icectl.table.listing.live_frames` gives them (a manifest's columns, or its tuples when
+    read entry by entry), and where each (file_path, content_offset) is: a key listed twice is
+    where it is listed last. Only the entries a diff reports are made Python tuples."""
+
+    def __init__(self, side: DiffSide, manifests: list[ManifestFile]) -> None:
+        self.md = side.metadata
+        self.chunks = list(live_frames(side.table, manifests))
+        self.at: dict[tuple, tuple[int, int]] = {}
+        for c, chunk in enumerate(self.chunks):
+            if isinstance(chunk, LiveFrame):
+                frame = chunk.frame
+                keys = zip(frame.get_column("file_path").to_list(), frame.get_column("content_offset").to_list())
+                n = frame.height
+            else:
+                keys = ((row[1], row[13]) for row in chunk)
+                n = len(chunk)
+            self.at.update(zip(keys, zip(repeat(c, n), range(n))))
+
+    def rows(self, where: list[tuple[int, int]]) -> list[tuple]:
+        """The entries at ``where`` (chunk, row), as tuples in the order of
+        :data:`icectl.table.listing.COLUMNS`."""
+        wanted: dict[int, list[int]] = {}
+        for c, i in where:
+            wanted.setdefault(c, []).append(i)
+        made: dict[tuple[int, int], tuple] = {}
+        for c, idx in wanted.items():
+            chunk = self.chunks[c]
+            if not isinstance(chunk, LiveFrame):
+                made.update(((c, i), chunk[i]) for i in idx)
+                continue
+            spec_id, partitions = chunk.spec_id, chunk.partitions
+            picked = chunk.frame[idx].select(*FRAME_COLUMNS).rows()
+            for i, (content_, path, fmt, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq, key) in zip(idx, picked):
+                made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, partitions[key], rc, size, seq, fseq, sid,
+                                st, frid, ref, off, clen, eq)
+        return [made[w] for w in where]
+
+
+# A LiveFrame's columns in the order of a live_rows tuple, the partition tuple's index last
+FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "sequence_number",
+                 "file_sequence_number", "snapshot_id", "status", "first_row_id", "referenced_data_file",
+                 "content_offset", "content_size_in_bytes", "equality_ids", "partition_key")
 
 
 class _Partitions:
@@ -403,10 +440,11 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     ma, mb = _manifests(a), _manifests(b)
     only_a = [m for p, m in ma.items() if p not in mb]
     only_b = [m for p, m in mb.items() if p not in ma]
-    live_a, live_b = _live(a, only_a), _live(b, only_b)
+    live_a, live_b = _Live(a, only_a), _Live(b, only_b)
     parts = _Partitions()
-    added = [_change(e, md, parts) for k, (e, md) in live_b.items() if k not in live_a]
-    removed = [_change(e, md, parts) for k, (e, md) in live_a.items() if k not in live_b]
+    at_a, at_b = live_a.at, live_b.at
+    added = [_change(e, live_b.md, parts) for e in live_b.rows([w for k, w in at_b.items() if k not in at_a])]
+    removed = [_change(e, live_a.md, parts) for e in live_a.rows([w for k, w in at_a.items() if k not in at_b])]
     order = _file_order
     added.sort(key=order)
     removed.sort(key=order)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icectl.expr.timestamp import parse_timestamp_ms
-from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
+from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from icectl.spec.temporal import millis_to_iso
 from icectl.table.loaded import Table
 from icectl.errors import NotFoundError, UsageError
@@ -39,10 +39,10 @@ def iso_utc(ms: int) -> str:
     return millis_to_iso(ms)
 
 
-def _int(summary: dict[str, str], *keys: str) -> int | None:
-    vals = [summary.get(k) for k in keys]
-    nums = [int(v) for v in vals if v is not None and v.lstrip("-").isdigit()]
-    return sum(nums) if nums else None
+def summary_count(value: str | None) -> int | None:
+    """A count of a snapshot's summary (``added-data-files``...) as a number; None when the
+    summary has none or it is not an integer."""
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
 def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
@@ -52,41 +52,70 @@ def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
     return out
 
 
+def _ancestor_ids(md: TableMetadata, snapshot_id: int) -> set[int]:
+    """The ids of ``md.ancestors_of(snapshot_id)``, from the snapshots' id and parent columns (no
+    snapshot built)."""
+    ids, parents = md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")
+    at = {sid: i for i, sid in enumerate(ids)}  # the last of a repeated id, as snapshot_by_id
+    out: set[int] = set()
+    i = at.get(snapshot_id)
+    while i is not None and ids[i] not in out:
+        out.add(ids[i])
+        parent = parents[i]
+        i = at.get(parent) if parent is not None else None
+    return out
+
+
 def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = None,
                    since: str | None = None) -> list[SnapshotRow]:
     md = table.metadata
+    refs = md.all_refs
     if ref is not None:
-        r = md.all_refs.get(ref)
+        r = refs.get(ref)
         if r is None:
             raise NotFoundError(f"ref {ref!r} does not exist in {table.name}",
-                                hint="refs: " + ", ".join(sorted(md.all_refs)) if md.all_refs else None)
-        snaps = md.ancestors_of(r.snapshot_id)
+                                hint="refs: " + ", ".join(sorted(refs)) if refs else None)
+        snaps: list[Snapshot] | None = md.ancestors_of(r.snapshot_id)
+        times = [s.timestamp_ms for s in snaps]
+        order = list(range(len(snaps)))
     else:
-        snaps = sorted(md.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms), reverse=True)
+        # newest first by (sequence number, time), ordered from the columns the load read: a
+        # snapshot is built only when its row is made (--limit 5 builds five)
+        snaps = None
+        seqs, times = md.snapshot_values("sequence_number"), md.snapshot_values("timestamp_ms")
+        order = sorted(range(len(times)), key=lambda i: (seqs[i], times[i]), reverse=True)
     if since is not None:
         cutoff = parse_timestamp_ms(since, what="--since")
-        snaps = [s for s in snaps if s.timestamp_ms >= cutoff]
+        order = [i for i in order if times[i] >= cutoff]
     if limit is not None:
         if limit < 0:
             raise UsageError("--limit must be 0 or more")
-        snaps = snaps[:limit]
-    main = md.all_refs.get(MAIN_BRANCH)
-    main_ids = {s.snapshot_id for s in md.ancestors_of(main.snapshot_id)} if main else set()
+        order = order[:limit]
+    main = refs.get(MAIN_BRANCH)
+    main_ids = _ancestor_ids(md, main.snapshot_id) if main else set()
     by_snap = refs_by_snapshot(md)
-    rows = []
-    for s in snaps:
+    current = md.current_snapshot_id
+
+    def row(s: Snapshot) -> SnapshotRow:
         sm = s.summary
-        rows.append(SnapshotRow(
-            snapshot_id=s.snapshot_id, parent_snapshot_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms,
-            committed_at=iso_utc(s.timestamp_ms), operation=s.operation, sequence_number=s.sequence_number, schema_id=s.schema_id,
-            added_data_files=_int(sm, "added-data-files"), removed_data_files=_int(sm, "deleted-data-files"),
-            added_delete_files=_int(sm, "added-delete-files"), removed_delete_files=_int(sm, "removed-delete-files"),
-            added_records=_int(sm, "added-records"), removed_records=_int(sm, "deleted-records"),
-            refs=by_snap.get(s.snapshot_id, []), is_current=s.snapshot_id == md.current_snapshot_id,
-            in_main=s.snapshot_id in main_ids, manifest_list=s.manifest_list, summary=sm,
-            first_row_id=s.first_row_id, added_rows=s.added_rows,
-        ))
-    return rows
+        get = sm.get
+        sid = s.snapshot_id
+        return SnapshotRow(
+            sid, s.parent_snapshot_id, s.timestamp_ms, millis_to_iso(s.timestamp_ms), s.operation,
+            s.sequence_number, s.schema_id, summary_count(get("added-data-files")),
+            summary_count(get("deleted-data-files")), summary_count(get("added-delete-files")),
+            summary_count(get("removed-delete-files")), summary_count(get("added-records")),
+            summary_count(get("deleted-records")), by_snap.get(sid, []), sid == current, sid in main_ids,
+            s.manifest_list, sm, s.first_row_id, s.added_rows)
+
+    if snaps is not None:
+        return [row(snaps[i]) for i in order]
+    if len(order) == len(times):
+        # every snapshot, built in file order (a built snapshot is kept and its bytes let go: less
+        # memory than the bytes of 100,000 snapshots kept beside their rows)
+        made = [row(s) for s in md.snapshots]
+        return [made[i] for i in order]
+    return [row(md.snapshots[i]) for i in order]
 
 
 @dataclass

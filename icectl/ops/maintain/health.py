@@ -22,14 +22,13 @@ from typing import Any
 
 from icectl.expr.duration import human_duration, parse_duration_ms
 from icectl.expr.size import human_size
-from icectl.errors import IcectlError, NoSuchNamespaceError, NotFoundError, UsageError
+from icectl.errors import IcectlError
 from icectl.ops.maintain.policy import Policy, PolicyFile, STEPS
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
                                     METADATA_PREVIOUS_VERSIONS_MAX)
 from icectl.table.loaded import Table, load_table
 from icectl.table.listing import live_data_entries
 from icectl.formats.manifest import ManifestContent
-from icectl.ops.evolve.namespaces import parse_namespace
 from icectl.ops.inspect.profile import partition_skew
 from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
 from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
@@ -344,53 +343,6 @@ def failed_table(name: str, error: IcectlError) -> TableHealth:
     return TableHealth(name, None, None, "error", None, [], error=error.message, error_exit_code=int(error.exit_code))
 
 
-# -- which tables ---------------------------------------------------------------------------------------
-
-def _namespace_tables(catalog: Any, ns: tuple[str, ...]) -> list[tuple[str, ...]]:
-    out = list(catalog.list_tables(ns))
-    for child in catalog.list_namespaces(ns):
-        if tuple(child) != tuple(ns):
-            out += _namespace_tables(catalog, tuple(child))
-    return out
-
-
-def resolve_targets(catalog: Any, names: list[str], *, all_tables: bool) -> list[tuple[str, ...]]:
-    """The tables ``names`` mean: each a table or a namespace (its tables, and those of the namespaces
-    below it), or every table of the catalog; in order, each once. A name that is neither is an
-    error (exit code 3) before any table is measured."""
-    if all_tables and names:
-        raise UsageError("give tables or namespaces, or --all, not both")
-    if not all_tables and not names:
-        raise UsageError("give a table or namespace (e.g. db.events or db), or --all")
-    found: list[tuple[str, ...]] = []
-    if all_tables:
-        namespaces = [tuple(n) for n in catalog.list_namespaces(None)]
-        for ns in namespaces:
-            found += list(catalog.list_tables(ns))
-    for name in names:
-        parts = parse_namespace(name)
-        if len(parts) > 1:
-            try:
-                catalog.load_metadata_location(parts)
-                found.append(parts)
-                continue
-            except NotFoundError:
-                pass
-        try:
-            catalog.load_namespace_properties(parts)
-        except NoSuchNamespaceError:
-            raise NotFoundError(f"{name} is neither a table nor a namespace in catalog {catalog.name}") from None
-        found += _namespace_tables(catalog, parts)
-    seen: set[tuple[str, ...]] = set()
-    out = []
-    for ident in found:
-        ident = tuple(ident)
-        if ident not in seen:
-            seen.add(ident)
-            out.append(ident)
-    return out
-
-
 @dataclass
 class HealthRun:
     tables: list[TableHealth]
@@ -427,4 +379,4 @@ def check_tables(catalog: Any, identifiers: list[tuple[str, ...]], policies: Pol
 
 
 __all__ = ["Finding", "HealthRun", "Metrics", "SEVERITIES", "TableHealth", "check_table", "check_tables",
-           "resolve_targets", "worst"]
+           "worst"]
