@@ -4,7 +4,7 @@ on tables of every format version, partition transforms of every kind (nulls, uu
 binary, void), two partition specs (the older spec's files grouped together), sizes on each side of
 the compaction bounds, partitions over max-file-group-size, manifests read entry by entry among
 those polars reads, and the tables the columns leave to the per-file path (a NaN partition value,
-delete files)."""
+delete files). And the snapshots check: expire's retention rules without the metadata build."""
 from __future__ import annotations
 
 import dataclasses
@@ -180,3 +180,40 @@ def test_health_by_column_is_health_file_by_file(tables, reader, policy, monkeyp
         assert repr(by_column[name]) == repr(_health(t, policy)), name
     assert any(f["check"] == "data-files" for h in by_column.values() for f in h["findings"])
     assert by_column["evolved"]["metrics"]["partitions"] > 20
+
+
+def test_the_snapshots_check_is_expires_plan(tmp_path):
+    """health counts what expire's planner would expire (its retention rules, without building the
+    metadata it would commit): the snapshots past the retention and the refs past their
+    max-ref-age, on a table with branches and tags of every retention."""
+    from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
+    from icectl.spec.metadata import SnapshotRef
+    from icectl.table.transaction import commit
+    from icectl.table.updates import SetProperties, SetSnapshotRef
+
+    catalog = build_catalog(resolve_catalog_config(None, uri=f"sqlite:///{tmp_path}/catalog.db",
+                                                   warehouse=str(tmp_path / "warehouse")))
+    day = 86_400_000
+    t = create_table(catalog, ("db", "refs"), schema_text=SCHEMA, partition_by="day(ts)", created_ms=NOW - 40 * day)
+    for i in range(12):
+        t = append_files(t, _files(t, lambda j: (DAY,), 1, start=i, tag="r"), timestamp_ms=NOW - (30 - 2 * i) * day)
+    ids = t.metadata.snapshot_values("snapshot_id")
+    refs = {"old-tag": SnapshotRef(ids[1], "tag", max_ref_age_ms=5 * day),
+            "kept-tag": SnapshotRef(ids[2], "tag"),
+            "young-tag": SnapshotRef(ids[10], "tag", max_ref_age_ms=20 * day),
+            "old-branch": SnapshotRef(ids[3], "branch", max_ref_age_ms=day),
+            "long-branch": SnapshotRef(ids[6], "branch", min_snapshots_to_keep=4, max_snapshot_age_ms=100 * day)}
+    t = commit(t, [SetSnapshotRef(name, ref) for name, ref in refs.items()])
+    # then no snapshot is past the retention, but refs are past their max-ref-age
+    kept = commit(t, [SetProperties({"history.expire.max-snapshot-age-ms": str(1000 * day)})])
+    seen = set()
+    for t, now in [(t, NOW - 25 * day), (t, NOW - 5 * day), (t, NOW), (t, NOW + 30 * day), (kept, NOW)]:
+        plan = plan_expiry(t, ExpireOptions(now_ms=now, delete_files=False))
+        h = check_table(t, Policy(snapshots_critical=5), now_ms=now)
+        assert h.metrics.expirable_snapshots == len(plan.expired_snapshot_ids)
+        found = [f for f in h.findings if f.check == "snapshots"]
+        assert bool(found) == plan.changes_metadata
+        named = f"refs past their max-ref-age: {', '.join(plan.removed_refs)}"
+        assert bool(found and named in found[0].message) == bool(plan.removed_refs)
+        seen.add((len(plan.expired_snapshot_ids), tuple(plan.removed_refs)))
+    assert len(seen) >= 4 and (0, ("old-branch", "old-tag")) in seen

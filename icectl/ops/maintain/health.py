@@ -33,7 +33,7 @@ from icectl.ops.evolve.namespaces import parse_namespace
 from icectl.ops.inspect.profile import partition_skew
 from icectl.ops.maintain.compact import (CompactionCounts, CompactionPlan, CompactOptions, compaction_counts,
                                          file_size_bounds, plan_compaction)
-from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
+from icectl.ops.maintain.expire import ExpireOptions, expiry_updates
 from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
 from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
 from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
@@ -282,18 +282,21 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
         m.metadata_size = table.io.size(table.metadata_location)
     except (IcectlError, OSError):
         m.metadata_size = None
-    # Metadata only: which snapshots and refs expire does not depend on the files.
-    plan = plan_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=False))
-    m.expirable_snapshots = len(plan.expired_snapshot_ids)
-    if not plan.changes_metadata:
+    # Metadata only: which snapshots and refs expire does not depend on the files. expire's own
+    # retention rules, without building the metadata its commit would write (the snapshots and
+    # refs they drop are what would change: health's expiry cleans no schema or spec).
+    _, retained, kept_refs, *_ = expiry_updates(table, ExpireOptions(now_ms=now_ms, delete_files=False))
+    m.expirable_snapshots = sum(1 for sid in md.snapshot_values("snapshot_id") if sid not in retained)
+    removed_refs = sorted(n for n in md.refs if n not in kept_refs)
+    if not (m.expirable_snapshots or removed_refs):
         return
     gc_off = not GC_ENABLED.read(md.properties)
     big = m.metadata_size is not None and m.metadata_size >= policy.metadata_size_critical
     sev = "critical" if m.expirable_snapshots >= policy.snapshots_critical or big else "warning"
     what = f"{m.expirable_snapshots} of {m.snapshots} snapshots are past the retention " \
            f"of {human_duration(m.max_snapshot_age_ms)} ({MAX_SNAPSHOT_AGE_MS.name})"
-    if plan.removed_refs:
-        what += f"; refs past their max-ref-age: {', '.join(plan.removed_refs)}"
+    if removed_refs:
+        what += f"; refs past their max-ref-age: {', '.join(removed_refs)}"
     if m.metadata_size is not None:
         what += f"; metadata.json is {human_size(m.metadata_size)}"
     clean = policy.expire_clean_expired_metadata
