@@ -246,8 +246,8 @@ def compaction_counts(table: Table, opts: CompactOptions, sizes: DataFileSizes) 
     group_of = [keys.setdefault((spec_id, part) if spec_id == md.default_spec_id else ("older-specs",), len(keys))
                 for spec_id, part in sizes.partitions]
     size = pl.col("file_size_in_bytes")
-    files = sizes.frame.select(pl.Series("g", group_of, dtype=pl.UInt32).gather(sizes.frame.get_column("partition_key")),
-                               size)
+    group = pl.Series("g", group_of, dtype=pl.UInt32).gather(sizes.frame.get_column("partition_key"))
+    files = sizes.frame.select(group, size)
     if not every:  # the candidates: under min-file-size or over max-file-size
         files = files.filter((size < lo) | (size > hi))
     groups = files.group_by("g", maintain_order=True).agg(pl.len().alias("n"), size.sum().alias("total"))
@@ -547,8 +547,8 @@ def build_replace(txn: Transaction, plan: CompactionPlan, *, groups: list[FileGr
     return build_snapshot(txn, change, branch=plan.branch)
 
 
-__all__ = ["CompactOptions", "CompactionCounts", "CompactionPlan", "FileGroup", "compaction_counts", "build_replace", "input_file", "job_plan",
-           "pack_consecutive", "plan_compaction",
+__all__ = ["CompactOptions", "CompactionCounts", "CompactionPlan", "FileGroup", "build_replace", "compaction_counts",
+           "input_file", "job_plan", "pack_consecutive", "plan_compaction",
            "EntryStatus"]
 
 

@@ -35,7 +35,6 @@ from icectl.ops.maintain.compact import (CompactionCounts, CompactionPlan, Compa
                                          file_size_bounds, plan_compaction)
 from icectl.ops.maintain.expire import ExpireOptions, expiry_updates
 from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
-from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
 from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
 from icectl.spec.metadata import Snapshot
 from icectl.table.scan import branch_head, plan_files
@@ -225,6 +224,9 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
                                 base + ["--delete-file-threshold", "1", "--yes"],
                                 {"min_input_files": min_files, "delete_file_threshold": 1}))
     if deletes:
+        # its module writes Parquet: pyarrow is loaded for a table with delete files only
+        from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
+
         drp = plan_delete_rewrite(table)
         if drp.changes:
             what = []
