@@ -112,22 +112,28 @@ def _live_rows(frame: Any) -> list[tuple]:
     return _live_frame(frame).rows()
 
 
-def _live_frame(frame: Any) -> Any:
-    """:func:`_live_rows` as a collected DataFrame (columns named as the entry frame's)."""
+# the entry frame's columns of a live row (``sequence_number``: the data sequence number), in the
+# order of COLUMNS but ``spec_id`` and ``partition``
+FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "sequence_number",
+                 "file_sequence_number", "snapshot_id", "status", "first_row_id", "referenced_data_file",
+                 "content_offset", "content_size_in_bytes", "equality_ids")
+
+
+def _live_frame(frame: Any, columns: tuple[str, ...] = FRAME_COLUMNS) -> Any:
+    """:func:`_live_rows` as a collected DataFrame (columns named as the entry frame's): the
+    ``columns`` of :data:`FRAME_COLUMNS` asked for, then the partition values."""
     import polars as pl
 
     parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
     return frame.filter(pl.col("status") != 2).select(
-        pl.col("content").fill_null(0).cast(pl.Int32), "file_path", "file_format", "record_count",
-        "file_size_in_bytes", "sequence_number", "file_sequence_number", "snapshot_id", "status", "first_row_id",
-        "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids", *parts).collect()
+        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts).collect()
 
 
 @dataclass
 class LiveFrame:
     """The live entries of one manifest as columns (:func:`live_file_frames`): ``frame`` holds the
     columns of :data:`COLUMNS` but ``spec_id`` and ``partition`` (named as the entry frame names
-    them: ``sequence_number`` is the data sequence number), v4 paths resolved, and ``partition_key``:
+    them: :data:`FRAME_COLUMNS`, or those asked for), v4 paths resolved, and ``partition_key``:
     the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_rows`
     gives them), each distinct tuple once, in the order of first appearance."""
 
@@ -136,12 +142,12 @@ class LiveFrame:
     partitions: list[tuple]
 
 
-def _manifest_frame_live(table: Table, m: ManifestFile) -> LiveFrame:
+def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame:
     import polars as pl
 
     frame = manifest_frame(table, m)
     try:
-        live = _live_frame(frame)
+        live = _live_frame(frame, columns)
         parts = [c for c in live.columns if PARTITION_COLUMN.fullmatch(c)]
         if parts:
             # a dense rank numbers the distinct tuples; renumbered by first appearance below
@@ -162,34 +168,41 @@ def _manifest_frame_live(table: Table, m: ManifestFile) -> LiveFrame:
         raise ColumnarUnavailable("unexpected columns") from None
     if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
         resolve = table.resolve
-        live = live.with_columns(
-            pl.Series("file_path", [resolve(p) for p in live.get_column("file_path").to_list()], dtype=pl.String),
-            pl.Series("referenced_data_file", [resolve(p) if p else p for p in
+        if "file_path" in columns:
+            live = live.with_columns(
+                pl.Series("file_path", [resolve(p) for p in live.get_column("file_path").to_list()], dtype=pl.String))
+        if "referenced_data_file" in columns:
+            live = live.with_columns(pl.Series("referenced_data_file", [resolve(p) if p else p for p in
                                                live.get_column("referenced_data_file").to_list()], dtype=pl.String))
     return LiveFrame(m.partition_spec_id, live, partitions)
 
 
-def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 2) -> Iterator[LiveFrame | list[tuple]]:
+def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 2,
+                     content: tuple[ManifestContent, ...] = (ManifestContent.DATA, ManifestContent.DELETES),
+                     columns: tuple[str, ...] = FRAME_COLUMNS) -> Iterator[LiveFrame | list[tuple]]:
     """The live entries (data and delete files) of a snapshot, a manifest at a time in manifest
     order, as columns: a :class:`LiveFrame` for each manifest polars reads, the tuples of
     :func:`live_rows` (in the order of :data:`COLUMNS`) for one it cannot, read entry by entry
     (its checks and error messages). Streamed: a few manifests are decoded ahead (polars releases
     the GIL, so two threads use two cores) and only those are held, however many files the
-    snapshot has."""
+    snapshot has. ``content``: the manifests read (data, deletes); ``columns``: the frames'
+    columns of :data:`FRAME_COLUMNS` (a reader that needs a few converts only those; v4 paths are
+    resolved when ``file_path`` is one)."""
     if snapshot is None:
         return
-    manifests = [m for m in table.manifests(snapshot) if m.content in (ManifestContent.DATA, ManifestContent.DELETES)]
-    yield from live_frames(table, manifests, workers=workers)
+    manifests = [m for m in table.manifests(snapshot) if m.content in content]
+    yield from live_frames(table, manifests, workers=workers, columns=columns)
 
 
-def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2) -> Iterator[LiveFrame | list[tuple]]:
+def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2,
+                columns: tuple[str, ...] = FRAME_COLUMNS) -> Iterator[LiveFrame | list[tuple]]:
     """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists)."""
-    yield from bounded_map(lambda m: _frame_any(table, m), manifests, workers=workers)
+    yield from bounded_map(lambda m: _frame_any(table, m, columns), manifests, workers=workers)
 
 
-def _frame_any(table: Table, m: ManifestFile) -> LiveFrame | list[tuple]:
+def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame | list[tuple]:
     try:
-        return _manifest_frame_live(table, m)
+        return _manifest_frame_live(table, m, columns)
     except ColumnarUnavailable:
         return _entry_rows(table, m)
 
@@ -201,30 +214,101 @@ def live_rows(table: Table, manifests: list[ManifestFile], *, workers: int = 2) 
         yield from chunk
 
 
+def _partition_values(table: Table) -> Callable[[int, tuple], tuple]:
+    """A partition tuple of a spec as the entry reader gives it: a uuid value comes from polars as
+    its 16 bytes, made a UUID."""
+    uuids: dict[int, dict[int, Any]] = {}
+
+    def convert(spec_id: int, part: tuple) -> tuple:
+        at = uuids.get(spec_id)
+        if at is None:
+            at = uuids[spec_id] = {i: t for i, t in enumerate(table.partition_types(spec_id)) if t.base == "uuid"}
+        return tuple(to_internal(at[i], v) if i in at else v for i, v in enumerate(part)) if at else part
+
+    return convert
+
+
 def live_data_entries(table: Table, snapshot: Snapshot) -> list[ManifestEntry]:
     """The live entries of ``snapshot``'s data manifests, in manifest order, built from
     :func:`live_rows` (polars' columns; a manifest polars cannot read entry by entry): each file's
     path, format, partition, counts, size, sequence numbers, row lineage and delete fields, no
     column statistics. What ``Table.live_entries(with_stats=False)`` gives a reader that needs
-    no more (``health``), for about a third of its cost."""
+    no more (``health`` on a table with delete files), for about a third of its cost."""
     manifests = [m for m in table.manifests(snapshot) if m.content == ManifestContent.DATA]
     status = {int(s): s for s in EntryStatus}  # no enum call a row (manifest_frame checked the statuses)
     kind = {int(c): c for c in FileContent}
-    uuids: dict[int, dict[int, Any]] = {}  # a uuid partition value comes as its 16 bytes: made a UUID, as read by entry
+    partition = _partition_values(table)
     out = []
     for (content, path, fmt, spec_id, part, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq) in live_rows(table,
                                                                                                                manifests):
-        at = uuids.get(spec_id)
-        if at is None:
-            at = uuids[spec_id] = {i: t for i, t in enumerate(table.partition_types(spec_id)) if t.base == "uuid"}
-        if at:
-            part = tuple(to_internal(at[i], v) if i in at else v for i, v in enumerate(part))
+        part = partition(spec_id, part)
         out.append(ManifestEntry(status[st], sid, seq, fseq,
                                  DataFile(path, fmt, part, rc, size,
                                           kind[content] if content in kind else FileContent(content), spec_id,
                                           equality_ids=eq, first_row_id=frid, referenced_data_file=ref,
                                           content_offset=off, content_size_in_bytes=clen)))
     return out
+
+
+@dataclass
+class DataFileSizes:
+    """The live data files of a snapshot as columns, for a reader that counts and adds up
+    (``health``): ``frame`` has a row a file, in manifest order, with ``partition_key``,
+    ``file_size_in_bytes`` and ``record_count``; ``partitions[partition_key]`` is the file's
+    (spec id, partition tuple), each distinct one once in the order of first appearance, the
+    tuple's values as :func:`live_data_entries` gives them."""
+
+    frame: Any
+    partitions: list[tuple[int, tuple]]
+
+
+SIZE_COLUMNS = ("content", "record_count", "file_size_in_bytes")
+
+
+def live_data_sizes(table: Table, snapshot: Snapshot) -> DataFileSizes | None:
+    """The live files of ``snapshot``'s data manifests as :class:`DataFileSizes`: three columns a
+    file and a Python tuple a partition, not an object a file. None when a reader must look at
+    each file (:func:`live_data_entries`): a data manifest holds a delete file, a size or count is
+    null, or a partition value is NaN (which equals no other value, not even another NaN: a
+    partition of its own for each file)."""
+    import polars as pl
+
+    # v4 paths are resolved (and one that escapes the table location is an error) as by the entry reader
+    columns = SIZE_COLUMNS + (("file_path", "referenced_data_file") if table.metadata.format_version >= 4 else ())
+    partition = _partition_values(table)
+    keys: dict[tuple[int, tuple], int] = {}
+    frames = []
+    schema = {"partition_key": pl.UInt32, "file_size_in_bytes": pl.Int64, "record_count": pl.Int64}
+    for chunk in live_file_frames(table, snapshot, content=(ManifestContent.DATA,), columns=columns):
+        if not (chunk.frame.height if isinstance(chunk, LiveFrame) else chunk):
+            continue  # no live file (an unpartitioned frame still names the one partition)
+        if isinstance(chunk, LiveFrame):
+            rows, spec_id, parts = chunk.frame, chunk.spec_id, chunk.partitions
+            if (rows.get_column("content") != 0).any():
+                return None
+            local = rows.get_column("partition_key")
+        else:  # read entry by entry: the tuples of COLUMNS
+            if any(r[0] != 0 for r in chunk):
+                return None
+            spec_ids = {r[3] for r in chunk}
+            if len(spec_ids) > 1:
+                return None
+            spec_id = spec_ids.pop() if spec_ids else 0
+            numbered: dict[tuple, int] = {}
+            local = pl.Series([numbered.setdefault(r[4], len(numbered)) for r in chunk], dtype=pl.UInt32)
+            parts = list(numbered)
+            rows = pl.DataFrame({"record_count": [r[5] for r in chunk], "file_size_in_bytes": [r[6] for r in chunk]},
+                                schema={"record_count": pl.Int64, "file_size_in_bytes": pl.Int64})
+        if any(isinstance(v, float) and v != v for part in parts for v in part):
+            return None
+        to_global = [keys.setdefault((spec_id, partition(spec_id, part)), len(keys)) for part in parts]
+        frame = rows.select(pl.Series(to_global, dtype=pl.UInt32).gather(local).alias("partition_key"),
+                            pl.col("file_size_in_bytes").cast(pl.Int64), pl.col("record_count").cast(pl.Int64))
+        if frame.null_count().sum_horizontal().item():
+            return None
+        frames.append(frame)
+    frame = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+    return DataFileSizes(frame, list(keys))
 
 
 def _rows_any(table: Table, m: ManifestFile) -> list[tuple]:

@@ -125,7 +125,7 @@ def _files(uri: str, warehouse: str, *args: str) -> str:
 
 
 def _entry_by_entry(monkeypatch) -> None:
-    def unavailable(table, m):  # noqa: ANN001, ANN202
+    def unavailable(table, m, *columns):  # noqa: ANN001, ANN002, ANN202
         raise ColumnarUnavailable("turned off by the test")
 
     monkeypatch.setattr(listing, "_manifest_frame_live", unavailable)

@@ -55,6 +55,9 @@ LAZY = {
     # that write (its docstring): the job's driver imports it and checks the plan's protocol
     # version before any of pyarrow is loaded.
     ("icectl.spark.rewrite", "icectl.formats.parquet"): "pyarrow: loaded by the writing path only",
+    # health plans rewrite-deletes only for a table with delete files; the module writes Parquet
+    # (formats.parquet imports pyarrow at its top), a sixth of health's start-up otherwise.
+    ("icectl.ops.maintain.health", "icectl.ops.maintain.rewrite_deletes"): "pyarrow: a table with delete files only",
 }
 
 

@@ -28,6 +28,7 @@ from icectl.formats.manifest import DataFile, EntryStatus, FileContent, Manifest
 from icectl.spec.metadata import MAIN_BRANCH, TableMetadata
 from icectl.spec.properties import COMMIT_NUM_RETRIES, PARQUET_COMPRESSION, PARQUET_ROW_GROUP_SIZE_BYTES, TARGET_FILE_SIZE_BYTES
 from icectl.table.scan import FileScanTask, branch_head, delete_applies, plan_files, referenced_data_file
+from icectl.table.listing import DataFileSizes
 from icectl.table.loaded import Table
 from icectl.table.transaction import Transaction, snapshot_commit_json
 from icectl.table.snapshot_producer import SnapshotChange, build_snapshot
@@ -199,8 +200,7 @@ def plan_compaction(table: Table, opts: CompactOptions, *,
         # BinPacking.ListPacker with lookback 1
         for b in pack_consecutive(candidates, [t.length for t in candidates], opts.max_file_group_size):
             total = sum(t.length for t in b)
-            keep = opts.rewrite_all or (len(b) > 1 and len(b) >= opts.min_input_files) or \
-                (len(b) > 1 and total > target) or total > hi or \
+            keep = _group_kept(len(b), total, opts, target=target, hi=hi) or \
                 any(_too_many_deletes(t, opts) or _too_high_delete_ratio(t, opts) for t in b)
             if not keep:
                 continue
@@ -209,6 +209,62 @@ def plan_compaction(table: Table, opts: CompactOptions, *,
             split = max(target, min(total // n_out + SPLIT_OVERHEAD, write_max))
             plan.groups.append(FileGroup(gid, key, _display_partition(table, key), b, n_out, split))
     return plan
+
+
+def _group_kept(files: int, total: int, opts: CompactOptions, *, target: int, hi: int) -> bool:
+    """Whether a bin of candidates is rewritten for its size alone (a file with too many deletes
+    keeps it too): at least min-input-files files, or more than one file and more than the target
+    size, or more than max-file-size bytes."""
+    return opts.rewrite_all or (files > 1 and files >= opts.min_input_files) or (files > 1 and total > target) or \
+        total > hi
+
+
+@dataclass(frozen=True)
+class CompactionCounts:
+    """How many groups :func:`plan_compaction` plans, and their input files."""
+
+    groups: int
+    input_files: int
+
+
+def compaction_counts(table: Table, opts: CompactOptions, sizes: DataFileSizes) -> CompactionCounts:
+    """The groups and input files of :func:`plan_compaction` for a branch head without delete
+    files, whose live data files ``sizes`` holds (:func:`icectl.table.listing.live_data_sizes`):
+    the same rules on columns, with no scan task a file (``health``). Neither ``--where``,
+    ``--strategy sort`` nor only_equality_deleted."""
+    import polars as pl
+
+    if opts.where or opts.only_equality_deleted or opts.strategy != "binpack":
+        raise ValueError("compaction_counts plans binpack over every file")
+    md = table.metadata
+    target, lo, hi = file_size_bounds(md, opts)
+    # Without deletes a file has too many of them only under a threshold of 0: then every file is
+    # a candidate and every bin is kept, as with rewrite_all.
+    every = opts.rewrite_all or opts.delete_file_threshold <= 0
+    # plan_compaction's key: the partition, files of older specs together
+    keys: dict[tuple, int] = {}
+    group_of = [keys.setdefault((spec_id, part) if spec_id == md.default_spec_id else ("older-specs",), len(keys))
+                for spec_id, part in sizes.partitions]
+    size = pl.col("file_size_in_bytes")
+    group = pl.Series("g", group_of, dtype=pl.UInt32).gather(sizes.frame.get_column("partition_key"))
+    files = sizes.frame.select(group, size)
+    if not every:  # the candidates: under min-file-size or over max-file-size
+        files = files.filter((size < lo) | (size > hi))
+    groups = files.group_by("g", maintain_order=True).agg(pl.len().alias("n"), size.sum().alias("total"))
+    bins: list[tuple[int, int]] = []
+    limit = opts.max_file_group_size
+    split = []  # groups over max-file-group-size: bin-packed file by file, in file order
+    for g, n, total in groups.iter_rows():
+        if total > limit and n > 1:
+            split.append(g)
+        else:
+            bins.append((n, total))
+    if split:
+        parts = files.filter(pl.col("g").is_in(split)).group_by("g", maintain_order=True).agg(size)
+        for lengths in parts.get_column("file_size_in_bytes").to_list():
+            bins += [(len(b), sum(b)) for b in pack_consecutive(lengths, lengths, limit)]
+    kept = [n for n, total in bins if every or _group_kept(n, total, opts, target=target, hi=hi)]
+    return CompactionCounts(len(kept), sum(kept))
 
 
 def _display_partition(table: Table, key: tuple) -> str:
@@ -491,8 +547,8 @@ def build_replace(txn: Transaction, plan: CompactionPlan, *, groups: list[FileGr
     return build_snapshot(txn, change, branch=plan.branch)
 
 
-__all__ = ["CompactOptions", "CompactionPlan", "FileGroup", "build_replace", "input_file", "job_plan",
-           "pack_consecutive", "plan_compaction",
+__all__ = ["CompactOptions", "CompactionCounts", "CompactionPlan", "FileGroup", "build_replace", "compaction_counts",
+           "input_file", "job_plan", "pack_consecutive", "plan_compaction",
            "EntryStatus"]
 
 

@@ -27,14 +27,15 @@ from icectl.ops.maintain.policy import Policy, PolicyFile, STEPS
 from icectl.spec.properties import (GC_ENABLED, MANIFEST_TARGET_SIZE_BYTES, MAX_SNAPSHOT_AGE_MS,
                                     METADATA_PREVIOUS_VERSIONS_MAX)
 from icectl.table.loaded import Table, load_table
-from icectl.table.listing import live_data_entries
+from icectl.table.listing import DataFileSizes, live_data_entries, live_data_sizes
 from icectl.formats.manifest import ManifestContent
 from icectl.ops.inspect.profile import partition_skew
-from icectl.ops.maintain.compact import CompactOptions, file_size_bounds, plan_compaction
-from icectl.ops.maintain.expire import ExpireOptions, plan_expiry
+from icectl.ops.maintain.compact import (CompactionCounts, CompactionPlan, CompactOptions, compaction_counts,
+                                         file_size_bounds, plan_compaction)
+from icectl.ops.maintain.expire import ExpireOptions, expiry_updates
 from icectl.ops.maintain.remove_orphans import DEFAULT_OLDER_THAN_MS, plan_orphans
-from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
 from icectl.ops.maintain.rewrite_manifests import main_head, plan_rewrite_manifests
+from icectl.spec.metadata import Snapshot
 from icectl.table.scan import branch_head, plan_files
 
 SEVERITIES = ("info", "warning", "critical")
@@ -144,51 +145,74 @@ def _finding(policy: Policy, check: str, step: str, severity: str, message: str,
     return Finding(check, severity, message, step, command, dict(options or {}))
 
 
+def _files_by_column(table: Table, snap: Snapshot | None) -> DataFileSizes | None:
+    """The branch head's live data files as columns, when no delete file can apply to them (no
+    delete manifest): what the checks below add up, without a scan task a file."""
+    if snap is None or any(m.content == ManifestContent.DELETES for m in table.manifests(snap)):
+        return None
+    return live_data_sizes(table, snap)
+
+
 def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
+    import polars as pl  # loaded by the command that reads manifests, not at start-up
+
     md = table.metadata
     snap = branch_head(table, "main", operation="health")
-    # the data manifests' entries by column (no statistics needed here), the delete files' as always
-    tasks, deletes = plan_files(table, snap, data_entries=live_data_entries(table, snap) if snap else None)
     target, lo, _ = file_size_bounds(md, CompactOptions())
     m.target_file_size = target
-    m.data_files = len(tasks)
-    m.data_bytes = sum(t.length for t in tasks)
-    m.records = sum(t.file.record_count for t in tasks)
-    m.small_files = sum(1 for t in tasks if t.length < lo)
+    sizes = _files_by_column(table, snap)
+    if sizes is not None:
+        tasks, deletes = [], []
+        size = pl.col("file_size_in_bytes")
+        m.data_files, m.data_bytes, m.records, m.small_files = sizes.frame.select(
+            pl.len(), size.sum().alias("bytes"), pl.col("record_count").sum(), (size < lo).sum().alias("small")).row(0)
+        partition_bytes = sizes.frame.group_by("partition_key").agg(size.sum()).sort(
+            "partition_key").get_column("file_size_in_bytes").to_list()
+    else:
+        # the data manifests' entries by column (no statistics needed here), the delete files' as always
+        tasks, deletes = plan_files(table, snap, data_entries=live_data_entries(table, snap) if snap else None)
+        m.data_files = len(tasks)
+        m.data_bytes = sum(t.length for t in tasks)
+        m.records = sum(t.file.record_count for t in tasks)
+        m.small_files = sum(1 for t in tasks if t.length < lo)
+        by_partition: dict[tuple, int] = {}
+        for t in tasks:
+            key = (t.file.spec_id, t.file.partition)
+            by_partition[key] = by_partition.get(key, 0) + t.length
+        partition_bytes = list(by_partition.values())
+        del by_partition
     m.small_file_ratio = _ratio(m.small_files, m.data_files)
     m.delete_files = len(deletes)
     m.delete_records = sum(d.data_file.record_count for d in deletes)
     m.delete_file_ratio = _ratio(m.delete_files, m.data_files)
     m.delete_record_ratio = _ratio(m.delete_records, m.records)
-    by_partition: dict[tuple, int] = {}
-    for t in tasks:
-        key = (t.file.spec_id, t.file.partition)
-        by_partition[key] = by_partition.get(key, 0) + t.length
-    m.partitions = len(by_partition)
-    if len(by_partition) >= 2:
-        m.partition_skew = partition_skew(by_partition.values())
+    m.partitions = len(partition_bytes)
+    if len(partition_bytes) >= 2:
+        m.partition_skew = partition_skew(partition_bytes)
         if m.partition_skew is not None and m.partition_skew >= policy.partition_skew:
             out.append(Finding("partitions", "info", f"partitions are skewed: the largest holds {m.partition_skew}x "
                                f"the median partition's bytes ({m.partitions} partitions); no maintenance step "
                                "changes that (a partition spec change does: icectl alter)", None, None))
-    del by_partition
+    del partition_bytes
     if snap is None:
         return
     name = table.name
     min_files = policy.compact_min_input_files
     base = ["compact", name] + (["--min-input-files", str(min_files)] if min_files != 5 else [])
-    # the scan tasks planned above, planned once for the metrics and both compaction checks
-    plan = plan_compaction(table, CompactOptions(min_input_files=min_files), planned=tasks)
+    # the files read above, read once for the metrics and both compaction checks
+    opts = CompactOptions(min_input_files=min_files)
+    plan = compaction_counts(table, opts, sizes) if sizes is not None else \
+        _counts(plan_compaction(table, opts, planned=tasks))
     if plan.groups:
         sev = "critical" if plan.input_files >= policy.small_files_critical else "warning"
         out.append(_finding(policy, "data-files", "compact", sev,
                             f"{m.small_files} of {m.data_files} data files are under {human_size(lo)} (target {human_size(target)}): "
-                            f"compact would rewrite {plan.input_files} files in {len(plan.groups)} groups",
+                            f"compact would rewrite {plan.input_files} files in {plan.groups} groups",
                             base + ["--yes"], {"min_input_files": min_files}))
     if deletes and (m.delete_record_ratio >= policy.delete_record_ratio
                     or m.delete_file_ratio >= policy.delete_file_ratio):
-        plan = plan_compaction(table, CompactOptions(min_input_files=min_files, delete_file_threshold=1),
-                               planned=tasks)
+        plan = _counts(plan_compaction(table, CompactOptions(min_input_files=min_files, delete_file_threshold=1),
+                                       planned=tasks))
         if plan.groups:
             sev = "critical" if m.delete_record_ratio >= policy.delete_record_ratio_critical else "warning"
             out.append(_finding(policy, "deletes", "compact", sev,
@@ -199,6 +223,9 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
                                 base + ["--delete-file-threshold", "1", "--yes"],
                                 {"min_input_files": min_files, "delete_file_threshold": 1}))
     if deletes:
+        # its module writes Parquet: pyarrow is loaded for a table with delete files only
+        from icectl.ops.maintain.rewrite_deletes import plan_delete_rewrite
+
         drp = plan_delete_rewrite(table)
         if drp.changes:
             what = []
@@ -211,6 +238,10 @@ def _check_files(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -
                 what.append(f"{len(drp.to_dv)} position-delete files to convert to deletion vectors")
             out.append(_finding(policy, "delete-files", "rewrite-deletes", "warning", "; ".join(what),
                                 ["rewrite-deletes", name, "--yes"]))
+
+
+def _counts(plan: CompactionPlan) -> CompactionCounts:
+    return CompactionCounts(len(plan.groups), plan.input_files)
 
 
 def _check_manifests(table: Table, policy: Policy, m: Metrics, out: list[Finding]) -> None:
@@ -252,18 +283,21 @@ def _check_snapshots(table: Table, policy: Policy, m: Metrics, out: list[Finding
         m.metadata_size = table.io.size(table.metadata_location)
     except (IcectlError, OSError):
         m.metadata_size = None
-    # Metadata only: which snapshots and refs expire does not depend on the files.
-    plan = plan_expiry(table, ExpireOptions(now_ms=now_ms, delete_files=False))
-    m.expirable_snapshots = len(plan.expired_snapshot_ids)
-    if not plan.changes_metadata:
+    # Metadata only: which snapshots and refs expire does not depend on the files. expire's own
+    # retention rules, without building the metadata its commit would write (the snapshots and
+    # refs they drop are what would change: health's expiry cleans no schema or spec).
+    _, retained, kept_refs, *_ = expiry_updates(table, ExpireOptions(now_ms=now_ms, delete_files=False))
+    m.expirable_snapshots = sum(1 for sid in md.snapshot_values("snapshot_id") if sid not in retained)
+    removed_refs = sorted(n for n in md.refs if n not in kept_refs)
+    if not (m.expirable_snapshots or removed_refs):
         return
     gc_off = not GC_ENABLED.read(md.properties)
     big = m.metadata_size is not None and m.metadata_size >= policy.metadata_size_critical
     sev = "critical" if m.expirable_snapshots >= policy.snapshots_critical or big else "warning"
     what = f"{m.expirable_snapshots} of {m.snapshots} snapshots are past the retention " \
            f"of {human_duration(m.max_snapshot_age_ms)} ({MAX_SNAPSHOT_AGE_MS.name})"
-    if plan.removed_refs:
-        what += f"; refs past their max-ref-age: {', '.join(plan.removed_refs)}"
+    if removed_refs:
+        what += f"; refs past their max-ref-age: {', '.join(removed_refs)}"
     if m.metadata_size is not None:
         what += f"; metadata.json is {human_size(m.metadata_size)}"
     clean = policy.expire_clean_expired_metadata
