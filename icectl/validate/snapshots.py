@@ -308,38 +308,47 @@ class LiveIndex:
             return f.select(key, pl.col("entry").cast(pl.UInt32), pl.lit(i, dtype=pl.UInt32).alias("m"))
 
         # Paths by their 64-bit keys (compact scans keep no paths): a repeated key sends a
-        # snapshot to the path-by-path check, which reports only real repeats. Manifest by manifest, in NumPy (whose large arrays go back to the system when freed):
-        # each manifest's sorted distinct keys, then the keys in more than one manifest (none in a
-        # healthy table). A polars group-by and self-join over every live key (2 M at 10x the
+        # snapshot to the path-by-path check, which reports only real repeats. In NumPy, over all
+        # manifests at once: one stable sort of the keys (a key's rows then in manifest order)
+        # gives the keys a manifest lists twice and the keys in more than one manifest (none in
+        # a healthy table). A polars group-by and self-join over every live key (2 M at 10x the
         # bench) held ~400 MB more at its peak than the scans themselves.
         import numpy as np
 
         frames = [keyed(s, i) for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
-        self.self_duplicates: set[int] = set()
-        distinct, owners = [], []
-        for f in frames:
-            keys = f.get_column("key").to_numpy()
-            u = np.unique(keys)
-            m = int(f.get_column("m")[0])
-            if len(u) < len(keys):
-                self.self_duplicates.add(m)
-            distinct.append(u)
-            owners.append(np.full(len(u), m, dtype=np.uint32))
-        shared_pairs: set[tuple[int, int]] = set()
-        if distinct:
-            allk = np.concatenate(distinct)
-            order = np.argsort(allk, kind="stable")
-            sk = allk[order]
-            repeated = np.flatnonzero(sk[1:] == sk[:-1])
-            if len(repeated):
-                rows = np.unique(np.concatenate([repeated, repeated + 1]))
-                by_key: dict[int, list[int]] = {}
-                for k, m in zip(sk[rows].tolist(), np.concatenate(owners)[order[rows]].tolist()):
-                    by_key.setdefault(k, []).append(m)
-                shared_pairs = {(a, b) for ms in by_key.values() for a in ms for b in ms if a < b}
-            del allk, order, sk
         data = pl.concat(frames) if frames else pl.DataFrame(schema={"key": pl.UInt64, "entry": pl.UInt32,
                                                                      "m": pl.UInt32})
+        del frames
+        self.self_duplicates: set[int] = set()
+        shared_pairs: set[tuple[int, int]] = set()
+        if len(data) > 1:
+            keys = data.get_column("key").to_numpy()
+            order = np.argsort(keys, kind="stable")
+            sk, sm = keys[order], data.get_column("m").to_numpy()[order]
+            del keys, order
+            same = sk[1:] == sk[:-1]
+            twice = same & (sm[1:] == sm[:-1])  # a key listed again by the same manifest
+            self.self_duplicates = set(np.unique(sm[1:][twice]).tolist())
+            if (same & ~twice).any():
+                once = np.ones(len(sk), dtype=bool)
+                once[1:] = ~twice
+                sk, sm = sk[once], sm[once]  # each (key, manifest) once
+                same = sk[1:] == sk[:-1]
+                rows = np.zeros(len(sk), dtype=bool)  # the rows of keys in more than one manifest
+                rows[1:] |= same
+                rows[:-1] |= same
+                sk, sm = sk[rows], sm[rows].astype(np.uint64)
+                # within a key's rows the manifests ascend: row i and row i + d of one key are a pair
+                codes, d = [], 1
+                while d < len(sk):
+                    hit = np.flatnonzero(sk[d:] == sk[:-d])
+                    if not len(hit):
+                        break  # no key is in more than d manifests
+                    codes.append((sm[hit] << np.uint64(32)) | sm[hit + d])
+                    d += 1
+                pairs = np.unique(np.concatenate(codes))
+                shared_pairs = set(zip((pairs >> np.uint64(32)).tolist(), (pairs & np.uint64(0xFFFFFFFF)).tolist()))
+            del sk, sm, same, twice
         self.partners: dict[int, set[int]] = {}
         for a, b in shared_pairs:
             self.partners.setdefault(a, set()).add(b)

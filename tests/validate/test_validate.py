@@ -296,7 +296,7 @@ def test_a_split_metadata_file_and_a_whole_parse_find_the_same(name, tmp_path, m
     base = build_case(c, tmp_path)
     opts = ValidateOptions(deep=c.deep)
     split = validate_table(base.catalog, tables.IDENT, opts)
-    monkeypatch.setattr("icectl.validate.metadata.split_metadata", lambda raw: None)
+    monkeypatch.setattr("icectl.validate.metadata.split_metadata", lambda raw, *visit: None)
     whole = validate_table(base.catalog, tables.IDENT, opts)
     assert _findings(split) == _findings(whole)
     assert split.checked == whole.checked
