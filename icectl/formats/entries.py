@@ -52,14 +52,15 @@ def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
     import polars as pl
 
     types = _dtypes()
-    df_type = raw.schema["data_file"]
+    schema = raw.schema  # built anew at each call: once
+    df_type = schema["data_file"]
     inner = {f.name: f.dtype for f in getattr(df_type, "fields", [])}
     exprs = []
     for name in TOP_FIELDS + FILE_FIELDS:
         if name in ("lower_bounds", "upper_bounds") and not with_bounds:
             continue
         if name in TOP_FIELDS:
-            e, dtype = (pl.col(name), raw.schema[name]) if name in raw.columns else (None, None)
+            e, dtype = (pl.col(name), schema[name]) if name in schema else (None, None)
         else:
             e, dtype = (pl.col("data_file").struct.field(name), inner[name]) if name in inner else (None, None)
         if e is not None:

@@ -119,14 +119,13 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     # A manifest's constants; 128-bit when one is not a long (a v1 snapshot id in JSON can be anything).
     consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, int(p.ref.content)) for p in pending]
     wide = pl.Int128 if any(x is not None and not -2**63 <= x < 2**63 for c in consts for x in c) else pl.Int64
-    def part(frame: Any) -> Any:  # a hash of an entry's partition tuple: one file's entries must agree on it
-        cols = [c for c in frame.columns if PARTITION_COLUMN.fullmatch(c)]
-        return pl.struct(cols).hash(seed=0).alias("_part") if cols else lit(0, dtype=pl.UInt64).alias("_part")
-
-    stacked = pl.concat([p.frame.select(core + [part(p.frame)]).with_columns(
-        lit(i, dtype=pl.UInt32).alias("m"), lit(seq_, dtype=wide).alias("mseq"), lit(snap_, dtype=wide).alias("msnap"),
-        lit(content_, dtype=wide).alias("mcontent"), lit(max(-1, min(p.mfv, 99)), dtype=pl.Int64).alias("mfv"))
-        for i, (p, (seq_, snap_, content_)) in enumerate(zip(pending, consts))])
+    stacked = _stack(pending, core)
+    m = stacked.get_column("m")
+    constants = pl.DataFrame([pl.Series("mseq", [c[0] for c in consts], dtype=wide),
+                              pl.Series("msnap", [c[1] for c in consts], dtype=wide),
+                              pl.Series("mcontent", [c[2] for c in consts], dtype=wide),
+                              pl.Series("mfv", [max(-1, min(p.mfv, 99)) for p in pending], dtype=pl.Int64)])
+    stacked = stacked.with_columns(constants.get_column(name).gather(m) for name in constants.columns)
 
     # The rules check the values as written; the sequence rules check them after inheritance
     # (the one implementation, formats.entries.inherited). An EXISTING or DELETED entry of a v2+
@@ -264,6 +263,31 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
         for ms in by_types.values():
             part = bounds if len(by_types) == 1 else bounds.filter(col("m").is_in(ms))
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
+
+
+def _stack(pending: list[Pending], core: list[str]) -> Any:
+    """The core columns of every manifest's entries in one frame, with ``_part`` (a hash of an
+    entry's partition tuple: one file's entries must agree on it) and ``m`` (the manifest's
+    position). Manifests whose partition columns have the same types are stacked and hashed
+    together: a few frame operations per run, not per manifest. Each manifest's rows are together
+    and in order (the rules read a manifest's entries in order; the manifests need not be)."""
+    import polars as pl
+
+    groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
+    for i, p in enumerate(pending):
+        f = p.frame
+        key = tuple((c, repr(f.get_column(c).dtype)) for c in f.columns if PARTITION_COLUMN.fullmatch(c))
+        groups.setdefault(key, []).append(i)
+    stacks = []
+    for key, members in groups.items():
+        names = core + [c for c, _ in key]
+        frames = [f if f.columns == names else f.select(names) for f in (pending[i].frame for i in members)]
+        sizes = [(i, len(f)) for i, f in zip(members, frames) if len(f)]
+        m = pl.DataFrame({"m": [i for i, _ in sizes], "k": [k for _, k in sizes]},
+                         schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode())
+        part = pl.struct([c for c, _ in key]).hash(seed=0) if key else pl.lit(0, dtype=pl.UInt64)
+        stacks.append(pl.concat(frames, rechunk=False).select(core + [part.alias("_part")]).hstack(m))
+    return pl.concat(stacks)
 
 
 @dataclass(frozen=True)
