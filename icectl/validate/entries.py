@@ -265,6 +265,17 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
 
 
+def positions(members: list[int], sizes: list[int]) -> Any:
+    """The column ``m`` of frames stacked in this order: ``members[i]`` on each of the
+    ``sizes[i]`` rows of the i-th (a polars UInt32 Series)."""
+    import polars as pl
+
+    kept = [(m, n) for m, n in zip(members, sizes) if n]  # an empty list explodes to a null
+    return pl.DataFrame({"m": [m for m, _ in kept], "k": [n for _, n in kept]},
+                        schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode()) \
+        .get_column("m")
+
+
 def _stack(pending: list[Pending], core: list[str]) -> Any:
     """The core columns of every manifest's entries in one frame, with ``_part`` (a hash of an
     entry's partition tuple: one file's entries must agree on it) and ``m`` (the manifest's
@@ -282,11 +293,9 @@ def _stack(pending: list[Pending], core: list[str]) -> Any:
     for key, members in groups.items():
         names = core + [c for c, _ in key]
         frames = [f if f.columns == names else f.select(names) for f in (pending[i].frame for i in members)]
-        sizes = [(i, len(f)) for i, f in zip(members, frames) if len(f)]
-        m = pl.DataFrame({"m": [i for i, _ in sizes], "k": [k for _, k in sizes]},
-                         schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode())
+        m = positions(members, [len(f) for f in frames])
         part = pl.struct([c for c, _ in key]).hash(seed=0) if key else pl.lit(0, dtype=pl.UInt64)
-        stacks.append(pl.concat(frames, rechunk=False).select(core + [part.alias("_part")]).hstack(m))
+        stacks.append(pl.concat(frames, rechunk=False).select(core + [part.alias("_part")]).with_columns(m))
     return pl.concat(stacks)
 
 

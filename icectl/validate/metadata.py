@@ -180,6 +180,8 @@ def _check_raw_fields(obj: dict[str, Any], v: int, location: str, out: Collector
 
 
 def _check_raw_snapshot(s: dict[str, Any], v: int, location: str, out: Collector) -> None:
+    if _usual_snapshot(s, v):
+        return
     sid = s.get("snapshot-id") if _is(s.get("snapshot-id"), _INT) else None
     for name, kind in SNAPSHOT_TYPES.items():
         if s.get(name) is not None and not _is(s[name], kind):
@@ -219,6 +221,27 @@ def _check_raw_snapshot(s: dict[str, Any], v: int, location: str, out: Collector
     if v < 3 and ("first-row-id" in s or "added-rows" in s):
         out.add("LINEAGE_BEFORE_V3", f"snapshot row-lineage fields in a format version {v} table", file=location,
                 snapshot_id=sid)
+
+
+_USUAL_KEYS = frozenset(("snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list",
+                         "summary", "schema-id"))
+
+
+def _usual_snapshot(s: dict[str, Any], v: int) -> bool:
+    """True for the snapshot every v2+ writer writes, which breaks none of the rules of
+    ``_check_raw_snapshot`` (a table of 100,000 snapshots is checked in a fraction of the time):
+    only these keys, each of its JSON type, a positive sequence number, a manifest list and a
+    summary with a known operation."""
+    if v < 2 or not s.keys() <= _USUAL_KEYS:
+        return False
+    get = s.get
+    seq, path, summary = get("sequence-number"), get("manifest-list"), get("summary")
+    if type(seq) is not int or seq <= 0 or type(path) is not str or not path or type(summary) is not dict:
+        return False
+    parent, schema_id = get("parent-snapshot-id"), get("schema-id")
+    return summary.get("operation") in OPERATIONS and type(get("snapshot-id")) is int and \
+        type(get("timestamp-ms")) is int and (parent is None or type(parent) is int) and \
+        (schema_id is None or type(schema_id) is int)
 
 
 def _without_invalid_refs(obj: dict[str, Any]) -> dict[str, Any]:

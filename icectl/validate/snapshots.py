@@ -18,7 +18,7 @@ from icectl.formats.manifest import ManifestFile, check_field_types, manifest_fi
 from icectl.spec.metadata import Snapshot
 from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
-from icectl.validate.entries import ScanContext
+from icectl.validate.entries import ScanContext, positions
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
 from icectl.validate.manifests import ManifestScan, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path
@@ -302,10 +302,11 @@ class LiveIndex:
 
         self.position = {id(s): i for i, s in enumerate(scans)}
 
-        def keyed(s: ManifestScan, i: int) -> Any:
-            f = s.data_files
+        def keyed(run: list[int]) -> Any:  # manifests whose live files are all compact, or all not
+            f = pl.concat([scans[i].data_files for i in run], how="vertical_relaxed", rechunk=False)
             key = pl.col("key") if "key" in f.columns else path_key(pl.col("path")).alias("key")
-            return f.select(key, pl.col("entry").cast(pl.UInt32), pl.lit(i, dtype=pl.UInt32).alias("m"))
+            m = positions(run, [len(scans[i].data_files) for i in run])
+            return f.select(key, pl.col("entry").cast(pl.UInt32)).with_columns(m)
 
         # Paths by their 64-bit keys (compact scans keep no paths): a repeated key sends a
         # snapshot to the path-by-path check, which reports only real repeats. In NumPy, over all
@@ -315,7 +316,15 @@ class LiveIndex:
         # bench) held ~400 MB more at its peak than the scans themselves.
         import numpy as np
 
-        frames = [keyed(s, i) for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
+        runs: list[list[int]] = []  # in manifest order (the sort below relies on it)
+        for i, s in enumerate(scans):
+            if s.data_files is None or not len(s.data_files):
+                continue
+            if runs and ("key" in s.data_files.columns) == ("key" in scans[runs[-1][0]].data_files.columns):
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        frames = [keyed(run) for run in runs]
         data = pl.concat(frames) if frames else pl.DataFrame(schema={"key": pl.UInt64, "entry": pl.UInt32,
                                                                      "m": pl.UInt32})
         del frames
