@@ -26,8 +26,9 @@ from icectl.io import resolve_path
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.validate.bounds import check_bounds_frame
 from icectl.validate.codes import Severity
+from icectl.formats.avro import failures
 from icectl.formats.entries import PARTITION_COLUMN, inherited
-from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats
+from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats, partition_stats_many
 
 FORMATS = ("parquet", "avro", "orc", "puffin")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+:")
@@ -241,6 +242,7 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
         fixed = pl.Series("path", [resolved.get((m, n), p) for m, n, p in data.select("m", "entry", "path").rows()],
                           dtype=pl.String)
         data = data.with_columns(fixed).filter(pl.col("path").is_not_null())
+    stats = _partition_stats(pending)
     data_by = data.partition_by("m", as_dict=True, include_key=False)
     empty = data.clear().drop("m")
     for i, p in enumerate(pending):
@@ -252,7 +254,7 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
             _check_counts(p.ref, found[i], files=[row[f"files{k}"] for k in range(3)],
                           rows=[row[f"rows{k}"] or 0 for k in range(3)], min_live_seq=row["min_seq"])
         if p.spec is not None:
-            check_partition_summary(p.ref, p.spec, partition_stats(p.frame, p.spec), found[i])
+            check_partition_summary(p.ref, p.spec, stats[i], found[i])
         found[i].flush(p.out)
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
@@ -274,6 +276,32 @@ def positions(members: list[int], sizes: list[int]) -> Any:
     return pl.DataFrame({"m": [m for m, _ in kept], "k": [n for _, n in kept]},
                         schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode()) \
         .get_column("m")
+
+
+def _partition_stats(pending: list[Pending]) -> dict[int, list[Any]]:
+    """:func:`icectl.validate.partitions.partition_stats` of each manifest with a spec, by its
+    position: one query for the manifests of a spec whose partition columns have the same types
+    (one per manifest when their frames cannot be stacked)."""
+    import polars as pl
+
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, p in enumerate(pending):
+        if p.spec is not None:
+            f = p.frame
+            key = tuple((c, repr(f.get_column(c).dtype)) for c in f.columns if PARTITION_COLUMN.fullmatch(c))
+            groups.setdefault((id(p.spec), key), []).append(i)
+    out: dict[int, list[Any]] = {}
+    for members in groups.values():
+        frames = [pending[i].frame for i in members]
+        spec = pending[members[0]].spec
+        try:
+            stacked = pl.concat(frames, rechunk=False).with_columns(positions(list(range(len(frames))),
+                                                                              [len(f) for f in frames]))
+            stats = partition_stats_many(stacked, spec, frames)
+        except failures():  # frames of other column types: one by one, as before
+            stats = [partition_stats(f, spec) for f in frames]
+        out.update(zip(members, stats))
+    return out
 
 
 def _stack(pending: list[Pending], core: list[str]) -> Any:
