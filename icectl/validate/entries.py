@@ -204,7 +204,7 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     for i in broken:
         rank, code, _, cols, message = rules[i]
         severity = Severity.WARNING if code == "EQUALITY_IDS" else None
-        for row in v.filter(conds[i]).select("m", "n", *cols).rows():
+        for row in v.lazy().filter(conds[i]).select("m", "n", *cols).collect().rows():
             found[row[0]].rank = rank
             found[row[0]].add(code, message(*row[2:]), row[1], severity=severity)
 
@@ -212,18 +212,18 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     resolved: dict[tuple[int, int], str | None] = {}
     resolved_ref: dict[tuple[int, int], str | None] = {}
     if any(row["rel"] for row in per.values()):
-        for m, n, p in v.filter(~col("_abs") & valid).select("m", "n", "file_path").rows():
+        for m, n, p in v.lazy().filter(~col("_abs") & valid).select("m", "n", "file_path").collect().rows():
             found[m].rank = 10
             resolved[(m, n)] = _resolve(p, found[m], n=n, what="file_path", ctx=ctx) if p is not None else None
     if any(row["ref_rel"] for row in per.values()):
-        for m, n, p in v.filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").rows():
+        for m, n, p in v.lazy().filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").collect().rows():
             found[m].rank = 11
             resolved_ref[(m, n)] = _resolve(p, found[m], n=n, what="referenced_data_file", ctx=ctx)
 
     # Delete files (few): their rules entry by entry.
-    for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
+    for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.lazy().filter(valid & (c != 0)).select(
             "m", "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
-            "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
+            "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").collect().rows():
         d = DeleteEntry(n, st, cont, fm, size, eq, off, csize, resolved_ref.get((m, n), rd))
         found[m].rank = 12
         _delete_rules(d, found[m], mfv=pending[m].mfv, ctx=ctx, types=pending[m].types)
@@ -234,10 +234,12 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
                 lf.content_offset, lf.content_size_in_bytes = off, csize
             pending[m].deletes.append(lf)
 
-    data = v.filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
-                                            col("record_count").alias("records"),
-                                            col("file_size_in_bytes").alias("size"), col("_fmt").alias("format"),
-                                            col("_seq").alias("seq"), col("_part").alias("part"))
+    # lazily: only the selected columns are filtered (not the entries' bound lists)
+    data = v.lazy().filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
+                                                   col("record_count").alias("records"),
+                                                   col("file_size_in_bytes").alias("size"),
+                                                   col("_fmt").alias("format"), col("_seq").alias("seq"),
+                                                   col("_part").alias("part")).collect()
     if resolved:
         fixed = pl.Series("path", [resolved.get((m, n), p) for m, n, p in data.select("m", "entry", "path").rows()],
                           dtype=pl.String)
@@ -258,7 +260,7 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
         found[i].flush(p.out)
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
-        bounds = v.filter(valid).select("m", "n", "lower_bounds", "upper_bounds")
+        bounds = v.lazy().filter(valid).select("m", "n", "lower_bounds", "upper_bounds").collect()
         by_types: dict[int, list[int]] = {}
         for i, p in enumerate(pending):
             by_types.setdefault(id(p.types), []).append(i)
