@@ -49,17 +49,53 @@ def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
     goes to the lean decoder, which reports it (polars would convert a string or a double).
     ``lazy``: a LazyFrame, so a reader that selects a few columns converts only those (a value
     polars cannot convert then fails when it is collected)."""
+    exprs = _column_exprs(raw.schema, with_bounds)
+    if lazy:
+        return raw.lazy().select(exprs).with_row_index("n")
+    try:
+        return raw.select(exprs).with_row_index("n")
+    except failures() as e:
+        raise ValueError(_first_line(str(e))) from None
+
+
+# A writer schema's normalizing expressions (or why there are none), by its text and whether
+# with the bounds: polars reads every file of one schema text into the same column types, so
+# the expressions are built once per schema (a table's thousand manifests have a few).
+_EXPRS: dict[tuple[bytes, bool], list[Any] | ValueError] = {}
+
+
+def _cached_exprs(raw: Any, schema_text: bytes | None, with_bounds: bool) -> list[Any]:
+    if not schema_text:
+        return _column_exprs(raw.schema, with_bounds)
+    key = (schema_text, with_bounds)
+    known = _EXPRS.get(key)
+    if known is None:
+        if len(_EXPRS) >= 256:
+            _EXPRS.clear()
+        try:
+            known = _column_exprs(raw.schema, with_bounds)
+        except ValueError as e:
+            known = e
+        _EXPRS[key] = known
+    if isinstance(known, ValueError):
+        raise ValueError(*known.args)
+    return known
+
+
+def _column_exprs(schema: Any, with_bounds: bool) -> list[Any]:
+    """The expressions of :func:`entry_frame` for a raw frame of this schema; ValueError (naming
+    the field) when a field's type is not its own."""
     import polars as pl
 
     types = _dtypes()
-    df_type = raw.schema["data_file"]
+    df_type = schema["data_file"]
     inner = {f.name: f.dtype for f in getattr(df_type, "fields", [])}
     exprs = []
     for name in TOP_FIELDS + FILE_FIELDS:
         if name in ("lower_bounds", "upper_bounds") and not with_bounds:
             continue
         if name in TOP_FIELDS:
-            e, dtype = (pl.col(name), raw.schema[name]) if name in raw.columns else (None, None)
+            e, dtype = (pl.col(name), schema[name]) if name in schema else (None, None)
         else:
             e, dtype = (pl.col("data_file").struct.field(name), inner[name]) if name in inner else (None, None)
         if e is not None:
@@ -70,12 +106,7 @@ def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
         converted = internal_struct(pl, pl.col("data_file").struct.field("partition"), part)
         for i, f in enumerate(part.fields):
             exprs.append((f"p{i}", converted.struct.field(f.name)))
-    if lazy:
-        return raw.lazy().select([e.alias(name) for name, e in exprs]).with_row_index("n")
-    try:
-        return raw.select([e.alias(name) for name, e in exprs]).with_row_index("n")
-    except failures() as e:
-        raise ValueError(_first_line(str(e))) from None
+    return [e.alias(name) for name, e in exprs]
 
 
 def _checked(name: str, e: Any, dtype: Any) -> Any:
@@ -190,9 +221,14 @@ def read_entry_frame(avro: AvroFile, *, with_bounds: bool, idx: dict[str, int] |
     raw = read_frame(avro)  # block framing checked; raises for truncated or unsynced files
     if raw is not None and "data_file" in raw.columns:
         try:
-            return entry_frame(raw, with_bounds=with_bounds)
+            exprs = _cached_exprs(raw, avro.schema_text, with_bounds)
         except ValueError:
-            pass
+            exprs = None
+        if exprs is not None:
+            try:
+                return raw.select(exprs).with_row_index("n")
+            except failures():  # a value polars cannot convert (entry_frame's ValueError)
+                pass
     top = avro.schema if isinstance(avro.schema, dict) else {}
     if idx is None or nparts is None:
         i_df = field_index(top, "data_file")

@@ -150,7 +150,19 @@ def _owned_snapshot(obj: dict[str, Any]) -> Snapshot:
     return snapshot_from_json(obj, share_summary=True)
 
 
-def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False) -> Snapshot:
+def snapshot_from_json(obj: dict[str, Any], *, share_summary: bool = False, plain: bool = False) -> Snapshot:
+    """A snapshot from its JSON object. ``plain``: the caller made ``_plain_snapshot``'s checks
+    (the load, for each snapshot of a file); otherwise they are made here. A snapshot that passes
+    them is built without a check per field; any other is read field by field, with the error of
+    the first bad one."""
+    if plain or _plain_snapshot(obj):
+        get = obj.get
+        return Snapshot(
+            obj["snapshot-id"], obj["timestamp-ms"], get("parent-snapshot-id"),
+            get("sequence-number", INITIAL_SEQUENCE_NUMBER), get("manifest-list"), None,
+            _str_dict(get("summary") or {}, share_summary), get("schema-id"), get("first-row-id"), get("added-rows"),
+            get("key-id"),
+            () if obj.keys() <= _SNAPSHOT_KEYS else tuple((k, v) for k, v in obj.items() if k not in _SNAPSHOT_KEYS))
     try:
         summary = obj.get("summary") or {}
         if not isinstance(summary, dict):
@@ -298,15 +310,8 @@ def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
 
 
 def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
-    """``snapshot_from_json`` of a snapshot ``_plain_snapshot`` passed (at the load): the checks it
-    made are not made again, the values are the ones ``snapshot_from_json`` gives."""
-    o = _DECODE(raw)
-    get = o.get
-    return Snapshot(
-        o["snapshot-id"], o["timestamp-ms"], get("parent-snapshot-id"), get("sequence-number", INITIAL_SEQUENCE_NUMBER),
-        get("manifest-list"), None, _str_dict(get("summary") or {}, True), get("schema-id"), get("first-row-id"),
-        get("added-rows"), get("key-id"),
-        () if o.keys() <= _SNAPSHOT_KEYS else tuple((k, v) for k, v in o.items() if k not in _SNAPSHOT_KEYS))
+    """A snapshot ``_plain_snapshot`` passed at the load, from its bytes (the checks not made again)."""
+    return snapshot_from_json(_DECODE(raw), share_summary=True, plain=True)
 
 
 def _log_entry_at(times: Sequence[int], ids: Sequence[int], i: int) -> SnapshotLogEntry:
@@ -628,11 +633,6 @@ class MetadataDocument:
     snapshot_columns: dict[str, Sequence[Any]] = field(default_factory=dict)
     log: tuple[Sequence[int], Sequence[int]] | None = None
 
-    def snapshot_objects(self) -> Iterator[Any]:
-        """The snapshots' JSON objects, each parsed when it is reached (a reader lets each go)."""
-        for raw in self.snapshots or ():
-            yield _DECODE(raw)
-
     def lazy_snapshots(self) -> Sequence[Snapshot] | None:
         if self.snapshots is None:
             return None
@@ -645,7 +645,8 @@ class MetadataDocument:
         return LazyTuple(list(range(len(times))), partial(_log_entry_at, times, ids)) if len(times) else ()
 
 
-def _split_snapshots(raw: msgspec.Raw) -> tuple[list[msgspec.Raw], dict[str, Sequence[Any]]] | None:
+def _split_snapshots(raw: msgspec.Raw, fields: dict[str, Any], visit: SnapshotVisitor | None
+                     ) -> tuple[list[msgspec.Raw], dict[str, Sequence[Any]]] | None:
     items = _SPLIT_LIST(raw)
     # 64-bit arrays, not lists of int objects, for the fields that are always a long
     ids, parents, seqs, times = array("q"), [], array("q"), array("q")
@@ -653,6 +654,8 @@ def _split_snapshots(raw: msgspec.Raw) -> tuple[list[msgspec.Raw], dict[str, Seq
         o = _DECODE(item)
         if not _plain_snapshot(o):
             return None
+        if visit is not None:
+            visit(fields, o)
         get = o.get
         ids.append(o["snapshot-id"])
         parents.append(get("parent-snapshot-id"))
@@ -672,26 +675,34 @@ def _split_log(raw: msgspec.Raw) -> tuple[Sequence[int], Sequence[int]] | None:
     return times, ids
 
 
-def split_metadata(data: bytes | str) -> MetadataDocument | None:
+# Called with a document's top-level fields (all but the snapshots and the snapshot log) and
+# a snapshot's parsed object (split_metadata's ``each_snapshot``).
+SnapshotVisitor = Callable[[dict[str, Any], dict[str, Any]], Any]
+
+
+def split_metadata(data: bytes | str, each_snapshot: SnapshotVisitor | None = None) -> MetadataDocument | None:
     """The document split at its top level (:class:`MetadataDocument`); None when msgspec refuses
     any part, or a snapshot or log entry is not one its builder takes for sure: then the whole
     document must be parsed as before (``parse_json``), so the result, or the error and its
     message, is what it always was.
 
     Each snapshot and log entry is parsed once here, to check it, and let go: the parsed objects
-    of 100,000 snapshots never live at the same time."""
+    of 100,000 snapshots never live at the same time. ``each_snapshot`` is called with the
+    top-level fields and each snapshot's object as it is checked (a reader's pass over every
+    snapshot, without parsing them again); when the result is None it may have seen only some."""
     try:
         fields: dict[str, Any] = {}
         snapshots = log = None
-        for key, raw in _SPLIT_OBJECT(data).items():  # a repeated key: the last, as parse_json
-            if key == "snapshots":
-                if (snapshots := _split_snapshots(raw)) is None:
-                    return None
-            elif key == "snapshot-log":
-                if (log := _split_log(raw)) is None:
-                    return None
-            else:
+        parts = _SPLIT_OBJECT(data)  # a repeated key: the last, as parse_json
+        for key, raw in parts.items():
+            if key != "snapshots" and key != "snapshot-log":
                 fields[key] = _DECODE(raw)
+        if "snapshots" in parts:  # after the other fields: ``each_snapshot`` reads them
+            if (snapshots := _split_snapshots(parts["snapshots"], fields, each_snapshot)) is None:
+                return None
+        if "snapshot-log" in parts:
+            if (log := _split_log(parts["snapshot-log"])) is None:
+                return None
         if snapshots is None:
             return MetadataDocument(fields, log=log)
         return MetadataDocument(fields, snapshots[0], snapshots[1], log)

@@ -68,8 +68,9 @@ def check_bounds_frame(frame: Any, types: dict[int, IcebergType], outs: list[Any
         both = lo.join(hi, on=["m", "n", "key"], how="full", coalesce=True, suffix="_hi")
     lengths: dict[int, set[int]] = {}
     manifests: dict[int, set[int]] = {}
-    for m, k, a, b in both.select("m", "key", pl.col("value").bin.size(), pl.col("value_hi").bin.size()
-                                  .alias("b")).unique().rows():
+    # each (manifest, field id, lengths) once: a group-by (a unique over the rows cost ~3x more)
+    for m, k, a, b, _ in both.lazy().select("m", "key", pl.col("value").bin.size(), pl.col("value_hi").bin.size()
+                                            .alias("b")).group_by("m", "key", "value", "b").len().collect().rows():
         lengths.setdefault(k, set()).update(x for x in (a, b) if x is not None)
         manifests.setdefault(k, set()).add(m)
     both = both.lazy()

@@ -26,8 +26,9 @@ from icectl.io import resolve_path
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.validate.bounds import check_bounds_frame
 from icectl.validate.codes import Severity
+from icectl.formats.avro import failures
 from icectl.formats.entries import PARTITION_COLUMN, inherited
-from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats
+from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats, partition_stats_many
 
 FORMATS = ("parquet", "avro", "orc", "puffin")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+:")
@@ -119,14 +120,13 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     # A manifest's constants; 128-bit when one is not a long (a v1 snapshot id in JSON can be anything).
     consts = [(p.ref.sequence_number, p.ref.added_snapshot_id, int(p.ref.content)) for p in pending]
     wide = pl.Int128 if any(x is not None and not -2**63 <= x < 2**63 for c in consts for x in c) else pl.Int64
-    def part(frame: Any) -> Any:  # a hash of an entry's partition tuple: one file's entries must agree on it
-        cols = [c for c in frame.columns if PARTITION_COLUMN.fullmatch(c)]
-        return pl.struct(cols).hash(seed=0).alias("_part") if cols else lit(0, dtype=pl.UInt64).alias("_part")
-
-    stacked = pl.concat([p.frame.select(core + [part(p.frame)]).with_columns(
-        lit(i, dtype=pl.UInt32).alias("m"), lit(seq_, dtype=wide).alias("mseq"), lit(snap_, dtype=wide).alias("msnap"),
-        lit(content_, dtype=wide).alias("mcontent"), lit(max(-1, min(p.mfv, 99)), dtype=pl.Int64).alias("mfv"))
-        for i, (p, (seq_, snap_, content_)) in enumerate(zip(pending, consts))])
+    stacked = _stack(pending, core)
+    m = stacked.get_column("m")
+    constants = pl.DataFrame([pl.Series("mseq", [c[0] for c in consts], dtype=wide),
+                              pl.Series("msnap", [c[1] for c in consts], dtype=wide),
+                              pl.Series("mcontent", [c[2] for c in consts], dtype=wide),
+                              pl.Series("mfv", [max(-1, min(p.mfv, 99)) for p in pending], dtype=pl.Int64)])
+    stacked = stacked.with_columns(constants.get_column(name).gather(m) for name in constants.columns)
 
     # The rules check the values as written; the sequence rules check them after inheritance
     # (the one implementation, formats.entries.inherited). An EXISTING or DELETED entry of a v2+
@@ -204,7 +204,7 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     for i in broken:
         rank, code, _, cols, message = rules[i]
         severity = Severity.WARNING if code == "EQUALITY_IDS" else None
-        for row in v.filter(conds[i]).select("m", "n", *cols).rows():
+        for row in v.lazy().filter(conds[i]).select("m", "n", *cols).collect().rows():
             found[row[0]].rank = rank
             found[row[0]].add(code, message(*row[2:]), row[1], severity=severity)
 
@@ -212,18 +212,18 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
     resolved: dict[tuple[int, int], str | None] = {}
     resolved_ref: dict[tuple[int, int], str | None] = {}
     if any(row["rel"] for row in per.values()):
-        for m, n, p in v.filter(~col("_abs") & valid).select("m", "n", "file_path").rows():
+        for m, n, p in v.lazy().filter(~col("_abs") & valid).select("m", "n", "file_path").collect().rows():
             found[m].rank = 10
             resolved[(m, n)] = _resolve(p, found[m], n=n, what="file_path", ctx=ctx) if p is not None else None
     if any(row["ref_rel"] for row in per.values()):
-        for m, n, p in v.filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").rows():
+        for m, n, p in v.lazy().filter(~col("_ref_abs") & valid).select("m", "n", "referenced_data_file").collect().rows():
             found[m].rank = 11
             resolved_ref[(m, n)] = _resolve(p, found[m], n=n, what="referenced_data_file", ctx=ctx)
 
     # Delete files (few): their rules entry by entry.
-    for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.filter(valid & (c != 0)).select(
+    for (m, n, st, cont, fm, size, rc, p, rd, eq, off, csize) in v.lazy().filter(valid & (c != 0)).select(
             "m", "n", "status", "_content", "_fmt", "file_size_in_bytes", "record_count", "file_path",
-            "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").rows():
+            "referenced_data_file", "equality_ids", "content_offset", "content_size_in_bytes").collect().rows():
         d = DeleteEntry(n, st, cont, fm, size, eq, off, csize, resolved_ref.get((m, n), rd))
         found[m].rank = 12
         _delete_rules(d, found[m], mfv=pending[m].mfv, ctx=ctx, types=pending[m].types)
@@ -234,14 +234,17 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
                 lf.content_offset, lf.content_size_in_bytes = off, csize
             pending[m].deletes.append(lf)
 
-    data = v.filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
-                                            col("record_count").alias("records"),
-                                            col("file_size_in_bytes").alias("size"), col("_fmt").alias("format"),
-                                            col("_seq").alias("seq"), col("_part").alias("part"))
+    # lazily: only the selected columns are filtered (not the entries' bound lists)
+    data = v.lazy().filter(live & (c == 0)).select("m", path.alias("path"), col("n").alias("entry"),
+                                                   col("record_count").alias("records"),
+                                                   col("file_size_in_bytes").alias("size"),
+                                                   col("_fmt").alias("format"), col("_seq").alias("seq"),
+                                                   col("_part").alias("part")).collect()
     if resolved:
         fixed = pl.Series("path", [resolved.get((m, n), p) for m, n, p in data.select("m", "entry", "path").rows()],
                           dtype=pl.String)
         data = data.with_columns(fixed).filter(pl.col("path").is_not_null())
+    stats = _partition_stats(pending)
     data_by = data.partition_by("m", as_dict=True, include_key=False)
     empty = data.clear().drop("m")
     for i, p in enumerate(pending):
@@ -253,17 +256,77 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
             _check_counts(p.ref, found[i], files=[row[f"files{k}"] for k in range(3)],
                           rows=[row[f"rows{k}"] or 0 for k in range(3)], min_live_seq=row["min_seq"])
         if p.spec is not None:
-            check_partition_summary(p.ref, p.spec, partition_stats(p.frame, p.spec), found[i])
+            check_partition_summary(p.ref, p.spec, stats[i], found[i])
         found[i].flush(p.out)
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
-        bounds = v.filter(valid).select("m", "n", "lower_bounds", "upper_bounds")
+        bounds = v.lazy().filter(valid).select("m", "n", "lower_bounds", "upper_bounds").collect()
         by_types: dict[int, list[int]] = {}
         for i, p in enumerate(pending):
             by_types.setdefault(id(p.types), []).append(i)
         for ms in by_types.values():
             part = bounds if len(by_types) == 1 else bounds.filter(col("m").is_in(ms))
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
+
+
+def positions(members: list[int], sizes: list[int]) -> Any:
+    """The column ``m`` of frames stacked in this order: ``members[i]`` on each of the
+    ``sizes[i]`` rows of the i-th (a polars UInt32 Series)."""
+    import polars as pl
+
+    kept = [(m, n) for m, n in zip(members, sizes) if n]  # an empty list explodes to a null
+    return pl.DataFrame({"m": [m for m, _ in kept], "k": [n for _, n in kept]},
+                        schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode()) \
+        .get_column("m")
+
+
+def _partition_stats(pending: list[Pending]) -> dict[int, list[Any]]:
+    """:func:`icectl.validate.partitions.partition_stats` of each manifest with a spec, by its
+    position: one query for the manifests of a spec whose partition columns have the same types
+    (one per manifest when their frames cannot be stacked)."""
+    import polars as pl
+
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, p in enumerate(pending):
+        if p.spec is not None:
+            f = p.frame
+            key = tuple((c, repr(f.get_column(c).dtype)) for c in f.columns if PARTITION_COLUMN.fullmatch(c))
+            groups.setdefault((id(p.spec), key), []).append(i)
+    out: dict[int, list[Any]] = {}
+    for members in groups.values():
+        frames = [pending[i].frame for i in members]
+        spec = pending[members[0]].spec
+        try:
+            stacked = pl.concat(frames, rechunk=False).with_columns(positions(list(range(len(frames))),
+                                                                              [len(f) for f in frames]))
+            stats = partition_stats_many(stacked, spec, frames)
+        except failures():  # frames of other column types: one by one, as before
+            stats = [partition_stats(f, spec) for f in frames]
+        out.update(zip(members, stats))
+    return out
+
+
+def _stack(pending: list[Pending], core: list[str]) -> Any:
+    """The core columns of every manifest's entries in one frame, with ``_part`` (a hash of an
+    entry's partition tuple: one file's entries must agree on it) and ``m`` (the manifest's
+    position). Manifests whose partition columns have the same types are stacked and hashed
+    together: a few frame operations per run, not per manifest. Each manifest's rows are together
+    and in order (the rules read a manifest's entries in order; the manifests need not be)."""
+    import polars as pl
+
+    groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
+    for i, p in enumerate(pending):
+        f = p.frame
+        key = tuple((c, repr(f.get_column(c).dtype)) for c in f.columns if PARTITION_COLUMN.fullmatch(c))
+        groups.setdefault(key, []).append(i)
+    stacks = []
+    for key, members in groups.items():
+        names = core + [c for c, _ in key]
+        frames = [f if f.columns == names else f.select(names) for f in (pending[i].frame for i in members)]
+        m = positions(members, [len(f) for f in frames])
+        part = pl.struct([c for c, _ in key]).hash(seed=0) if key else pl.lit(0, dtype=pl.UInt64)
+        stacks.append(pl.concat(frames, rechunk=False).select(core + [part.alias("_part")]).with_columns(m))
+    return pl.concat(stacks)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,24 @@ def partition_stats(f: Any, spec: SpecFields) -> list[FieldStats | None]:
     return [_field_stats(i, t, agg, f, live) for i, (_, _, t) in enumerate(spec)]
 
 
+def partition_stats_many(stacked: Any, spec: SpecFields, frames: list[Any]) -> list[list[FieldStats | None]]:
+    """:func:`partition_stats` of the manifests of one spec whose normalized entries are
+    ``frames`` (partition columns of the same types), at once: ``stacked`` holds all their
+    entries and ``m``, the position of each one's frame."""
+    import polars as pl
+
+    live = pl.col("status").is_in([0, 1]).fill_null(False)
+    exprs = []
+    for i, (_, _, t) in enumerate(spec):
+        exprs += _stat_exprs(i, t, stacked.schema.get(f"p{i}"), live)
+    if not exprs:
+        return [[None] * len(spec) for _ in frames]
+    by_m = {row["m"]: row for row in stacked.group_by("m").agg(exprs).rows(named=True)}
+    return [[None] * len(spec) if agg is None else  # no entries: no live values
+            [_field_stats(i, t, agg, f, live) for i, (_, _, t) in enumerate(spec)]
+            for agg, f in ((by_m.get(m), f) for m, f in enumerate(frames))]
+
+
 def _stat_exprs(i: int, t: PrimitiveType, dtype: Any, live: Any) -> list[Any]:
     """Aggregates for partition field ``p{i}`` over the live entries: how many, any null, any
     NaN, and (for a type polars orders as Iceberg does) the lowest and highest other value."""

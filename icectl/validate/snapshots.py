@@ -18,7 +18,7 @@ from icectl.formats.manifest import ManifestFile, check_field_types, manifest_fi
 from icectl.spec.metadata import Snapshot
 from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
-from icectl.validate.entries import ScanContext
+from icectl.validate.entries import ScanContext, positions
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
 from icectl.validate.manifests import ManifestScan, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path
@@ -302,44 +302,62 @@ class LiveIndex:
 
         self.position = {id(s): i for i, s in enumerate(scans)}
 
-        def keyed(s: ManifestScan, i: int) -> Any:
-            f = s.data_files
+        def keyed(run: list[int]) -> Any:  # manifests whose live files are all compact, or all not
+            f = pl.concat([scans[i].data_files for i in run], how="vertical_relaxed", rechunk=False)
             key = pl.col("key") if "key" in f.columns else path_key(pl.col("path")).alias("key")
-            return f.select(key, pl.col("entry").cast(pl.UInt32), pl.lit(i, dtype=pl.UInt32).alias("m"))
+            m = positions(run, [len(scans[i].data_files) for i in run])
+            return f.select(key, pl.col("entry").cast(pl.UInt32)).with_columns(m)
 
         # Paths by their 64-bit keys (compact scans keep no paths): a repeated key sends a
-        # snapshot to the path-by-path check, which reports only real repeats. Manifest by manifest, in NumPy (whose large arrays go back to the system when freed):
-        # each manifest's sorted distinct keys, then the keys in more than one manifest (none in a
-        # healthy table). A polars group-by and self-join over every live key (2 M at 10x the
+        # snapshot to the path-by-path check, which reports only real repeats. In NumPy, over all
+        # manifests at once: one stable sort of the keys (a key's rows then in manifest order)
+        # gives the keys a manifest lists twice and the keys in more than one manifest (none in
+        # a healthy table). A polars group-by and self-join over every live key (2 M at 10x the
         # bench) held ~400 MB more at its peak than the scans themselves.
         import numpy as np
 
-        frames = [keyed(s, i) for i, s in enumerate(scans) if s.data_files is not None and len(s.data_files)]
-        self.self_duplicates: set[int] = set()
-        distinct, owners = [], []
-        for f in frames:
-            keys = f.get_column("key").to_numpy()
-            u = np.unique(keys)
-            m = int(f.get_column("m")[0])
-            if len(u) < len(keys):
-                self.self_duplicates.add(m)
-            distinct.append(u)
-            owners.append(np.full(len(u), m, dtype=np.uint32))
-        shared_pairs: set[tuple[int, int]] = set()
-        if distinct:
-            allk = np.concatenate(distinct)
-            order = np.argsort(allk, kind="stable")
-            sk = allk[order]
-            repeated = np.flatnonzero(sk[1:] == sk[:-1])
-            if len(repeated):
-                rows = np.unique(np.concatenate([repeated, repeated + 1]))
-                by_key: dict[int, list[int]] = {}
-                for k, m in zip(sk[rows].tolist(), np.concatenate(owners)[order[rows]].tolist()):
-                    by_key.setdefault(k, []).append(m)
-                shared_pairs = {(a, b) for ms in by_key.values() for a in ms for b in ms if a < b}
-            del allk, order, sk
+        runs: list[list[int]] = []  # in manifest order (the sort below relies on it)
+        for i, s in enumerate(scans):
+            if s.data_files is None or not len(s.data_files):
+                continue
+            if runs and ("key" in s.data_files.columns) == ("key" in scans[runs[-1][0]].data_files.columns):
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        frames = [keyed(run) for run in runs]
         data = pl.concat(frames) if frames else pl.DataFrame(schema={"key": pl.UInt64, "entry": pl.UInt32,
                                                                      "m": pl.UInt32})
+        del frames
+        self.self_duplicates: set[int] = set()
+        shared_pairs: set[tuple[int, int]] = set()
+        if len(data) > 1:
+            keys = data.get_column("key").to_numpy()
+            order = np.argsort(keys, kind="stable")
+            sk, sm = keys[order], data.get_column("m").to_numpy()[order]
+            del keys, order
+            same = sk[1:] == sk[:-1]
+            twice = same & (sm[1:] == sm[:-1])  # a key listed again by the same manifest
+            self.self_duplicates = set(np.unique(sm[1:][twice]).tolist())
+            if (same & ~twice).any():
+                once = np.ones(len(sk), dtype=bool)
+                once[1:] = ~twice
+                sk, sm = sk[once], sm[once]  # each (key, manifest) once
+                same = sk[1:] == sk[:-1]
+                rows = np.zeros(len(sk), dtype=bool)  # the rows of keys in more than one manifest
+                rows[1:] |= same
+                rows[:-1] |= same
+                sk, sm = sk[rows], sm[rows].astype(np.uint64)
+                # within a key's rows the manifests ascend: row i and row i + d of one key are a pair
+                codes, d = [], 1
+                while d < len(sk):
+                    hit = np.flatnonzero(sk[d:] == sk[:-d])
+                    if not len(hit):
+                        break  # no key is in more than d manifests
+                    codes.append((sm[hit] << np.uint64(32)) | sm[hit + d])
+                    d += 1
+                pairs = np.unique(np.concatenate(codes))
+                shared_pairs = set(zip((pairs >> np.uint64(32)).tolist(), (pairs & np.uint64(0xFFFFFFFF)).tolist()))
+            del sk, sm, same, twice
         self.partners: dict[int, set[int]] = {}
         for a, b in shared_pairs:
             self.partners.setdefault(a, set()).add(b)
