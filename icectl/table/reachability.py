@@ -300,9 +300,12 @@ class PathKeys:
 
     def contains(self, paths: Any) -> Any:
         """A numpy bool array: whether each path (a polars Series or a list) is in the set."""
+        return self.contains_keys(key_array(paths))
+
+    def contains_keys(self, k: Any) -> Any:
+        """:meth:`contains` of the paths whose keys (:func:`key_array`) are ``k``."""
         import numpy as np
 
-        k = key_array(paths)
         if not len(self.keys):
             return np.zeros(len(k), dtype=bool)
         i = np.searchsorted(self.keys, k)
