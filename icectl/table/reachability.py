@@ -169,7 +169,9 @@ def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers:
         return
     run: list[tuple[ManifestFile, Any]] = []
     held = 0
-    for m, cols in zip(manifests, bounded_map(lambda m: _content_columns(view, m), manifests, workers=workers)):
+    decoded = bounded_map(lambda m: _content_columns(view, m), manifests, workers=workers,
+                          weight=lambda m: m.manifest_length or 0, budget=DECODING_BUDGET)
+    for m, cols in zip(manifests, decoded):
         if done is not None:
             done()
         if cols is None:  # not a manifest polars reads as it is: its own way, in its place
@@ -186,6 +188,11 @@ def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers:
 
 
 CONTENT_COLUMNS = ("file_path", "file_format", "file_size_in_bytes")
+# Bytes of manifests decoded at once (or decoded and not yet consumed) by live_content_batches:
+# polars holds ~15x a manifest's size while it decodes one (an 8 MB manifest of 50,000 entries:
+# +127 MB), so two large ones decoded side by side were expire's peak at 10x the bench (623 MB);
+# a larger manifest is decoded alone, thousands of small ones still two at a time.
+DECODING_BUDGET = 4 << 20
 
 
 def _content_columns(view: Table, m: ManifestFile) -> Any | None:

@@ -98,6 +98,29 @@ def test_bounded_map_keeps_order_and_stays_ahead_by_at_most_the_window():
     assert list(bounded_map(fn, [3], workers=2)) == [9]
 
 
+def test_bounded_map_keeps_the_weight_started_within_the_budget():
+    """With a budget, the items computed at once weigh at most the budget together; an item
+    heavier than the budget is computed alone; the results stay in order."""
+    lock = threading.Lock()
+    running: list[int] = []
+    seen: list[tuple[int, int]] = []  # (weight running, items running) as each item starts
+    sizes = [1, 1, 1, 1, 9, 1, 5, 5, 1, 1, 12, 1, 1, 1, 3, 3, 3, 3]
+
+    def fn(i: int) -> int:
+        with lock:
+            running.append(sizes[i])
+            seen.append((sum(running), len(running)))
+        time.sleep(0.003)
+        with lock:
+            running.remove(sizes[i])
+        return i * i
+
+    out = list(bounded_map(fn, list(range(len(sizes))), workers=2, ahead=4, weight=lambda i: sizes[i], budget=10))
+    assert out == [i * i for i in range(len(sizes))]
+    assert all(w <= 10 or n == 1 for w, n in seen)
+    assert (12, 1) in seen and max(n for _, n in seen) == 2  # the light ones still two at a time
+
+
 def test_bounded_map_stops_early_without_running_everything():
     ran: list[int] = []
     gen = bounded_map(lambda i: ran.append(i) or i, list(range(1000)), workers=2, ahead=3)
