@@ -247,13 +247,16 @@ def bounded_map(fn: Callable[[Any], Any], items: list, *, workers: int = 2, ahea
     up in memory when the consumer is slower than the workers. With ``weight`` and ``budget``,
     the items started and not yet consumed weigh at most ``budget`` together (an item heavier
     than that is computed alone): a few large manifests are not decoded at once, whose decoding
-    holds several times their size."""
+    holds several times their size; and the items heavier than the budget are computed by one
+    thread of their own, always the same (an allocator keeps what a thread freed for that thread's
+    next allocations: two threads decoding large manifests in turn would each keep a decoding's
+    worth)."""
     if len(items) <= 1 or workers <= 1:
         for i in items:
             yield fn(i)
         return
     ahead = max(ahead or 2 * workers, 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool, ThreadPoolExecutor(max_workers=1) as solo:
         window: deque = deque()  # (future, weight)
         it = iter(items)
         held = 0
@@ -269,7 +272,8 @@ def bounded_map(fn: Callable[[Any], Any], items: list, *, workers: int = 2, ahea
                 w = weight(nxt) if weight is not None else 0
                 if window and budget is not None and held + w > budget:
                     return
-                window.append((pool.submit(fn, nxt), w))
+                heavy = budget is not None and w > budget
+                window.append(((solo if heavy else pool).submit(fn, nxt), w))
                 held += w
                 nxt = _NONE
 
