@@ -14,6 +14,7 @@ import errno
 import os
 import posixpath
 import re
+import stat
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
@@ -585,6 +586,24 @@ class FileIO:
                 continue
             yield FileInfo(self._qualify(scheme, prefix, p), int(info.get("size") or 0), _mtime_ms(info))
 
+    def list_paths(self, prefix: str, *, batch: int = 10_000) -> Iterator[tuple[list[str], list[FileInfo] | None]]:
+        """:meth:`list_files`, in its order, as batches of paths: for a local folder the paths
+        alone (a folder's files at a time; nothing asked of the file system per file: ask
+        :func:`local_file_info` for the few that need it) with None, for an object store up to
+        ``batch`` paths with the FileInfos its listing gave."""
+        if scheme_of(prefix) == "file":
+            for paths in _walk_local_paths(prefix):
+                yield paths, None
+            return
+        infos: list[FileInfo] = []
+        for f in self.list_files(prefix):
+            infos.append(f)
+            if len(infos) >= batch:
+                yield [i.path for i in infos], infos
+                infos = []
+        if infos:
+            yield [i.path for i in infos], infos
+
     def _qualify(self, scheme: str, prefix: str, fs_path: str) -> str:
         if scheme == "file":
             return fs_path if not prefix.startswith("file:") else "file:" + fs_path
@@ -656,13 +675,73 @@ def _storage_error(path: str, e: OSError, *, writing: bool) -> IcectlError:
     return StorageError(f"cannot read {path}: {e.strerror or e}")
 
 
+def _folder_entries(d: str) -> list[tuple[bool, Any]]:
+    """(is a folder, entry) of a local folder's entries in the order of their full paths ("b/..."
+    after "b.txt", as fsspec's ``find`` sorts them); a link is never a folder here (never
+    followed: a linked folder would bring files from outside into a listing, and remove-orphans
+    would delete them). Empty when the folder is gone."""
+    try:
+        with os.scandir(d) as it:
+            entries = []
+            for e in it:
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                entries.append((e.name + "/" if is_dir else e.name, is_dir, e))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    entries.sort(key=lambda x: x[0])
+    return [(is_dir, e) for _, is_dir, e in entries]
+
+
+def _local_root(prefix: str) -> str:
+    return posixpath.normpath(os.path.abspath(local_path(prefix)))
+
+
+def local_file_info(path: str) -> FileInfo | None:
+    """A listed local file's size, time and link target (``lstat``: a link is never followed);
+    None when it is gone. ``path`` as :meth:`FileIO.list_paths` gave it (``file:`` kept)."""
+    try:
+        st = os.lstat(local_path(path))
+        target = os.readlink(local_path(path)) if stat.S_ISLNK(st.st_mode) else None
+    except FileNotFoundError:
+        return None
+    return FileInfo(path, st.st_size, int(st.st_mtime * 1000), symlink=target)
+
+
+def _walk_local_paths(prefix: str) -> Iterator[list[str]]:
+    """:func:`_walk_local`'s paths, in its order, a folder's files at a time, without asking
+    the file system anything per file (no ``stat``)."""
+    root = _local_root(prefix)
+    qualify = "file:" if prefix.startswith("file:") else ""
+    if os.path.isfile(root):
+        yield [qualify + root]
+        return
+
+    def walk(d: str) -> Iterator[list[str]]:
+        files: list[str] = []
+        for is_dir, e in _folder_entries(d):
+            if is_dir:
+                if files:
+                    yield files
+                    files = []
+                yield from walk(e.path)
+            else:
+                files.append(qualify + e.path)
+        if files:
+            yield files
+
+    yield from walk(root)
+
+
 def _walk_local(prefix: str) -> Iterator[FileInfo]:
     """The files under a local folder in the order of their full paths (as fsspec's ``find``
     sorts them), walked as they are consumed; paths as fsspec's local file system gives them
     (absolute, normalised), ``file:`` kept. A symbolic link below the folder is yielded as itself
     (``symlink`` set, its own size and time) and never followed, as fsspec's ``find`` does not
     follow one either; ``prefix`` itself may be a link to the folder."""
-    root = posixpath.normpath(os.path.abspath(local_path(prefix)))
+    root = _local_root(prefix)
     qualify = "file:" if prefix.startswith("file:") else ""
     if os.path.isfile(root):
         st = os.stat(root)
@@ -670,21 +749,7 @@ def _walk_local(prefix: str) -> Iterator[FileInfo]:
         return
 
     def walk(d: str) -> Iterator[FileInfo]:
-        try:
-            with os.scandir(d) as it:
-                entries = []
-                for e in it:
-                    try:
-                        # Never follow a link here: a linked folder would bring files from
-                        # outside the folder into the listing, and remove-orphans would delete them.
-                        is_dir = e.is_dir(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    entries.append((e.name + "/" if is_dir else e.name, is_dir, e))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        entries.sort(key=lambda x: x[0])  # "b/..." after "b.txt", as the full paths sort
-        for _, is_dir, e in entries:
+        for is_dir, e in _folder_entries(d):
             if is_dir:
                 yield from walk(e.path)
                 continue

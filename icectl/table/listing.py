@@ -329,32 +329,55 @@ def _entry_rows(table: Table, m: ManifestFile) -> list[tuple]:
     return out
 
 
-def bounded_map(fn: Callable[[Any], Any], items: list, *, workers: int = 2, ahead: int | None = None) -> Iterator[Any]:
+def bounded_map(fn: Callable[[Any], Any], items: list, *, workers: int = 2, ahead: int | None = None,
+                weight: Callable[[Any], int] | None = None, budget: int | None = None) -> Iterator[Any]:
     """``fn`` of each item, in order, computed by ``workers`` threads at most ``ahead`` (default
     twice the workers) items ahead of the consumer: unlike ``Executor.map``, results do not pile
-    up in memory when the consumer is slower than the workers."""
+    up in memory when the consumer is slower than the workers. With ``weight`` and ``budget``,
+    the items started and not yet consumed weigh at most ``budget`` together (an item heavier
+    than that is computed alone): a few large manifests are not decoded at once, whose decoding
+    holds several times their size; and the items heavier than the budget are computed by one
+    thread of their own, always the same (an allocator keeps what a thread freed for that thread's
+    next allocations: two threads decoding large manifests in turn would each keep a decoding's
+    worth)."""
     if len(items) <= 1 or workers <= 1:
         for i in items:
             yield fn(i)
         return
     ahead = max(ahead or 2 * workers, 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        window: deque = deque()
+    with ThreadPoolExecutor(max_workers=workers) as pool, ThreadPoolExecutor(max_workers=1) as solo:
+        window: deque = deque()  # (future, weight)
         it = iter(items)
-        for item in it:
-            window.append(pool.submit(fn, item))
-            if len(window) >= ahead:
-                break
+        held = 0
+        nxt: Any = _NONE  # an item taken but not started (over the budget)
+
+        def start() -> None:
+            nonlocal held, nxt
+            while len(window) < ahead:
+                if nxt is _NONE:
+                    nxt = next(it, _END)
+                if nxt is _END:
+                    return
+                w = weight(nxt) if weight is not None else 0
+                if window and budget is not None and held + w > budget:
+                    return
+                heavy = budget is not None and w > budget
+                window.append(((solo if heavy else pool).submit(fn, nxt), w))
+                held += w
+                nxt = _NONE
+
         try:
+            start()
             while window:
-                result = window.popleft().result()
-                nxt = next(it, _END)
-                if nxt is not _END:
-                    window.append(pool.submit(fn, nxt))
+                future, w = window.popleft()
+                result = future.result()
+                held -= w
+                start()
                 yield result
         finally:
-            for f in window:
+            for f, _ in window:
                 f.cancel()
 
 
 _END = object()
+_NONE = object()

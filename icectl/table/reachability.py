@@ -169,7 +169,9 @@ def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers:
         return
     run: list[tuple[ManifestFile, Any]] = []
     held = 0
-    for m, cols in zip(manifests, bounded_map(lambda m: _content_columns(view, m), manifests, workers=workers)):
+    decoded = bounded_map(lambda m: _content_columns(view, m), manifests, workers=workers,
+                          weight=lambda m: m.manifest_length or 0, budget=DECODING_BUDGET)
+    for m, cols in zip(manifests, decoded):
         if done is not None:
             done()
         if cols is None:  # not a manifest polars reads as it is: its own way, in its place
@@ -186,6 +188,11 @@ def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers:
 
 
 CONTENT_COLUMNS = ("file_path", "file_format", "file_size_in_bytes")
+# Bytes of manifests decoded at once (or decoded and not yet consumed) by live_content_batches:
+# polars holds ~15x a manifest's size while it decodes one (an 8 MB manifest of 50,000 entries:
+# +127 MB), so two large ones decoded side by side were expire's peak at 10x the bench (623 MB);
+# a larger manifest is decoded alone, thousands of small ones still two at a time.
+DECODING_BUDGET = 4 << 20
 
 
 def _content_columns(view: Table, m: ManifestFile) -> Any | None:
@@ -246,24 +253,34 @@ def _fast_live_files(view: Table, m: ManifestFile) -> Any | None:
 def _live_of_columns(cols: Any) -> Any | None:
     """(path, kind, size) of the live entries in ``status``, ``content`` (absent: data), and
     data_file's path, format and size columns; None when a value is null or out of range
-    (read_entries rejects it, or reads it otherwise)."""
+    (read_entries rejects it, or reads it otherwise). Checked and filtered by Series kernels
+    (a query costs ~1 ms, as much as decoding a small manifest); the kind of each file by a
+    query only when there are delete files."""
     try:
         import polars as pl
 
-        content = pl.col("content").fill_null(0) if "content" in cols.columns else pl.lit(0)
-        d = cols.select(pl.col("status"), content.cast(pl.Int64).alias("content"), pl.col("file_path").alias("path"),
-                        pl.col("file_format").cast(pl.String).alias("format"),
-                        pl.col("file_size_in_bytes").cast(pl.Int64).alias("size"))
-        c = pl.col("content")
-        ok = d.select(pl.all_horizontal(
-            *(pl.col(n).null_count() == 0 for n in ("status", "path", "format", "size")),
-            pl.col("status").is_in([0, 1, 2]).all(), c.is_in([0, 1, 2]).all())).item()
-        if not ok:
+        status, path = cols.get_column("status"), cols.get_column("file_path")
+        fmt, size = cols.get_column("file_format"), cols.get_column("file_size_in_bytes").cast(pl.Int64)
+        fmt = fmt if fmt.dtype == pl.String else fmt.cast(pl.String)
+        if status.null_count() or path.null_count() or fmt.null_count() or size.null_count():
             return None
+        if len(status) and not (0 <= status.min() and status.max() <= 2):  # type: ignore[operator]
+            return None
+        content = cols.get_column("content").cast(pl.Int64) if "content" in cols.columns else None
+        lo, hi = (content.min(), content.max()) if content is not None else (None, None)
+        if lo is not None and not (0 <= lo and hi <= 2):  # type: ignore[operator]
+            return None
+        live = status != 2
+        path, size = path.filter(live).alias("path"), size.filter(live).alias("size")
+        if not hi:  # data files only (content 0 or null)
+            kind = pl.Series("kind", [DATA], dtype=pl.String).new_from_index(0, len(path))
+            return pl.DataFrame([path, kind, size])
+        c = pl.col("content")
         kind = (pl.when(c == 0).then(pl.lit(DATA)).when(c == 2).then(pl.lit(EQUALITY_DELETES))
                 .when(pl.col("format").str.to_lowercase() == "puffin").then(pl.lit(DELETION_VECTOR))
                 .otherwise(pl.lit(POSITION_DELETES)))
-        return d.filter(pl.col("status") != 2).select("path", kind.alias("kind"), "size")
+        d = pl.DataFrame([content.fill_null(0).filter(live).alias("content"), fmt.filter(live).alias("format")])
+        return pl.DataFrame([path, d.select(kind.alias("kind")).get_column("kind"), size])
     except Exception:
         return None
 
@@ -300,9 +317,12 @@ class PathKeys:
 
     def contains(self, paths: Any) -> Any:
         """A numpy bool array: whether each path (a polars Series or a list) is in the set."""
+        return self.contains_keys(key_array(paths))
+
+    def contains_keys(self, k: Any) -> Any:
+        """:meth:`contains` of the paths whose keys (:func:`key_array`) are ``k``."""
         import numpy as np
 
-        k = key_array(paths)
         if not len(self.keys):
             return np.zeros(len(k), dtype=bool)
         i = np.searchsorted(self.keys, k)

@@ -65,3 +65,44 @@ def test_a_run_whose_columns_differ_is_read_a_manifest_at_a_time(tmp_path, monke
 
     monkeypatch.setattr(reachability, "_content_columns", differing)
     assert _rows(live_content_batches(t, ms, most=64)) == expected
+
+
+def _columns(**cols):
+    import polars as pl
+
+    return pl.DataFrame(cols)
+
+
+def test_live_of_columns_gives_each_live_file_its_kind():
+    """The columns of live entries, as the entry reader gives them: deleted entries (status 2)
+    left out, each file's kind as content_kind says (content absent or null: data; puffin
+    position deletes: deletion vectors), sizes as Int64."""
+    from icectl.formats.manifest import content_kind
+
+    status = [1, 0, 2, 1, 1, 0, 2]
+    content = [0, 1, 1, 2, 1, None, 0]
+    fmt = ["PARQUET", "parquet", "AVRO", "ORC", "PUFFIN", "parquet", "PARQUET"]
+    paths = [f"/t/f{i}" for i in range(len(status))]
+    sizes = [10, 20, 30, 40, 50, 60, 70]
+    cols = _columns(content=content, file_path=paths, file_format=fmt, file_size_in_bytes=sizes, status=status)
+    got = reachability._live_of_columns(cols)
+    want = [(p, content_kind(c or 0, f), s) for p, c, f, s, st in zip(paths, content, fmt, sizes, status) if st != 2]
+    assert got.rows() == want and str(got.schema["size"]) == "Int64"
+    # Data files only (content absent, or all 0), and no live entry at all.
+    only_data = cols.drop("content")
+    assert reachability._live_of_columns(only_data).rows() == [(p, "data", s) for p, s, st in zip(paths, sizes, status)
+                                                              if st != 2]
+    assert reachability._live_of_columns(cols.filter(cols["status"] == 2)).rows() == []
+
+
+@pytest.mark.parametrize("change", [
+    {"status": [0, 3]}, {"status": [0, None]}, {"content": [0, 3]}, {"content": [-1, 0]},
+    {"file_path": ["/a", None]}, {"file_format": [None, "parquet"]}, {"file_size_in_bytes": [1, None]},
+])
+def test_live_of_columns_refuses_what_the_entry_reader_would_say_is_wrong(change):
+    """A null where a value is required, or a status or content out of range: None (the
+    manifest is then read entry by entry, with its checks and messages)."""
+    base = {"content": [0, 0], "file_path": ["/a", "/b"], "file_format": ["parquet", "parquet"],
+            "file_size_in_bytes": [1, 2], "status": [0, 1]}
+    assert reachability._live_of_columns(_columns(**base)) is not None
+    assert reachability._live_of_columns(_columns(**{**base, **change})) is None

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from icectl.table.reachability import PathKeys, key_array, live_content_batches, metadata_reach
 from icectl.table.loaded import Table
 from icectl.errors import ExitCode, IcectlError, InvalidMetadataError, NotFoundError, UsageError
-from icectl.io import FileInfo, join, local_path, scheme_of
+from icectl.io import FileIO, FileInfo, join, local_file_info, local_path, scheme_of
 from icectl.io.safety import table_guard
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 60 * 60 * 1000
@@ -103,19 +103,23 @@ def reachable_metadata_files(table: Table) -> set[str]:
 
 class ReachableIndex(AbcSet):
     """The reachable files of a table as 64-bit keys of their normalised paths
-    (:func:`split_path`), and of their paths alone (with their scheme and authority, for the
-    prefix-mismatch check): tens of MB for millions of files instead of GB of strings. A set for
-    ``in``, ``<=`` and ``&`` (it cannot list its paths). "Not reachable" is exact; "reachable"
-    may, with a probability of about 1 in 10**13 a file, be a key collision, which keeps the file
-    (see :class:`icectl.table.reachability.PathKeys`)."""
+    (:func:`canonical_path` of :func:`split_path`): tens of MB for millions of files instead of
+    GB of strings. For the prefix-mismatch check, the path alone (without scheme and authority)
+    is also keyed for the files written other than under the location as it is spelt when
+    normalised (the few others); the location's own are found by their full key. A set for ``in``,
+    ``<=`` and ``&`` (it cannot list its paths). "Not reachable" is exact; "reachable" may, with
+    a probability of about 1 in 10**13 a file, be a key collision, which keeps the file (see
+    :class:`icectl.table.reachability.PathKeys`)."""
 
     def __init__(self, location: str | None):
         self.location = location
+        self.home = split_path(location.rstrip("/") + "/")[:2] if location else None
         self.full = PathKeys()
         self.path_keys = _np().zeros(0, dtype=_np().uint64)
         self.path_owner = _np().zeros(0, dtype=_np().uint32)  # index into self.owners
         self.owners: list[tuple[str, str]] = []
-        self._pending: list[tuple[Any, Any, Any]] = []
+        self._pending: list[Any] = []
+        self._pending_paths: list[tuple[Any, Any]] = []
         self._rows = 0
 
     @classmethod
@@ -126,58 +130,69 @@ class ReachableIndex(AbcSet):
 
     def add(self, paths: Any) -> None:
         """Add a chunk of paths (a polars Series or a list)."""
-        np = _np()
-        frame = normalized(paths, self.location)
-        if not len(frame):
+        keys, split = path_keys(paths, self.location)
+        if not len(keys):
             return
-        codes = {sa: i for i, sa in enumerate(self.owners)}
-        owner = []
-        for sa in frame.select("scheme", "auth").unique(maintain_order=True).rows():
-            if sa not in codes:
-                codes[sa] = len(self.owners)
-                self.owners.append(sa)
-        owner = frame.select(_owner_expr(codes).alias("o")).get_column("o").to_numpy()
-        self._pending.append((key_array(full_key(frame)), key_array(frame.get_column("path")), owner))
-        self._rows += len(frame)
+        self._pending.append(keys)
+        if len(split):
+            codes = {sa: i for i, sa in enumerate(self.owners)}
+            for sa in split.select("scheme", "auth").unique(maintain_order=True).rows():
+                if sa not in codes:
+                    codes[sa] = len(self.owners)
+                    self.owners.append(sa)
+            owner = split.select(_owner_expr(codes).alias("o")).get_column("o").to_numpy()
+            self._pending_paths.append((key_array(split.get_column("path")), owner))
+        self._rows += len(keys)
         if self._rows > 4_000_000:
             self.done()
-        del np
 
     def done(self) -> "ReachableIndex":
         np = _np()
-        if not self._pending:
-            return self
-        full = np.concatenate([self.full.keys] + [p[0] for p in self._pending])
-        self.full = PathKeys(full)
-        keys = np.concatenate([self.path_keys] + [p[1] for p in self._pending])
-        owner = np.concatenate([self.path_owner] + [p[2].astype(np.uint32) for p in self._pending])
-        order = np.lexsort((owner, keys))
-        keys, owner = keys[order], owner[order]
-        keep = np.ones(len(keys), dtype=bool)
-        keep[1:] = (keys[1:] != keys[:-1]) | (owner[1:] != owner[:-1])
-        self.path_keys, self.path_owner = keys[keep], owner[keep]
-        self._pending, self._rows = [], 0
+        if self._pending:
+            self.full = PathKeys(np.concatenate([self.full.keys] + self._pending))
+        if self._pending_paths:
+            keys = np.concatenate([self.path_keys] + [p[0] for p in self._pending_paths])
+            owner = np.concatenate([self.path_owner] + [p[1].astype(np.uint32) for p in self._pending_paths])
+            order = np.lexsort((owner, keys))
+            keys, owner = keys[order], owner[order]
+            keep = np.ones(len(keys), dtype=bool)
+            keep[1:] = (keys[1:] != keys[:-1]) | (owner[1:] != owner[:-1])
+            self.path_keys, self.path_owner = keys[keep], owner[keep]
+        self._pending, self._pending_paths, self._rows = [], [], 0
         return self
+
+    def contains(self, paths: Any) -> Any:
+        """A numpy bool array: whether each path (a polars Series or a list) is reachable."""
+        return self.full.contains_keys(path_keys(paths, self.location)[0])
 
     def owner_of(self, path_part: str) -> tuple[str, str] | None:
         """The (scheme, authority) of a reachable file with this path part, if any."""
         return self.owners_of([path_part])[0]
 
     def owners_of(self, path_parts: list[str]) -> list[tuple[str, str] | None]:
-        """:meth:`owner_of` of many path parts at once (a key costs ~1 ms alone)."""
+        """:meth:`owner_of` of many path parts at once (a key costs ~1 ms alone): the location's
+        own (scheme, authority) first, then any other."""
         np = _np()
         if not path_parts:
             return []
-        k = key_array(path_parts)
-        if not len(self.path_keys):
-            return [None] * len(path_parts)
-        i = np.searchsorted(self.path_keys, k)
-        i[i == len(self.path_keys)] = 0
-        hit = self.path_keys[i] == k
-        return [self.owners[int(self.path_owner[j])] if h else None for j, h in zip(i, hit)]
+        out: list[tuple[str, str] | None] = [None] * len(path_parts)
+        if self.home is not None:
+            scheme, auth = self.home
+            home = self.full.contains([canonical_path(scheme, auth, p) for p in path_parts])
+            for j in np.flatnonzero(home):
+                out[j] = self.home
+        if len(self.path_keys):
+            k = key_array(path_parts)
+            i = np.searchsorted(self.path_keys, k)
+            i[i == len(self.path_keys)] = 0
+            hit = self.path_keys[i] == k
+            for j in np.flatnonzero(hit):
+                if out[j] is None:
+                    out[j] = self.owners[int(self.path_owner[i[j]])]
+        return out
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and bool(self.full.contains(full_key(normalized([path], self.location)))[0])
+        return isinstance(path, str) and bool(self.contains([path])[0])
 
     def __len__(self) -> int:
         return len(self.full)
@@ -188,6 +203,46 @@ class ReachableIndex(AbcSet):
     @classmethod
     def _from_iterable(cls, it: Iterable[str]) -> set[str]:
         return set(it)
+
+
+def canonical_path(scheme: str, auth: str, path: str) -> str:
+    """One string for a normalised (scheme, authority, path) (:func:`split_path`): the path of
+    a local file, ``scheme://authority/path`` otherwise; a path written under a location spelt so
+    (``/x/...``, ``s3://b/x/...``: the usual case) is its own canonical path."""
+    return path if scheme == "file" else f"{scheme}://{auth}{path}"
+
+
+def canonical_prefix(location: str) -> str:
+    """The canonical path of ``location`` with a ``/`` after it."""
+    scheme, auth, head = split_path(location.rstrip("/") + "/")
+    return canonical_path(scheme, auth, "" if head == "/" else head) + "/"
+
+
+def path_keys(paths: Any, location: str | None) -> tuple[Any, Any]:
+    """(keys, split): the 64-bit key of each path's :func:`canonical_path`, and the
+    normalised (scheme, auth, path) of the paths that are not their own canonical path (not
+    under the location as it is spelt when normalised, a ``?`` or ``#`` in them, a ``/`` at the
+    end) as a polars DataFrame. Millions of paths written under the location are keyed as they
+    are, one hash each; the others are split by :func:`normalized`."""
+    import polars as pl
+
+    np = _np()
+    s = paths if isinstance(paths, pl.Series) else pl.Series("path", list(paths), dtype=pl.String)
+    keys = key_array(s)
+    if location:
+        cp = canonical_prefix(location)
+        plain = s.str.starts_with(cp) & ~s.str.contains_any(["?", "#"]) & ~s.str.ends_with("/")
+        odd = np.flatnonzero(~plain.fill_null(False).to_numpy())
+    else:
+        odd = np.arange(len(s))
+    if not len(odd):
+        return keys, pl.DataFrame()
+    split = normalized(s.gather(odd), location)
+    canon = split.select(pl.when(pl.col("scheme") == "file").then(pl.col("path"))
+                         .otherwise(pl.concat_str("scheme", pl.lit("://"), "auth", "path")).alias("k"))
+    keys = keys.copy() if not keys.flags.writeable else keys
+    keys[odd] = key_array(canon.get_column("k"))
+    return keys, split
 
 
 def _np() -> Any:
@@ -234,12 +289,6 @@ def normalized(paths: Any, location: str | None) -> Any:
     return pl.concat([quick.cast(schema), split]).sort("_i").drop("_i")
 
 
-def full_key(frame: Any) -> Any:
-    import polars as pl
-
-    return frame.select(pl.concat_str("scheme", "auth", "path", separator="\x1f").alias("k")).get_column("k")
-
-
 REACHABLE_BATCH = 100_000
 
 
@@ -278,6 +327,40 @@ def all_reachable(table: Table) -> ReachableIndex:
 LISTING_BATCH = 100_000
 
 
+def _listing(io: Any, root: str) -> Iterator[tuple[list[str], list[FileInfo] | None]]:
+    """The files under ``root`` in batches of about LISTING_BATCH paths, with their FileInfos
+    when the listing gave them (an object store) or None (a local folder: its files' sizes and
+    times are asked for only where needed, :func:`icectl.io.local_file_info`)."""
+    source = io.list_paths(root, batch=LISTING_BATCH) if isinstance(io, FileIO) else _info_batches(io.list_files(root))
+    paths: list[str] = []
+    infos: list[FileInfo] = []
+    with_infos = False
+    for p, i in source:
+        if not p:
+            continue
+        if paths and (i is not None) != with_infos:
+            yield paths, infos if with_infos else None
+            paths, infos = [], []
+        with_infos = i is not None
+        paths.extend(p)
+        if i is not None:
+            infos.extend(i)
+        if len(paths) >= LISTING_BATCH:
+            yield paths, infos if with_infos else None
+            paths, infos = [], []
+    if paths:
+        yield paths, infos if with_infos else None
+
+
+def _info_batches(files: Iterable[FileInfo]) -> Iterator[tuple[list[str], list[FileInfo]]]:
+    it = iter(files)
+    while True:
+        chunk = [f for _, f in zip(range(LISTING_BATCH), it)]
+        if not chunk:
+            return
+        yield [f.path for f in chunk], chunk
+
+
 def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: str | None = None,
                  prefix_mismatch: str = "error", now_ms: int | None = None,
                  remove_symlinks: bool = False) -> OrphanPlan:
@@ -301,30 +384,38 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
     partition_names = {f.name for s in md.partition_specs for f in s.fields}
     plan = OrphanPlan(table.name, root, cutoff, 0, remove_symlinks=remove_symlinks)
     guard = table_guard(table.io, md.location, allow_symlinks=remove_symlinks)
-    listing = iter(table.io.list_files(root))
     # Quarantined files are the table's no more than orphans are, and never listed as orphans.
     quarantine = tuple(q.rstrip("/") + "/" for q in quarantine_roots(table))
-    while True:
-        raw = [f for _, f in zip(range(LISTING_BATCH), listing)]
-        if not raw:
-            break
-        batch = [f for f in raw if not f.path.startswith(quarantine)] if quarantine else raw
-        if not batch:
-            continue
-        frame = normalized([f.path for f in batch], md.location)
-        rel = pl.col("path").str.slice(len(t_path)).str.strip_chars("/")
-        flags = frame.select(rel.str.contains(r"(^|/)[._]").alias("maybe_hidden"))
-        maybe_hidden = flags.get_column("maybe_hidden").to_numpy()
-        reached = reachable.full.contains(full_key(frame))
+    home = canonical_prefix(md.location)
+    for paths, infos in _listing(table.io, root):
+        if quarantine:
+            keep = [i for i, p in enumerate(paths) if not p.startswith(quarantine)]
+            paths = [paths[i] for i in keep]
+            infos = [infos[i] for i in keep] if infos is not None else None
+            if not paths:
+                continue
+        s = pl.Series("path", paths, dtype=pl.String)
+        keys, split = path_keys(s, md.location)
+        reached = reachable.full.contains_keys(keys)
+        # A name starting with . or _ below the location: a hidden file, unless _key=value of a
+        # partition (decided below for these few, and for the paths not written under the location).
+        maybe_hidden = s.str.slice(len(home) - 1).str.contains("/[._]").fill_null(True).to_numpy()
+        if len(split):
+            maybe_hidden = maybe_hidden.copy() if not maybe_hidden.flags.writeable else maybe_hidden
+            maybe_hidden[~s.str.starts_with(home).fill_null(False).to_numpy()] = True
+        listed = len(paths)
         unreached: list[tuple[FileInfo, str]] = []
         for i in _np().flatnonzero(maybe_hidden | ~reached):
-            f = batch[i]
-            sch, auth, p = split_path(f.path)
+            sch, auth, p = split_path(paths[i])
             rel_parts = p[len(t_path):].strip("/").split("/")
             if maybe_hidden[i] and _hidden(rel_parts, partition_names):
-                plan.listed -= 1  # counted below with the batch
+                listed -= 1
                 continue
             if not reached[i]:
+                f = infos[i] if infos is not None else local_file_info(paths[i])
+                if f is None:  # gone since it was listed: not listed
+                    listed -= 1
+                    continue
                 unreached.append((f, p))
         for (f, p), owner in zip(unreached, reachable.owners_of([p for _, p in unreached])):
             if owner is not None:
@@ -346,7 +437,7 @@ def plan_orphans(table: Table, *, older_than_ms: int | None = None, location: st
                 plan.skipped_for_safety.append((f.path, why))
                 continue
             plan.orphans.append(f)
-        plan.listed += len(batch)
+        plan.listed += listed
     plan.orphans.sort(key=lambda f: f.path)
     plan.skipped_for_safety.sort()
     if plan.prefix_mismatches and prefix_mismatch == "error":
@@ -372,8 +463,7 @@ def still_orphans(table: Table, plan: OrphanPlan, *, prefix_mismatch: str = "err
         reachable = ReachableIndex.of_paths(reachable, fresh.metadata.location)
     if not plan.orphans:
         return []
-    frame = normalized([f.path for f in plan.orphans], fresh.metadata.location)
-    reached = reachable.full.contains(full_key(frame))
+    reached = reachable.contains([f.path for f in plan.orphans])
     unreached = [f for f, r in zip(plan.orphans, reached) if not r]
     owners = reachable.owners_of([split_path(f.path)[2] for f in unreached])
     return [f for f, owner in zip(unreached, owners) if owner is None or prefix_mismatch == "delete"]
