@@ -180,11 +180,14 @@ def row_texts(cls: type) -> Callable[[list[Any], str], str]:
     def texts(batch: list[Any], sep: str) -> str:
         dicts = list(map(plain, batch))
         if None not in dicts:
-            data = _ENCODE(dicts)
+            try:
+                data: bytes | None = _ENCODE(dicts)
+            except UnicodeEncodeError:  # a lone surrogate, which msgspec cannot write as UTF-8
+                data = None
             n = len(dicts)
             del dicts  # each intermediate is let go as soon as the next is made: memory stays as it was
             # the standard encoder writes the rest as \\u escapes, and DEL (0x7f) as \\u007f
-            if data.isascii() and b"\x7f" not in data:
+            if data is not None and data.isascii() and b"\x7f" not in data:
                 # the batch as one array on one line; indent=0 puts the standard encoder's spaces
                 # after ',' and ':' back. Rows are objects, so "}, {" sits between each two; when
                 # it is found nowhere else (not inside a string), it is where to cut.
