@@ -418,6 +418,19 @@ def warn(env: Env, message: str) -> None:
     env.stderr.write(f"icectl: warning: {message}\n")
 
 
+def _widen(widths: list[int], rows: list[list[str]]) -> None:
+    """Each column's width grown, in place, to the widest of its cells in ``rows``."""
+    for r in rows:
+        for i, cell in enumerate(r):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+
+
+def _aligned(cells: list[str], widths: list[int], headers: list[str], right: set[str]) -> str:
+    """One line of a plain table: each cell padded to its column's width, two spaces apart."""
+    return "  ".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(cells, widths, headers)).rstrip()
+
+
 def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: Iterable[str] = frozenset(),
                 show_header: bool = True) -> None:
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
@@ -432,14 +445,10 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
         def line(cells: list[str]) -> str:
             return fmt.format(*cells).rstrip()
     else:
-        for r in rows:
-            for i, cell in enumerate(r):
-                if len(cell) > widths[i]:
-                    widths[i] = len(cell)
+        _widen(widths, rows)
 
         def line(cells: list[str]) -> str:
-            return "  ".join(c.rjust(w) if h in right else c.ljust(w)
-                             for c, w, h in zip(cells, widths, headers)).rstrip()
+            return _aligned(cells, widths, headers, right)
     out = env.stdout
     if show_header:
         out.write(line(headers) + "\n")
@@ -479,14 +488,10 @@ def plain_table_stream(env: Env, headers: list[str], batches: Iterable[list[list
             if text:
                 out.write(text + "\n")
             continue
-        for r in rows:
-            for i, cell in enumerate(r):
-                if len(cell) > widths[i]:
-                    widths[i] = len(cell)
+        _widen(widths, rows)
 
         def line(cells: list[str]) -> str:
-            return "  ".join(c.rjust(w) if h in right else c.ljust(w)
-                             for c, w, h in zip(cells, widths, headers)).rstrip()
+            return _aligned(cells, widths, headers, right)
 
         if not started:
             out.write(line(headers) + "\n")
