@@ -20,7 +20,7 @@ from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
 from icectl.validate.entries import ScanContext, positions
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
-from icectl.validate.manifests import ManifestScan, finish_scans, path_key, scan_manifest_pending
+from icectl.validate.manifests import ManifestScan, compact_scans, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path
 
 REQUIRED_LIST_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id", "added_files_count",
@@ -266,8 +266,7 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
                 scans = list(pool.map(one, refs_)) if workers > 1 else list(map(one, refs_))
                 finish_scans(scans, ctx)
                 if not ctx.deep:  # --deep reads every file anyway: it keeps the paths
-                    for scan, r in zip(scans, refs_):
-                        scan.compact(again(r))
+                    compact_scans(scans, [again(r) for r in refs_])
                 found.update(zip((k for k, _ in chunk), scans))
     finally:
         if enabled:
