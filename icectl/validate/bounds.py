@@ -219,7 +219,9 @@ def _check_nan(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[
     for which, col in (("lower", lo), ("upper", hi)):
         idx = [i for i, v in enumerate(col) if v is not None and len(v) in (4, 8)]
         for width, dtype in ((4, "<f4"), (8, "<f8")):
-            sel = [i for i in idx if len(col[i]) == width] if len(lengths) > 1 else (idx if width in lengths else [])
+            # (a 4-byte NaN found first is None by now: it is not one of the 8-byte values)
+            sel = [i for i in idx if col[i] is not None and len(col[i]) == width] if len(lengths) > 1 else \
+                (idx if width in lengths else [])
             if not sel:
                 continue
             values = np.frombuffer(b"".join([col[i] for i in sel]), dtype=dtype)

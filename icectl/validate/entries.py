@@ -261,13 +261,13 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
         bounds = v.lazy().filter(valid).select("m", "n", "lower_bounds", "upper_bounds").collect()
-        by_types = _same_types(pending)
+        by_types = same_types(pending)
         for ms in by_types:
             part = bounds if len(by_types) == 1 else bounds.filter(col("m").is_in(ms))
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
 
 
-def _same_types(pending: list[Pending]) -> list[list[int]]:
+def same_types(pending: list[Pending]) -> list[list[int]]:
     """The positions of the manifests whose field types are equal (the bounds of each group are
     checked in one pass): manifests of different header schemas usually read their columns as
     the same types, and filtering the bound lists apart costs more than checking them."""
