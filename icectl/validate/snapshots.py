@@ -275,8 +275,9 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
 
 
 # Of manifest files checked together (~50,000 entries of 8 columns). Twice this (two of the
-# largest manifests, one per core) held 140 MB more at 1x and 10x and cost 0.2-1.5 s more CPU
-# (fresh pages for the decoded frames: system time) than the decoding in parallel saved.
+# largest manifests, one per core) held 130-170 MB more at 1x, 10x and on the neglected table,
+# and cost 0.2-1.9 s more CPU (fresh pages for the decoded frames: system time) than decoding
+# them in parallel saved.
 CHUNK_BYTES = 8 * 1024 * 1024
 
 
