@@ -108,7 +108,8 @@ def check_bounds_frame(frame: Any, types: dict[int, IcebergType], outs: list[Any
         bad = (a > b).fill_null(False)
         if group.startswith("Float"):
             bad = bad | a.is_nan().fill_null(False) | b.is_nan().fill_null(False)
-        checks.update((m, k) for m, k, x in sub.group_by("m", "key").agg(bad.any()).collect().rows() if x)
+        # the (manifest, field id) pairs with a bad value: a filter (few rows pass), not a group-by of every row
+        checks.update(sub.filter(bad).select("m", "key").unique().collect().rows())
     if not checks:
         return
     keys = sorted({k for _, k in checks})
@@ -218,7 +219,9 @@ def _check_nan(k: int, t: PrimitiveType, out: Any, *, rows: list[int], lo: list[
     for which, col in (("lower", lo), ("upper", hi)):
         idx = [i for i, v in enumerate(col) if v is not None and len(v) in (4, 8)]
         for width, dtype in ((4, "<f4"), (8, "<f8")):
-            sel = [i for i in idx if len(col[i]) == width] if len(lengths) > 1 else (idx if width in lengths else [])
+            # (a 4-byte NaN found first is None by now: it is not one of the 8-byte values)
+            sel = [i for i in idx if col[i] is not None and len(col[i]) == width] if len(lengths) > 1 else \
+                (idx if width in lengths else [])
             if not sel:
                 continue
             values = np.frombuffer(b"".join([col[i] for i in sel]), dtype=dtype)

@@ -261,12 +261,28 @@ def check_entries(pending: list[Pending], ctx: ScanContext) -> None:
 
     if ctx.check_bounds and "lower_bounds" in v.columns:
         bounds = v.lazy().filter(valid).select("m", "n", "lower_bounds", "upper_bounds").collect()
-        by_types: dict[int, list[int]] = {}
-        for i, p in enumerate(pending):
-            by_types.setdefault(id(p.types), []).append(i)
-        for ms in by_types.values():
+        by_types = same_types(pending)
+        for ms in by_types:
             part = bounds if len(by_types) == 1 else bounds.filter(col("m").is_in(ms))
             check_bounds_frame(part, pending[ms[0]].types, [p.out for p in pending])
+
+
+def same_types(pending: list[Pending]) -> list[list[int]]:
+    """The positions of the manifests whose field types are equal (the bounds of each group are
+    checked in one pass): manifests of different header schemas usually read their columns as
+    the same types, and filtering the bound lists apart costs more than checking them."""
+    groups: list[tuple[dict[int, IcebergType], list[int]]] = []
+    known: dict[int, list[int]] = {}  # id of a types dict -> its group's positions
+    for i, p in enumerate(pending):
+        members = known.get(id(p.types))
+        if members is None:
+            members = next((ms for types, ms in groups if types == p.types), None)
+            if members is None:
+                members = []
+                groups.append((p.types, members))
+            known[id(p.types)] = members
+        members.append(i)
+    return [ms for _, ms in groups]
 
 
 def positions(members: list[int], sizes: list[int]) -> Any:

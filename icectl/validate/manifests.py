@@ -56,12 +56,27 @@ class ManifestScan:
     def compact(self, reload: Any) -> None:
         """Keep only a 64-bit key per live data file instead of its path (8 bytes instead of
         ~100 a file, so that millions of files stay in bounded memory); ``reload`` gives the
-        full scan again when a rule needs the paths."""
-        if self.data_files is not None and "path" in self.data_files.columns:
-            import polars as pl
+        full scan again when a rule needs the paths. :func:`compact_scans` does it for many."""
+        compact_scans([self], [reload])
 
-            self.data_files = self.data_files.select(path_key(pl.col("path")).alias("key"), "entry", "records", "size")
-            self.reload = reload
+
+def compact_scans(scans: list[ManifestScan], reloads: list[Any]) -> None:
+    """:meth:`ManifestScan.compact` of many scans in one query over their stacked live files (a
+    query per manifest cost more than the hashing: a neglected table's thousand manifests)."""
+    import polars as pl
+
+    todo = [(s, r) for s, r in zip(scans, reloads) if s.data_files is not None and "path" in s.data_files.columns]
+    if not todo:
+        return
+    stacked = pl.concat([s.data_files for s, _ in todo], how="vertical_relaxed", rechunk=False)
+    keyed = stacked.select(path_key(pl.col("path")).alias("key"), "entry", "records", "size")
+    del stacked
+    offset = 0
+    for s, reload in todo:
+        n = len(s.data_files)
+        s.data_files = keyed.slice(offset, n)
+        s.reload = reload
+        offset += n
 
 
 KEY_SEED = 0x1CEC7

@@ -20,7 +20,7 @@ from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
 from icectl.validate.entries import ScanContext, positions
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
-from icectl.validate.manifests import ManifestScan, finish_scans, path_key, scan_manifest_pending
+from icectl.validate.manifests import ManifestScan, compact_scans, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path
 
 REQUIRED_LIST_V2 = ("content", "sequence_number", "min_sequence_number", "added_snapshot_id", "added_files_count",
@@ -266,8 +266,7 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
                 scans = list(pool.map(one, refs_)) if workers > 1 else list(map(one, refs_))
                 finish_scans(scans, ctx)
                 if not ctx.deep:  # --deep reads every file anyway: it keeps the paths
-                    for scan, r in zip(scans, refs_):
-                        scan.compact(again(r))
+                    compact_scans(scans, [again(r) for r in refs_])
                 found.update(zip((k for k, _ in chunk), scans))
     finally:
         if enabled:
@@ -275,7 +274,11 @@ def scan_manifests(table: Any, refs: list[ManifestFile], ctx: ScanContext,
     return {k: found[k] for k in distinct}
 
 
-CHUNK_BYTES = 16 * 1024 * 1024  # of manifest files checked together (~100,000 entries of 8 columns; two of the largest, one per core)
+# Of manifest files checked together (~50,000 entries of 8 columns). Twice this (two of the
+# largest manifests, one per core) held 130-170 MB more at 1x, 10x and on the neglected table,
+# and cost 0.2-1.9 s more CPU (fresh pages for the decoded frames: system time) than decoding
+# them in parallel saved.
+CHUNK_BYTES = 8 * 1024 * 1024
 
 
 def _chunks(refs: list[tuple[tuple, ManifestFile]], limit: int) -> list[list[tuple[tuple, ManifestFile]]]:
@@ -309,13 +312,12 @@ class LiveIndex:
             return f.select(key, pl.col("entry").cast(pl.UInt32)).with_columns(m)
 
         # Paths by their 64-bit keys (compact scans keep no paths): a repeated key sends a
-        # snapshot to the path-by-path check, which reports only real repeats. In NumPy, over all
-        # manifests at once: one stable sort of the keys (a key's rows then in manifest order)
-        # gives the keys a manifest lists twice and the keys in more than one manifest (none in
-        # a healthy table). A polars group-by and self-join over every live key (2 M at 10x the
-        # bench) held ~400 MB more at its peak than the scans themselves.
-        import numpy as np
-
+        # snapshot to the path-by-path check, which reports only real repeats. Over all manifests
+        # at once: one stable sort of the keys (a key's rows then in manifest order) gives the
+        # keys a manifest lists twice and the keys in more than one manifest (none in a healthy
+        # table). A polars group-by and self-join over every live key (2 M at 10x the bench) held
+        # ~400 MB more at its peak than the scans themselves; the sort holds a copy of the two
+        # columns. (In polars, not NumPy: importing NumPy costs a tenth of a second of start-up.)
         runs: list[list[int]] = []  # in manifest order (the sort below relies on it)
         for i, s in enumerate(scans):
             if s.data_files is None or not len(s.data_files):
@@ -331,33 +333,26 @@ class LiveIndex:
         self.self_duplicates: set[int] = set()
         shared_pairs: set[tuple[int, int]] = set()
         if len(data) > 1:
-            keys = data.get_column("key").to_numpy()
-            order = np.argsort(keys, kind="stable")
-            sk, sm = keys[order], data.get_column("m").to_numpy()[order]
-            del keys, order
-            same = sk[1:] == sk[:-1]
-            twice = same & (sm[1:] == sm[:-1])  # a key listed again by the same manifest
-            self.self_duplicates = set(np.unique(sm[1:][twice]).tolist())
-            if (same & ~twice).any():
-                once = np.ones(len(sk), dtype=bool)
-                once[1:] = ~twice
-                sk, sm = sk[once], sm[once]  # each (key, manifest) once
-                same = sk[1:] == sk[:-1]
-                rows = np.zeros(len(sk), dtype=bool)  # the rows of keys in more than one manifest
-                rows[1:] |= same
-                rows[:-1] |= same
-                sk, sm = sk[rows], sm[rows].astype(np.uint64)
+            key, m = pl.col("key"), pl.col("m")
+            same = (key == key.shift(1)).fill_null(False)
+            s = data.select(key, m).sort("key", maintain_order=True).with_columns(same.alias("same")) \
+                .with_columns((pl.col("same") & (m == m.shift(1))).fill_null(False).alias("twice"))
+            # a key listed again by the same manifest
+            self.self_duplicates = set(s.filter("twice").get_column("m").unique().to_list())
+            if s.select(pl.col("same") & ~pl.col("twice")).to_series().any():
+                s = s.filter(~pl.col("twice")).select(key, m)  # each (key, manifest) once
+                s = s.filter(same | same.shift(-1).fill_null(False))  # the rows of keys in more than one manifest
                 # within a key's rows the manifests ascend: row i and row i + d of one key are a pair
-                codes, d = [], 1
-                while d < len(sk):
-                    hit = np.flatnonzero(sk[d:] == sk[:-d])
+                pairs, d = [], 1
+                while d < len(s):
+                    hit = s.select(m.alias("a"), m.shift(-d).alias("b"), (key == key.shift(-d)).alias("hit")) \
+                        .filter("hit")
                     if not len(hit):
                         break  # no key is in more than d manifests
-                    codes.append((sm[hit] << np.uint64(32)) | sm[hit + d])
+                    pairs.append(hit.select("a", "b"))
                     d += 1
-                pairs = np.unique(np.concatenate(codes))
-                shared_pairs = set(zip((pairs >> np.uint64(32)).tolist(), (pairs & np.uint64(0xFFFFFFFF)).tolist()))
-            del sk, sm, same, twice
+                shared_pairs = set(pl.concat(pairs).unique().rows())
+            del s
         self.partners: dict[int, set[int]] = {}
         for a, b in shared_pairs:
             self.partners.setdefault(a, set()).add(b)
