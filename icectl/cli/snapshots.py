@@ -46,6 +46,7 @@ def snapshots(
     env: Env = ctx.obj
     with no_cycle_collection():
         # every snapshot is read (a whole listing or the tree): each built as the load parses it
+        # (a ref's history may be a few of them: built as read)
         with every_snapshot_read(tree or (ref is None and limit is None and since is None)):
             t = open_table(env, table)
         if tree:

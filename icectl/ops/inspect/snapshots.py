@@ -74,14 +74,13 @@ def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
 def _ancestor_ids(md: TableMetadata, snapshot_id: int) -> set[int]:
     """The ids of ``md.ancestors_of(snapshot_id)``, from the snapshots' id and parent columns (no
     snapshot built)."""
-    ids, parents = md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")
-    at = {sid: i for i, sid in enumerate(ids)}  # the last of a repeated id, as snapshot_by_id
+    # of a repeated id, the last one's parent, as snapshot_by_id finds the last
+    parent_of = dict(zip(md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")))
     out: set[int] = set()
-    i = at.get(snapshot_id)
-    while i is not None and ids[i] not in out:
-        out.add(ids[i])
-        parent = parents[i]
-        i = at.get(parent) if parent is not None else None
+    sid: int | None = snapshot_id
+    while sid is not None and sid in parent_of and sid not in out:
+        out.add(sid)
+        sid = parent_of[sid]
     return out
 
 
@@ -118,14 +117,14 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
     def row(s: Snapshot) -> SnapshotRow:
         get = s.summary.get
         sid = s.snapshot_id
-        # summary_count of each count: a string of digits read at once (most of them)
-        added, removed, added_del, removed_del, added_rec, removed_rec = [
-            None if (v := get(k)) is None else int(v) if v.isdigit() else summary_count(v) for k in COUNT_KEYS]
+        counts = []
+        for k in COUNT_KEYS:  # summary_count of each: a string of digits (most) read at once
+            v = get(k)
+            counts.append(None if v is None else int(v) if v.isdigit() else summary_count(v))
         return SnapshotRow(
             sid, s.parent_snapshot_id, s.timestamp_ms, millis_to_iso(s.timestamp_ms), get("operation"),
-            s.sequence_number, s.schema_id, added, removed, added_del, removed_del, added_rec, removed_rec,
-            by_snap.get(sid, []), sid == current, sid in main_ids, s.manifest_list, s.summary, s.first_row_id,
-            s.added_rows)
+            s.sequence_number, s.schema_id, *counts, by_snap.get(sid, []), sid == current, sid in main_ids,
+            s.manifest_list, s.summary, s.first_row_id, s.added_rows)
 
     if snaps is not None:
         return [row(snaps[i]) for i in order]
