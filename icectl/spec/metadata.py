@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
+from operator import attrgetter
 from typing import Annotated, Any, Optional
 
 import msgspec
@@ -336,6 +337,7 @@ class _SnapshotJson(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, 
 
 
 _DECODE_SNAPSHOT = msgspec.json.Decoder(_SnapshotJson).decode
+_DECODE_SNAPSHOTS = msgspec.json.Decoder(list[_SnapshotJson]).decode
 
 
 def _snapshot_of(f: _SnapshotJson) -> Snapshot:
@@ -519,7 +521,7 @@ class TableMetadata:
         if isinstance(snaps, LazyTuple):
             key, default = _SNAPSHOT_VALUES[attr]
             return snaps.field_values(key, attr, default)
-        return [getattr(s, attr) for s in snaps]
+        return list(map(attrgetter(attr), snaps))
 
     def each_snapshot(self) -> Iterator[Snapshot]:
         """Every snapshot, in order, without keeping those no reader built before (one pass over
@@ -705,8 +707,15 @@ def every_snapshot_read(enabled: bool = True) -> Iterator[None]:
 
 def _split_snapshots(raw: msgspec.Raw, fields: dict[str, Any], visit: SnapshotVisitor | None, build: bool
                      ) -> tuple[list[msgspec.Raw] | tuple[Snapshot, ...], dict[str, Sequence[Any]]] | None:
+    if build:  # each parsed once, into its snapshot: all in one call when every one is common
+        try:
+            common = _DECODE_SNAPSHOTS(raw)
+        except ValueError:
+            pass
+        else:
+            return tuple(map(_snapshot_of, common)), {}
     items = _SPLIT_LIST(raw)
-    if build:  # each parsed once, into its snapshot
+    if build:
         built = []
         for item in items:
             try:
