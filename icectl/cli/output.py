@@ -193,12 +193,10 @@ def row_texts(cls: type) -> Callable[[list[Any], str], str]:
                 # it is found nowhere else (not inside a string), it is where to cut.
                 flat = _FORMAT(data, indent=0)
                 del data
-                pieces = flat.split(ROW_BOUNDARY)
-                del flat
-                if len(pieces) == n:
-                    pieces[0] = pieces[0][1:]  # "[" and "]" of the array
-                    pieces[-1] = pieces[-1][:-1]
-                    return ("}" + sep + "{").encode().join(pieces).decode()
+                if flat.count(ROW_BOUNDARY) == n - 1:
+                    body = flat[1:-1]  # "[" and "]" of the array off
+                    del flat
+                    return body.replace(ROW_BOUNDARY, ("}" + sep + "{").encode()).decode()
         return sep.join(map(dumps, batch))
 
     return texts
@@ -431,6 +429,11 @@ def _aligned(cells: list[str], widths: list[int], headers: list[str], right: set
     return "  ".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(cells, widths, headers)).rstrip()
 
 
+def _line_format(headers: list[str], widths: list[int], right: set[str]) -> str:
+    """The format of a plain table's line: each cell padded to its column's width, two spaces apart."""
+    return "  ".join(f"{{:{'>' if h in right else '<'}{w}}}" for h, w in zip(headers, widths))
+
+
 def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: Iterable[str] = frozenset(),
                 show_header: bool = True) -> None:
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
@@ -440,7 +443,7 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
     if all(len(r) == n for r in rows):  # whole columns at a time, and one format call a row
         for i, column in enumerate(zip(*rows)):
             widths[i] = max(widths[i], max(map(len, column)))
-        fmt = "  ".join(f"{{:{'>' if h in right else '<'}{w}}}" for h, w in zip(headers, widths))
+        fmt = _line_format(headers, widths, right)
 
         def line(cells: list[str]) -> str:
             return fmt.format(*cells).rstrip()
@@ -455,6 +458,25 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
     out.write("\n".join(line(r) for r in rows))
     if rows:
         out.write("\n")
+
+
+PLAIN_LINES = 10_000  # lines of a plain table joined and written at a time (plain_columns)
+
+
+def plain_columns(env: Env, headers: list[str], columns: list[list[str]], *,
+                  right: Iterable[str] = frozenset()) -> None:
+    """:func:`plain_table` of the rows ``zip(*columns)``, its cells given a column at a time (a
+    long listing makes each column in one pass, and holds no list a row), written a batch of lines
+    at a time."""
+    right = set(right)
+    widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
+    fmt = _line_format(headers, widths, right).format
+    out = env.stdout
+    out.write(fmt(*headers).rstrip() + "\n")
+    n = len(columns[0]) if columns else 0
+    for start in range(0, n, PLAIN_LINES):
+        end = start + PLAIN_LINES
+        out.write("\n".join([line.rstrip() for line in map(fmt, *(c[start:end] for c in columns))]) + "\n")
 
 
 class ColumnCells(Protocol):
@@ -651,6 +673,17 @@ def print_table(env: Env, headers: list[str], rows: list[list[str]], *, title: s
     dropped = [headers[j] for j in range(len(headers)) if j not in fit.keep]
     if dropped:
         console.print(Text(f"({', '.join(dropped)} left out to fit the terminal: --wide shows them)", style="dim"))
+
+
+def print_columns(env: Env, headers: list[str], columns: list[list[str]], *, right: Iterable[str] = frozenset(),
+                  ids: Iterable[str] = frozenset(), drop: Iterable[str] = ()) -> None:
+    """:func:`print_table` of the rows ``zip(*columns)``: plain columns straight from the columns
+    (:func:`plain_columns`), rich on a terminal from the rows."""
+    rows = len(columns[0]) if columns else 0
+    if use_plain(env, rows) and rows:
+        plain_columns(env, headers, columns, right=right)
+        return
+    print_table(env, headers, [list(r) for r in zip(*columns)], right=right, ids=ids, drop=drop)
 
 
 def print_kv(env: Env, rows: list[tuple[str, Any]], *, title: str | None = None,

@@ -1,6 +1,9 @@
 """``icectl snapshots`` (a list, newest first) and ``icectl snapshots --tree`` (parents as a tree)."""
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Optional
 
 import typer
@@ -10,6 +13,21 @@ from icectl.cli.output import render
 from icectl.cli.session import open_table
 from icectl.cli.views.snapshots import SnapshotList, snapshot_forest
 from icectl.ops.inspect.snapshots import list_snapshots, snapshot_tree
+from icectl.spec.metadata import every_snapshot_read
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Cycle collection off while a listing builds and renders its rows: a neglected table's
+    100,000 snapshots make a few objects each, none in a cycle, and the collector's passes over
+    them cost a sixth of the command (issue 26)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def snapshots(
@@ -26,8 +44,12 @@ def snapshots(
 ) -> None:
     """List a table's snapshots, newest first."""
     env: Env = ctx.obj
-    t = open_table(env, table)
-    if tree:
-        render(env, snapshot_forest(t.name, snapshot_tree(t), t.metadata))
-    else:
-        render(env, SnapshotList(list_snapshots(t, ref=ref, limit=limit, since=since)))
+    with no_cycle_collection():
+        # every snapshot is read (a whole listing or the tree): each built as the load parses it
+        # (a ref's history may be a few of them: built as read)
+        with every_snapshot_read(tree or (ref is None and limit is None and since is None)):
+            t = open_table(env, table)
+        if tree:
+            render(env, snapshot_forest(t.name, snapshot_tree(t), t.metadata))
+        else:
+            render(env, SnapshotList(list_snapshots(t, ref=ref, limit=limit, since=since)))

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from operator import attrgetter
+from typing import Annotated, Any, Optional
 
 import msgspec
 
@@ -309,9 +312,49 @@ def _snapshot_log_entry(e: dict[str, Any]) -> SnapshotLogEntry:
                             json_long(e["snapshot-id"], "snapshot-log snapshot-id"))
 
 
+_Long = Annotated[int, msgspec.Meta(ge=LONG_MIN, le=LONG_MAX)]
+_Int = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]
+
+
+class _SnapshotJson(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, gc=False):
+    """A snapshot's JSON object decoded in one call, for the common case: only the keys below,
+    each of the type ``_plain_snapshot`` takes, and a manifest list, key id and summary values
+    that are strings (what ``snapshot_from_json`` keeps as they are). Every byte is decoded (no
+    member skipped), so an object this decoder takes is one the generic decoder takes too, with
+    the same values (the last of a repeated key, as a dict); any other object is refused
+    (ValueError) and goes the generic way."""
+
+    snapshot_id: _Long
+    timestamp_ms: _Long
+    parent_snapshot_id: Optional[_Long] = None
+    sequence_number: _Long = INITIAL_SEQUENCE_NUMBER
+    manifest_list: Optional[str] = None
+    summary: Optional[dict[str, str]] = None
+    schema_id: Optional[_Int] = None
+    first_row_id: Optional[_Long] = None
+    added_rows: Optional[_Long] = None
+    key_id: Optional[str] = None
+
+
+_DECODE_SNAPSHOT = msgspec.json.Decoder(_SnapshotJson).decode
+_DECODE_SNAPSHOTS = msgspec.json.Decoder(list[_SnapshotJson]).decode
+
+
+def _snapshot_of(f: _SnapshotJson) -> Snapshot:
+    """``snapshot_from_json(..., share_summary=True, plain=True)`` of the object ``f`` was decoded
+    from: it passes ``_plain_snapshot``, has no key outside ``_SNAPSHOT_KEYS`` and no inline
+    manifests, and its summary's values are strings (the summary itself is kept)."""
+    summary = f.summary
+    return Snapshot(f.snapshot_id, f.timestamp_ms, f.parent_snapshot_id, f.sequence_number, f.manifest_list, None,
+                    summary if summary is not None else {}, f.schema_id, f.first_row_id, f.added_rows, f.key_id)
+
+
 def _snapshot_from_bytes(raw: msgspec.Raw) -> Snapshot:
     """A snapshot ``_plain_snapshot`` passed at the load, from its bytes (the checks not made again)."""
-    return snapshot_from_json(_DECODE(raw), share_summary=True, plain=True)
+    try:
+        return _snapshot_of(_DECODE_SNAPSHOT(raw))
+    except ValueError:  # another key or type: built from the parsed object, as the check read it
+        return snapshot_from_json(_DECODE(raw), share_summary=True, plain=True)
 
 
 def _log_entry_at(times: Sequence[int], ids: Sequence[int], i: int) -> SnapshotLogEntry:
@@ -478,7 +521,7 @@ class TableMetadata:
         if isinstance(snaps, LazyTuple):
             key, default = _SNAPSHOT_VALUES[attr]
             return snaps.field_values(key, attr, default)
-        return [getattr(s, attr) for s in snaps]
+        return list(map(attrgetter(attr), snaps))
 
     def each_snapshot(self) -> Iterator[Snapshot]:
         """Every snapshot, in order, without keeping those no reader built before (one pass over
@@ -625,17 +668,18 @@ class MetadataDocument:
     every top-level field parsed, but for the snapshots and the snapshot log. Of those, each item
     checked to build (as ``_lazy`` checks), the load keeps: a snapshot's bytes (a ``msgspec.Raw``
     slice of the file; None: the file has no snapshots) and four of its fields by column
-    (``snapshot_columns``, JSON key -> values in snapshot order); a snapshot-log entry's two
-    numbers (``log``: timestamps and snapshot ids; None: the file has no snapshot log)."""
+    (``snapshot_columns``, JSON key -> values in snapshot order), or, split within
+    :func:`every_snapshot_read`, the snapshots built; a snapshot-log entry's two numbers (``log``:
+    timestamps and snapshot ids; None: the file has no snapshot log)."""
 
     fields: dict[str, Any]
-    snapshots: list[msgspec.Raw] | None = None
+    snapshots: list[msgspec.Raw] | tuple[Snapshot, ...] | None = None
     snapshot_columns: dict[str, Sequence[Any]] = field(default_factory=dict)
     log: tuple[Sequence[int], Sequence[int]] | None = None
 
     def lazy_snapshots(self) -> Sequence[Snapshot] | None:
-        if self.snapshots is None:
-            return None
+        if self.snapshots is None or isinstance(self.snapshots, tuple):
+            return self.snapshots
         return LazyTuple(list(self.snapshots), _snapshot_from_bytes, self.snapshot_columns) if self.snapshots else ()
 
     def lazy_snapshot_log(self) -> Sequence[SnapshotLogEntry] | None:
@@ -645,12 +689,57 @@ class MetadataDocument:
         return LazyTuple(list(range(len(times))), partial(_log_entry_at, times, ids)) if len(times) else ()
 
 
-def _split_snapshots(raw: msgspec.Raw, fields: dict[str, Any], visit: SnapshotVisitor | None
-                     ) -> tuple[list[msgspec.Raw], dict[str, Sequence[Any]]] | None:
+_EVERY_SNAPSHOT_READ: ContextVar[bool] = ContextVar("icectl_every_snapshot_read", default=False)
+
+
+@contextmanager
+def every_snapshot_read(enabled: bool = True) -> Iterator[None]:
+    """Within it (when ``enabled``), a metadata file loaded in this thread builds each snapshot as
+    the load's check parses it, for a reader of them all (``snapshots``): each snapshot is parsed
+    once, not at the check and again when read, and the file's bytes are let go after the load.
+    Outside it, snapshots stay their bytes until read (a command that reads a few of them)."""
+    token = _EVERY_SNAPSHOT_READ.set(enabled)
+    try:
+        yield
+    finally:
+        _EVERY_SNAPSHOT_READ.reset(token)
+
+
+def _split_snapshots(raw: msgspec.Raw, fields: dict[str, Any], visit: SnapshotVisitor | None, build: bool
+                     ) -> tuple[list[msgspec.Raw] | tuple[Snapshot, ...], dict[str, Sequence[Any]]] | None:
+    if build:  # each parsed once, into its snapshot: all in one call when every one is common
+        try:
+            common = _DECODE_SNAPSHOTS(raw)
+        except ValueError:
+            pass
+        else:
+            return tuple(map(_snapshot_of, common)), {}
     items = _SPLIT_LIST(raw)
+    if build:
+        built = []
+        for item in items:
+            try:
+                built.append(_snapshot_of(_DECODE_SNAPSHOT(item)))
+            except ValueError:
+                o = _DECODE(item)
+                if not _plain_snapshot(o):
+                    return None
+                built.append(snapshot_from_json(o, share_summary=True, plain=True))
+        return tuple(built), {}
     # 64-bit arrays, not lists of int objects, for the fields that are always a long
     ids, parents, seqs, times = array("q"), [], array("q"), array("q")
     for item in items:
+        if visit is None:
+            try:  # the check in one call (most snapshots); its objects let go at once
+                f = _DECODE_SNAPSHOT(item)
+            except ValueError:
+                pass
+            else:
+                ids.append(f.snapshot_id)
+                parents.append(f.parent_snapshot_id)
+                seqs.append(f.sequence_number)
+                times.append(f.timestamp_ms)
+                continue
         o = _DECODE(item)
         if not _plain_snapshot(o):
             return None
@@ -664,7 +753,23 @@ def _split_snapshots(raw: msgspec.Raw, fields: dict[str, Any], visit: SnapshotVi
     return items, {"snapshot-id": ids, "parent-snapshot-id": parents, "sequence-number": seqs, "timestamp-ms": times}
 
 
+class _LogEntryJson(msgspec.Struct, rename="kebab", forbid_unknown_fields=True, gc=False):
+    """A snapshot-log entry of just its two longs (any other is read the generic way)."""
+
+    timestamp_ms: _Long
+    snapshot_id: _Long
+
+
+_DECODE_LOG = msgspec.json.Decoder(list[_LogEntryJson]).decode
+
+
 def _split_log(raw: msgspec.Raw) -> tuple[Sequence[int], Sequence[int]] | None:
+    try:  # the whole log in one call (every entry of its two longs alone)
+        entries = _DECODE_LOG(raw)
+    except ValueError:
+        pass
+    else:
+        return array("q", [e.timestamp_ms for e in entries]), array("q", [e.snapshot_id for e in entries])
     times, ids = array("q"), array("q")
     for item in _SPLIT_LIST(raw):
         o = _DECODE(item)
@@ -698,7 +803,8 @@ def split_metadata(data: bytes | str, each_snapshot: SnapshotVisitor | None = No
             if key != "snapshots" and key != "snapshot-log":
                 fields[key] = _DECODE(raw)
         if "snapshots" in parts:  # after the other fields: ``each_snapshot`` reads them
-            if (snapshots := _split_snapshots(parts["snapshots"], fields, each_snapshot)) is None:
+            build = each_snapshot is None and _EVERY_SNAPSHOT_READ.get()
+            if (snapshots := _split_snapshots(parts["snapshots"], fields, each_snapshot, build)) is None:
                 return None
         if "snapshot-log" in parts:
             if (log := _split_log(parts["snapshot-log"])) is None:

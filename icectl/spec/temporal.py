@@ -130,8 +130,10 @@ def millis_to_iso(ms: int, *, timespec: str = "milliseconds", sep: str = "T", zo
     secs, millis = divmod(of_day, 1000)
     h, rem = divmod(secs, 3600)
     mi, s = divmod(rem, 60)
-    frac = f".{millis:03d}" if timespec == "milliseconds" else ""
-    return f"{_day_text(days)}{sep}{h:02d}:{mi:02d}:{s:02d}{frac}{zone}"
+    # %-formatting: half the time of the f-string's format specs (snapshots writes one a snapshot)
+    if timespec == "milliseconds":
+        return "%s%s%02d:%02d:%02d.%03d%s" % (_day_text(days), sep, h, mi, s, millis, zone)
+    return "%s%s%02d:%02d:%02d%s" % (_day_text(days), sep, h, mi, s, zone)
 
 
 def iso_to_timestamp(text: Any, *, nanos: bool, tz: bool, type_name: str) -> int:

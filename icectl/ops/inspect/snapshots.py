@@ -2,7 +2,10 @@
 by parent."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
+from operator import lt
 
 from icectl.expr.timestamp import parse_timestamp_ms
 from icectl.spec.metadata import MAIN_BRANCH, Snapshot, TableMetadata
@@ -45,6 +48,22 @@ def summary_count(value: str | None) -> int | None:
     return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
+# The summary's counts a row shows, in SnapshotRow's order: added and removed data files, delete
+# files and records.
+COUNT_KEYS = ("added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files",
+              "added-records", "deleted-records")
+
+
+def newest_first(seqs: Sequence[int], times: Sequence[int]) -> list[int]:
+    """The positions of snapshots by (sequence number, time), newest first; of equal ones, the
+    first in the file first (a stable sort). A file in commit order (sequence numbers rising) is
+    read backwards without sorting."""
+    n = len(seqs)
+    if n < 2 or all(map(lt, islice(seqs, 0, n - 1), islice(seqs, 1, None))):
+        return list(range(n - 1, -1, -1))
+    return sorted(range(n), key=lambda i: (seqs[i], times[i]), reverse=True)
+
+
 def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for name, ref in sorted(md.all_refs.items(), key=lambda kv: (kv[0] != MAIN_BRANCH, kv[0])):
@@ -55,14 +74,13 @@ def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
 def _ancestor_ids(md: TableMetadata, snapshot_id: int) -> set[int]:
     """The ids of ``md.ancestors_of(snapshot_id)``, from the snapshots' id and parent columns (no
     snapshot built)."""
-    ids, parents = md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")
-    at = {sid: i for i, sid in enumerate(ids)}  # the last of a repeated id, as snapshot_by_id
+    # of a repeated id, the last one's parent, as snapshot_by_id finds the last
+    parent_of = dict(zip(md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")))
     out: set[int] = set()
-    i = at.get(snapshot_id)
-    while i is not None and ids[i] not in out:
-        out.add(ids[i])
-        parent = parents[i]
-        i = at.get(parent) if parent is not None else None
+    sid: int | None = snapshot_id
+    while sid is not None and sid in parent_of and sid not in out:
+        out.add(sid)
+        sid = parent_of[sid]
     return out
 
 
@@ -83,7 +101,7 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
         # snapshot is built only when its row is made (--limit 5 builds five)
         snaps = None
         seqs, times = md.snapshot_values("sequence_number"), md.snapshot_values("timestamp_ms")
-        order = sorted(range(len(times)), key=lambda i: (seqs[i], times[i]), reverse=True)
+        order = newest_first(seqs, times)
     if since is not None:
         cutoff = parse_timestamp_ms(since, what="--since")
         order = [i for i in order if times[i] >= cutoff]
@@ -97,16 +115,16 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
     current = md.current_snapshot_id
 
     def row(s: Snapshot) -> SnapshotRow:
-        sm = s.summary
-        get = sm.get
+        get = s.summary.get
         sid = s.snapshot_id
+        counts = []
+        for k in COUNT_KEYS:  # summary_count of each: a string of digits (most) read at once
+            v = get(k)
+            counts.append(None if v is None else int(v) if v.isdigit() else summary_count(v))
         return SnapshotRow(
-            sid, s.parent_snapshot_id, s.timestamp_ms, millis_to_iso(s.timestamp_ms), s.operation,
-            s.sequence_number, s.schema_id, summary_count(get("added-data-files")),
-            summary_count(get("deleted-data-files")), summary_count(get("added-delete-files")),
-            summary_count(get("removed-delete-files")), summary_count(get("added-records")),
-            summary_count(get("deleted-records")), by_snap.get(sid, []), sid == current, sid in main_ids,
-            s.manifest_list, sm, s.first_row_id, s.added_rows)
+            sid, s.parent_snapshot_id, s.timestamp_ms, millis_to_iso(s.timestamp_ms), get("operation"),
+            s.sequence_number, s.schema_id, *counts, by_snap.get(sid, []), sid == current, sid in main_ids,
+            s.manifest_list, s.summary, s.first_row_id, s.added_rows)
 
     if snaps is not None:
         return [row(snaps[i]) for i in order]
