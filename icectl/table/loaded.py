@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections import OrderedDict
@@ -29,11 +30,13 @@ from icectl.table.metadata_io import read_metadata_file
 
 __all__ = ["Table", "load_table", "read_metadata_file"]
 
-# Manifest lists a Table keeps once read (the newest few, and no more than this many entries in
-# all: ~1 KB each), so that the checks of one command that each ask for the same snapshot's list
-# (health: five) read it once; on an object store each read is a request. A list is keyed by its
-# path: a manifest list (or an inline v1 manifest) is written once and never changed, so a list
-# kept is the list a commit would read. A longer list is read again rather than held.
+# Manifest lists a Table keeps once read within Table.manifest_lists_kept() (the newest few, and
+# no more than this many entries in all: ~1 KB each), so that the checks of one command that each
+# ask for the same snapshot's list (health: five) read it once; on an object store each read is a
+# request. A list is keyed by its path: a manifest list (or an inline v1 manifest) is written once
+# and never changed, so a list kept is the list a commit would read. A longer list is read again
+# rather than held. Outside that scope nothing is kept: a command that looks for missing or
+# unreadable files (repair, validate) sees the storage as it is.
 KEPT_MANIFEST_LISTS = 4
 KEPT_MANIFEST_ENTRIES = 20_000
 
@@ -47,6 +50,7 @@ class Table:
     io: FileIO = field(repr=False, default=None)  # type: ignore[assignment]
     _kept_lists: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
     _kept_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _keeping: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.io is None:
@@ -68,10 +72,23 @@ class Table:
         return relativize_path(self.metadata.location, path, self.metadata.format_version)
 
     # -- reading ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def manifest_lists_kept(self) -> Iterator[Table]:
+        """Within it, a manifest list this table read is not read again (the last
+        ``KEPT_MANIFEST_LISTS``); they are let go when it ends."""
+        self._keeping += 1
+        try:
+            yield self
+        finally:
+            self._keeping -= 1
+            if not self._keeping:
+                with self._kept_lock:
+                    self._kept_lists.clear()
+
     def manifests(self, snapshot: Snapshot) -> list[ManifestFile]:
         """The manifest-list entries of a snapshot (v1 inline ``manifests`` read from their headers),
-        as new objects the caller may change (a list read before is not read again: see
-        ``KEPT_MANIFEST_LISTS``)."""
+        as new objects the caller may change (within :meth:`manifest_lists_kept`, a list read
+        before is not read again)."""
         if snapshot.manifest_list is not None:
             key: str | tuple[str, ...] = self.resolve(snapshot.manifest_list)
         elif snapshot.manifests is not None:
@@ -96,7 +113,7 @@ class Table:
         return out
 
     def _keep(self, key: str | tuple[str, ...], listed: list[ManifestFile]) -> None:
-        if len(listed) > KEPT_MANIFEST_ENTRIES:
+        if not self._keeping or len(listed) > KEPT_MANIFEST_ENTRIES:
             return
         with self._kept_lock:
             kept = self._kept_lists
