@@ -407,6 +407,22 @@ class AvroFile:
         without reading the blocks."""
         return sum(count for count, _, _ in self._block_spans())
 
+    def block_runs(self, size: int) -> Iterator[tuple[int, int, int]]:
+        """(record count, start, end) of consecutive runs of whole blocks (each block with its
+        header and sync marker) of ``size`` bytes or a block more, the framing checked: the header
+        (``data[:start]`` of the file) followed by ``data[start:end]`` is an Avro file of those
+        records."""
+        first = last = self.start
+        records = 0
+        for count, _, end in self._block_spans():
+            records += count
+            last = end + SYNC_SIZE
+            if last - first >= size:
+                yield records, first, last
+                first, records = last, 0
+        if last > first:
+            yield records, first, last
+
     def _block_spans(self) -> Iterator[tuple[int, int, int]]:
         """(record count, start, end) of each block's bytes, the framing checked."""
         data, p, n = self.data, self.start, len(self.data)

@@ -30,14 +30,16 @@ COLUMNS = ("content", "file_path", "file_format", "spec_id", "partition", "recor
            "referenced_data_file", "content_offset", "content_size_in_bytes", "equality_ids")
 
 
-def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
+def decoded_manifest(table: Table, m: ManifestFile, *,
+                     each: Callable[[Any], Any] | None = None) -> tuple[Any, int]:
     """A manifest as polars decodes it (columns ``status``, ``data_file``, ...; nothing
     converted, nothing inherited) and its header's format version: for a reader that needs a few
     raw columns only (reachability). Raises ColumnarUnavailable when polars is missing or not
     wanted, or the file is truncated, corrupt or not a manifest polars can read: the
     entry-by-entry reader then reads it, with its checks and messages. A manifest whose writer
     schema no Iceberg reader reads is an InvalidMetadataError
-    (:func:`icectl.formats.manifest.check_entry_schema`)."""
+    (:func:`icectl.formats.manifest.check_entry_schema`). With ``each``, the frame is given by
+    parts to ``each`` as :func:`icectl.formats.avro.read_frame` does, and the answer is theirs."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
@@ -46,13 +48,20 @@ def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
         check_entry_schema(avro.schema, source=m.manifest_path, text=avro.schema_text)
         if _required_may_be_null(avro.schema):
             raise ColumnarUnavailable("a required data_file field may be null")  # the entry reader names it
-        raw = read_frame(avro)
+        raw = read_frame(avro, each=None if each is None else lambda df: each(_entries_checked(df)))
         format_version = int(avro.metadata.get("format-version", 1))
     except (IcectlError, ValueError):
         raise ColumnarUnavailable("not a manifest polars can read") from None
-    if raw is None or "data_file" not in raw.columns or "status" not in raw.columns:
+    if raw is None:
         raise ColumnarUnavailable("not a manifest polars can read")
-    return raw, format_version
+    return (raw if each is not None else _entries_checked(raw)), format_version
+
+
+def _entries_checked(raw: Any) -> Any:
+    """``raw`` when it is a manifest's entries as polars decodes them (``status``, ``data_file``)."""
+    if "data_file" not in raw.columns or "status" not in raw.columns:
+        raise ColumnarUnavailable("not a manifest polars can read")
+    return raw
 
 
 def manifest_frame(table: Table, m: ManifestFile) -> Any:

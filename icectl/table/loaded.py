@@ -3,6 +3,10 @@
 """
 from __future__ import annotations
 
+import contextlib
+import copy
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -26,6 +30,16 @@ from icectl.table.metadata_io import read_metadata_file
 
 __all__ = ["Table", "load_table", "read_metadata_file"]
 
+# Manifest lists a Table keeps once read within Table.manifest_lists_kept() (the newest few, and
+# no more than this many entries in all: ~1 KB each), so that the checks of one command that each
+# ask for the same snapshot's list (health: five) read it once; on an object store each read is a
+# request. A list is keyed by its path: a manifest list (or an inline v1 manifest) is written once
+# and never changed, so a list kept is the list a commit would read. A longer list is read again
+# rather than held. Outside that scope nothing is kept: a command that looks for missing or
+# unreadable files (repair, validate) sees the storage as it is.
+KEPT_MANIFEST_LISTS = 4
+KEPT_MANIFEST_ENTRIES = 20_000
+
 
 @dataclass
 class Table:
@@ -34,6 +48,9 @@ class Table:
     metadata_location: str
     catalog: CatalogContract
     io: FileIO = field(repr=False, default=None)  # type: ignore[assignment]
+    _kept_lists: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
+    _kept_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _keeping: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.io is None:
@@ -55,17 +72,56 @@ class Table:
         return relativize_path(self.metadata.location, path, self.metadata.format_version)
 
     # -- reading ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def manifest_lists_kept(self) -> Iterator[Table]:
+        """Within it, a manifest list this table read is not read again (the last
+        ``KEPT_MANIFEST_LISTS``); they are let go when it ends."""
+        self._keeping += 1
+        try:
+            yield self
+        finally:
+            self._keeping -= 1
+            if not self._keeping:
+                with self._kept_lock:
+                    self._kept_lists.clear()
+
     def manifests(self, snapshot: Snapshot) -> list[ManifestFile]:
-        """The manifest-list entries of a snapshot (v1 inline ``manifests`` read from their headers)."""
+        """The manifest-list entries of a snapshot (v1 inline ``manifests`` read from their headers),
+        as new objects the caller may change (within :meth:`manifest_lists_kept`, a list read
+        before is not read again)."""
         if snapshot.manifest_list is not None:
-            path = self.resolve(snapshot.manifest_list)
-            out = read_manifest_list(self.io.read(path), source=path)
-            for m in out:
-                m.manifest_path = self.resolve(m.manifest_path)
-            return out
-        if snapshot.manifests is not None:
-            return [self._inline_manifest(self.resolve(p), snapshot) for p in snapshot.manifests]
-        return []
+            key: str | tuple[str, ...] = self.resolve(snapshot.manifest_list)
+        elif snapshot.manifests is not None:
+            key = tuple(self.resolve(p) for p in snapshot.manifests)
+        else:
+            return []
+        with self._kept_lock:
+            kept = self._kept_lists.get(key)
+            if kept is not None:
+                self._kept_lists.move_to_end(key)
+        if kept is None:
+            kept = self._read_manifests(key, snapshot)
+            self._keep(key, kept)
+        return [copy.copy(m) for m in kept]
+
+    def _read_manifests(self, key: str | tuple[str, ...], snapshot: Snapshot) -> list[ManifestFile]:
+        if isinstance(key, tuple):
+            return [self._inline_manifest(p, snapshot) for p in key]
+        out = read_manifest_list(self.io.read(key), source=key)
+        for m in out:
+            m.manifest_path = self.resolve(m.manifest_path)
+        return out
+
+    def _keep(self, key: str | tuple[str, ...], listed: list[ManifestFile]) -> None:
+        if not self._keeping or len(listed) > KEPT_MANIFEST_ENTRIES:
+            return
+        with self._kept_lock:
+            kept = self._kept_lists
+            kept[key] = listed
+            kept.move_to_end(key)
+            held = sum(len(v) for v in kept.values())
+            while len(kept) > KEPT_MANIFEST_LISTS or held > KEPT_MANIFEST_ENTRIES:
+                held -= len(kept.popitem(last=False)[1])
 
     def _inline_manifest(self, path: str, snapshot: Snapshot) -> ManifestFile:
         data = self.io.read(path)

@@ -189,29 +189,31 @@ def live_content_batches(view: Table, manifests: list[ManifestFile], *, workers:
 
 CONTENT_COLUMNS = ("file_path", "file_format", "file_size_in_bytes")
 # Bytes of manifests decoded at once (or decoded and not yet consumed) by live_content_batches:
-# polars holds ~15x a manifest's size while it decodes one (an 8 MB manifest of 50,000 entries:
-# +127 MB), so two large ones decoded side by side were expire's peak at 10x the bench (623 MB);
-# a larger manifest is decoded alone, thousands of small ones still two at a time.
+# polars holds ~15x the bytes it decodes, so two large manifests decoded side by side were expire's
+# peak at 10x the bench (an 8 MB manifest of 50,000 entries: +127 MB each; 623 MB); a larger
+# manifest is decoded alone (and by parts of FRAME_PART_BYTES: see _content_columns), thousands of
+# small ones still two at a time.
 DECODING_BUDGET = 4 << 20
 
 
 def _content_columns(view: Table, m: ManifestFile) -> Any | None:
     """A manifest's ``status`` and data_file's content, path, format and size as polars decoded
     them (nothing converted: eager column picks, no query), or None when polars cannot read it
-    so (see :func:`icectl.table.listing.decoded_manifest`)."""
+    so (see :func:`icectl.table.listing.decoded_manifest`). A large manifest is decoded by parts,
+    each part's other columns dropped as it is decoded."""
     try:
-        df, _ = decoded_manifest(view, m)
+        return decoded_manifest(view, m, each=_content_part)[0]
     except ColumnarUnavailable:
         return None
-    try:
-        fields = df.get_column("data_file").struct.unnest()  # not a struct: raises
-        names = set(fields.columns)
-        if not set(CONTENT_COLUMNS) <= names:
-            return None
-        picked = fields[(["content"] if "content" in names else []) + list(CONTENT_COLUMNS)]
-        return picked.hstack([df.get_column("status")])
-    except Exception:
-        return None
+
+
+def _content_part(df: Any) -> Any:
+    fields = df.get_column("data_file").struct.unnest()  # not a struct: raises
+    names = set(fields.columns)
+    if not set(CONTENT_COLUMNS) <= names:
+        raise ColumnarUnavailable("no " + ", ".join(sorted(set(CONTENT_COLUMNS) - names)))
+    picked = fields[(["content"] if "content" in names else []) + list(CONTENT_COLUMNS)]
+    return picked.hstack([df.get_column("status")])
 
 
 def _content_of_run(view: Table, run: list[tuple[ManifestFile, Any]]) -> Iterator[Any]:

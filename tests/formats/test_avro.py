@@ -53,6 +53,39 @@ def test_polars_reads_what_the_lean_decoder_reads(monkeypatch):
     assert read_records(f) == records
 
 
+@pytest.mark.parametrize("codec", ["null", "deflate"])
+@pytest.mark.parametrize("part_bytes", [1, 2500, 1 << 20])
+def test_a_file_read_by_parts_gives_what_a_reader_keeps_of_the_whole(codec, part_bytes):
+    """read_frame with ``each``: the blocks decoded a run at a time (a run of ``part_bytes`` or a
+    block more), each run's frame given to ``each``, the results in order: what ``each`` keeps of
+    the whole frame."""
+    import polars as pl
+
+    records = [{"a": i if i % 3 else None, "b": list(range(i % 4)), "c": {"x": f"s{i}"}} for i in range(2000)]
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(PLAIN), records, codec=codec, sync_interval=1000)
+    f = open_avro(buf.getvalue(), source="f.avro")
+    runs = list(f.block_runs(part_bytes))
+    assert sum(n for n, _, _ in runs) == 2000 and runs[-1][2] == len(f.data) and runs[0][1] == f.start
+    assert all(a[2] == b[1] for a, b in zip(runs, runs[1:]))  # consecutive, whole blocks
+    blocks = len(list(f.block_runs(1)))  # a block a run
+    assert blocks > 10 and {1: len(runs) == blocks, 2500: 1 < len(runs) < blocks, 1 << 20: len(runs) == 1}[part_bytes]
+    seen = []
+
+    def keep(df):
+        seen.append(len(df))
+        return df.select("a", pl.col("c").struct.field("x"))
+
+    got = read_frame(f, each=keep, part_bytes=part_bytes)
+    assert seen == [n for n, _, _ in runs]
+    assert got.equals(read_frame(f).select("a", pl.col("c").struct.field("x")))
+
+    def refuse(df):
+        raise ValueError("not what this reader reads")
+
+    assert read_frame(f, each=refuse, part_bytes=part_bytes) is None
+
+
 def test_a_polars_failure_falls_back_to_the_lean_decoder(monkeypatch):
     """Whatever polars raises, a Rust panic included, the lean decoder reads the file."""
     import polars as pl

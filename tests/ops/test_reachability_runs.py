@@ -106,3 +106,27 @@ def test_live_of_columns_refuses_what_the_entry_reader_would_say_is_wrong(change
             "file_size_in_bytes": [1, 2], "status": [0, 1]}
     assert reachability._live_of_columns(_columns(**base)) is not None
     assert reachability._live_of_columns(_columns(**{**base, **change})) is None
+
+
+def test_a_large_manifest_read_by_parts_gives_what_its_entries_give(tmp_path, monkeypatch):
+    """A manifest of many blocks is decoded a run of blocks at a time (the other columns dropped
+    from each as it is decoded: FRAME_PART_BYTES, here a block a part): its live content is what
+    the entry reader gives, in order, and the same read whole."""
+    from helpers import append_files, create_table
+    from icectl.formats import avro
+    from icectl.formats.manifest import DataFile
+
+    t = create_table(catalog_on(tmp_path), ("db", "t"), schema_text="id:long!", format_version=2)
+    t = append_files(t, [DataFile(f"{t.location}/data/f{i:05d}-{'x' * 80}.parquet", "parquet", (), 1, 100 + i)
+                         for i in range(3000)])
+    (m,) = t.manifests(t.metadata.current_snapshot)
+    expected = _rows([reachability._entry_by_entry(t, m)])
+    assert len(expected) == 3000
+    whole = _rows([live_content(t, m)])
+    parts = []
+    part = reachability._content_part
+    monkeypatch.setattr(reachability, "_content_part", lambda df: parts.append(len(df)) or part(df))
+    monkeypatch.setattr(avro, "FRAME_PART_BYTES", 1)
+    assert _rows([live_content(t, m)]) == whole == expected
+    assert _rows(live_content_batches(t, [m, m], most=2)) == expected * 2
+    assert len(parts) > 3 and sum(parts) == 3 * 3000

@@ -359,16 +359,17 @@ def check_table(table: Table, policy: Policy, *, now_ms: int | None = None, orph
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     m = Metrics()
     findings: list[Finding] = []
-    if "files" in checks:
-        _check_files(table, policy, m, findings)
-    if "manifests" in checks:
-        _check_manifests(table, policy, m, findings)
-    if "snapshots" in checks:
-        _check_snapshots(table, policy, m, findings, now_ms=now)
-    if "statistics" in checks:
-        _check_statistics(table, policy, m, findings, now_ms=now)
-    if orphans and "orphans" in checks:
-        _check_orphans(table, policy, m, findings, now_ms=now)
+    with table.manifest_lists_kept():  # each check reads the head's manifest list: once in all
+        if "files" in checks:
+            _check_files(table, policy, m, findings)
+        if "manifests" in checks:
+            _check_manifests(table, policy, m, findings)
+        if "snapshots" in checks:
+            _check_snapshots(table, policy, m, findings, now_ms=now)
+        if "statistics" in checks:
+            _check_statistics(table, policy, m, findings, now_ms=now)
+        if orphans and "orphans" in checks:
+            _check_orphans(table, policy, m, findings, now_ms=now)
     return TableHealth(table.name, table.metadata_location, table.metadata.format_version, _status(findings), m,
                        findings, seconds=round(time.monotonic() - start, 3))
 
