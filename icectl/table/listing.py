@@ -38,6 +38,12 @@ def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
     entry-by-entry reader then reads it, with its checks and messages. A manifest whose writer
     schema no Iceberg reader reads is an InvalidMetadataError
     (:func:`icectl.formats.manifest.check_entry_schema`)."""
+    raw, format_version, _ = _decoded(table, m)
+    return raw, format_version
+
+
+def _decoded(table: Table, m: ManifestFile) -> tuple[Any, int, bytes]:
+    """:func:`decoded_manifest`, and the header's writer schema as written (a key for caches)."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
@@ -52,7 +58,7 @@ def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
         raise ColumnarUnavailable("not a manifest polars can read") from None
     if raw is None or "data_file" not in raw.columns or "status" not in raw.columns:
         raise ColumnarUnavailable("not a manifest polars can read")
-    return raw, format_version
+    return raw, format_version, avro.schema_text
 
 
 def manifest_frame(table: Table, m: ManifestFile) -> Any:
@@ -61,11 +67,14 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
     (:func:`icectl.formats.entries.inherited`), as a LazyFrame: a reader converts only the
     columns it selects, and a value polars cannot convert fails when it collects.
     ColumnarUnavailable as :func:`decoded_manifest`."""
-    raw, format_version = decoded_manifest(table, m)
+    raw, format_version, schema_text = _decoded(table, m)
     try:
-        if not raw.get_column("status").is_in([0, 1, 2]).all():
+        # the smallest and largest status, not a test per entry (a null status is not checked here)
+        status = raw.get_column("status")
+        low, high = status.min(), status.max()
+        if not status.dtype.is_integer() or (low is not None and (low < 0 or high > 2)):
             raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
-        frame = entry_frame(raw, with_bounds=False, lazy=True)
+        frame = entry_frame(raw, with_bounds=False, lazy=True, schema_text=schema_text)
     except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
@@ -122,11 +131,16 @@ FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_si
 def _live_frame(frame: Any, columns: tuple[str, ...] = FRAME_COLUMNS) -> Any:
     """:func:`_live_rows` as a collected DataFrame (columns named as the entry frame's): the
     ``columns`` of :data:`FRAME_COLUMNS` asked for, then the partition values."""
+    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
+    return _live_query(frame, columns, parts).collect()
+
+
+def _live_query(frame: Any, columns: tuple[str, ...], parts: list[str]) -> Any:
+    """:func:`_live_frame`'s query, not collected (``parts``: the frame's partition columns)."""
     import polars as pl
 
-    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
     return frame.filter(pl.col("status") != 2).select(
-        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts).collect()
+        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts)
 
 
 @dataclass
@@ -147,23 +161,26 @@ def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...]
 
     frame = manifest_frame(table, m)
     try:
-        live = _live_frame(frame, columns)
-        parts = [c for c in live.columns if PARTITION_COLUMN.fullmatch(c)]
+        parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
+        query = _live_query(frame, columns, parts)
         if parts:
-            # a dense rank numbers the distinct tuples; renumbered by first appearance below
-            rank = live.select(pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).to_series()
-            firsts = live.select(parts).with_columns(rank.alias("_rank")).unique(
-                subset="_rank", keep="first", maintain_order=True)
-            order = firsts.get_column("_rank").to_list()
-            renumber = [0] * len(order)
-            for i, r in enumerate(order):
+            # a dense rank numbers the distinct tuples (in the same query: one collect a
+            # manifest); renumbered by first appearance below
+            query = query.with_columns((pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).alias("_rank"))
+        live = query.collect()
+        if parts:
+            rank = live.drop_in_place("_rank")
+            firsts = rank.arg_unique()  # the row of each tuple's first appearance, in order
+            values = pl.DataFrame([live.drop_in_place(c) for c in parts])
+            partitions = values[firsts].rows()
+            renumber = [0] * len(partitions)
+            for i, r in enumerate(rank.gather(firsts).to_list()):
                 renumber[r] = i
-            key = pl.Series(renumber, dtype=pl.UInt32).gather(rank)
-            partitions = firsts.select(parts).rows()
+            key = pl.Series("partition_key", renumber, dtype=pl.UInt32).gather(rank)
         else:
-            key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True)
+            key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")
             partitions = [()]
-        live = live.drop(parts).with_columns(key.alias("partition_key"))
+        live.hstack([key], in_place=True)
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here

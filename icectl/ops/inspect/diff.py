@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -350,22 +349,35 @@ def _manifests(side: DiffSide) -> dict[str, ManifestFile]:
 class _Live:
     """The live entries of one side's manifests (those the other side does not list), as
     :func:`icectl.table.listing.live_frames` gives them (a manifest's columns, or its tuples when
-    read entry by entry), and where each (file_path, content_offset) is: a key listed twice is
-    where it is listed last. Only the entries a diff reports are made Python tuples."""
+    read entry by entry), and where each (file_path, content_offset) is (:attr:`at`: a frame of
+    the keys, in the order of their first listing, each with the chunk and row where it is listed
+    last). Only the entries a diff reports are made Python tuples."""
 
     def __init__(self, side: DiffSide, manifests: list[ManifestFile]) -> None:
+        import polars as pl  # live_frames has loaded it
+
         self.md = side.metadata
         self.chunks = list(live_frames(side.table, manifests))
-        self.at: dict[tuple, tuple[int, int]] = {}
+        schema = {"file_path": pl.String, "content_offset": pl.Int64, "chunk": pl.UInt32, "row": pl.UInt32}
+        keys = []
         for c, chunk in enumerate(self.chunks):
             if isinstance(chunk, LiveFrame):
-                frame = chunk.frame
-                keys = zip(frame.get_column("file_path").to_list(), frame.get_column("content_offset").to_list())
-                n = frame.height
+                frame = chunk.frame.select("file_path", "content_offset")
             else:
-                keys = ((row[1], row[13]) for row in chunk)
-                n = len(chunk)
-            self.at.update(zip(keys, zip(repeat(c, n), range(n))))
+                frame = pl.DataFrame({"file_path": [row[1] for row in chunk], "content_offset": [row[13] for row in chunk]},
+                                     schema={"file_path": pl.String, "content_offset": pl.Int64})
+            keys.append(frame.select(pl.col("file_path").cast(pl.String), pl.col("content_offset").cast(pl.Int64),
+                                     pl.lit(c, dtype=pl.UInt32).alias("chunk"),
+                                     pl.int_range(pl.len(), dtype=pl.UInt32).alias("row")))
+        every = pl.concat(keys) if keys else pl.DataFrame(schema=schema)
+        # a key listed twice is where it is listed last, in the place of its first listing (as a dict's update)
+        self.at = every.group_by("file_path", "content_offset", maintain_order=True).agg(
+            pl.col("chunk").last(), pl.col("row").last())
+
+    def only(self, other: "_Live") -> list[tuple[int, int]]:
+        """(chunk, row) of the keys the other side does not list, in :attr:`at`'s order."""
+        return list(self.at.join(other.at, on=["file_path", "content_offset"], how="anti", nulls_equal=True,
+                                 maintain_order="left").select("chunk", "row").iter_rows())
 
     def rows(self, where: list[tuple[int, int]]) -> list[tuple]:
         """The entries at ``where`` (chunk, row), as tuples in the order of
@@ -442,9 +454,8 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     only_b = [m for p, m in mb.items() if p not in ma]
     live_a, live_b = _Live(a, only_a), _Live(b, only_b)
     parts = _Partitions()
-    at_a, at_b = live_a.at, live_b.at
-    added = [_change(e, live_b.md, parts) for e in live_b.rows([w for k, w in at_b.items() if k not in at_a])]
-    removed = [_change(e, live_a.md, parts) for e in live_a.rows([w for k, w in at_a.items() if k not in at_b])]
+    added = [_change(e, live_b.md, parts) for e in live_b.rows(live_b.only(live_a))]
+    removed = [_change(e, live_a.md, parts) for e in live_a.rows(live_a.only(live_b))]
     order = _file_order
     added.sort(key=order)
     removed.sort(key=order)
