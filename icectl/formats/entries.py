@@ -42,15 +42,15 @@ def _dtypes() -> dict[str, Any]:
     return out
 
 
-def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False, schema_text: bytes | None = None) -> Any:
+def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
     """Normalize a manifest read by polars (columns ``status``, ``data_file``, ...) into the
     columns the checks use, partition values as ``p0``, ``p1``, ... in Iceberg's internal form.
     Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
     goes to the lean decoder, which reports it (polars would convert a string or a double).
     ``lazy``: a LazyFrame, so a reader that selects a few columns converts only those (a value
-    polars cannot convert then fails when it is collected). ``schema_text``: the header's writer
-    schema as written, when known: the expressions are then built once per schema."""
-    exprs = _cached_exprs(raw, schema_text, with_bounds)
+    polars cannot convert then fails when it is collected). The expressions depend on the
+    frame's schema only: they are built once per schema (keyed by its text)."""
+    exprs = _cached_exprs(raw, repr(raw.schema).encode(), with_bounds)
     if lazy:
         return raw.lazy().select(exprs).with_row_index("n")
     try:

@@ -38,12 +38,6 @@ def decoded_manifest(table: Table, m: ManifestFile) -> tuple[Any, int]:
     entry-by-entry reader then reads it, with its checks and messages. A manifest whose writer
     schema no Iceberg reader reads is an InvalidMetadataError
     (:func:`icectl.formats.manifest.check_entry_schema`)."""
-    raw, format_version, _ = _decoded(table, m)
-    return raw, format_version
-
-
-def _decoded(table: Table, m: ManifestFile) -> tuple[Any, int, bytes]:
-    """:func:`decoded_manifest`, and the header's writer schema as written (a key for caches)."""
     data = table.io.read(m.manifest_path)
     if m.manifest_length and len(data) < m.manifest_length:
         raise ColumnarUnavailable("truncated")
@@ -58,7 +52,7 @@ def _decoded(table: Table, m: ManifestFile) -> tuple[Any, int, bytes]:
         raise ColumnarUnavailable("not a manifest polars can read") from None
     if raw is None or "data_file" not in raw.columns or "status" not in raw.columns:
         raise ColumnarUnavailable("not a manifest polars can read")
-    return raw, format_version, avro.schema_text
+    return raw, format_version
 
 
 def manifest_frame(table: Table, m: ManifestFile) -> Any:
@@ -67,14 +61,14 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
     (:func:`icectl.formats.entries.inherited`), as a LazyFrame: a reader converts only the
     columns it selects, and a value polars cannot convert fails when it collects.
     ColumnarUnavailable as :func:`decoded_manifest`."""
-    raw, format_version, schema_text = _decoded(table, m)
+    raw, format_version = decoded_manifest(table, m)
     try:
         # the smallest and largest status, not a test per entry (a null status is not checked here)
         status = raw.get_column("status")
         low, high = status.min(), status.max()
         if not status.dtype.is_integer() or (low is not None and (low < 0 or high > 2)):
             raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
-        frame = entry_frame(raw, with_bounds=False, lazy=True, schema_text=schema_text)
+        frame = entry_frame(raw, with_bounds=False, lazy=True)
     except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
