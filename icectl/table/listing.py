@@ -163,14 +163,16 @@ def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...]
             query = query.with_columns((pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).alias("_rank"))
         live = query.collect()
         if parts:
-            rank = live.drop_in_place("_rank")
-            firsts = rank.arg_unique()  # the row of each tuple's first appearance, in order
+            # in Python, not by polars calls: a call costs more than this loop on a manifest's rows
+            rank = live.drop_in_place("_rank").to_list()
+            firsts: dict[int, int] = {}  # rank -> the row of its first appearance, in order
+            for i, r in enumerate(rank):
+                if r not in firsts:
+                    firsts[r] = i
             values = pl.DataFrame([live.drop_in_place(c) for c in parts])
-            partitions = values[firsts].rows()
-            renumber = [0] * len(partitions)
-            for i, r in enumerate(rank.gather(firsts).to_list()):
-                renumber[r] = i
-            key = pl.Series("partition_key", renumber, dtype=pl.UInt32).gather(rank)
+            partitions = values[list(firsts.values())].rows()
+            renumber = {r: i for i, r in enumerate(firsts)}
+            key = pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)
         else:
             key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")
             partitions = [()]

@@ -392,7 +392,8 @@ class _Live:
                 made.update(((c, i), chunk[i]) for i in idx)
                 continue
             spec_id, partitions = chunk.spec_id, chunk.partitions
-            picked = chunk.frame[idx].select(*FRAME_COLUMNS).rows()
+            frame = chunk.frame if chunk.frame.columns == list(FRAME_COLUMNS) else chunk.frame.select(*FRAME_COLUMNS)
+            picked = frame[idx].rows()
             for i, (content_, path, fmt, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq, key) in zip(idx, picked):
                 made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, partitions[key], rc, size, seq, fseq, sid,
                                 st, frid, ref, off, clen, eq)
@@ -456,7 +457,18 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     parts = _Partitions()
     added = [_change(e, live_b.md, parts) for e in live_b.rows(live_b.only(live_a))]
     removed = [_change(e, live_a.md, parts) for e in live_a.rows(live_a.only(live_b))]
-    order = _file_order
+    # a partition's sort key and grouping key, once per partition dict (_Partitions gives the
+    # files of one partition the same dict)
+    sort_keys: dict[int, tuple] = {}
+    group_keys: dict[int, tuple] = {}
+
+    def order(f: FileChange) -> tuple:
+        p = f.partition
+        key = sort_keys.get(id(p))
+        if key is None:
+            key = sort_keys[id(p)] = _partition_sort_key(p)
+        return (f.spec_id, key, f.content != "data", f.file_path, f.content_offset or 0)
+
     added.sort(key=order)
     removed.sort(key=order)
     totals = ChangeCounts()
@@ -464,7 +476,10 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     for files, is_added in ((added, True), (removed, False)):
         for f in files:
             totals.count(f, added=is_added)
-            key = (f.spec_id, tuple(sorted((k, repr(v)) for k, v in f.partition.items())))
+            values = group_keys.get(id(f.partition))
+            if values is None:
+                values = group_keys[id(f.partition)] = tuple(sorted((k, repr(v)) for k, v in f.partition.items()))
+            key = (f.spec_id, values)
             pc = by_partition.get(key)
             if pc is None:
                 pc = by_partition[key] = PartitionChange(spec_id=f.spec_id, partition=f.partition)
@@ -488,10 +503,6 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
 def diff(table: Table, a: str, b: str, *, summary_only: bool = False) -> TableDiff:
     """``icectl diff TABLE A B``: what changed from A to B."""
     return diff_sides(table, resolve_side(table, a), resolve_side(table, b), summary_only=summary_only)
-
-
-def _file_order(f: FileChange) -> tuple:
-    return (f.spec_id, _partition_sort_key(f.partition), f.content != "data", f.file_path, f.content_offset or 0)
 
 
 def _partition_sort_key(p: dict[str, Any]) -> tuple:
