@@ -143,26 +143,32 @@ class LiveFrame:
     columns of :data:`COLUMNS` but ``spec_id`` and ``partition`` (named as the entry frame names
     them: :data:`FRAME_COLUMNS`, or those asked for), v4 paths resolved, and ``partition_key``:
     the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_rows`
-    gives them), each distinct tuple once, in the order of first appearance."""
+    gives them), each distinct tuple once, in the order of first appearance. Unkeyed (``keyed=False``
+    to :func:`live_frames`: a reader that needs the partitions of a few rows only), ``partitions``
+    is None and the frame ends with the partition values (``p0``, ``p1``, ...) instead of
+    ``partition_key``."""
 
     spec_id: int
     frame: Any
-    partitions: list[tuple]
+    partitions: list[tuple] | None
 
 
-def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame:
+def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
+                         keyed: bool = True) -> LiveFrame:
     import polars as pl
 
     frame = manifest_frame(table, m)
+    partitions: list[tuple] | None = None
     try:
         parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
         query = _live_query(frame, columns, parts)
-        if parts:
+        if not keyed:
+            live = query.collect()
+        elif parts:
             # a dense rank numbers the distinct tuples (in the same query: one collect a
             # manifest); renumbered by first appearance below
             query = query.with_columns((pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).alias("_rank"))
-        live = query.collect()
-        if parts:
+            live = query.collect()
             # in Python, not by polars calls: a call costs more than this loop on a manifest's rows
             rank = live.drop_in_place("_rank").to_list()
             firsts: dict[int, int] = {}  # rank -> the row of its first appearance, in order
@@ -172,11 +178,11 @@ def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...]
             values = pl.DataFrame([live.drop_in_place(c) for c in parts])
             partitions = values[list(firsts.values())].rows()
             renumber = {r: i for i, r in enumerate(firsts)}
-            key = pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)
+            live.hstack([pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)], in_place=True)
         else:
-            key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")
+            live = query.collect()
+            live.hstack([pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")], in_place=True)
             partitions = [()]
-        live.hstack([key], in_place=True)
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
@@ -208,14 +214,16 @@ def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 
 
 
 def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2,
-                columns: tuple[str, ...] = FRAME_COLUMNS) -> Iterator[LiveFrame | list[tuple]]:
-    """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists)."""
-    yield from bounded_map(lambda m: _frame_any(table, m, columns), manifests, workers=workers)
+                columns: tuple[str, ...] = FRAME_COLUMNS, keyed: bool = True) -> Iterator[LiveFrame | list[tuple]]:
+    """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists);
+    ``keyed=False``: the frames hold the partition values, not keys (see :class:`LiveFrame`)."""
+    yield from bounded_map(lambda m: _frame_any(table, m, columns, keyed), manifests, workers=workers)
 
 
-def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame | list[tuple]:
+def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
+               keyed: bool = True) -> LiveFrame | list[tuple]:
     try:
-        return _manifest_frame_live(table, m, columns)
+        return _manifest_frame_live(table, m, columns, keyed)
     except ColumnarUnavailable:
         return _entry_rows(table, m)
 

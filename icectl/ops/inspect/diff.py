@@ -357,7 +357,9 @@ class _Live:
         import polars as pl  # live_frames has loaded it
 
         self.md = side.metadata
-        self.chunks = list(live_frames(side.table, manifests))
+        # the columns a FileChange shows, and each entry's partition values (formatted for the
+        # entries a diff reports only)
+        self.chunks = list(live_frames(side.table, manifests, columns=FRAME_COLUMNS, keyed=False))
         schema = {"file_path": pl.String, "content_offset": pl.Int64, "chunk": pl.UInt32, "row": pl.UInt32}
         keys = []
         for c, chunk in enumerate(self.chunks):
@@ -381,7 +383,8 @@ class _Live:
 
     def rows(self, where: list[tuple[int, int]]) -> list[tuple]:
         """The entries at ``where`` (chunk, row), as tuples in the order of
-        :data:`icectl.table.listing.COLUMNS`."""
+        :data:`icectl.table.listing.COLUMNS` (from a frame, the fields not in
+        :data:`FRAME_COLUMNS` are None)."""
         wanted: dict[int, list[int]] = {}
         for c, i in where:
             wanted.setdefault(c, []).append(i)
@@ -391,19 +394,18 @@ class _Live:
             if not isinstance(chunk, LiveFrame):
                 made.update(((c, i), chunk[i]) for i in idx)
                 continue
-            spec_id, partitions = chunk.spec_id, chunk.partitions
-            frame = chunk.frame if chunk.frame.columns == list(FRAME_COLUMNS) else chunk.frame.select(*FRAME_COLUMNS)
-            picked = frame[idx].rows()
-            for i, (content_, path, fmt, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq, key) in zip(idx, picked):
-                made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, partitions[key], rc, size, seq, fseq, sid,
-                                st, frid, ref, off, clen, eq)
+            spec_id = chunk.spec_id
+            # the frame's columns: FRAME_COLUMNS, then the partition values
+            for i, (content_, path, fmt, rc, size, seq, sid, ref, off, clen, *part) in zip(idx, chunk.frame[idx].rows()):
+                made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, tuple(part), rc, size, seq, None, sid,
+                                None, None, ref, off, clen, None)
         return [made[w] for w in where]
 
 
-# A LiveFrame's columns in the order of a live_rows tuple, the partition tuple's index last
+# The columns of a LiveFrame a FileChange shows, in the order of a live_rows tuple (the file
+# sequence number, status, first row id and equality ids are not shown: None in the tuples)
 FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "sequence_number",
-                 "file_sequence_number", "snapshot_id", "status", "first_row_id", "referenced_data_file",
-                 "content_offset", "content_size_in_bytes", "equality_ids", "partition_key")
+                 "snapshot_id", "referenced_data_file", "content_offset", "content_size_in_bytes")
 
 
 class _Partitions:
