@@ -366,7 +366,8 @@ class _Live:
             if isinstance(chunk, LiveFrame):
                 frame = chunk.frame.select("file_path", "content_offset")
             else:
-                frame = pl.DataFrame({"file_path": [row[1] for row in chunk], "content_offset": [row[13] for row in chunk]},
+                frame = pl.DataFrame({"file_path": [row[1] for row in chunk],
+                                      "content_offset": [row[13] for row in chunk]},
                                      schema={"file_path": pl.String, "content_offset": pl.Int64})
             keys.append(frame.select(pl.col("file_path").cast(pl.String), pl.col("content_offset").cast(pl.Int64),
                                      pl.lit(c, dtype=pl.UInt32).alias("chunk"),
@@ -396,7 +397,8 @@ class _Live:
                 continue
             spec_id = chunk.spec_id
             # the frame's columns: FRAME_COLUMNS, then the partition values
-            for i, (content_, path, fmt, rc, size, seq, sid, ref, off, clen, *part) in zip(idx, chunk.frame[idx].rows()):
+            picked = chunk.frame[idx].rows()
+            for i, (content_, path, fmt, rc, size, seq, sid, ref, off, clen, *part) in zip(idx, picked):
                 made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, tuple(part), rc, size, seq, None, sid,
                                 None, None, ref, off, clen, None)
         return [made[w] for w in where]
