@@ -350,8 +350,8 @@ class _Live:
     """The live entries of one side's manifests (those the other side does not list), as
     :func:`icectl.table.listing.live_frames` gives them (a manifest's columns, or its tuples when
     read entry by entry), and where each (file_path, content_offset) is (:attr:`at`: a frame of
-    the keys, in the order of their first listing, each with the chunk and row where it is listed
-    last). Only the entries a diff reports are made Python tuples."""
+    the keys as listed, each with its chunk and row). Only the entries a diff reports are made
+    Python tuples."""
 
     def __init__(self, side: DiffSide, manifests: list[ManifestFile]) -> None:
         import polars as pl  # live_frames has loaded it
@@ -372,15 +372,18 @@ class _Live:
             keys.append(frame.select(pl.col("file_path").cast(pl.String), pl.col("content_offset").cast(pl.Int64),
                                      pl.lit(c, dtype=pl.UInt32).alias("chunk"),
                                      pl.int_range(pl.len(), dtype=pl.UInt32).alias("row")))
-        every = pl.concat(keys) if keys else pl.DataFrame(schema=schema)
-        # a key listed twice is where it is listed last, in the place of its first listing (as a dict's update)
-        self.at = every.group_by("file_path", "content_offset", maintain_order=True).agg(
-            pl.col("chunk").last(), pl.col("row").last())
+        # the chunks' own columns, not copied (a key listed twice is resolved in only())
+        self.at = pl.concat(keys, rechunk=False) if keys else pl.DataFrame(schema=schema)
 
     def only(self, other: "_Live") -> list[tuple[int, int]]:
-        """(chunk, row) of the keys the other side does not list, in :attr:`at`'s order."""
-        return list(self.at.join(other.at, on=["file_path", "content_offset"], how="anti", nulls_equal=True,
-                                 maintain_order="left").select("chunk", "row").iter_rows())
+        """(chunk, row) of the keys the other side does not list, in the order of their first
+        listing; a key listed twice is where it is listed last (as a dict's update)."""
+        rows = self.at.join(other.at, on=["file_path", "content_offset"], how="anti", nulls_equal=True,
+                            maintain_order="left").iter_rows()
+        where: dict[tuple, tuple[int, int]] = {}
+        for path, offset, c, i in rows:
+            where[(path, offset)] = (c, i)
+        return list(where.values())
 
     def rows(self, where: list[tuple[int, int]]) -> list[tuple]:
         """The entries at ``where`` (chunk, row), as tuples in the order of
