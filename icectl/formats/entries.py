@@ -48,8 +48,9 @@ def entry_frame(raw: Any, *, with_bounds: bool, lazy: bool = False) -> Any:
     Raises ValueError (naming the field) when a field's Avro type is not its own: such a manifest
     goes to the lean decoder, which reports it (polars would convert a string or a double).
     ``lazy``: a LazyFrame, so a reader that selects a few columns converts only those (a value
-    polars cannot convert then fails when it is collected)."""
-    exprs = _column_exprs(raw.schema, with_bounds)
+    polars cannot convert then fails when it is collected). The expressions depend on the
+    frame's schema only: they are built once per schema (keyed by its text)."""
+    exprs = _cached_exprs(raw, repr(raw.schema).encode(), with_bounds)
     if lazy:
         return raw.lazy().select(exprs).with_row_index("n")
     try:

@@ -72,7 +72,10 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
     ColumnarUnavailable as :func:`decoded_manifest`."""
     raw, format_version = decoded_manifest(table, m)
     try:
-        if not raw.get_column("status").is_in([0, 1, 2]).all():
+        # the smallest and largest status, not a test per entry (a null status is not checked here)
+        status = raw.get_column("status")
+        low, high = status.min(), status.max()
+        if not status.dtype.is_integer() or (low is not None and (low < 0 or high > 2)):
             raise ColumnarUnavailable("an entry status that is not 0, 1 or 2")  # the entry reader says which
         frame = entry_frame(raw, with_bounds=False, lazy=True)
     except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
@@ -131,11 +134,16 @@ FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_si
 def _live_frame(frame: Any, columns: tuple[str, ...] = FRAME_COLUMNS) -> Any:
     """:func:`_live_rows` as a collected DataFrame (columns named as the entry frame's): the
     ``columns`` of :data:`FRAME_COLUMNS` asked for, then the partition values."""
+    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
+    return _live_query(frame, columns, parts).collect()
+
+
+def _live_query(frame: Any, columns: tuple[str, ...], parts: list[str]) -> Any:
+    """:func:`_live_frame`'s query, not collected (``parts``: the frame's partition columns)."""
     import polars as pl
 
-    parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
     return frame.filter(pl.col("status") != 2).select(
-        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts).collect()
+        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts)
 
 
 @dataclass
@@ -144,35 +152,46 @@ class LiveFrame:
     columns of :data:`COLUMNS` but ``spec_id`` and ``partition`` (named as the entry frame names
     them: :data:`FRAME_COLUMNS`, or those asked for), v4 paths resolved, and ``partition_key``:
     the index in ``partitions`` of the entry's partition tuple (its values as :func:`live_rows`
-    gives them), each distinct tuple once, in the order of first appearance."""
+    gives them), each distinct tuple once, in the order of first appearance. Unkeyed (``keyed=False``
+    to :func:`live_frames`: a reader that needs the partitions of a few rows only), ``partitions``
+    is None and the frame ends with the partition values (``p0``, ``p1``, ...) instead of
+    ``partition_key``."""
 
     spec_id: int
     frame: Any
-    partitions: list[tuple]
+    partitions: list[tuple] | None
 
 
-def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame:
+def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
+                         keyed: bool = True) -> LiveFrame:
     import polars as pl
 
     frame = manifest_frame(table, m)
+    partitions: list[tuple] | None = None
     try:
-        live = _live_frame(frame, columns)
-        parts = [c for c in live.columns if PARTITION_COLUMN.fullmatch(c)]
-        if parts:
-            # a dense rank numbers the distinct tuples; renumbered by first appearance below
-            rank = live.select(pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).to_series()
-            firsts = live.select(parts).with_columns(rank.alias("_rank")).unique(
-                subset="_rank", keep="first", maintain_order=True)
-            order = firsts.get_column("_rank").to_list()
-            renumber = [0] * len(order)
-            for i, r in enumerate(order):
-                renumber[r] = i
-            key = pl.Series(renumber, dtype=pl.UInt32).gather(rank)
-            partitions = firsts.select(parts).rows()
+        parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
+        query = _live_query(frame, columns, parts)
+        if not keyed:
+            live = query.collect()
+        elif parts:
+            # a dense rank numbers the distinct tuples (in the same query: one collect a
+            # manifest); renumbered by first appearance below
+            query = query.with_columns((pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).alias("_rank"))
+            live = query.collect()
+            # in Python, not by polars calls: a call costs more than this loop on a manifest's rows
+            rank = live.drop_in_place("_rank").to_list()
+            firsts: dict[int, int] = {}  # rank -> the row of its first appearance, in order
+            for i, r in enumerate(rank):
+                if r not in firsts:
+                    firsts[r] = i
+            values = pl.DataFrame([live.drop_in_place(c) for c in parts])
+            partitions = values[list(firsts.values())].rows()
+            renumber = {r: i for i, r in enumerate(firsts)}
+            live.hstack([pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)], in_place=True)
         else:
-            key = pl.repeat(0, live.height, dtype=pl.UInt32, eager=True)
+            live = query.collect()
+            live.hstack([pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")], in_place=True)
             partitions = [()]
-        live = live.drop(parts).with_columns(key.alias("partition_key"))
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
     if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
@@ -204,14 +223,16 @@ def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 
 
 
 def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2,
-                columns: tuple[str, ...] = FRAME_COLUMNS) -> Iterator[LiveFrame | list[tuple]]:
-    """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists)."""
-    yield from bounded_map(lambda m: _frame_any(table, m, columns), manifests, workers=workers)
+                columns: tuple[str, ...] = FRAME_COLUMNS, keyed: bool = True) -> Iterator[LiveFrame | list[tuple]]:
+    """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists);
+    ``keyed=False``: the frames hold the partition values, not keys (see :class:`LiveFrame`)."""
+    yield from bounded_map(lambda m: _frame_any(table, m, columns, keyed), manifests, workers=workers)
 
 
-def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS) -> LiveFrame | list[tuple]:
+def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
+               keyed: bool = True) -> LiveFrame | list[tuple]:
     try:
-        return _manifest_frame_live(table, m, columns)
+        return _manifest_frame_live(table, m, columns, keyed)
     except ColumnarUnavailable:
         return _entry_rows(table, m)
 

@@ -151,6 +151,32 @@ def test_columnar_text_is_the_row_by_row_text(tables, monkeypatch, fmt, batch):
         assert needle in listed, needle
 
 
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_diff_by_columns_is_the_diff_read_entry_by_entry(tables, monkeypatch, fmt):
+    """``diff`` reads the manifests only one side lists by column, each entry's partition values
+    kept as columns (listing.live_frames(keyed=False)) and formatted for the files it reports only:
+    the same text as with every manifest read entry by entry, for every value kind above, both ways."""
+    uri, warehouse, names = tables
+    catalog = build_catalog(resolve_catalog_config(None, uri=uri, warehouse=warehouse))
+    cases = []
+    for name in names:
+        snaps = load_table(catalog, parse_identifier(name)).metadata.snapshots
+        if len(snaps) > 1:
+            cases += [(name, str(snaps[0].snapshot_id), "main"), (name, "main", str(snaps[0].snapshot_id))]
+    columnar = {case: _files(uri, warehouse, "-o", fmt, "diff", *case) for case in cases}
+    with monkeypatch.context() as m:
+        _entry_by_entry(m)
+        rows = {case: _files(uri, warehouse, "-o", fmt, "diff", *case) for case in cases}
+    assert len(cases) >= 8
+    for case in cases:
+        assert columnar[case] == rows[case], case
+    if fmt == "json":
+        listed = "".join(columnar.values())
+        for needle in ('"fl": "NaN"', '"db": -1e+16', '"fl": -0.0', '"deletion-vector"', '"equality-deletes"',
+                       '"caf\\u00e9"'):
+            assert needle in listed, needle
+
+
 def test_frame_columns_are_the_json_fields_of_a_row():
     assert FRAME_COLUMNS == output.json_fields(FileRow)
 

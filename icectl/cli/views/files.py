@@ -262,6 +262,8 @@ class FrameCells:
     def __init__(self, pl: Any, frame: Any, partitions: Any):
         self.pl = pl
         opt_text = [pl.col(c).cast(pl.String).fill_null("") for c in ("data_sequence_number", "file_sequence_number")]
+        # a line ends in blanks only where its last cell (a file sequence number) is empty
+        self.blank_end = frame.get_column("file_sequence_number").null_count() > 0
         self.cells = frame.select(pl.col("content"), pl.col("file_path"),
                                   pl.lit(partitions).gather(pl.col("partition")).alias("partition"),
                                   pl.col("record_count"), pl.col("file_size_in_bytes"), *opt_text)
@@ -278,36 +280,36 @@ class FrameCells:
         pl = self.pl
         pad = [pl.col(c).str.pad_start(w) if r else pl.col(c).str.pad_end(w)
                for c, w, r in zip(self.cells.columns, widths, right)]
-        # the last cells (sizes, sequence numbers) end in no blank: only padding is stripped
-        return self.cells.select(pl.concat_str(pad, separator="  ").str.strip_chars_end(" ").str.join("\n")).item()
+        # the last cells (sizes, sequence numbers) end in no blank: only padding is stripped, and
+        # a right-aligned last column with no empty cell has none
+        line = pl.concat_str(pad, separator="  ")
+        if self.blank_end or not right[-1]:
+            line = line.str.strip_chars_end(" ")
+        return self.cells.select(line.str.join("\n")).item()
 
 
 def _thousands(pl: Any, values: Any) -> Any:
-    """:func:`icectl.cli.output.num` of each value (``1,234,567``; empty for null)."""
-    if (values.min() or 0) < 0:  # a sign: in Python
-        return pl.Series([num(v) for v in values.to_list()], dtype=pl.String)
-    return values.to_frame("v").select(
-        pl.col("v").cast(pl.String).str.reverse().str.replace_all(r"(\d{3})", "${1},").str.strip_chars_end(",")
-        .str.reverse().fill_null("")).to_series()
+    """:func:`icectl.cli.output.num` of each value (``1,234,567``; empty for null): Python's own
+    formatting, which is faster than any string expression of polars found for it."""
+    return pl.Series([num(v) for v in values.to_list()], dtype=pl.String)
 
 
 def _sizes(pl: Any, values: Any) -> Any:
     """:func:`icectl.cli.output.fmt_bytes` of each value: ``n B`` below 1 KiB, else the size in the
     largest unit below 1024 (TiB at most) with one decimal, rounded as Python formats the float
-    (half to even on its exact value, which is n / 1024**k when n < 2**53), ``.0`` dropped."""
+    (half to even on its exact value, which is n / 1024**k when n < 2**53), ``.0`` dropped. The
+    unit is picked first, so each value is divided and written once."""
     if (values.min() or 0) < 0 or (values.max() or 0) >= 2 ** 53:  # a sign or an inexact float: in Python
         return pl.Series([fmt_bytes(v) for v in values.to_list()], dtype=pl.String)
     n = pl.col("n")
-    unit = pl.lit("B")
-    text = n.cast(pl.String)
+    divisor, unit = pl.lit(1, dtype=pl.Int64), pl.lit("B")
     for k, name in enumerate(("KiB", "MiB", "GiB", "TiB"), start=1):
         d = 1024 ** k
-        q, r = (n * 10) // d, (n * 10) % d
-        tenths = q + ((2 * r > d) | ((2 * r == d) & (q % 2 == 1))).cast(pl.Int64)
-        scaled = pl.when(tenths % 10 == 0).then((tenths // 10).cast(pl.String)).otherwise(
-            pl.concat_str([(tenths // 10).cast(pl.String), pl.lit("."), (tenths % 10).cast(pl.String)]))
-        at_least = n >= d
-        unit = pl.when(at_least).then(pl.lit(name)).otherwise(unit)
-        text = pl.when(at_least).then(scaled).otherwise(text)
-    return values.to_frame("n").select(
-        pl.when(n.is_null()).then(pl.lit("?")).otherwise(pl.concat_str([text, pl.lit(" "), unit]))).to_series()
+        divisor = pl.when(n >= d).then(pl.lit(d, dtype=pl.Int64)).otherwise(divisor)
+        unit = pl.when(n >= d).then(pl.lit(name)).otherwise(unit)
+    # n < 1 KiB: the divisor is 1, so the tenths are n * 10 and the text is n
+    q, r = (n * 10) // divisor, (n * 10) % divisor
+    tenths = q + ((2 * r > divisor) | ((2 * r == divisor) & (q % 2 == 1))).cast(pl.Int64)
+    decimal = pl.when(tenths % 10 != 0).then(pl.concat_str([pl.lit("."), (tenths % 10).cast(pl.String)]))
+    text = pl.concat_str([(tenths // 10).cast(pl.String), decimal, pl.lit(" "), unit], ignore_nulls=True)
+    return values.to_frame("n").select(pl.when(n.is_null()).then(pl.lit("?")).otherwise(text)).to_series()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -350,26 +349,46 @@ def _manifests(side: DiffSide) -> dict[str, ManifestFile]:
 class _Live:
     """The live entries of one side's manifests (those the other side does not list), as
     :func:`icectl.table.listing.live_frames` gives them (a manifest's columns, or its tuples when
-    read entry by entry), and where each (file_path, content_offset) is: a key listed twice is
-    where it is listed last. Only the entries a diff reports are made Python tuples."""
+    read entry by entry), and where each (file_path, content_offset) is (:attr:`at`: a frame of
+    the keys as listed, each with its chunk and row). Only the entries a diff reports are made
+    Python tuples."""
 
     def __init__(self, side: DiffSide, manifests: list[ManifestFile]) -> None:
+        import polars as pl  # live_frames has loaded it
+
         self.md = side.metadata
-        self.chunks = list(live_frames(side.table, manifests))
-        self.at: dict[tuple, tuple[int, int]] = {}
+        # the columns a FileChange shows, and each entry's partition values (formatted for the
+        # entries a diff reports only)
+        self.chunks = list(live_frames(side.table, manifests, columns=FRAME_COLUMNS, keyed=False))
+        schema = {"file_path": pl.String, "content_offset": pl.Int64, "chunk": pl.UInt32, "row": pl.UInt32}
+        keys = []
         for c, chunk in enumerate(self.chunks):
             if isinstance(chunk, LiveFrame):
-                frame = chunk.frame
-                keys = zip(frame.get_column("file_path").to_list(), frame.get_column("content_offset").to_list())
-                n = frame.height
+                frame = chunk.frame.select("file_path", "content_offset")
             else:
-                keys = ((row[1], row[13]) for row in chunk)
-                n = len(chunk)
-            self.at.update(zip(keys, zip(repeat(c, n), range(n))))
+                frame = pl.DataFrame({"file_path": [row[1] for row in chunk],
+                                      "content_offset": [row[13] for row in chunk]},
+                                     schema={"file_path": pl.String, "content_offset": pl.Int64})
+            keys.append(frame.select(pl.col("file_path").cast(pl.String), pl.col("content_offset").cast(pl.Int64),
+                                     pl.lit(c, dtype=pl.UInt32).alias("chunk"),
+                                     pl.int_range(pl.len(), dtype=pl.UInt32).alias("row")))
+        # the chunks' own columns, not copied (a key listed twice is resolved in only())
+        self.at = pl.concat(keys, rechunk=False) if keys else pl.DataFrame(schema=schema)
+
+    def only(self, other: "_Live") -> list[tuple[int, int]]:
+        """(chunk, row) of the keys the other side does not list, in the order of their first
+        listing; a key listed twice is where it is listed last (as a dict's update)."""
+        rows = self.at.join(other.at, on=["file_path", "content_offset"], how="anti", nulls_equal=True,
+                            maintain_order="left").iter_rows()
+        where: dict[tuple, tuple[int, int]] = {}
+        for path, offset, c, i in rows:
+            where[(path, offset)] = (c, i)
+        return list(where.values())
 
     def rows(self, where: list[tuple[int, int]]) -> list[tuple]:
         """The entries at ``where`` (chunk, row), as tuples in the order of
-        :data:`icectl.table.listing.COLUMNS`."""
+        :data:`icectl.table.listing.COLUMNS` (from a frame, the fields not in
+        :data:`FRAME_COLUMNS` are None)."""
         wanted: dict[int, list[int]] = {}
         for c, i in where:
             wanted.setdefault(c, []).append(i)
@@ -379,18 +398,19 @@ class _Live:
             if not isinstance(chunk, LiveFrame):
                 made.update(((c, i), chunk[i]) for i in idx)
                 continue
-            spec_id, partitions = chunk.spec_id, chunk.partitions
-            picked = chunk.frame[idx].select(*FRAME_COLUMNS).rows()
-            for i, (content_, path, fmt, rc, size, seq, fseq, sid, st, frid, ref, off, clen, eq, key) in zip(idx, picked):
-                made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, partitions[key], rc, size, seq, fseq, sid,
-                                st, frid, ref, off, clen, eq)
+            spec_id = chunk.spec_id
+            # the frame's columns: FRAME_COLUMNS, then the partition values
+            picked = chunk.frame[idx].rows()
+            for i, (content_, path, fmt, rc, size, seq, sid, ref, off, clen, *part) in zip(idx, picked):
+                made[(c, i)] = (content_, path, str(fmt).lower(), spec_id, tuple(part), rc, size, seq, None, sid,
+                                None, None, ref, off, clen, None)
         return [made[w] for w in where]
 
 
-# A LiveFrame's columns in the order of a live_rows tuple, the partition tuple's index last
+# The columns of a LiveFrame a FileChange shows, in the order of a live_rows tuple (the file
+# sequence number, status, first row id and equality ids are not shown: None in the tuples)
 FRAME_COLUMNS = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes", "sequence_number",
-                 "file_sequence_number", "snapshot_id", "status", "first_row_id", "referenced_data_file",
-                 "content_offset", "content_size_in_bytes", "equality_ids", "partition_key")
+                 "snapshot_id", "referenced_data_file", "content_offset", "content_size_in_bytes")
 
 
 class _Partitions:
@@ -442,10 +462,20 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     only_b = [m for p, m in mb.items() if p not in ma]
     live_a, live_b = _Live(a, only_a), _Live(b, only_b)
     parts = _Partitions()
-    at_a, at_b = live_a.at, live_b.at
-    added = [_change(e, live_b.md, parts) for e in live_b.rows([w for k, w in at_b.items() if k not in at_a])]
-    removed = [_change(e, live_a.md, parts) for e in live_a.rows([w for k, w in at_a.items() if k not in at_b])]
-    order = _file_order
+    added = [_change(e, live_b.md, parts) for e in live_b.rows(live_b.only(live_a))]
+    removed = [_change(e, live_a.md, parts) for e in live_a.rows(live_a.only(live_b))]
+    # a partition's sort key and grouping key, once per partition dict (_Partitions gives the
+    # files of one partition the same dict)
+    sort_keys: dict[int, tuple] = {}
+    group_keys: dict[int, tuple] = {}
+
+    def order(f: FileChange) -> tuple:
+        p = f.partition
+        key = sort_keys.get(id(p))
+        if key is None:
+            key = sort_keys[id(p)] = _partition_sort_key(p)
+        return (f.spec_id, key, f.content != "data", f.file_path, f.content_offset or 0)
+
     added.sort(key=order)
     removed.sort(key=order)
     totals = ChangeCounts()
@@ -453,7 +483,10 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
     for files, is_added in ((added, True), (removed, False)):
         for f in files:
             totals.count(f, added=is_added)
-            key = (f.spec_id, tuple(sorted((k, repr(v)) for k, v in f.partition.items())))
+            values = group_keys.get(id(f.partition))
+            if values is None:
+                values = group_keys[id(f.partition)] = tuple(sorted((k, repr(v)) for k, v in f.partition.items()))
+            key = (f.spec_id, values)
             pc = by_partition.get(key)
             if pc is None:
                 pc = by_partition[key] = PartitionChange(spec_id=f.spec_id, partition=f.partition)
@@ -477,10 +510,6 @@ def diff_sides(table: Table, a: DiffSide, b: DiffSide, *, summary_only: bool = F
 def diff(table: Table, a: str, b: str, *, summary_only: bool = False) -> TableDiff:
     """``icectl diff TABLE A B``: what changed from A to B."""
     return diff_sides(table, resolve_side(table, a), resolve_side(table, b), summary_only=summary_only)
-
-
-def _file_order(f: FileChange) -> tuple:
-    return (f.spec_id, _partition_sort_key(f.partition), f.content != "data", f.file_path, f.content_offset or 0)
 
 
 def _partition_sort_key(p: dict[str, Any]) -> tuple:
