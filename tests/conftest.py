@@ -28,6 +28,8 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, settings
 
+from icectl.io import FileIO
+
 # Property tests check the same examples on a loaded two-core machine as on an idle one: no
 # per-example deadline, and slow data generation (regex strategies) is not a failure.
 settings.register_profile("icectl", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,6 +57,21 @@ def no_user_config(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("ICECTL_CONFIG", raising=False)
     monkeypatch.delenv("ICECTL_CATALOG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def file_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path read through ``FileIO.read`` while the test runs, in order (how often a file is
+    read: on an object store each read is a request)."""
+    out: list[str] = []
+    read = FileIO.read
+
+    def counted(self, path):
+        out.append(path)
+        return read(self, path)
+
+    monkeypatch.setattr(FileIO, "read", counted)
+    return out
 
 
 @pytest.fixture(scope="session")

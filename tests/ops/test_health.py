@@ -170,23 +170,13 @@ def test_statistics_behind_is_info_and_names_compute_stats(catalog):
 
 
 @pytest.mark.parametrize("deletes", [False, True], ids=["data-only", "with-deletes"])
-def test_health_reads_the_heads_manifest_list_once(tmp_path, monkeypatch, deletes):
+def test_health_reads_the_heads_manifest_list_once(tmp_path, file_reads, deletes):
     """Every check asks for the head's manifest list (files by column, the compaction and manifest
     checks, rewrite-manifests' plan): on an object store each read is a request, so it is read once
     a run (Table.manifests keeps the last few lists it read, by path; those files never change)."""
-    from icectl.io import FileIO
-
     t = tables.build(str(tmp_path), 2, deletes=deletes).table
     t = _append(t, 5)
     listing = t.resolve(t.metadata.current_snapshot.manifest_list)
-    reads: list[str] = []
-    read = FileIO.read
-
-    def counted(self, path):
-        reads.append(path)
-        return read(self, path)
-
-    monkeypatch.setattr(FileIO, "read", counted)
     h = check_table(t.refresh(), Policy())
-    assert reads.count(listing) == 1, reads
+    assert file_reads.count(listing) == 1, file_reads
     assert h.steps == ["compact"] and (h.metrics.data_files, h.metrics.delete_files) == (9, 2 if deletes else 0)

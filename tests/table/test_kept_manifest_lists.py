@@ -12,7 +12,6 @@ import pytest
 from helpers import append_files, create_table
 from icectl.catalog import CatalogConfig, build_catalog
 from icectl.formats.manifest import DataFile
-from icectl.io import FileIO
 from icectl.table import loaded
 
 
@@ -31,16 +30,8 @@ def table(tmp_path):
 
 
 @pytest.fixture
-def reads(monkeypatch):
-    out: list[str] = []
-    read = FileIO.read
-
-    def counted(self, path):
-        out.append(path)
-        return read(self, path)
-
-    monkeypatch.setattr(FileIO, "read", counted)
-    return out
+def reads(file_reads):
+    return file_reads
 
 
 def test_a_list_is_read_once_and_callers_get_their_own_objects(table, reads):
