@@ -148,7 +148,8 @@ def test_cli_imports_sit_at_module_tops():
 def test_read_commands_load_only_what_they_use(tmp_path):
     """``describe`` and ``snapshots`` read the metadata file (and describe one manifest list): they
     import neither pyarrow nor polars, and no maintenance planning (``health``, ``compact``);
-    ``diff`` reads manifests with polars but writes no Parquet (no pyarrow). None of them loads
+    ``diff`` and ``files`` (as a table and as JSON) read manifests with polars but write no Parquet
+    (no pyarrow: its import is ~0.1 s of a 1x ``files -o json``). None of them loads
     pydantic (typer's coercion of values, not needed for a str: lazy.ValuesAsGiven). A command
     module that pulls a heavy module in for every command costs each run ~0.1-0.2 s of CPU
     (bench/bench_startup.py)."""
@@ -158,7 +159,9 @@ def test_read_commands_load_only_what_they_use(tmp_path):
     assert made.returncode == 0, made.stderr
     heavy = ("pyarrow", "polars", "pydantic", "icectl.ops.maintain")
     for argv, absent in ((["describe", "demo.events"], heavy), (["snapshots", "demo.events"], heavy),
-                         (["-o", "json", "diff", "demo.events", "v1", "main"], ("pyarrow", "pydantic", "icectl.ops.maintain"))):
+                         *((argv, ("pyarrow", "pydantic", "icectl.ops.maintain"))
+                           for argv in (["-o", "json", "diff", "demo.events", "v1", "main"], ["files", "demo.events"],
+                                        ["-o", "json", "files", "demo.events"]))):
         code = ("import atexit, sys\n"
                 f"heavy = {absent!r}\n"
                 "atexit.register(lambda: print('MODS', ' '.join(sorted(m for m in sys.modules "
