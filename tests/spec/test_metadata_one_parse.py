@@ -169,3 +169,32 @@ def test_a_summary_is_kept_as_decoded_not_copied():
     s = md.snapshots[1]
     assert s.summary == {"operation": "append", "added-data-files": "1", "added-records": "7"}
     assert s.summary is md.snapshots[1].summary and s.extra == ()
+
+
+@pytest.mark.parametrize("case", ["chain", "missing-parent", "cycle", "repeated-id", "own-parent"])
+def test_ancestor_ids_are_the_ids_of_ancestors_of(case):
+    """TableMetadata.ancestor_ids (from the id and parent columns) walks as ancestors_of does:
+    newest first, stopping at a missing parent or a snapshot seen before, the last of a repeated id."""
+    doc = _doc(8)
+    snaps = doc["snapshots"]
+    if case == "missing-parent":
+        snaps[4]["parent-snapshot-id"] = 999
+    elif case == "cycle":
+        snaps[0]["parent-snapshot-id"] = 13
+    elif case == "repeated-id":
+        snaps.append(dict(snaps[5], **{"parent-snapshot-id": 11, "sequence-number": 9}))
+    elif case == "own-parent":
+        snaps[6]["parent-snapshot-id"] = 16
+    data = json.dumps(doc).encode()
+    loads = [lambda: parse_table_metadata(data, source="m.json"),
+             lambda: parse_table_metadata(json.loads(data), source="m.json")]
+    for load in loads:
+        for built_first in (False, True):
+            md = load()
+            if built_first:
+                tuple(md.snapshots)
+            for start in [*md.snapshot_values("snapshot_id"), None, 999]:
+                assert md.ancestor_ids(start) == [s.snapshot_id for s in md.ancestors_of(start)], (case, start)
+    with every_snapshot_read():
+        md = parse_table_metadata(data, source="m.json")
+    assert md.ancestor_ids(17) == [s.snapshot_id for s in md.ancestors_of(17)]

@@ -71,19 +71,6 @@ def refs_by_snapshot(md: TableMetadata) -> dict[int, list[str]]:
     return out
 
 
-def _ancestor_ids(md: TableMetadata, snapshot_id: int) -> set[int]:
-    """The ids of ``md.ancestors_of(snapshot_id)``, from the snapshots' id and parent columns (no
-    snapshot built)."""
-    # of a repeated id, the last one's parent, as snapshot_by_id finds the last
-    parent_of = dict(zip(md.snapshot_values("snapshot_id"), md.snapshot_values("parent_snapshot_id")))
-    out: set[int] = set()
-    sid: int | None = snapshot_id
-    while sid is not None and sid in parent_of and sid not in out:
-        out.add(sid)
-        sid = parent_of[sid]
-    return out
-
-
 def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = None,
                    since: str | None = None) -> list[SnapshotRow]:
     md = table.metadata
@@ -110,7 +97,7 @@ def list_snapshots(table: Table, *, ref: str | None = None, limit: int | None = 
             raise UsageError("--limit must be 0 or more")
         order = order[:limit]
     main = refs.get(MAIN_BRANCH)
-    main_ids = _ancestor_ids(md, main.snapshot_id) if main else set()
+    main_ids = set(md.ancestor_ids(main.snapshot_id)) if main else set()
     by_snap = refs_by_snapshot(md)
     current = md.current_snapshot_id
 

@@ -312,7 +312,7 @@ def _check_statistics(table: Table, policy: Policy, m: Metrics, out: list[Findin
     m.statistics_files = len(md.statistics)
     if not md.statistics or md.current_snapshot_id is None:
         return
-    history = [s.snapshot_id for s in md.ancestors_of(md.current_snapshot_id)]  # newest first
+    history = md.ancestor_ids(md.current_snapshot_id)  # newest first
     with_stats = {s.snapshot_id for s in md.statistics}
     behind = next((i for i, sid in enumerate(history) if sid in with_stats), None)
     if behind is None:

@@ -115,8 +115,8 @@ def ref_impact(table: Table, branch: str, target: int) -> RefImpact:
     ref = md.all_refs.get(branch)
     head = ref.snapshot_id if ref else None
     imp = RefImpact(branch, head, target)
-    head_line = [s.snapshot_id for s in md.ancestors_of(head)] if head is not None else []
-    target_line = [s.snapshot_id for s in md.ancestors_of(target)]
+    head_line = md.ancestor_ids(head)
+    target_line = md.ancestor_ids(target)
     imp.leaving_history = [s for s in head_line if s not in set(target_line)]
     imp.joining_history = [s for s in target_line if s not in set(head_line)]
     # Read only the manifests the two snapshots do not share.
@@ -380,8 +380,8 @@ def leaving_history(md: TableMetadata, updates: list[TableUpdate]) -> dict[str, 
         old = md.refs.get(name) if name else None
         if old is None or not old.is_branch:
             continue
-        before = {s.snapshot_id for s in md.ancestors_of(old.snapshot_id)}
-        after = {s.snapshot_id for s in md.ancestors_of(u.ref.snapshot_id)} if isinstance(u, SetSnapshotRef) else set()
+        before = set(md.ancestor_ids(old.snapshot_id))
+        after = set(md.ancestor_ids(u.ref.snapshot_id)) if isinstance(u, SetSnapshotRef) else set()
         if before - after:
             out[name] = before - after
     return out

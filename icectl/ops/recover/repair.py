@@ -287,7 +287,7 @@ class _Pool:
 
 
 def _ancestry(table: Table, snapshot_id: int | None) -> set[int]:
-    return {s.snapshot_id for s in table.metadata.ancestors_of(snapshot_id)} if snapshot_id is not None else set()
+    return set(table.metadata.ancestor_ids(snapshot_id))
 
 
 def _rebuild(table: Table, head: Snapshot, lost: list[_Slot], live_elsewhere: set, pool: _Pool
