@@ -31,7 +31,7 @@ import json
 import time
 from enum import Enum
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, Protocol, TextIO, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TextIO, TypeVar
 
 import msgspec
 
@@ -368,6 +368,16 @@ def opt(v: Any) -> str:
     return "" if v is None else str(v)
 
 
+def nums(values: Iterable[int | None]) -> list[str]:
+    """:func:`num` of each value of a column (written out: a long listing makes no call a value)."""
+    return ["" if n is None else f"{n:,}" for n in values]
+
+
+def opts(values: Iterable[Any]) -> list[str]:
+    """:func:`opt` of each value of a column."""
+    return ["" if v is None else str(v) for v in values]
+
+
 # -- text: lines, tables and trees -----------------------------------------------------------------------
 
 # A line of text in styled pieces: ("text", rich style or None). Plain output joins the texts.
@@ -437,25 +447,16 @@ def _line_format(headers: list[str], widths: list[int], right: set[str]) -> str:
 def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: Iterable[str] = frozenset(),
                 show_header: bool = True) -> None:
     """Fixed-width columns, two spaces apart, header first: fast and easy to grep or cut."""
+    if headers and all(len(r) == len(headers) for r in rows):  # whole columns, one format call a row
+        plain_columns(env, headers, list(zip(*rows)) or [[] for _ in headers], right=right, show_header=show_header)
+        return
     right = set(right)
     widths = [len(h) if show_header else 0 for h in headers]
-    n = len(headers)
-    if all(len(r) == n for r in rows):  # whole columns at a time, and one format call a row
-        for i, column in enumerate(zip(*rows)):
-            widths[i] = max(widths[i], max(map(len, column)))
-        fmt = _line_format(headers, widths, right)
-
-        def line(cells: list[str]) -> str:
-            return fmt.format(*cells).rstrip()
-    else:
-        _widen(widths, rows)
-
-        def line(cells: list[str]) -> str:
-            return _aligned(cells, widths, headers, right)
+    _widen(widths, rows)
     out = env.stdout
     if show_header:
-        out.write(line(headers) + "\n")
-    out.write("\n".join(line(r) for r in rows))
+        out.write(_aligned(headers, widths, headers, right) + "\n")
+    out.write("\n".join(_aligned(r, widths, headers, right) for r in rows))
     if rows:
         out.write("\n")
 
@@ -463,16 +464,17 @@ def plain_table(env: Env, headers: list[str], rows: list[list[str]], *, right: I
 PLAIN_LINES = 10_000  # lines of a plain table joined and written at a time (plain_columns)
 
 
-def plain_columns(env: Env, headers: list[str], columns: list[list[str]], *,
-                  right: Iterable[str] = frozenset()) -> None:
+def plain_columns(env: Env, headers: list[str], columns: Sequence[Sequence[str]], *,
+                  right: Iterable[str] = frozenset(), show_header: bool = True) -> None:
     """:func:`plain_table` of the rows ``zip(*columns)``, its cells given a column at a time (a
     long listing makes each column in one pass, and holds no list a row), written a batch of lines
     at a time."""
     right = set(right)
-    widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, columns)]
+    widths = [max(len(h) if show_header else 0, max(map(len, c), default=0)) for h, c in zip(headers, columns)]
     fmt = _line_format(headers, widths, right).format
     out = env.stdout
-    out.write(fmt(*headers).rstrip() + "\n")
+    if show_header:
+        out.write(fmt(*headers).rstrip() + "\n")
     n = len(columns[0]) if columns else 0
     for start in range(0, n, PLAIN_LINES):
         end = start + PLAIN_LINES

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Iterable, Iterator
 import polars as pl  # the listing's frames are polars' (files is the one command that loads this module)
 
 from icectl.cli.context import Env
-from icectl.cli.output import (BATCH, fmt_bytes, head, json_text, num, opt, plain_table_stream,
+from icectl.cli.output import (BATCH, fmt_bytes, head, json_text, num, nums, opt, plain_table_stream,
                                print_table, row_texts, say, text_renderer)
 from icectl.ops.inspect.files import FRAME_COLUMNS, FileFrame, FileListing, FileRow
 
@@ -287,7 +287,7 @@ class FrameCells:
 def _thousands(pl: Any, values: Any) -> Any:
     """:func:`icectl.cli.output.num` of each value (``1,234,567``; empty for null): Python's own
     formatting, which is faster than any string expression of polars found for it."""
-    return pl.Series([num(v) for v in values.to_list()], dtype=pl.String)
+    return pl.Series(nums(values.to_list()), dtype=pl.String)
 
 
 def _sizes(pl: Any, values: Any) -> Any:

@@ -7,7 +7,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from icectl.cli.context import Env
-from icectl.cli.output import Line, Node, fmt_ts, print_columns, print_tree, say, text_renderer
+from icectl.cli.output import Line, Node, fmt_ts, nums, opts, print_columns, print_tree, say, text_renderer
 
 if TYPE_CHECKING:
     from icectl.ops.inspect.snapshots import SnapshotRow, SnapshotTree
@@ -99,16 +99,6 @@ SNAPSHOT_COLUMNS = ["snapshot", "parent", "committed at (UTC)", "operation", "se
 SNAPSHOT_DROP = ["-deletes", "+deletes", "-records", "-files", "schema", "+records", "+files", "main", "parent", "seq"]
 
 
-def _counts(values: Iterator[int | None]) -> list[str]:
-    """:func:`num` of each value."""
-    return ["" if n is None else f"{n:,}" for n in values]
-
-
-def _opt_ids(values: Iterator[int | None]) -> list[str]:
-    """:func:`opt` of each value."""
-    return ["" if n is None else str(n) for n in values]
-
-
 @text_renderer(SnapshotList)
 def _snapshots_text(env: Env, result: SnapshotList) -> None:
     rows = result.rows
@@ -122,12 +112,12 @@ def _snapshots_text(env: Env, result: SnapshotList) -> None:
     # a column at a time (100,000 snapshots: no list of cells a row). committed_at is timestamp_ms
     # as millis_to_iso writes it (2026-01-31T12:00:00.000Z): the column is fmt_ts's text without
     # " UTC" (2026-01-31 12:00:00.000), not formatted a second time
-    columns = [list(map(str, column("snapshot_id"))), _opt_ids(column("parent_snapshot_id")),
+    columns = [list(map(str, column("snapshot_id"))), opts(column("parent_snapshot_id")),
                [c[:-1].replace("T", " ", 1) for c in column("committed_at")], [o or "" for o in column("operation")],
-               list(map(str, column("sequence_number"))), _opt_ids(column("schema_id")),
-               _counts(column("added_data_files")), _counts(column("removed_data_files")),
-               _counts(column("added_delete_files")), _counts(column("removed_delete_files")),
-               _counts(column("added_records")), _counts(column("removed_records")),
+               list(map(str, column("sequence_number"))), opts(column("schema_id")),
+               nums(column("added_data_files")), nums(column("removed_data_files")),
+               nums(column("added_delete_files")), nums(column("removed_delete_files")),
+               nums(column("added_records")), nums(column("removed_records")),
                [", ".join(r) for r in column("refs")], ["yes" if m else "no" for m in column("in_main")]]
     print_columns(env, SNAPSHOT_COLUMNS, columns,
                   right={c for c in SNAPSHOT_COLUMNS if c.startswith(("+", "-", "seq", "schema"))},
