@@ -217,5 +217,10 @@ def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     args = reorder_global_options(list(sys.argv[1:] if argv is None else argv))
     code = invoke(app, args, env or Env())
     if argv is None:
+        # The command is done: the interpreter's exit need not look for reference cycles among
+        # the ~50,000 objects the run made (its last collections took ~0.05 s of `diff`).
+        # Everything is still freed by reference counting, stdout and stderr are flushed, and
+        # atexit handlers run; only objects in cycles are left to the process's end.
+        gc.freeze()
         sys.exit(code)
     return code

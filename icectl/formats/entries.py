@@ -254,8 +254,19 @@ def read_entry_frame(avro: AvroFile, *, with_bounds: bool, idx: dict[str, int] |
 # ---------------------------------------------------------------------------------------------
 # Inheritance
 
+def positions(members: list[int], sizes: list[int]) -> Any:
+    """The column ``m`` of frames stacked in this order: ``members[i]`` on each of the
+    ``sizes[i]`` rows of the i-th (a polars UInt32 Series)."""
+    import polars as pl
+
+    kept = [(m, n) for m, n in zip(members, sizes) if n]  # an empty list explodes to a null
+    return pl.DataFrame({"m": [m for m, _ in kept], "k": [n for _, n in kept]},
+                        schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode()) \
+        .get_column("m")
+
+
 def inherited(*, manifest_sequence_number: Any, added_snapshot_id: Any, first_row_id: Any,
-              format_version: Any) -> dict[str, Any]:
+              format_version: Any, by: str | None = None) -> dict[str, Any]:
     """The inherited values of a frame's entries, as polars expressions over its normalized
     columns, keyed by the column each replaces (spec: "Manifest Entry Fields", "Sequence Number
     Inheritance", "First Row ID Inheritance"; Appendix E for v1). The manifest's values (from its
@@ -269,7 +280,10 @@ def inherited(*, manifest_sequence_number: Any, added_snapshot_id: Any, first_ro
       manifest: stays null; a writer must not do that, and ``validate`` reports it.
     - ``first_row_id`` null on an ADDED data file of a manifest with a ``first_row_id``: the
       manifest's ``first_row_id`` plus the ``record_count`` of the ADDED data files before it
-      that inherit too. With a plain ``first_row_id`` only (a frame of one manifest).
+      that inherit too. A plain ``first_row_id`` (a frame of one manifest), or with ``by`` (the
+      column that numbers the stacked manifests, each manifest's rows together and in order) an
+      expression of each manifest's value (null: the manifest has none), the count restarting
+      at each manifest.
     """
     import polars as pl
 
@@ -288,11 +302,15 @@ def inherited(*, manifest_sequence_number: Any, added_snapshot_id: Any, first_ro
 
     out = {"snapshot_id": col("snapshot_id").fill_null(msnap), "sequence_number": sequence("sequence_number"),
            "file_sequence_number": sequence("file_sequence_number")}
-    if first_row_id is not None and not isinstance(first_row_id, pl.Expr):
+    stacked = isinstance(first_row_id, pl.Expr) and by is not None
+    if first_row_id is not None and (stacked or not isinstance(first_row_id, pl.Expr)):
         frid = col("first_row_id")
         inherits = (col("content").fill_null(0) == 0) & frid.is_null() & added
+        if stacked:
+            inherits = inherits & first_row_id.is_not_null()
         counts = pl.when(inherits).then(col("record_count")).otherwise(0)
-        assigned = pl.lit(first_row_id, dtype=pl.Int64) + counts.cum_sum() - counts
+        before = counts.cum_sum().over(by) if stacked else counts.cum_sum()
+        assigned = value(first_row_id) + before - counts
         out["first_row_id"] = pl.when(inherits).then(assigned).otherwise(frid)
     return out
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 
 from icectl.errors import IcectlError
 from icectl.formats.avro import failures, field_index, open_avro, read_frame, record_type
-from icectl.formats.entries import PARTITION_COLUMN, entry_frame, inherited
+from icectl.formats.entries import PARTITION_COLUMN, entry_frame, inherited, positions
 from icectl.formats.manifest import (DataFile, EntryStatus, FileContent, ManifestContent, ManifestEntry, ManifestFile,
                                     check_entry_schema)
 from icectl.spec.conversions import to_internal
@@ -71,6 +71,17 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
     columns it selects, and a value polars cannot convert fails when it collects.
     ColumnarUnavailable as :func:`decoded_manifest`."""
     raw, format_version = decoded_manifest(table, m)
+    return _inherited_frame(raw, [m], [format_version])
+
+
+def _inherited_frame(raw: Any, manifests: list[ManifestFile], versions: list[int],
+                     sizes: list[int] | None = None) -> Any:
+    """:func:`manifest_frame` of the entries of ``manifests`` as decoded (``raw``: their frames
+    stacked, ``sizes`` rows each, when there are several; ``versions``: their headers' format
+    versions). Stacked, the frame has ``_m`` (the manifest's position) and each manifest's values
+    are inherited on its own rows."""
+    import polars as pl
+
     try:
         # the smallest and largest status, not a test per entry (a null status is not checked here)
         status = raw.get_column("status")
@@ -80,9 +91,23 @@ def manifest_frame(table: Table, m: ManifestFile) -> Any:
         frame = entry_frame(raw, with_bounds=False, lazy=True)
     except (ValueError, *failures()):  # columns that are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
-    return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
-                                          added_snapshot_id=m.added_snapshot_id, first_row_id=m.first_row_id,
-                                          format_version=format_version))
+    if len(manifests) == 1:
+        m = manifests[0]
+        return frame.with_columns(**inherited(manifest_sequence_number=m.sequence_number,
+                                              added_snapshot_id=m.added_snapshot_id, first_row_id=m.first_row_id,
+                                              format_version=versions[0]))
+    at = pl.col("_m")
+
+    def each(values: list[Any]) -> Any:  # a manifest's value on each of its rows
+        return pl.lit(pl.Series(values, dtype=pl.Int64)).gather(at)
+
+    frids = [m.first_row_id for m in manifests]
+    frame = frame.with_columns(pl.lit(positions(list(range(len(manifests))), sizes or [])).alias("_m"))
+    return frame.with_columns(**inherited(
+        manifest_sequence_number=each([m.sequence_number for m in manifests]),
+        added_snapshot_id=each([m.added_snapshot_id for m in manifests]),
+        first_row_id=each(frids) if any(f is not None for f in frids) else None,
+        format_version=each(versions), by="_m"))
 
 
 REQUIRED = ("content", "file_path", "file_format", "record_count", "file_size_in_bytes")
@@ -138,12 +163,13 @@ def _live_frame(frame: Any, columns: tuple[str, ...] = FRAME_COLUMNS) -> Any:
     return _live_query(frame, columns, parts).collect()
 
 
-def _live_query(frame: Any, columns: tuple[str, ...], parts: list[str]) -> Any:
-    """:func:`_live_frame`'s query, not collected (``parts``: the frame's partition columns)."""
+def _live_query(frame: Any, columns: tuple[str, ...], parts: list[str], extra: tuple[str, ...] = ()) -> Any:
+    """:func:`_live_frame`'s query, not collected (``parts``: the frame's partition columns;
+    ``extra``: columns kept after them)."""
     import polars as pl
 
     return frame.filter(pl.col("status") != 2).select(
-        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts)
+        *(pl.col("content").fill_null(0).cast(pl.Int32) if c == "content" else c for c in columns), *parts, *extra)
 
 
 @dataclass
@@ -164,36 +190,63 @@ class LiveFrame:
 
 def _manifest_frame_live(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
                          keyed: bool = True) -> LiveFrame:
+    raw, format_version = decoded_manifest(table, m)
+    return _live_of(table, [m], [raw], [format_version], columns, keyed)[0]
+
+
+def _live_of(table: Table, manifests: list[ManifestFile], raws: list[Any], versions: list[int],
+             columns: tuple[str, ...], keyed: bool) -> list[LiveFrame]:
+    """The LiveFrame of each manifest, from their frames as decoded, in one query (stacked when
+    there are several: frames of one schema). ColumnarUnavailable when a column is not what
+    it should be."""
     import polars as pl
 
-    frame = manifest_frame(table, m)
-    partitions: list[tuple] | None = None
+    sizes = [r.height for r in raws]
+    stacked = len(raws) > 1
+    try:
+        raw = pl.concat(raws, rechunk=False) if stacked else raws[0]
+    except failures():
+        raise ColumnarUnavailable("frames of other schemas") from None
+    frame = _inherited_frame(raw, manifests, versions, sizes)
     try:
         parts = [c for c in frame.collect_schema().names() if PARTITION_COLUMN.fullmatch(c)]
-        query = _live_query(frame, columns, parts)
-        if not keyed:
-            live = query.collect()
-        elif parts:
-            # a dense rank numbers the distinct tuples (in the same query: one collect a
-            # manifest); renumbered by first appearance below
+        query = _live_query(frame, columns, parts, ("_m",) if stacked else ())
+        if keyed and parts:
+            # a dense rank numbers the distinct tuples (in the same query: one collect); each
+            # manifest's are renumbered by first appearance below
             query = query.with_columns((pl.struct(parts).rank("dense").cast(pl.UInt32) - 1).alias("_rank"))
-            live = query.collect()
-            # in Python, not by polars calls: a call costs more than this loop on a manifest's rows
-            rank = live.drop_in_place("_rank").to_list()
-            firsts: dict[int, int] = {}  # rank -> the row of its first appearance, in order
-            for i, r in enumerate(rank):
-                if r not in firsts:
-                    firsts[r] = i
-            values = pl.DataFrame([live.drop_in_place(c) for c in parts])
-            partitions = values[list(firsts.values())].rows()
-            renumber = {r: i for i, r in enumerate(firsts)}
-            live.hstack([pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)], in_place=True)
+        live = query.collect()
+        if stacked:
+            by = live.partition_by("_m", maintain_order=True, include_key=False, as_dict=True)
+            pieces = [by.get((i,)) for i in range(len(manifests))]
+            pieces = [live.clear().drop("_m") if p is None else p for p in pieces]  # no live row
         else:
-            live = query.collect()
-            live.hstack([pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")], in_place=True)
-            partitions = [()]
+            pieces = [live]
+        return [_keyed(table, m, piece, parts, columns, keyed) for m, piece in zip(manifests, pieces)]
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
+
+
+def _keyed(table: Table, m: ManifestFile, live: Any, parts: list[str], columns: tuple[str, ...],
+           keyed: bool) -> LiveFrame:
+    """A manifest's LiveFrame from its live rows (with ``_rank`` when keyed and partitioned)."""
+    import polars as pl
+
+    partitions: list[tuple] | None = None
+    if keyed and parts:
+        # in Python, not by polars calls: a call costs more than this loop on a manifest's rows
+        rank = live.drop_in_place("_rank").to_list()
+        firsts: dict[int, int] = {}  # rank -> the row of its first appearance, in order
+        for i, r in enumerate(rank):
+            if r not in firsts:
+                firsts[r] = i
+        values = pl.DataFrame([live.drop_in_place(c) for c in parts])
+        partitions = values[list(firsts.values())].rows()
+        renumber = {r: i for i, r in enumerate(firsts)}
+        live.hstack([pl.Series("partition_key", [renumber[r] for r in rank], dtype=pl.UInt32)], in_place=True)
+    elif keyed:
+        live.hstack([pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")], in_place=True)
+        partitions = [()]
     if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
         resolve = table.resolve
         if "file_path" in columns:
@@ -226,7 +279,83 @@ def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2
                 columns: tuple[str, ...] = FRAME_COLUMNS, keyed: bool = True) -> Iterator[LiveFrame | list[tuple]]:
     """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists);
     ``keyed=False``: the frames hold the partition values, not keys (see :class:`LiveFrame`)."""
-    yield from bounded_map(lambda m: _frame_any(table, m, columns, keyed), manifests, workers=workers)
+    for frames in bounded_map(lambda run: _frames_any(table, run, columns, keyed), _runs(manifests), workers=workers):
+        yield from frames
+
+
+# Small manifests (a streaming writer's, a few files each) are read in runs, their frames stacked
+# and queried together: a query on a manifest of ten rows costs as much as on one of ten
+# thousand. The first runs are of one manifest each (as many as a reader holds ahead) and the
+# next ones grow (2, 4, ... manifests), so that the first rows still come early.
+SMALL_MANIFEST = 256 * 1024  # bytes
+RUN_MANIFESTS = 32
+RUN_BYTES = 2 * 1024 * 1024
+SINGLE_RUNS = 4  # bounded_map's window with two workers
+
+
+def _runs(manifests: list[ManifestFile]) -> list[list[ManifestFile]]:
+    """The manifests in order, cut into runs: a large manifest (or one of unknown length) alone,
+    consecutive small ones together, the first :data:`SINGLE_RUNS` runs of one manifest and each
+    later one at most twice as long as the one before."""
+    runs: list[list[ManifestFile]] = []
+    run: list[ManifestFile] = []
+    size, room = 0, 1
+    for m in manifests:
+        n = m.manifest_length or 0
+        small = 0 < n <= SMALL_MANIFEST
+        if run and (not small or len(run) >= room or size + n > RUN_BYTES):
+            runs.append(run)
+            if len(runs) >= SINGLE_RUNS:
+                room = min(2 * room, RUN_MANIFESTS)
+            run, size = [], 0
+        if small:
+            run.append(m)
+            size += n
+        else:
+            runs.append([m])
+    if run:
+        runs.append(run)
+    return runs
+
+
+def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
+                keyed: bool) -> list[LiveFrame | list[tuple]]:
+    """:func:`_frame_any` of each manifest of a run, in order: the frames polars reads with one
+    schema in one query, any other manifest (or each of a group whose query fails) on its own."""
+    if len(run) == 1:
+        return [_frame_any(table, run[0], columns, keyed)]
+    out: list[LiveFrame | list[tuple] | None] = [None] * len(run)
+    groups: list[tuple[Any, list[int]]] = []  # (schema, positions in the run)
+    decoded: list[tuple[Any, int] | None] = []
+    for i, m in enumerate(run):
+        try:
+            d = decoded_manifest(table, m)
+        except ColumnarUnavailable:
+            d = None
+            out[i] = _entry_rows(table, m)
+        decoded.append(d)
+        if d is not None:
+            group = next((ms for schema, ms in groups if schema == d[0].schema), None)
+            if group is None:
+                groups.append((d[0].schema, [i]))
+            else:
+                group.append(i)
+    for _, members in groups:
+        if len(members) > 1:
+            try:
+                frames = _live_of(table, [run[i] for i in members], [decoded[i][0] for i in members],
+                                  [decoded[i][1] for i in members], columns, keyed)
+                for i, f in zip(members, frames):
+                    out[i] = f
+                continue
+            except (ColumnarUnavailable, OverflowError, TypeError):  # one by one: each as it would be alone
+                pass
+        for i in members:
+            try:
+                out[i] = _live_of(table, [run[i]], [decoded[i][0]], [decoded[i][1]], columns, keyed)[0]
+            except ColumnarUnavailable:
+                out[i] = _entry_rows(table, run[i])
+    return out  # type: ignore[return-value]
 
 
 def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,

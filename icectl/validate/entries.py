@@ -27,7 +27,7 @@ from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.validate.bounds import check_bounds_frame
 from icectl.validate.codes import Severity
 from icectl.formats.avro import failures
-from icectl.formats.entries import PARTITION_COLUMN, inherited
+from icectl.formats.entries import PARTITION_COLUMN, inherited, positions
 from icectl.validate.partitions import SpecFields, check_partition_summary, partition_stats, partition_stats_many
 
 FORMATS = ("parquet", "avro", "orc", "puffin")
@@ -283,17 +283,6 @@ def same_types(pending: list[Pending]) -> list[list[int]]:
             known[id(p.types)] = members
         members.append(i)
     return [ms for _, ms in groups]
-
-
-def positions(members: list[int], sizes: list[int]) -> Any:
-    """The column ``m`` of frames stacked in this order: ``members[i]`` on each of the
-    ``sizes[i]`` rows of the i-th (a polars UInt32 Series)."""
-    import polars as pl
-
-    kept = [(m, n) for m, n in zip(members, sizes) if n]  # an empty list explodes to a null
-    return pl.DataFrame({"m": [m for m, _ in kept], "k": [n for _, n in kept]},
-                        schema={"m": pl.UInt32, "k": pl.UInt32}).select(pl.col("m").repeat_by("k").explode()) \
-        .get_column("m")
 
 
 def _partition_stats(pending: list[Pending]) -> dict[int, list[Any]]:

@@ -14,11 +14,12 @@ from typing import Any
 
 from icectl.errors import IcectlError, InvalidMetadataError, NotFoundError
 from icectl.formats.avro import open_avro, read_records
+from icectl.formats.entries import positions
 from icectl.formats.manifest import ManifestFile, check_field_types, manifest_file, partition_fields, read_manifest_header
 from icectl.spec.metadata import Snapshot
 from icectl.spec.types import IcebergType, walk_fields
 from icectl.validate.deep import check_deep
-from icectl.validate.entries import ScanContext, positions
+from icectl.validate.entries import ScanContext
 from icectl.validate.findings import Checked, Collector, Finding, ValidateOptions
 from icectl.validate.manifests import ManifestScan, compact_scans, finish_scans, path_key, scan_manifest_pending
 from icectl.validate.metadata import check_path

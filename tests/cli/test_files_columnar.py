@@ -125,10 +125,11 @@ def _files(uri: str, warehouse: str, *args: str) -> str:
 
 
 def _entry_by_entry(monkeypatch) -> None:
-    def unavailable(table, m, *columns):  # noqa: ANN001, ANN002, ANN202
+    def unavailable(table, m, **kwargs):  # noqa: ANN001, ANN003, ANN202
         raise ColumnarUnavailable("turned off by the test")
 
-    monkeypatch.setattr(listing, "_manifest_frame_live", unavailable)
+    # every manifest of a listing, alone or in a run of small ones, is decoded by this first
+    monkeypatch.setattr(listing, "decoded_manifest", unavailable)
 
 
 @pytest.mark.parametrize("batch", [output.BATCH, 4])

@@ -1,12 +1,23 @@
-"""What ``diff`` prints (the result is :class:`icectl.ops.inspect.diff.TableDiff`; JSON needs no code)."""
+"""What ``diff`` prints (the result is :class:`icectl.ops.inspect.diff.TableDiff`; its JSON is the
+standard form, its lists of files encoded by msgspec when they are plain)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from icectl.cli.context import Env
-from icectl.cli.output import fmt_bytes, fmt_ts, num, print_kv, print_table, say, text_renderer
+from icectl.cli.output import fmt_bytes, fmt_ts, num, plain_rows, print_kv, print_table, say, text_renderer
 from icectl.ops.inspect.diff import DiffSide, FileChange, TableDiff
+
+
+@plain_rows(FileChange)
+def _plain_change(f: FileChange) -> dict[str, Any] | None:
+    """A FileChange's JSON object (its fields), or None when a partition value is not a str, int,
+    bool or None (see :func:`icectl.cli.output.plain_rows`)."""
+    for v in f.partition.values():
+        if v is not None and type(v) not in (str, int, bool):
+            return None
+    return f.__dict__
 
 
 def side_text(s: DiffSide) -> str:
