@@ -222,13 +222,16 @@ def _live_of(table: Table, manifests: list[ManifestFile], raws: list[Any], versi
             pieces = [live.clear().drop("_m") if p is None else p for p in pieces]  # no live row
         else:
             pieces = [live]
-        return [_keyed(table, m, piece, parts, columns, keyed) for m, piece in zip(manifests, pieces)]
+        frames = [_keyed(m, piece, parts, keyed) for m, piece in zip(manifests, pieces)]
     except failures():  # a manifest whose columns are not what they should be: read it entry by entry
         raise ColumnarUnavailable("unexpected columns") from None
+    if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
+        for f in frames:
+            f.frame = _resolved(table, f.frame, columns)
+    return frames
 
 
-def _keyed(table: Table, m: ManifestFile, live: Any, parts: list[str], columns: tuple[str, ...],
-           keyed: bool) -> LiveFrame:
+def _keyed(m: ManifestFile, live: Any, parts: list[str], keyed: bool) -> LiveFrame:
     """A manifest's LiveFrame from its live rows (with ``_rank`` when keyed and partitioned)."""
     import polars as pl
 
@@ -247,15 +250,21 @@ def _keyed(table: Table, m: ManifestFile, live: Any, parts: list[str], columns: 
     elif keyed:
         live.hstack([pl.repeat(0, live.height, dtype=pl.UInt32, eager=True).alias("partition_key")], in_place=True)
         partitions = [()]
-    if table.metadata.format_version >= 4:  # a path that escapes the table location is an error, raised here
-        resolve = table.resolve
-        if "file_path" in columns:
-            live = live.with_columns(
-                pl.Series("file_path", [resolve(p) for p in live.get_column("file_path").to_list()], dtype=pl.String))
-        if "referenced_data_file" in columns:
-            live = live.with_columns(pl.Series("referenced_data_file", [resolve(p) if p else p for p in
-                                               live.get_column("referenced_data_file").to_list()], dtype=pl.String))
     return LiveFrame(m.partition_spec_id, live, partitions)
+
+
+def _resolved(table: Table, live: Any, columns: tuple[str, ...]) -> Any:
+    """A v4 manifest's live rows with their paths resolved against the table location."""
+    import polars as pl
+
+    resolve = table.resolve
+    if "file_path" in columns:
+        live = live.with_columns(
+            pl.Series("file_path", [resolve(p) for p in live.get_column("file_path").to_list()], dtype=pl.String))
+    if "referenced_data_file" in columns:
+        live = live.with_columns(pl.Series("referenced_data_file", [resolve(p) if p else p for p in
+                                           live.get_column("referenced_data_file").to_list()], dtype=pl.String))
+    return live
 
 
 def live_file_frames(table: Table, snapshot: Snapshot | None, *, workers: int = 2,
@@ -280,7 +289,10 @@ def live_frames(table: Table, manifests: list[ManifestFile], *, workers: int = 2
     """:func:`live_file_frames` of the given manifests (``diff``: those only one side lists);
     ``keyed=False``: the frames hold the partition values, not keys (see :class:`LiveFrame`)."""
     for frames in bounded_map(lambda run: _frames_any(table, run, columns, keyed), _runs(manifests), workers=workers):
-        yield from frames
+        for frame in frames:
+            if isinstance(frame, Exception):
+                raise frame
+            yield frame
 
 
 # Small manifests (a streaming writer's, a few files each) are read in runs, their frames stacked
@@ -319,22 +331,30 @@ def _runs(manifests: list[ManifestFile]) -> list[list[ManifestFile]]:
 
 
 def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
-                keyed: bool) -> list[LiveFrame | list[tuple]]:
+                keyed: bool) -> list[LiveFrame | list[tuple] | Exception]:
     """:func:`_frame_any` of each manifest of a run, in order: the frames polars reads with one
-    schema in one query, any other manifest (or each of a group whose query fails) on its own."""
+    schema in one query, any other manifest (or each of a group whose query fails) on its own.
+    A manifest whose reading raises ends the run: its place holds the exception (raised by
+    :func:`live_frames` after the manifests before it, as when each is read in turn), and the
+    manifests after it are not read."""
     if len(run) == 1:
         return [_frame_any(table, run[0], columns, keyed)]
-    out: list[LiveFrame | list[tuple] | None] = [None] * len(run)
+    out: list[LiveFrame | list[tuple] | Exception | None] = []
     groups: list[tuple[Any, list[int]]] = []  # (schema, positions in the run)
     decoded: list[tuple[Any, int] | None] = []
     for i, m in enumerate(run):
         try:
-            d = decoded_manifest(table, m)
-        except ColumnarUnavailable:
-            d = None
-            out[i] = _entry_rows(table, m)
+            try:
+                d = decoded_manifest(table, m)
+            except ColumnarUnavailable:
+                d = None
+                out.append(_entry_rows(table, m))
+        except Exception as e:  # noqa: BLE001  (raised in turn by live_frames)
+            out.append(e)
+            break
         decoded.append(d)
         if d is not None:
+            out.append(None)
             group = next((ms for schema, ms in groups if schema == d[0].schema), None)
             if group is None:
                 groups.append((d[0].schema, [i]))
@@ -348,13 +368,16 @@ def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
                 for i, f in zip(members, frames):
                     out[i] = f
                 continue
-            except (ColumnarUnavailable, OverflowError, TypeError):  # one by one: each as it would be alone
+            except Exception:  # noqa: BLE001  (one by one: each as it would be alone, its own error too)
                 pass
         for i in members:
             try:
-                out[i] = _live_of(table, [run[i]], [decoded[i][0]], [decoded[i][1]], columns, keyed)[0]
-            except ColumnarUnavailable:
-                out[i] = _entry_rows(table, run[i])
+                try:
+                    out[i] = _live_of(table, [run[i]], [decoded[i][0]], [decoded[i][1]], columns, keyed)[0]
+                except ColumnarUnavailable:
+                    out[i] = _entry_rows(table, run[i])
+            except Exception as e:  # noqa: BLE001
+                out[i] = e
     return out  # type: ignore[return-value]
 
 

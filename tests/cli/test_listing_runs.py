@@ -3,10 +3,12 @@ manifests into runs (``_runs``), stacks the frames of a run's manifests of one s
 them together (``_frames_any``, ``_live_of``). Each manifest must get exactly the LiveFrame (or the
 entry-by-entry tuples) it gets when read alone: inheritance (sequence numbers, snapshot ids, first
 row ids restarting at each manifest), partition keys numbered per manifest, v4 paths resolved,
-manifests with no live entry, two partition specs, and manifests polars turns away."""
+manifests with no live entry, two partition specs, and manifests polars turns away. A manifest
+that cannot be read stops the listing where reading each in turn stops it, with the same error."""
 from __future__ import annotations
 
 import io
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +17,7 @@ from helpers import append_files, commit_snapshot
 from icectl.catalog import build_catalog, parse_identifier, resolve_catalog_config
 from icectl.cli.context import Env
 from icectl.cli.main import run
-from icectl.formats.manifest import DataFile
+from icectl.formats.manifest import DataFile, FileContent
 from icectl.table import listing
 from icectl.table.listing import ColumnarUnavailable, LiveFrame
 from icectl.table.loaded import load_table
@@ -82,11 +84,14 @@ def _listed(t, snapshot, keyed: bool, columns) -> list[tuple]:
 
 @pytest.mark.parametrize("turned_away", [False, True])
 def test_a_stacked_run_gives_each_manifest_what_it_gets_alone(tables, monkeypatch, turned_away):
-    if turned_away:  # about half the manifests are read entry by entry, in the middle of runs
+    away: set[str] = set()  # the manifests read entry by entry: every other one of a listing
+    turned: list[str] = []
+    if turned_away:
         decoded = listing.decoded_manifest
 
         def some_unavailable(table, m, **kwargs):  # noqa: ANN001, ANN003, ANN202
-            if sum(m.manifest_path.encode()) % 2:
+            if m.manifest_path in away:
+                turned.append(m.manifest_path)
                 raise ColumnarUnavailable("turned off by the test")
             return decoded(table, m, **kwargs)
 
@@ -107,6 +112,9 @@ def test_a_stacked_run_gives_each_manifest_what_it_gets_alone(tables, monkeypatc
     cases = 0
     for t in tables:
         for snapshot in t.metadata.snapshots:
+            if turned_away:
+                away.clear()
+                away.update(m.manifest_path for m in t.manifests(snapshot)[1::2])
             for keyed, columns in ((True, listing.FRAME_COLUMNS), (False, listing.FRAME_COLUMNS),
                                    (False, ("file_path", "content_offset", "sequence_number"))):
                 with monkeypatch.context() as m:  # every run as long as it can be
@@ -119,11 +127,82 @@ def test_a_stacked_run_gives_each_manifest_what_it_gets_alone(tables, monkeypatc
                 assert together == alone, (t.name, snapshot.snapshot_id, keyed, columns)
                 cases += 1
     assert cases >= 60
-    assert stacked_sizes and max(stacked_sizes) >= 2  # runs were stacked, not all read one by one
+    assert bool(turned) == turned_away
     if not turned_away:
+        assert stacked_sizes and max(stacked_sizes) >= 2  # runs were stacked, not all read one by one
         assert with_row_ids  # the first row ids of two manifests' files were inherited in one query
         gone = tables[-1]
         monkeypatch.setattr(listing, "SINGLE_RUNS", 0)
         stacked_sizes.clear()
         heights = [c.frame.height for c in listing.live_frames(gone, gone.manifests(gone.metadata.current_snapshot))]
         assert stacked_sizes == [2] and heights == [1, 0, 1]  # runs [1], [2]: the empty one keeps its place
+
+
+# -- errors: raised where reading each manifest in turn raises them -------------------------------------
+
+
+def _cli(uri: str, warehouse: str, *args: str) -> tuple[int, str, str]:
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = run(["--uri", uri, "--warehouse", warehouse, *args], env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+
+def _small_table(root, appends: int, version: str = "3"):
+    """``db.many``: ``appends`` manifests of two files each (all small: one run when stacked)."""
+    uri, warehouse = f"sqlite:///{root}/catalog.db", str(root / "warehouse")
+    assert _cli(uri, warehouse, "create", "--yes", "db.many", "--schema", "id:long!", "--format-version",
+                version)[0] == 0
+    catalog = build_catalog(resolve_catalog_config(None, uri=uri, warehouse=warehouse))
+    t = load_table(catalog, parse_identifier("db.many"))
+    for i in range(appends):
+        t = append_files(t, [DataFile(f"{t.location}/data/f-{i}-{j}.parquet", "parquet", (), 10 + j, 100 + i)
+                             for j in range(2)])
+    return uri, warehouse, t
+
+
+def test_rows_before_an_unreadable_manifest_are_written(tmp_path, monkeypatch):
+    """A manifest missing late in a run: ``-o jsonl`` writes the rows of every manifest before it, and
+    the same error, as when each manifest is read alone (the run's earlier frames are not lost)."""
+    uri, warehouse, t = _small_table(tmp_path, 10)
+    manifests = t.manifests(t.metadata.current_snapshot)
+    assert [len(r) for r in listing._runs(manifests)] == [1, 1, 1, 1, 2, 4]
+    os.remove(manifests[-1].manifest_path)  # the last of the run of four
+    stacked = _cli(uri, warehouse, "-o", "jsonl", "files", "db.many")
+    with monkeypatch.context() as m:
+        m.setattr(listing, "SMALL_MANIFEST", 0)
+        alone = _cli(uri, warehouse, "-o", "jsonl", "files", "db.many")
+    assert stacked == alone
+    assert stacked[0] != 0 and len(stacked[1].splitlines()) == 18 and "not found" in stacked[2].lower()
+
+
+def test_the_first_manifest_in_error_names_the_error(tmp_path, monkeypatch):
+    """In one run: a v4 manifest whose path escapes the table location, then a missing one. Read in
+    turn, the first error is the escape; stacked, it still is."""
+    uri, warehouse, t = _small_table(tmp_path, 1, version="4")
+    t = append_files(t, [DataFile("../evil.parquet", "parquet", (), 2, 501)])
+    t = append_files(t, [DataFile(f"{t.location}/data/ok.parquet", "parquet", (), 2, 502)])
+    manifests = t.manifests(t.metadata.current_snapshot)
+    [bad] = [i for i, m in enumerate(manifests)
+             if "evil" in str(listing.decoded_manifest(t, m)[0].get_column("data_file").to_list())]
+    os.remove(manifests[bad + 1].manifest_path)
+    with monkeypatch.context() as m:
+        m.setattr(listing, "SMALL_MANIFEST", 0)
+        alone = _cli(uri, warehouse, "files", "db.many")
+    with monkeypatch.context() as m:
+        m.setattr(listing, "SINGLE_RUNS", 0)
+        stacked = _cli(uri, warehouse, "files", "db.many")
+    assert "escapes" in alone[2] and stacked == alone
+
+
+def test_an_escaping_v4_path_is_named_from_the_columns(tmp_path, monkeypatch):
+    """A v4 path that escapes the table location fails the listing with the columnar reader's error
+    (file paths checked before referenced data files), not by a second read entry by entry."""
+    uri, warehouse, t = _small_table(tmp_path, 1, version="4")
+    append_files(t, [DataFile(f"{t.location}/data/pos-0.parquet", "parquet", (), 2, 500,
+                              content=FileContent.POSITION_DELETES, referenced_data_file="../evil-ref.parquet"),
+                     DataFile("../evil-path.parquet", "parquet", (), 2, 501, content=FileContent.POSITION_DELETES)])
+    entry_reads: list = []
+    rows = listing._entry_rows
+    monkeypatch.setattr(listing, "_entry_rows", lambda table, m: entry_reads.append(m) or rows(table, m))
+    code, out, err = _cli(uri, warehouse, "files", "db.many")
+    assert code != 0 and "evil-path" in err and not entry_reads
