@@ -334,9 +334,9 @@ def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
                 keyed: bool) -> list[LiveFrame | list[tuple] | Exception]:
     """:func:`_frame_any` of each manifest of a run, in order: the frames polars reads with one
     schema in one query, any other manifest (or each of a group whose query fails) on its own.
-    A manifest whose reading raises ends the run: its place holds the exception (raised by
-    :func:`live_frames` after the manifests before it, as when each is read in turn), and the
-    manifests after it are not read."""
+    A manifest whose reading raises holds the exception in its place, raised by
+    :func:`live_frames` after the manifests before it, as when each is read in turn; one that
+    cannot be decoded ends the run (the manifests after it are not read)."""
     if len(run) == 1:
         return [_frame_any(table, run[0], columns, keyed)]
     out: list[LiveFrame | list[tuple] | Exception | None] = []
