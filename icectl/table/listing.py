@@ -348,13 +348,12 @@ def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
                 d = decoded_manifest(table, m)
             except ColumnarUnavailable:
                 d = None
-                out.append(_entry_rows(table, m))
+            out.append(None if d is not None else _alone(table, m, None, columns, keyed))
         except Exception as e:  # noqa: BLE001  (raised in turn by live_frames)
             out.append(e)
             break
         decoded.append(d)
         if d is not None:
-            out.append(None)
             group = next((ms for schema, ms in groups if schema == d[0].schema), None)
             if group is None:
                 groups.append((d[0].schema, [i]))
@@ -372,13 +371,22 @@ def _frames_any(table: Table, run: list[ManifestFile], columns: tuple[str, ...],
                 pass
         for i in members:
             try:
-                try:
-                    out[i] = _live_of(table, [run[i]], [decoded[i][0]], [decoded[i][1]], columns, keyed)[0]
-                except ColumnarUnavailable:
-                    out[i] = _entry_rows(table, run[i])
+                out[i] = _alone(table, run[i], decoded[i], columns, keyed)
             except Exception as e:  # noqa: BLE001
                 out[i] = e
     return out  # type: ignore[return-value]
+
+
+def _alone(table: Table, m: ManifestFile, decoded: tuple[Any, int] | None, columns: tuple[str, ...],
+           keyed: bool) -> LiveFrame | list[tuple]:
+    """:func:`_frame_any` of a manifest already decoded (``decoded``: :func:`decoded_manifest`'s
+    answer, None when it turned the manifest away)."""
+    if decoded is not None:
+        try:
+            return _live_of(table, [m], [decoded[0]], [decoded[1]], columns, keyed)[0]
+        except ColumnarUnavailable:
+            pass
+    return _entry_rows(table, m)
 
 
 def _frame_any(table: Table, m: ManifestFile, columns: tuple[str, ...] = FRAME_COLUMNS,
